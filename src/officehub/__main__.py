@@ -1,0 +1,3 @@
+from officehub.cli import app
+
+app()

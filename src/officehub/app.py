@@ -1,0 +1,95 @@
+"""The application factory."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.openapi.utils import get_openapi
+
+from officehub import __version__
+from officehub.config import Settings, get_settings
+from officehub.db import create_engine, create_sessionmaker
+from officehub.errors import ErrorBody, install_error_handlers
+from officehub.events.router import router as events_router
+from officehub.health import router as health_router
+from officehub.middleware import RequestContextMiddleware
+from officehub.routers import domain_routers
+from officehub.worker.jobs import periodic_jobs, queue_jobs
+from officehub.worker.runner import Worker, WorkerContext
+
+logger = logging.getLogger("officehub.app")
+_PUBLIC = {"/healthz", "/readyz", "/metrics"}
+
+
+def create_app(settings: Settings | None = None, *, embedded_worker: bool = False) -> FastAPI:
+    settings = settings or get_settings()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        engine = create_engine(settings.database_url, settings.db_pool_size)
+        app.state.engine = engine
+        app.state.sessionmaker = create_sessionmaker(engine)
+        worker_task: asyncio.Task[None] | None = None
+        worker: Worker | None = None
+        if embedded_worker:
+            ctx = WorkerContext(settings, engine, app.state.sessionmaker)
+            worker = Worker(ctx, queue_jobs(), periodic_jobs())
+            worker_task = asyncio.create_task(worker.run())
+        try:
+            yield
+        finally:
+            if worker is not None and worker_task is not None:
+                worker.stop()
+                await worker_task
+            await engine.dispose()
+
+    app = FastAPI(
+        title="officehub",
+        version=__version__,
+        description="Messaging, CRM and automation for law offices.",
+        lifespan=lifespan,
+        redirect_slashes=False,
+    )
+    app.state.settings = settings
+    install_error_handlers(app)
+    app.include_router(health_router)
+    app.include_router(events_router)
+    for router in domain_routers():
+        app.include_router(router)
+    app.add_middleware(RequestContextMiddleware, max_json_body=settings.max_json_body_bytes)
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            app.openapi_schema = _openapi(app)
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
+    return app
+
+
+def _openapi(app: FastAPI) -> dict[str, Any]:
+    """FastAPI's document, told the truth: errors are 400 with our body, never 422."""
+    schema = get_openapi(
+        title=app.title, version="1.0.0", description=app.description, routes=app.routes
+    )
+    components = schema.setdefault("components", {}).setdefault("schemas", {})
+    components["ErrorBody"] = ErrorBody.model_json_schema()
+    error_ref = {"$ref": "#/components/schemas/ErrorBody"}
+    for path, operations in schema.get("paths", {}).items():
+        for operation in operations.values():
+            responses = operation.setdefault("responses", {})
+            responses.pop("422", None)
+            statuses = ["500"] if path in _PUBLIC else ["400", "401", "500"]
+            for status in statuses:
+                responses.setdefault(status, {"description": "Error"})
+            for status, response in responses.items():
+                if status.startswith(("4", "5")) and not (path == "/readyz" and status == "503"):
+                    response["content"] = {"application/json": {"schema": error_ref}}
+    for name in [n for n in components if n in {"HTTPValidationError", "ValidationError"}]:
+        components.pop(name)
+    return schema

@@ -1,0 +1,169 @@
+"""Domain exceptions and the one renderer of ``{message, statusCode, code, details}``."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+logger = logging.getLogger("officehub.errors")
+
+
+class ErrorBody(BaseModel):
+    message: str
+    statusCode: int
+    code: str
+    details: str
+
+
+class ServiceError(Exception):
+    status_code = 500
+    code = "INTERNAL_ERROR"
+    message = "Internal server error"
+
+    def __init__(
+        self,
+        message: str | None = None,
+        *,
+        details: str = "",
+        code: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(message or self.message)
+        self.message = message or self.message
+        self.details = details
+        self.headers = headers
+        if code is not None:
+            self.code = code
+
+
+class ValidationFailed(ServiceError):
+    status_code = 400
+    code = "VALIDATION_ERROR"
+    message = "Validation failed"
+
+    @classmethod
+    def field(cls, path: str, reason: str, *, code: str | None = None) -> ValidationFailed:
+        return cls(f"Invalid value for {path}", details=f"{path}: {reason}", code=code)
+
+
+class Unauthorized(ServiceError):
+    status_code = 401
+    code = "UNAUTHORIZED"
+    message = "Missing or invalid API key"
+
+
+class Forbidden(ServiceError):
+    status_code = 403
+    code = "FORBIDDEN"
+    message = "The API key lacks the permission for this operation"
+
+
+class NotFound(ServiceError):
+    status_code = 404
+    code = "NOT_FOUND"
+    message = "Not found"
+
+    @classmethod
+    def of(cls, what: str, ident: str) -> NotFound:
+        return cls(f"{what} not found", details=f"No {what.lower()} with id {ident}")
+
+
+class Conflict(ServiceError):
+    status_code = 409
+    code = "CONFLICT"
+    message = "Conflict"
+
+
+class PayloadTooLarge(ServiceError):
+    status_code = 413
+    code = "PAYLOAD_TOO_LARGE"
+    message = "Request body too large"
+
+
+class UnsupportedMediaType(ServiceError):
+    status_code = 415
+    code = "UNSUPPORTED_MEDIA_TYPE"
+    message = "Unsupported media type"
+
+
+class RateLimited(ServiceError):
+    status_code = 429
+    code = "RATE_LIMITED"
+    message = "Too many requests"
+
+
+HTTP_CODES = {
+    400: "BAD_REQUEST",
+    401: "UNAUTHORIZED",
+    403: "FORBIDDEN",
+    404: "NOT_FOUND",
+    405: "METHOD_NOT_ALLOWED",
+    409: "CONFLICT",
+    413: "PAYLOAD_TOO_LARGE",
+    415: "UNSUPPORTED_MEDIA_TYPE",
+    429: "RATE_LIMITED",
+}
+
+
+def error_payload(status: int, code: str, message: str, details: str) -> dict[str, Any]:
+    return {"message": message, "statusCode": status, "code": code, "details": details}
+
+
+def error_response(
+    status: int, code: str, message: str, details: str = "", headers: dict[str, str] | None = None
+) -> JSONResponse:
+    return JSONResponse(error_payload(status, code, message, details), status, headers=headers)
+
+
+def describe_validation_errors(errors: Sequence[Any]) -> tuple[str, str, str]:
+    """Turns pydantic's error list into (message, code, details) naming every field."""
+    parts: list[str] = []
+    for err in errors:
+        if err.get("type") == "json_invalid":
+            return "Malformed JSON body", "MALFORMED_JSON", str(err.get("ctx", {}).get("error", ""))
+        loc = [str(p) for p in err.get("loc", ())]
+        path = ".".join(loc) if loc else "body"
+        parts.append(f"{path}: {err.get('msg', 'invalid')}")
+    fields = ", ".join(p.split(":", 1)[0] for p in parts)
+    return f"Invalid request: {fields}", "VALIDATION_ERROR", "; ".join(parts)
+
+
+async def _service_error(_request: Request, exc: Exception) -> JSONResponse:
+    if not isinstance(exc, ServiceError):
+        raise exc
+    return error_response(exc.status_code, exc.code, exc.message, exc.details, exc.headers)
+
+
+async def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
+    if not isinstance(exc, RequestValidationError):
+        raise exc
+    message, code, details = describe_validation_errors(exc.errors())
+    return error_response(400, code, message, details)
+
+
+async def _http_error(_request: Request, exc: Exception) -> JSONResponse:
+    if not isinstance(exc, StarletteHTTPException):
+        raise exc
+    status = exc.status_code
+    code = HTTP_CODES.get(status, "HTTP_ERROR")
+    message = {404: "Route not found", 405: "Method not allowed"}.get(status, str(exc.detail))
+    details = str(exc.detail) if exc.detail else ""
+    return error_response(status, code, message, details, dict(exc.headers or {}))
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(ServiceError, _service_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(StarletteHTTPException, _http_error)
+
+
+def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI ``responses=`` entries for the given error statuses."""
+    return {s: {"model": ErrorBody, "description": HTTP_CODES.get(s, "Error")} for s in statuses}

@@ -1,0 +1,109 @@
+"""The event catalogue: the names webhooks subscribe to and automation rules trigger on."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+_PERSON: dict[str, Any] = {
+    "id": "cm3k9x2f70000abcd1234efgh",
+    "name": "Maria Souza",
+    "phone": "+5511987654321",
+    "email": "maria@example.com",
+}
+_CARD: dict[str, Any] = {
+    "id": "cm3k9x2f70001abcd1234efgh",
+    "funnelId": "cm3k9x2f70002abcd1234efgh",
+    "columnId": "cm3k9x2f70003abcd1234efgh",
+    "personId": _PERSON["id"],
+    "conversationId": "cm3k9x2f70004abcd1234efgh",
+    "userId": None,
+}
+_CONVERSATION: dict[str, Any] = {
+    "id": "cm3k9x2f70004abcd1234efgh",
+    "personId": _PERSON["id"],
+    "inboxId": "cm3k9x2f70005abcd1234efgh",
+    "integrationId": "cm3k9x2f70006abcd1234efgh",
+    "status": "OPEN",
+    "priority": "MEDIUM",
+    "assignedUserId": None,
+    "departmentId": None,
+    "tagIds": [],
+}
+_MESSAGE: dict[str, Any] = {
+    "id": "cm3k9x2f70007abcd1234efgh",
+    "conversationId": _CONVERSATION["id"],
+    "direction": "INBOUND",
+    "type": "TEXT",
+    "text": "Bom dia, preciso de ajuda com um processo",
+}
+
+Group = Literal["CRM", "Chat", "Contact", "Test"]
+
+
+@dataclass(frozen=True)
+class EventType:
+    name: str
+    group: Group
+    description: str
+    example: dict[str, Any] = field(default_factory=dict)
+
+
+EVENT_TYPES: tuple[EventType, ...] = (
+    EventType("crm.lead.created", "CRM", "A CRM card was created", _CARD),
+    EventType(
+        "crm.lead.updated",
+        "CRM",
+        "A card's owner, legal area, custom fields, tags or origin changed",
+        _CARD,
+    ),
+    EventType("crm.lead.deleted", "CRM", "A CRM card was removed", _CARD),
+    EventType(
+        "crm.lead.moved",
+        "CRM",
+        "A card changed column",
+        {**_CARD, "fromColumnId": "cm3k9x2f70008abcd1234efgh", "toColumnId": _CARD["columnId"]},
+    ),
+    EventType(
+        "crm.lead.overdue",
+        "CRM",
+        "A card stayed in its column longer than the column's timeLimitDays (once per stay)",
+        {**_CARD, "timeLimitDays": 3, "columnChangedAt": "2026-01-01T12:00:00.000Z"},
+    ),
+    EventType("chat.conversation.created", "Chat", "A conversation was created", _CONVERSATION),
+    EventType(
+        "chat.conversation.updated",
+        "Chat",
+        "A conversation's status, priority or tags changed",
+        _CONVERSATION,
+    ),
+    EventType(
+        "chat.conversation.assigned",
+        "Chat",
+        "A conversation's assigned user or department changed",
+        {
+            **_CONVERSATION,
+            "previousAssignedUserId": None,
+            "assignedUserId": "cm3k9x2f70009abcd1234efgh",
+        },
+    ),
+    EventType("chat.message.received", "Chat", "An inbound message was stored", _MESSAGE),
+    EventType(
+        "chat.message.sent",
+        "Chat",
+        "An outbound message was stored",
+        {**_MESSAGE, "direction": "OUTBOUND", "text": "Olá! Como podemos ajudar?"},
+    ),
+    EventType("contact.created", "Contact", "A contact was created", _PERSON),
+    EventType("contact.updated", "Contact", "A contact was changed", _PERSON),
+    EventType("contact.deleted", "Contact", "A contact was deleted", _PERSON),
+    EventType(
+        "webhook.test",
+        "Test",
+        "Sent by POST /webhooks/{id}/test to that webhook only",
+        {"message": "This is a test delivery from officehub"},
+    ),
+)
+
+EVENT_NAMES: frozenset[str] = frozenset(e.name for e in EVENT_TYPES)
+BY_NAME: dict[str, EventType] = {e.name: e for e in EVENT_TYPES}

@@ -1,0 +1,26 @@
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from officehub.auth import OfficeDep
+from officehub.errors import error_responses
+from officehub.events.catalogue import EVENT_TYPES
+from officehub.events.schemas import EventTypeList, EventTypeOut
+
+router = APIRouter(tags=["Webhooks"])
+
+
+@router.get(
+    "/webhooks/events",
+    response_model=EventTypeList,
+    responses=error_responses(401),
+    summary="The event catalogue",
+)
+async def list_event_types(_office: OfficeDep) -> EventTypeList:
+    data = [
+        EventTypeOut(
+            name=e.name, group=e.group, description=e.description, example_payload=e.example
+        )
+        for e in EVENT_TYPES
+    ]
+    return EventTypeList(data=data, total_results=len(data), total_pages=1)

@@ -1,0 +1,39 @@
+from __future__ import annotations
+
+from fastapi import APIRouter, Request, Response
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from sqlalchemy import text
+
+from officehub.schemas import ApiModel
+
+router = APIRouter(tags=["Operations"])
+
+
+class Health(ApiModel):
+    status: str
+
+
+@router.get("/healthz", response_model=Health, summary="The process is up (no key needed)")
+async def healthz() -> Health:
+    return Health(status="ok")
+
+
+@router.get(
+    "/readyz",
+    response_model=Health,
+    responses={503: {"model": Health, "description": "Database unreachable"}},
+    summary="The database answers (no key needed)",
+)
+async def readyz(request: Request, response: Response) -> Health:
+    try:
+        async with request.app.state.engine.connect() as conn:
+            await conn.execute(text("SELECT 1"))
+    except Exception:
+        response.status_code = 503
+        return Health(status="unavailable")
+    return Health(status="ok")
+
+
+@router.get("/metrics", summary="Prometheus metrics (no key needed)", response_class=Response)
+async def metrics() -> Response:
+    return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)

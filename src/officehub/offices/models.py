@@ -1,0 +1,27 @@
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import ForeignKey, Index, String
+from sqlalchemy.orm import Mapped, mapped_column
+
+from officehub.db import Base, IdMixin, JSONType, TimestampMixin
+
+
+class Office(IdMixin, TimestampMixin, Base):
+    __tablename__ = "offices"
+
+    name: Mapped[str] = mapped_column(String(200))
+
+
+class ApiKey(IdMixin, Base):
+    __tablename__ = "api_keys"
+    __table_args__ = (Index("ix_api_keys_office_id_created_at", "office_id", "created_at"),)
+
+    office_id: Mapped[str] = mapped_column(ForeignKey("offices.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(100))
+    key_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    prefix: Mapped[str] = mapped_column(String(16))
+    permissions: Mapped[list[str]] = mapped_column(JSONType)
+    created_at: Mapped[datetime]
+    revoked_at: Mapped[datetime | None]

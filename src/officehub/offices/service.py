@@ -1,0 +1,98 @@
+"""Offices and their API keys. A key is shown once, when made, and stored as a SHA-256 hash."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from dataclasses import dataclass
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from officehub.errors import NotFound, ValidationFailed
+from officehub.offices.models import ApiKey, Office
+from officehub.timeutil import utcnow
+
+PERMISSIONS = ("edit:customer",)
+KEY_PREFIX = "ohk_"
+
+
+@dataclass(frozen=True)
+class CreatedKey:
+    record: ApiKey
+    key: str
+
+
+def hash_key(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+async def create_office(session: AsyncSession, name: str) -> Office:
+    name = name.strip()
+    if not name or len(name) > 200:
+        raise ValidationFailed.field("name", "must be 1 to 200 characters")
+    office = Office(name=name)
+    session.add(office)
+    await session.flush()
+    return office
+
+
+async def get_office(session: AsyncSession, office_id: str) -> Office:
+    office = await session.get(Office, office_id)
+    if office is None:
+        raise NotFound.of("Office", office_id)
+    return office
+
+
+async def first_office(session: AsyncSession) -> Office | None:
+    return (await session.scalars(select(Office).order_by(Office.id).limit(1))).first()
+
+
+async def create_api_key(
+    session: AsyncSession,
+    office_id: str,
+    name: str = "default",
+    permissions: list[str] | None = None,
+) -> CreatedKey:
+    """Makes a key; ``permissions`` None grants every permission, ``[]`` none."""
+    await get_office(session, office_id)
+    perms = list(PERMISSIONS) if permissions is None else list(dict.fromkeys(permissions))
+    unknown = [p for p in perms if p not in PERMISSIONS]
+    if unknown:
+        raise ValidationFailed.field(
+            "permission", f"unknown {unknown}; known: {', '.join(PERMISSIONS)}"
+        )
+    key = KEY_PREFIX + secrets.token_urlsafe(32)
+    record = ApiKey(
+        office_id=office_id,
+        name=name,
+        key_hash=hash_key(key),
+        prefix=key[:10],
+        permissions=perms,
+        created_at=utcnow(),
+        revoked_at=None,
+    )
+    session.add(record)
+    await session.flush()
+    return CreatedKey(record, key)
+
+
+async def list_api_keys(session: AsyncSession, office_id: str) -> list[ApiKey]:
+    await get_office(session, office_id)
+    stmt = select(ApiKey).where(ApiKey.office_id == office_id).order_by(ApiKey.created_at)
+    return list(await session.scalars(stmt))
+
+
+async def revoke_api_key(session: AsyncSession, key_id: str) -> ApiKey:
+    record = await session.get(ApiKey, key_id)
+    if record is None:
+        raise NotFound.of("API key", key_id)
+    if record.revoked_at is None:
+        record.revoked_at = utcnow()
+        await session.flush()
+    return record
+
+
+async def resolve_key(session: AsyncSession, key: str) -> ApiKey | None:
+    stmt = select(ApiKey).where(ApiKey.key_hash == hash_key(key), ApiKey.revoked_at.is_(None))
+    return (await session.scalars(stmt)).first()

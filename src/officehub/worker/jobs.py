@@ -1,0 +1,13 @@
+"""The jobs every worker runs. Each domain adds its own here."""
+
+from __future__ import annotations
+
+from officehub.worker.runner import PeriodicJob, QueueJob
+
+
+def queue_jobs() -> list[QueueJob]:
+    return []
+
+
+def periodic_jobs() -> list[PeriodicJob]:
+    return []

@@ -1,0 +1,124 @@
+"""The background worker: queue jobs that drain work, and periodic jobs run once per interval.
+
+A queue job is ``async (WorkerContext) -> int`` returning how much it did; the loop keeps
+calling them while any did something, and sleeps ``worker_poll_seconds`` when all were idle.
+A periodic job runs at most once per interval across every worker process: the worker that
+moves its ``job_leases.next_run_at`` forward (a single conditional UPDATE) runs it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import socket
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from sqlalchemy import insert, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+
+from officehub.config import Settings
+from officehub.events.models import JobLease
+from officehub.timeutil import utcnow
+
+logger = logging.getLogger("officehub.worker")
+
+Clock = Callable[[], datetime]
+
+
+@dataclass
+class WorkerContext:
+    settings: Settings
+    engine: AsyncEngine
+    sessionmaker: async_sessionmaker[AsyncSession]
+    clock: Clock = utcnow
+    worker_id: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")
+
+    def now(self) -> datetime:
+        return self.clock()
+
+
+QueueJob = Callable[[WorkerContext], Awaitable[int]]
+
+
+@dataclass(frozen=True)
+class PeriodicJob:
+    name: str
+    interval: timedelta
+    run: Callable[[WorkerContext], Awaitable[object]]
+
+
+async def claim_periodic(ctx: WorkerContext, job: PeriodicJob) -> bool:
+    """True for exactly one caller per interval, whatever the number of workers."""
+    now = ctx.now()
+    async with ctx.sessionmaker() as session, session.begin():
+        result = await session.execute(
+            update(JobLease)
+            .where(JobLease.name == job.name, JobLease.next_run_at <= now)
+            .values(next_run_at=now + job.interval)
+        )
+        if result.rowcount == 1:  # type: ignore[attr-defined]
+            return True
+    with contextlib.suppress(IntegrityError):
+        async with ctx.sessionmaker() as session, session.begin():
+            await session.execute(
+                insert(JobLease).values(name=job.name, next_run_at=now + job.interval)
+            )
+            return True
+    return False
+
+
+class Worker:
+    def __init__(
+        self,
+        ctx: WorkerContext,
+        queue_jobs: Sequence[QueueJob],
+        periodic_jobs: Sequence[PeriodicJob] = (),
+    ) -> None:
+        self.ctx = ctx
+        self.queue_jobs = list(queue_jobs)
+        self.periodic_jobs = list(periodic_jobs)
+        self.stopping = asyncio.Event()
+
+    async def run_once(self) -> int:
+        """One pass over every job; returns how much work was done."""
+        done = 0
+        for job in self.periodic_jobs:
+            try:
+                if await claim_periodic(self.ctx, job):
+                    await job.run(self.ctx)
+            except Exception:
+                logger.exception("periodic job %s failed", job.name)
+        for queue_job in self.queue_jobs:
+            try:
+                done += await queue_job(self.ctx)
+            except Exception:
+                logger.exception("queue job %s failed", getattr(queue_job, "__name__", queue_job))
+        return done
+
+    async def run_until_idle(self, max_passes: int = 1000) -> int:
+        total = 0
+        for _ in range(max_passes):
+            done = await self.run_once()
+            total += done
+            if done == 0:
+                break
+        return total
+
+    async def run(self) -> None:
+        logger.info("worker %s started", self.ctx.worker_id)
+        while not self.stopping.is_set():
+            done = await self.run_once()
+            if done == 0:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(
+                        self.stopping.wait(), timeout=self.ctx.settings.worker_poll_seconds
+                    )
+        logger.info("worker %s stopped", self.ctx.worker_id)
+
+    def stop(self) -> None:
+        self.stopping.set()

@@ -1,0 +1,64 @@
+"""API keys resolve to an office; missing, unknown or revoked keys answer 401."""
+
+from __future__ import annotations
+
+import httpx
+from fastapi import APIRouter, Depends, FastAPI
+
+from officehub.auth import OfficeContext, Permission
+from officehub.offices import service as offices
+from tests.helpers import OfficeFixture, error_of
+
+
+async def test_missing_key_is_401(client: httpx.AsyncClient) -> None:
+    r = await client.get("/webhooks/events")
+    assert r.status_code == 401
+    assert error_of(r)["code"] == "UNAUTHORIZED"
+
+
+async def test_unknown_key_is_401(client: httpx.AsyncClient) -> None:
+    r = await client.get("/webhooks/events", headers={"x-service-api-key": "ohk_nope"})
+    assert r.status_code == 401
+    assert error_of(r)["code"] == "UNAUTHORIZED"
+
+
+async def test_revoked_key_is_401(
+    app: FastAPI, client: httpx.AsyncClient, office_a: OfficeFixture
+) -> None:
+    assert (await client.get("/webhooks/events", headers=office_a.headers)).status_code == 200
+    async with app.state.sessionmaker() as s:
+        await offices.revoke_api_key(s, office_a.key_id)
+        await s.commit()
+    r = await client.get("/webhooks/events", headers=office_a.headers)
+    assert r.status_code == 401
+
+
+async def test_key_is_stored_only_as_a_hash(app: FastAPI, office_a: OfficeFixture) -> None:
+    async with app.state.sessionmaker() as s:
+        keys = await offices.list_api_keys(s, office_a.id)
+    assert len(keys) == 1
+    assert keys[0].key_hash == offices.hash_key(office_a.key)
+    assert office_a.key not in {keys[0].key_hash, keys[0].prefix}
+
+
+async def test_lacking_a_permission_is_403(
+    app: FastAPI,
+    client: httpx.AsyncClient,
+    office_a: OfficeFixture,
+    office_a_no_permissions: OfficeFixture,
+) -> None:
+    router = APIRouter()
+
+    @router.get("/_needs_customer")
+    async def needs(
+        office: OfficeContext = Depends(Permission("edit:customer")),
+    ) -> dict[str, str]:
+        return {"office": office.office_id}
+
+    app.include_router(router)
+    ok = await client.get("/_needs_customer", headers=office_a.headers)
+    assert ok.status_code == 200 and ok.json() == {"office": office_a.id}
+    r = await client.get("/_needs_customer", headers=office_a_no_permissions.headers)
+    assert r.status_code == 403
+    assert error_of(r)["code"] == "FORBIDDEN"
+    assert "edit:customer" in error_of(r)["details"]

@@ -1,0 +1,36 @@
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta, timezone
+
+from officehub.ids import ID_RE, new_id
+from officehub.pagination import Page, PageParams
+from officehub.timeutil import isoformat
+
+
+def test_ids_are_c_and_24_base36_characters() -> None:
+    for _ in range(1000):
+        value = new_id()
+        assert re.fullmatch(r"c[0-9a-z]{24}", value)
+        assert ID_RE.match(value)
+
+
+def test_ids_sort_in_creation_order() -> None:
+    ids = [new_id() for _ in range(5000)]
+    assert ids == sorted(ids)
+    assert len(set(ids)) == len(ids)
+
+
+def test_timestamps_are_utc_with_milliseconds_and_z() -> None:
+    moment = datetime(2026, 3, 4, 5, 6, 7, 891234, tzinfo=UTC)
+    assert isoformat(moment) == "2026-03-04T05:06:07.891Z"
+    local = moment.astimezone(timezone(timedelta(hours=-3)))
+    assert isoformat(local) == "2026-03-04T05:06:07.891Z"
+    assert isoformat(moment.replace(tzinfo=None)) == "2026-03-04T05:06:07.891Z"
+
+
+def test_page_envelope_counts_pages() -> None:
+    page = Page[int].of([1, 2], total=101, params=PageParams(page=1, limit=50))
+    assert page.model_dump(by_alias=True) == {"data": [1, 2], "totalResults": 101, "totalPages": 3}
+    empty = Page[int].of([], total=0, params=PageParams(page=1, limit=50))
+    assert empty.model_dump(by_alias=True)["totalPages"] == 0
