@@ -2,7 +2,45 @@
 
 from __future__ import annotations
 
+from officehub.contacts.models import Contact, ContactTag, PartnerLink
+from officehub.conversations.models import (
+    Conversation,
+    ConversationNote,
+    ConversationTag,
+    Message,
+)
+from officehub.departments.models import Department
 from officehub.events.models import JobLease, OutboxEvent
+from officehub.fast_messages.models import FastMessage
+from officehub.inboxes.models import Inbox, Integration
+from officehub.legal_areas.models import LegalArea
 from officehub.offices.models import ApiKey, Office
+from officehub.tags.models import Tag
+from officehub.tickets.models import Ticket, TicketAssignee, TicketDepartment, TicketStatus
+from officehub.users.models import User, UserInbox
 
-__all__ = ["ApiKey", "JobLease", "Office", "OutboxEvent"]
+__all__ = [
+    "ApiKey",
+    "Contact",
+    "ContactTag",
+    "Conversation",
+    "ConversationNote",
+    "ConversationTag",
+    "Department",
+    "FastMessage",
+    "Inbox",
+    "Integration",
+    "JobLease",
+    "LegalArea",
+    "Message",
+    "Office",
+    "OutboxEvent",
+    "PartnerLink",
+    "Tag",
+    "Ticket",
+    "TicketAssignee",
+    "TicketDepartment",
+    "TicketStatus",
+    "User",
+    "UserInbox",
+]

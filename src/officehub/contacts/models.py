@@ -1,0 +1,61 @@
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import ForeignKey, Index, String, Text
+from sqlalchemy.orm import Mapped, mapped_column
+
+from officehub.db import Base, IdMixin, JSONType, TimestampMixin
+
+LINK_SOURCES = ("MANUAL", "BUTTON", "CRM", "backfill")
+
+
+class Contact(IdMixin, TimestampMixin, Base):
+    """A person the office talks to (``/people``).
+
+    ``phone`` is E.164; ``search_name`` is the name lower-cased and stripped of accents, so
+    searches are accent- and case-insensitive on every database.
+    """
+
+    __tablename__ = "contacts"
+    __table_args__ = (
+        Index("ix_contacts_office_id_phone", "office_id", "phone"),
+        Index("ix_contacts_office_id_search_name", "office_id", "search_name"),
+        Index("ix_contacts_office_id_created_at", "office_id", "created_at"),
+    )
+
+    office_id: Mapped[str] = mapped_column(ForeignKey("offices.id", ondelete="CASCADE"))
+    inbox_id: Mapped[str | None] = mapped_column(ForeignKey("inboxes.id", ondelete="SET NULL"))
+    name: Mapped[str] = mapped_column(String(200))
+    search_name: Mapped[str] = mapped_column(String(200))
+    phone: Mapped[str | None] = mapped_column(String(20))
+    email: Mapped[str | None] = mapped_column(String(320))
+    document: Mapped[str | None] = mapped_column(String(64))
+    description: Mapped[str | None] = mapped_column(Text)
+    image_url: Mapped[str | None] = mapped_column(String(1000))
+    is_blocked: Mapped[bool] = mapped_column(default=False)
+
+
+class ContactTag(Base):
+    __tablename__ = "contact_tags"
+
+    office_id: Mapped[str] = mapped_column(ForeignKey("offices.id", ondelete="CASCADE"))
+    contact_id: Mapped[str] = mapped_column(
+        ForeignKey("contacts.id", ondelete="CASCADE"), primary_key=True
+    )
+    tag_id: Mapped[str] = mapped_column(ForeignKey("tags.id", ondelete="CASCADE"), primary_key=True)
+
+
+class PartnerLink(IdMixin, Base):
+    """A contact's link to its record in the partner system. Unlinking sets ``unlinked_at``."""
+
+    __tablename__ = "partner_links"
+    __table_args__ = (Index("ix_partner_links_office_id_contact_id", "office_id", "contact_id"),)
+
+    office_id: Mapped[str] = mapped_column(ForeignKey("offices.id", ondelete="CASCADE"))
+    contact_id: Mapped[str] = mapped_column(ForeignKey("contacts.id", ondelete="CASCADE"))
+    partner: Mapped[dict[str, Any]] = mapped_column(JSONType)
+    source: Mapped[str] = mapped_column(String(16))
+    linked_at: Mapped[datetime]
+    unlinked_at: Mapped[datetime | None]

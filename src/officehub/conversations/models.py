@@ -1,0 +1,86 @@
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import ForeignKey, Index, String, Text
+from sqlalchemy.orm import Mapped, mapped_column
+
+from officehub.db import Base, IdMixin, TimestampMixin
+
+CONVERSATION_STATUSES = ("OPEN", "CLOSED")
+MESSAGE_DIRECTIONS = ("INBOUND", "OUTBOUND")
+MESSAGE_TYPES = ("TEXT", "TEMPLATE", "MEDIA", "NOTE")
+
+
+class Conversation(IdMixin, TimestampMixin, Base):
+    __tablename__ = "conversations"
+    __table_args__ = (
+        Index(
+            "ix_conversations_office_id_person_id_integration_id",
+            "office_id",
+            "person_id",
+            "integration_id",
+            "status",
+        ),
+        Index("ix_conversations_office_id_inbox_id_status", "office_id", "inbox_id", "status"),
+        Index("ix_conversations_office_id_created_at", "office_id", "created_at"),
+    )
+
+    office_id: Mapped[str] = mapped_column(ForeignKey("offices.id", ondelete="CASCADE"))
+    person_id: Mapped[str] = mapped_column(ForeignKey("contacts.id", ondelete="CASCADE"))
+    inbox_id: Mapped[str] = mapped_column(ForeignKey("inboxes.id", ondelete="CASCADE"))
+    integration_id: Mapped[str] = mapped_column(ForeignKey("integrations.id", ondelete="CASCADE"))
+    status: Mapped[str] = mapped_column(String(8), default="OPEN")
+    priority: Mapped[str] = mapped_column(String(8), default="MEDIUM")
+    assigned_user_id: Mapped[str | None] = mapped_column(
+        ForeignKey("users.id", ondelete="SET NULL")
+    )
+    department_id: Mapped[str | None] = mapped_column(
+        ForeignKey("departments.id", ondelete="SET NULL")
+    )
+    last_message_at: Mapped[datetime | None]
+
+
+class ConversationTag(Base):
+    __tablename__ = "conversation_tags"
+
+    office_id: Mapped[str] = mapped_column(ForeignKey("offices.id", ondelete="CASCADE"))
+    conversation_id: Mapped[str] = mapped_column(
+        ForeignKey("conversations.id", ondelete="CASCADE"), primary_key=True
+    )
+    tag_id: Mapped[str] = mapped_column(ForeignKey("tags.id", ondelete="CASCADE"), primary_key=True)
+
+
+class ConversationNote(IdMixin, Base):
+    __tablename__ = "conversation_notes"
+    __table_args__ = (
+        Index("ix_conversation_notes_office_id_conversation_id", "office_id", "conversation_id"),
+    )
+
+    office_id: Mapped[str] = mapped_column(ForeignKey("offices.id", ondelete="CASCADE"))
+    conversation_id: Mapped[str] = mapped_column(ForeignKey("conversations.id", ondelete="CASCADE"))
+    user_id: Mapped[str | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    text: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime]
+
+
+class Message(IdMixin, Base):
+    __tablename__ = "messages"
+    __table_args__ = (
+        Index(
+            "ix_messages_office_id_conversation_id_created_at",
+            "office_id",
+            "conversation_id",
+            "created_at",
+        ),
+    )
+
+    office_id: Mapped[str] = mapped_column(ForeignKey("offices.id", ondelete="CASCADE"))
+    conversation_id: Mapped[str] = mapped_column(ForeignKey("conversations.id", ondelete="CASCADE"))
+    direction: Mapped[str] = mapped_column(String(8))
+    type: Mapped[str] = mapped_column(String(8))
+    text: Mapped[str | None] = mapped_column(Text)
+    template_name: Mapped[str | None] = mapped_column(String(512))
+    media_url: Mapped[str | None] = mapped_column(String(2000))
+    status: Mapped[str] = mapped_column(String(16))
+    created_at: Mapped[datetime]

@@ -1,0 +1,32 @@
+from __future__ import annotations
+
+from sqlalchemy import ForeignKey, Index, String
+from sqlalchemy.orm import Mapped, mapped_column
+
+from officehub.db import Base, IdMixin, TimestampMixin
+
+INTEGRATION_TYPES = ("WHATSAPP_OFFICIAL", "WHATSAPP", "INSTAGRAM", "WEBCHAT")
+
+
+class Inbox(IdMixin, TimestampMixin, Base):
+    __tablename__ = "inboxes"
+    __table_args__ = (Index("ix_inboxes_office_id_name", "office_id", "name"),)
+
+    office_id: Mapped[str] = mapped_column(ForeignKey("offices.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(200))
+
+
+class Integration(IdMixin, TimestampMixin, Base):
+    """A channel of an inbox. An official-channel (``WHATSAPP_OFFICIAL``) one has a deviceId."""
+
+    __tablename__ = "integrations"
+    __table_args__ = (
+        Index("ix_integrations_office_id_inbox_id", "office_id", "inbox_id"),
+        Index("ix_integrations_office_id_device_id", "office_id", "device_id", unique=True),
+    )
+
+    office_id: Mapped[str] = mapped_column(ForeignKey("offices.id", ondelete="CASCADE"))
+    inbox_id: Mapped[str] = mapped_column(ForeignKey("inboxes.id", ondelete="CASCADE"))
+    type: Mapped[str] = mapped_column(String(32))
+    name: Mapped[str] = mapped_column(String(200))
+    device_id: Mapped[str | None] = mapped_column(String(200))

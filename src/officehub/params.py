@@ -1,0 +1,16 @@
+"""Id types checked against the spec's pattern: a mismatch answers 400 naming the field."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Path
+from pydantic import StringConstraints
+
+from officehub.ids import ID_PATTERN
+
+Id = Annotated[str, StringConstraints(pattern=ID_PATTERN)]
+"""A body or query field holding an id with the spec's pattern."""
+
+PathId = Annotated[str, Path(pattern=ID_PATTERN, description="An id: c followed by 8+ characters")]
+"""A path parameter holding an id with the spec's pattern."""

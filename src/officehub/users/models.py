@@ -1,0 +1,36 @@
+from __future__ import annotations
+
+from sqlalchemy import ForeignKey, Index, String
+from sqlalchemy.orm import Mapped, mapped_column
+
+from officehub.db import Base, IdMixin, TimestampMixin
+
+
+class User(IdMixin, TimestampMixin, Base):
+    """An operator of the office. ``image_path`` is the storage key behind ``image_url``."""
+
+    __tablename__ = "users"
+    __table_args__ = (
+        Index("ix_users_office_id_email", "office_id", "email", unique=True),
+        Index("ix_users_office_id_name", "office_id", "name"),
+    )
+
+    office_id: Mapped[str] = mapped_column(ForeignKey("offices.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(200))
+    email: Mapped[str] = mapped_column(String(320))
+    role: Mapped[str] = mapped_column(String(32))
+    document: Mapped[str | None] = mapped_column(String(64))
+    image_url: Mapped[str | None] = mapped_column(String(1000))
+    image_path: Mapped[str | None] = mapped_column(String(500))
+
+
+class UserInbox(Base):
+    __tablename__ = "user_inboxes"
+
+    office_id: Mapped[str] = mapped_column(ForeignKey("offices.id", ondelete="CASCADE"))
+    user_id: Mapped[str] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), primary_key=True
+    )
+    inbox_id: Mapped[str] = mapped_column(
+        ForeignKey("inboxes.id", ondelete="CASCADE"), primary_key=True
+    )
