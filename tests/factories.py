@@ -1,0 +1,145 @@
+"""Arranging records straight through the models, for tests of other domains.
+
+Each returns the flushed record; the caller's session commits.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from officehub.contacts.models import Contact
+from officehub.conversations.models import Conversation, ConversationTag
+from officehub.departments.models import Department
+from officehub.inboxes.models import Inbox, Integration
+from officehub.legal_areas.models import LegalArea
+from officehub.tags.models import Tag
+from officehub.users.models import User
+
+
+async def _add(session: AsyncSession, record: Any) -> Any:
+    session.add(record)
+    await session.flush()
+    return record
+
+
+async def make_inbox(session: AsyncSession, office_id: str, name: str = "Atendimento") -> Inbox:
+    inbox: Inbox = await _add(session, Inbox(office_id=office_id, name=name))
+    return inbox
+
+
+async def make_integration(
+    session: AsyncSession,
+    office_id: str,
+    inbox_id: str,
+    type: str = "WHATSAPP",
+    device_id: str | None = None,
+) -> Integration:
+    record: Integration = await _add(
+        session,
+        Integration(
+            office_id=office_id, inbox_id=inbox_id, type=type, name=type, device_id=device_id
+        ),
+    )
+    return record
+
+
+async def make_user(
+    session: AsyncSession, office_id: str, name: str = "Ana Lima", email: str | None = None
+) -> User:
+    user: User = await _add(
+        session,
+        User(
+            office_id=office_id,
+            name=name,
+            email=email or f"{name.lower().replace(' ', '.')}.{office_id[-6:]}@example.com",
+            role="AGENT",
+        ),
+    )
+    return user
+
+
+async def make_department(
+    session: AsyncSession, office_id: str, name: str = "Jurídico"
+) -> Department:
+    department: Department = await _add(session, Department(office_id=office_id, name=name))
+    return department
+
+
+async def make_tag(
+    session: AsyncSession,
+    office_id: str,
+    inbox_id: str,
+    name: str = "urgente",
+    modules: list[str] | None = None,
+) -> Tag:
+    tag: Tag = await _add(
+        session,
+        Tag(
+            office_id=office_id,
+            inbox_id=inbox_id,
+            name=name,
+            name_key=name.lower(),
+            color="#FF0000",
+            modules=modules or ["crm", "conversas"],
+        ),
+    )
+    return tag
+
+
+async def make_legal_area(
+    session: AsyncSession, office_id: str, name: str = "Imobiliário"
+) -> LegalArea:
+    area: LegalArea = await _add(
+        session, LegalArea(office_id=office_id, name=name, color="#123456")
+    )
+    return area
+
+
+async def make_contact(
+    session: AsyncSession,
+    office_id: str,
+    name: str = "Maria Souza",
+    phone: str | None = "+5511987654321",
+    inbox_id: str | None = None,
+) -> Contact:
+    contact: Contact = await _add(
+        session,
+        Contact(
+            office_id=office_id,
+            inbox_id=inbox_id,
+            name=name,
+            search_name=name.lower(),
+            phone=phone,
+        ),
+    )
+    return contact
+
+
+async def make_conversation(
+    session: AsyncSession,
+    office_id: str,
+    person_id: str,
+    integration: Integration,
+    tags: list[Tag] | None = None,
+    assigned_user_id: str | None = None,
+) -> Conversation:
+    conversation: Conversation = await _add(
+        session,
+        Conversation(
+            office_id=office_id,
+            person_id=person_id,
+            inbox_id=integration.inbox_id,
+            integration_id=integration.id,
+            status="OPEN",
+            priority="MEDIUM",
+            assigned_user_id=assigned_user_id,
+        ),
+    )
+    for tag in tags or []:
+        await _add(
+            session,
+            ConversationTag(office_id=office_id, conversation_id=conversation.id, tag_id=tag.id),
+        )
+    return conversation
