@@ -23,7 +23,7 @@ from officehub.worker.jobs import periodic_jobs, queue_jobs
 from officehub.worker.runner import Worker, WorkerContext
 
 logger = logging.getLogger("officehub.app")
-_PUBLIC = {"/healthz", "/readyz", "/metrics"}
+_PUBLIC = {"/healthz", "/readyz", "/metrics", "/media/{key}"}
 
 
 def create_app(settings: Settings | None = None, *, embedded_worker: bool = False) -> FastAPI:

@@ -25,6 +25,9 @@ class Settings(BaseSettings):
     signing_key: str = Field(
         "", description="Key for signed media links; generated under DATA_DIR when empty"
     )
+    media_url_ttl_seconds: int = Field(
+        7 * 24 * 3600, description="How long a signed media link stays valid"
+    )
     webhook_allow_private: bool = Field(
         False, description="Allow webhook URLs that resolve to private or loopback addresses"
     )

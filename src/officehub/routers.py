@@ -4,6 +4,24 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
+from officehub.departments.router import router as departments_router
+from officehub.fast_messages.router import router as fast_messages_router
+from officehub.inboxes.router import router as inboxes_router
+from officehub.legal_areas.router import router as legal_areas_router
+from officehub.media import router as media_router
+from officehub.tags.router import router as tags_router
+from officehub.tickets.router import router as tickets_router
+from officehub.users.router import router as users_router
+
 
 def domain_routers() -> list[APIRouter]:
-    return []
+    return [
+        inboxes_router,
+        departments_router,
+        users_router,
+        tags_router,
+        legal_areas_router,
+        tickets_router,
+        fast_messages_router,
+        media_router,
+    ]

@@ -1,9 +1,12 @@
 from __future__ import annotations
 
+from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from officehub.conversations.models import Conversation
 from officehub.inboxes.models import Inbox, Integration
-from officehub.repository import get_scoped
+from officehub.pagination import PageParams, paginate
+from officehub.repository import get_scoped, scoped
 
 
 async def get_inbox(session: AsyncSession, office_id: str, ident: str) -> Inbox | None:
@@ -12,3 +15,54 @@ async def get_inbox(session: AsyncSession, office_id: str, ident: str) -> Inbox 
 
 async def get_integration(session: AsyncSession, office_id: str, ident: str) -> Integration | None:
     return await get_scoped(session, Integration, office_id, ident)
+
+
+async def list_inboxes(
+    session: AsyncSession, office_id: str, params: PageParams
+) -> tuple[list[Inbox], int]:
+    return await paginate(session, scoped(Inbox, office_id).order_by(Inbox.name, Inbox.id), params)
+
+
+async def list_integrations(
+    session: AsyncSession,
+    office_id: str,
+    params: PageParams,
+    *,
+    inbox_id: str | None = None,
+    type: str | None = None,
+) -> tuple[list[Integration], int]:
+    stmt = scoped(Integration, office_id)
+    if inbox_id is not None:
+        stmt = stmt.where(Integration.inbox_id == inbox_id)
+    if type is not None:
+        stmt = stmt.where(Integration.type == type)
+    return await paginate(session, stmt.order_by(Integration.name, Integration.id), params)
+
+
+async def get_by_device_id(
+    session: AsyncSession, office_id: str, device_id: str
+) -> Integration | None:
+    stmt = scoped(Integration, office_id).where(Integration.device_id == device_id)
+    return (await session.scalars(stmt)).first()
+
+
+async def count_conversations(
+    session: AsyncSession,
+    office_id: str,
+    *,
+    inbox_id: str | None = None,
+    integration_id: str | None = None,
+) -> int:
+    """Conversations held by an inbox or a channel: they block its deletion."""
+    stmt = select(func.count()).where(Conversation.office_id == office_id)
+    if inbox_id is not None:
+        stmt = stmt.where(Conversation.inbox_id == inbox_id)
+    if integration_id is not None:
+        stmt = stmt.where(Conversation.integration_id == integration_id)
+    return int(await session.scalar(stmt) or 0)
+
+
+async def delete(session: AsyncSession, record: Inbox | Integration) -> None:
+    """An inbox's channels, tags, fast messages and memberships go with it (foreign keys)."""
+    await session.delete(record)
+    await session.flush()

@@ -2,9 +2,18 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.errors import NotFound
+from officehub.errors import Conflict, NotFound, ValidationFailed
 from officehub.inboxes import repository
 from officehub.inboxes.models import Inbox, Integration
+from officehub.inboxes.schemas import (
+    InboxCreate,
+    InboxUpdate,
+    IntegrationCreate,
+    IntegrationUpdate,
+)
+from officehub.pagination import PageParams
+
+OFFICIAL = "WHATSAPP_OFFICIAL"
 
 
 async def get_inbox(session: AsyncSession, office_id: str, ident: str) -> Inbox:
@@ -19,3 +28,121 @@ async def get_integration(session: AsyncSession, office_id: str, ident: str) -> 
     if record is None:
         raise NotFound.of("Integration", ident)
     return record
+
+
+async def list_inboxes(
+    session: AsyncSession, office_id: str, params: PageParams
+) -> tuple[list[Inbox], int]:
+    return await repository.list_inboxes(session, office_id, params)
+
+
+async def create_inbox(session: AsyncSession, office_id: str, body: InboxCreate) -> Inbox:
+    inbox = Inbox(office_id=office_id, name=body.name)
+    session.add(inbox)
+    await session.flush()
+    return inbox
+
+
+async def update_inbox(
+    session: AsyncSession, office_id: str, ident: str, body: InboxUpdate
+) -> Inbox:
+    inbox = await get_inbox(session, office_id, ident)
+    if body.name is not None:
+        inbox.name = body.name
+    await session.flush()
+    return inbox
+
+
+async def delete_inbox(session: AsyncSession, office_id: str, ident: str) -> Inbox:
+    """Refused (409) while conversations live in the inbox; else its channels, tags, fast
+    messages and user memberships go with it."""
+    inbox = await get_inbox(session, office_id, ident)
+    held = await repository.count_conversations(session, office_id, inbox_id=ident)
+    if held:
+        raise Conflict(
+            "Inbox in use",
+            details=f"The inbox holds {held} conversation(s); it cannot be deleted",
+            code="INBOX_IN_USE",
+        )
+    await repository.delete(session, inbox)
+    return inbox
+
+
+async def list_integrations(
+    session: AsyncSession,
+    office_id: str,
+    params: PageParams,
+    *,
+    inbox_id: str | None = None,
+    type: str | None = None,
+) -> tuple[list[Integration], int]:
+    return await repository.list_integrations(
+        session, office_id, params, inbox_id=inbox_id, type=type
+    )
+
+
+async def _check_device_id(
+    session: AsyncSession, office_id: str, device_id: str, own_id: str | None = None
+) -> None:
+    other = await repository.get_by_device_id(session, office_id, device_id)
+    if other is not None and other.id != own_id:
+        raise Conflict(
+            "Device id already used",
+            details=f"Integration {other.id} already has the deviceId {device_id}",
+            code="DEVICE_ID_TAKEN",
+        )
+
+
+async def create_integration(
+    session: AsyncSession, office_id: str, body: IntegrationCreate
+) -> Integration:
+    if body.type == OFFICIAL and body.device_id is None:
+        raise ValidationFailed.field("body.deviceId", "required for a WHATSAPP_OFFICIAL channel")
+    await get_inbox(session, office_id, body.inbox_id)
+    if body.device_id is not None:
+        await _check_device_id(session, office_id, body.device_id)
+    integration = Integration(
+        office_id=office_id,
+        inbox_id=body.inbox_id,
+        type=body.type,
+        name=body.name,
+        device_id=body.device_id,
+    )
+    session.add(integration)
+    await session.flush()
+    return integration
+
+
+async def update_integration(
+    session: AsyncSession, office_id: str, ident: str, body: IntegrationUpdate
+) -> Integration:
+    integration = await get_integration(session, office_id, ident)
+    sent = body.model_fields_set
+    if "name" in sent:
+        if body.name is None:
+            raise ValidationFailed.field("body.name", "may not be null")
+        integration.name = body.name
+    if "device_id" in sent:
+        if body.device_id is None and integration.type == OFFICIAL:
+            raise ValidationFailed.field(
+                "body.deviceId", "a WHATSAPP_OFFICIAL channel must keep a device id"
+            )
+        if body.device_id is not None:
+            await _check_device_id(session, office_id, body.device_id, integration.id)
+        integration.device_id = body.device_id
+    await session.flush()
+    return integration
+
+
+async def delete_integration(session: AsyncSession, office_id: str, ident: str) -> Integration:
+    """Refused (409) while conversations run on the channel."""
+    integration = await get_integration(session, office_id, ident)
+    held = await repository.count_conversations(session, office_id, integration_id=ident)
+    if held:
+        raise Conflict(
+            "Integration in use",
+            details=f"The integration carries {held} conversation(s); it cannot be deleted",
+            code="INTEGRATION_IN_USE",
+        )
+    await repository.delete(session, integration)
+    return integration

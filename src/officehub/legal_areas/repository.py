@@ -4,6 +4,7 @@ from sqlalchemy import or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.legal_areas.models import LegalArea
+from officehub.pagination import PageParams, paginate
 
 
 async def get_visible(session: AsyncSession, office_id: str, ident: str) -> LegalArea | None:
@@ -13,3 +14,20 @@ async def get_visible(session: AsyncSession, office_id: str, ident: str) -> Lega
         or_(LegalArea.office_id == office_id, LegalArea.office_id.is_(None)),
     )
     return (await session.scalars(stmt)).first()
+
+
+async def list_visible(
+    session: AsyncSession, office_id: str, params: PageParams
+) -> tuple[list[LegalArea], int]:
+    """The default areas first, then the office's own, each by name."""
+    stmt = (
+        select(LegalArea)
+        .where(or_(LegalArea.office_id == office_id, LegalArea.office_id.is_(None)))
+        .order_by(LegalArea.office_id.is_not(None), LegalArea.name, LegalArea.id)
+    )
+    return await paginate(session, stmt, params)
+
+
+async def delete(session: AsyncSession, record: LegalArea) -> None:
+    await session.delete(record)
+    await session.flush()

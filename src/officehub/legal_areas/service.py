@@ -2,9 +2,11 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.errors import NotFound
+from officehub.errors import Forbidden, NotFound
 from officehub.legal_areas import repository
 from officehub.legal_areas.models import LegalArea
+from officehub.legal_areas.schemas import LegalAreaCreate, LegalAreaUpdate
+from officehub.pagination import PageParams
 
 
 async def get_legal_area(session: AsyncSession, office_id: str, ident: str) -> LegalArea:
@@ -13,3 +15,47 @@ async def get_legal_area(session: AsyncSession, office_id: str, ident: str) -> L
     if record is None:
         raise NotFound.of("Legal area", ident)
     return record
+
+
+async def _own_legal_area(session: AsyncSession, office_id: str, ident: str) -> LegalArea:
+    area = await get_legal_area(session, office_id, ident)
+    if area.office_id is None:
+        raise Forbidden(
+            "Default legal area",
+            details=f"{area.name} is a default legal area; offices cannot change or delete it",
+            code="DEFAULT_LEGAL_AREA",
+        )
+    return area
+
+
+async def list_legal_areas(
+    session: AsyncSession, office_id: str, params: PageParams
+) -> tuple[list[LegalArea], int]:
+    return await repository.list_visible(session, office_id, params)
+
+
+async def create_legal_area(
+    session: AsyncSession, office_id: str, body: LegalAreaCreate
+) -> LegalArea:
+    area = LegalArea(office_id=office_id, name=body.name, color=body.color)
+    session.add(area)
+    await session.flush()
+    return area
+
+
+async def update_legal_area(
+    session: AsyncSession, office_id: str, ident: str, body: LegalAreaUpdate
+) -> LegalArea:
+    area = await _own_legal_area(session, office_id, ident)
+    if body.name is not None:
+        area.name = body.name
+    if body.color is not None:
+        area.color = body.color
+    await session.flush()
+    return area
+
+
+async def delete_legal_area(session: AsyncSession, office_id: str, ident: str) -> LegalArea:
+    area = await _own_legal_area(session, office_id, ident)
+    await repository.delete(session, area)
+    return area

@@ -2,9 +2,12 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.errors import NotFound
+from officehub.errors import Conflict, NotFound
+from officehub.inboxes import service as inboxes
+from officehub.pagination import PageParams
 from officehub.tags import repository
-from officehub.tags.models import Tag
+from officehub.tags.models import TAG_MODULES, Tag
+from officehub.tags.schemas import TagCreate, TagUpdate
 
 
 async def get_tag(session: AsyncSession, office_id: str, ident: str) -> Tag:
@@ -12,3 +15,73 @@ async def get_tag(session: AsyncSession, office_id: str, ident: str) -> Tag:
     if record is None:
         raise NotFound.of("Tag", ident)
     return record
+
+
+def name_key(name: str) -> str:
+    return name.strip().casefold()
+
+
+def _modules(modules: list[str]) -> list[str]:
+    return [m for m in TAG_MODULES if m in modules]
+
+
+async def _check_name(
+    session: AsyncSession, office_id: str, inbox_id: str, name: str, own_id: str | None = None
+) -> None:
+    other = await repository.get_by_name(session, office_id, inbox_id, name_key(name))
+    if other is not None and other.id != own_id:
+        raise Conflict(
+            "Tag name already used",
+            details=f"The inbox already has the tag {other.name!r} ({other.id})",
+            code="TAG_NAME_TAKEN",
+        )
+
+
+async def list_tags(
+    session: AsyncSession,
+    office_id: str,
+    params: PageParams,
+    *,
+    module: str | None = None,
+    inbox_id: str | None = None,
+) -> tuple[list[Tag], int]:
+    return await repository.list_tags(session, office_id, params, module=module, inbox_id=inbox_id)
+
+
+async def create_tag(session: AsyncSession, office_id: str, body: TagCreate) -> Tag:
+    await inboxes.get_inbox(session, office_id, body.inbox_id)
+    name = body.name.strip()
+    await _check_name(session, office_id, body.inbox_id, name)
+    tag = Tag(
+        office_id=office_id,
+        inbox_id=body.inbox_id,
+        name=name,
+        name_key=name_key(name),
+        color=body.color,
+        modules=_modules(list(body.modules)),
+    )
+    session.add(tag)
+    await session.flush()
+    return tag
+
+
+async def update_tag(session: AsyncSession, office_id: str, ident: str, body: TagUpdate) -> Tag:
+    tag = await get_tag(session, office_id, ident)
+    if body.name is not None:
+        name = body.name.strip()
+        await _check_name(session, office_id, tag.inbox_id, name, tag.id)
+        tag.name = name
+        tag.name_key = name_key(name)
+    if body.color is not None:
+        tag.color = body.color
+    if body.modules is not None:
+        tag.modules = _modules(list(body.modules))
+    await session.flush()
+    return tag
+
+
+async def delete_tag(session: AsyncSession, office_id: str, ident: str) -> Tag:
+    """Cascades: the tag is taken off every conversation and contact that carried it."""
+    tag = await get_tag(session, office_id, ident)
+    await repository.delete(session, tag)
+    return tag

@@ -1,9 +1,13 @@
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.repository import get_scoped
-from officehub.tickets.models import Ticket, TicketStatus
+from officehub.pagination import PageParams, paginate
+from officehub.repository import get_scoped, scoped
+from officehub.tickets.models import Ticket, TicketAssignee, TicketDepartment, TicketStatus
 
 
 async def get_ticket(session: AsyncSession, office_id: str, ident: str) -> Ticket | None:
@@ -14,3 +18,112 @@ async def get_ticket_status(
     session: AsyncSession, office_id: str, ident: str
 ) -> TicketStatus | None:
     return await get_scoped(session, TicketStatus, office_id, ident)
+
+
+async def list_ticket_statuses(
+    session: AsyncSession, office_id: str, params: PageParams
+) -> tuple[list[TicketStatus], int]:
+    stmt = scoped(TicketStatus, office_id).order_by(TicketStatus.created_at, TicketStatus.id)
+    return await paginate(session, stmt, params)
+
+
+async def statuses_by_id(
+    session: AsyncSession, office_id: str, ids: Sequence[str]
+) -> dict[str, TicketStatus]:
+    if not ids:
+        return {}
+    stmt = scoped(TicketStatus, office_id).where(TicketStatus.id.in_(set(ids)))
+    return {s.id: s for s in await session.scalars(stmt)}
+
+
+async def list_tickets(
+    session: AsyncSession,
+    office_id: str,
+    params: PageParams,
+    *,
+    status_id: str | None = None,
+    priority: str | None = None,
+    assignee_id: str | None = None,
+    department_id: str | None = None,
+    conversation_id: str | None = None,
+) -> tuple[list[Ticket], int]:
+    stmt = scoped(Ticket, office_id)
+    if status_id is not None:
+        stmt = stmt.where(Ticket.status_id == status_id)
+    if priority is not None:
+        stmt = stmt.where(Ticket.priority == priority)
+    if conversation_id is not None:
+        stmt = stmt.where(Ticket.conversation_id == conversation_id)
+    if assignee_id is not None:
+        stmt = stmt.where(
+            Ticket.id.in_(
+                select(TicketAssignee.ticket_id).where(
+                    TicketAssignee.office_id == office_id, TicketAssignee.user_id == assignee_id
+                )
+            )
+        )
+    if department_id is not None:
+        stmt = stmt.where(
+            Ticket.id.in_(
+                select(TicketDepartment.ticket_id).where(
+                    TicketDepartment.office_id == office_id,
+                    TicketDepartment.department_id == department_id,
+                )
+            )
+        )
+    return await paginate(session, stmt.order_by(Ticket.created_at.desc(), Ticket.id), params)
+
+
+async def links_of(
+    session: AsyncSession, office_id: str, ticket_ids: Sequence[str]
+) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """(assignee ids, department ids) of each ticket, for a page of tickets."""
+    assignees: dict[str, list[str]] = {ident: [] for ident in ticket_ids}
+    departments: dict[str, list[str]] = {ident: [] for ident in ticket_ids}
+    if not ticket_ids:
+        return assignees, departments
+    rows = await session.execute(
+        select(TicketAssignee.ticket_id, TicketAssignee.user_id)
+        .where(TicketAssignee.office_id == office_id, TicketAssignee.ticket_id.in_(ticket_ids))
+        .order_by(TicketAssignee.user_id)
+    )
+    for ticket_id, user_id in rows.all():
+        assignees[ticket_id].append(user_id)
+    rows = await session.execute(
+        select(TicketDepartment.ticket_id, TicketDepartment.department_id)
+        .where(TicketDepartment.office_id == office_id, TicketDepartment.ticket_id.in_(ticket_ids))
+        .order_by(TicketDepartment.department_id)
+    )
+    for ticket_id, department_id in rows.all():
+        departments[ticket_id].append(department_id)
+    return assignees, departments
+
+
+async def set_assignees(
+    session: AsyncSession, office_id: str, ticket_id: str, user_ids: Sequence[str]
+) -> None:
+    await session.execute(
+        delete(TicketAssignee).where(
+            TicketAssignee.office_id == office_id, TicketAssignee.ticket_id == ticket_id
+        )
+    )
+    session.add_all(
+        TicketAssignee(office_id=office_id, ticket_id=ticket_id, user_id=ident)
+        for ident in dict.fromkeys(user_ids)
+    )
+    await session.flush()
+
+
+async def set_departments(
+    session: AsyncSession, office_id: str, ticket_id: str, department_ids: Sequence[str]
+) -> None:
+    await session.execute(
+        delete(TicketDepartment).where(
+            TicketDepartment.office_id == office_id, TicketDepartment.ticket_id == ticket_id
+        )
+    )
+    session.add_all(
+        TicketDepartment(office_id=office_id, ticket_id=ticket_id, department_id=ident)
+        for ident in dict.fromkeys(department_ids)
+    )
+    await session.flush()

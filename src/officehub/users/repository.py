@@ -1,10 +1,76 @@
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from sqlalchemy import delete, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.repository import get_scoped
-from officehub.users.models import User
+from officehub.pagination import PageParams, paginate
+from officehub.repository import get_scoped, scoped
+from officehub.users.models import User, UserInbox
 
 
 async def get_user(session: AsyncSession, office_id: str, ident: str) -> User | None:
     return await get_scoped(session, User, office_id, ident)
+
+
+async def get_by_email(session: AsyncSession, office_id: str, email: str) -> User | None:
+    stmt = scoped(User, office_id).where(func.lower(User.email) == email.lower())
+    return (await session.scalars(stmt)).first()
+
+
+async def list_users(
+    session: AsyncSession,
+    office_id: str,
+    params: PageParams,
+    *,
+    inbox_id: str | None = None,
+    search: str | None = None,
+) -> tuple[list[User], int]:
+    stmt = scoped(User, office_id)
+    if inbox_id is not None:
+        members = select(UserInbox.user_id).where(
+            UserInbox.office_id == office_id, UserInbox.inbox_id == inbox_id
+        )
+        stmt = stmt.where(User.id.in_(members))
+    if search:
+        pattern = (
+            "%" + search.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        )
+        stmt = stmt.where(
+            or_(
+                func.lower(User.name).like(pattern, escape="\\"),
+                func.lower(User.email).like(pattern, escape="\\"),
+            )
+        )
+    return await paginate(session, stmt.order_by(User.name, User.id), params)
+
+
+async def inbox_ids_of(
+    session: AsyncSession, office_id: str, user_ids: Sequence[str]
+) -> dict[str, list[str]]:
+    """Each user's inbox ids, for a page of users in one query."""
+    found: dict[str, list[str]] = {ident: [] for ident in user_ids}
+    if not user_ids:
+        return found
+    stmt = (
+        select(UserInbox.user_id, UserInbox.inbox_id)
+        .where(UserInbox.office_id == office_id, UserInbox.user_id.in_(user_ids))
+        .order_by(UserInbox.inbox_id)
+    )
+    for user_id, inbox_id in (await session.execute(stmt)).all():
+        found[user_id].append(inbox_id)
+    return found
+
+
+async def set_inboxes(
+    session: AsyncSession, office_id: str, user_id: str, inbox_ids: Sequence[str]
+) -> None:
+    await session.execute(
+        delete(UserInbox).where(UserInbox.office_id == office_id, UserInbox.user_id == user_id)
+    )
+    session.add_all(
+        UserInbox(office_id=office_id, user_id=user_id, inbox_id=ident)
+        for ident in dict.fromkeys(inbox_ids)
+    )
+    await session.flush()

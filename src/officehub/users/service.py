@@ -1,10 +1,20 @@
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.errors import NotFound
+from officehub.errors import Conflict, NotFound, UnsupportedMediaType
+from officehub.ids import new_id
+from officehub.inboxes import service as inboxes
+from officehub.pagination import PageParams
+from officehub.storage import Storage
+from officehub.uploads import UploadedFile, sniff_image
 from officehub.users import repository
 from officehub.users.models import User
+from officehub.users.schemas import UserCreate, UserOut, UserUpdate
+
+AVATAR_MAX_BYTES = 5 * 1024 * 1024
 
 
 async def get_user(session: AsyncSession, office_id: str, ident: str) -> User:
@@ -12,3 +22,130 @@ async def get_user(session: AsyncSession, office_id: str, ident: str) -> User:
     if record is None:
         raise NotFound.of("User", ident)
     return record
+
+
+def image_url_of(user: User, storage: Storage) -> str | None:
+    """A freshly signed link to the stored avatar (the stored ``image_url`` may have expired)."""
+    if user.image_path:
+        return storage.url(user.image_path)
+    return user.image_url
+
+
+async def present(
+    session: AsyncSession, storage: Storage, office_id: str, users: Sequence[User]
+) -> list[UserOut]:
+    inbox_ids = await repository.inbox_ids_of(session, office_id, [u.id for u in users])
+    return [
+        UserOut(
+            id=user.id,
+            office_id=user.office_id,
+            name=user.name,
+            email=user.email,
+            role=user.role,
+            document=user.document,
+            image_url=image_url_of(user, storage),
+            inbox_ids=inbox_ids[user.id],
+            created_at=user.created_at,
+            updated_at=user.updated_at,
+        )
+        for user in users
+    ]
+
+
+async def list_users(
+    session: AsyncSession,
+    office_id: str,
+    params: PageParams,
+    *,
+    inbox_id: str | None = None,
+    search: str | None = None,
+) -> tuple[list[User], int]:
+    return await repository.list_users(session, office_id, params, inbox_id=inbox_id, search=search)
+
+
+async def _check_email(
+    session: AsyncSession, office_id: str, email: str, own_id: str | None = None
+) -> None:
+    other = await repository.get_by_email(session, office_id, email)
+    if other is not None and other.id != own_id:
+        raise Conflict(
+            "Email already used",
+            details=f"User {other.id} already has the email {email}",
+            code="EMAIL_TAKEN",
+        )
+
+
+async def _check_inboxes(session: AsyncSession, office_id: str, inbox_ids: Sequence[str]) -> None:
+    for ident in inbox_ids:
+        await inboxes.get_inbox(session, office_id, ident)
+
+
+async def create_user(session: AsyncSession, office_id: str, body: UserCreate) -> User:
+    await _check_email(session, office_id, body.email)
+    await _check_inboxes(session, office_id, body.inbox_ids)
+    user = User(
+        office_id=office_id,
+        name=body.name,
+        email=body.email,
+        role=body.role,
+        document=body.document,
+    )
+    session.add(user)
+    await session.flush()
+    await repository.set_inboxes(session, office_id, user.id, body.inbox_ids)
+    return user
+
+
+async def update_user(session: AsyncSession, office_id: str, ident: str, body: UserUpdate) -> User:
+    user = await get_user(session, office_id, ident)
+    sent = body.model_fields_set
+    if body.email is not None:
+        await _check_email(session, office_id, body.email, user.id)
+        user.email = body.email
+    if body.name is not None:
+        user.name = body.name
+    if body.role is not None:
+        user.role = body.role
+    if "document" in sent:
+        user.document = body.document
+    if body.inbox_ids is not None:
+        await _check_inboxes(session, office_id, body.inbox_ids)
+        await repository.set_inboxes(session, office_id, user.id, body.inbox_ids)
+    await session.flush()
+    return user
+
+
+async def set_avatar(
+    session: AsyncSession, storage: Storage, office_id: str, ident: str, upload: UploadedFile
+) -> User:
+    """Stores a JPEG, PNG or WebP (type read from the bytes, at most 5 MB) as the picture."""
+    user = await get_user(session, office_id, ident)
+    kind = sniff_image(await upload.peek())
+    if kind is None:
+        raise UnsupportedMediaType(
+            "Unsupported image type", details="The avatar must be a JPEG, PNG or WebP image"
+        )
+    extension, _media_type = kind
+    key = f"avatars/{office_id}/{user.id}/{new_id()}.{extension}"
+    await storage.save(key, upload.chunks, AVATAR_MAX_BYTES)
+    previous = user.image_path
+    user.image_path = key
+    user.image_url = storage.url(key)
+    await session.flush()
+    if previous:
+        await storage.delete(previous)
+    return user
+
+
+async def remove_avatar(
+    session: AsyncSession, storage: Storage, office_id: str, ident: str
+) -> User:
+    """Clears the picture and deletes its file; a user without one is left as is."""
+    user = await get_user(session, office_id, ident)
+    previous = user.image_path
+    user.image_path = None
+    user.image_url = None
+    await session.flush()
+    if previous:
+        await storage.delete(previous)
+    return user

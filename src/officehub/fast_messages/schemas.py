@@ -1,0 +1,54 @@
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, StringConstraints
+
+from officehub.params import Id
+from officehub.schemas import ApiModel, StrictApiModel
+from officehub.timeutil import Timestamp
+
+Kind = Literal["TEXT", "AUDIO", "SEQUENCE"]
+BlockKind = Literal["TEXT", "IMAGE", "AUDIO", "VIDEO", "DOCUMENT"]
+Url = Annotated[str, StringConstraints(max_length=2000, pattern=r"^https?://\S+$")]
+Text = Annotated[str, StringConstraints(min_length=1, max_length=4096)]
+
+
+class Block(StrictApiModel):
+    """One message of a sequence: ``TEXT`` carries ``text``, the others ``mediaUrl``."""
+
+    kind: BlockKind
+    text: Text | None = None
+    media_url: Url | None = None
+    typing_seconds: float = Field(0, ge=0, le=60, description="Typing shown before sending")
+    wait_seconds: float = Field(0, ge=0, le=3600, description="Pause after sending")
+
+
+class FastMessageCreate(ApiModel):
+    inbox_id: Id
+    title: str = Field(min_length=1, max_length=200)
+    kind: Kind
+    text: Text | None = None
+    audio_url: Url | None = None
+    blocks: list[Block] | None = Field(None, min_length=1, max_length=20)
+
+
+class FastMessageUpdate(ApiModel):
+    title: str | None = Field(None, min_length=1, max_length=200)
+    kind: Kind | None = None
+    text: Text | None = None
+    audio_url: Url | None = None
+    blocks: list[Block] | None = Field(None, min_length=1, max_length=20)
+
+
+class FastMessageOut(ApiModel):
+    id: str
+    office_id: str
+    inbox_id: str
+    title: str
+    kind: str
+    text: str | None
+    audio_url: str | None
+    blocks: list[Block] | None
+    created_at: Timestamp
+    updated_at: Timestamp

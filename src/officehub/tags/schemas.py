@@ -1,0 +1,37 @@
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from officehub.params import Id
+from officehub.schemas import ApiModel
+from officehub.timeutil import Timestamp
+
+Module = Literal["crm", "conversas", "pessoas", "fast-messages", "tickets"]
+
+
+class TagCreate(ApiModel):
+    name: str = Field(min_length=1, max_length=100)
+    color: str = Field(min_length=1, max_length=32, description="For example #FF0000")
+    inbox_id: Id
+    modules: list[Module] = Field(
+        min_length=1, description="Where the tag is available", max_length=5
+    )
+
+
+class TagUpdate(ApiModel):
+    name: str | None = Field(None, min_length=1, max_length=100)
+    color: str | None = Field(None, min_length=1, max_length=32)
+    modules: list[Module] | None = Field(None, min_length=1, max_length=5)
+
+
+class TagOut(ApiModel):
+    id: str
+    name: str
+    color: str
+    office_id: str
+    inbox_id: str
+    modules: list[str]
+    created_at: Timestamp
+    updated_at: Timestamp

@@ -1,0 +1,66 @@
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from officehub.params import Id
+from officehub.schemas import ApiModel
+from officehub.timeutil import Timestamp
+
+Priority = Literal["LOW", "MEDIUM", "HIGH"]
+
+
+class TicketStatusCreate(ApiModel):
+    name: str = Field(min_length=1, max_length=100)
+    color: str | None = Field(None, min_length=1, max_length=32)
+
+
+class TicketStatusOut(ApiModel):
+    id: str
+    office_id: str
+    name: str
+    color: str | None
+    created_at: Timestamp
+    updated_at: Timestamp
+
+
+class TicketStatusRef(ApiModel):
+    id: str
+    name: str
+    color: str | None
+
+
+class TicketCreate(ApiModel):
+    title: str = Field(min_length=1, max_length=200)
+    description: str | None = Field(None, max_length=10_000)
+    status_id: Id
+    priority: Priority = "MEDIUM"
+    assignee_ids: list[Id] = Field(default_factory=list, max_length=50)
+    department_ids: list[Id] = Field(default_factory=list, max_length=50)
+    conversation_id: Id | None = None
+
+
+class TicketUpdate(ApiModel):
+    title: str | None = Field(None, min_length=1, max_length=200)
+    description: str | None = Field(None, max_length=10_000)
+    status_id: Id | None = None
+    priority: Priority | None = None
+    assignee_ids: list[Id] | None = Field(None, max_length=50)
+    department_ids: list[Id] | None = Field(None, max_length=50)
+    conversation_id: Id | None = None
+
+
+class TicketOut(ApiModel):
+    id: str
+    office_id: str
+    title: str
+    description: str | None
+    status_id: str
+    status: TicketStatusRef
+    priority: str
+    assignee_ids: list[str]
+    department_ids: list[str]
+    conversation_id: str | None
+    created_at: Timestamp
+    updated_at: Timestamp

@@ -1,0 +1,109 @@
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request
+
+from officehub.auth import OfficeDep
+from officehub.db import SessionDep
+from officehub.errors import error_responses
+from officehub.pagination import Page, PageDep
+from officehub.params import Id, PathId
+from officehub.storage import StorageDep
+from officehub.uploads import receive_file
+from officehub.users import service
+from officehub.users.schemas import AvatarRemoved, UserCreate, UserOut, UserUpdate
+
+router = APIRouter(tags=["Users"])
+
+_AVATAR_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "multipart/form-data": {
+                "schema": {
+                    "type": "object",
+                    "required": ["file"],
+                    "properties": {
+                        "file": {
+                            "type": "string",
+                            "format": "binary",
+                            "description": "A JPEG, PNG or WebP image of at most 5 MB",
+                        }
+                    },
+                }
+            }
+        },
+    }
+}
+
+
+@router.post(
+    "/user", status_code=201, response_model=UserOut, responses=error_responses(400, 401, 404, 409)
+)
+async def create_user(
+    body: UserCreate, office: OfficeDep, session: SessionDep, storage: StorageDep
+) -> UserOut:
+    user = await service.create_user(session, office.office_id, body)
+    return (await service.present(session, storage, office.office_id, [user]))[0]
+
+
+@router.get("/user", response_model=Page[UserOut], responses=error_responses(400, 401))
+async def list_users(
+    office: OfficeDep,
+    session: SessionDep,
+    storage: StorageDep,
+    page: PageDep,
+    inbox_id: Annotated[Id | None, Query(alias="inboxId")] = None,
+    search: Annotated[str | None, Query(max_length=200, description="Name or email")] = None,
+) -> Page[UserOut]:
+    users, total = await service.list_users(
+        session, office.office_id, page, inbox_id=inbox_id, search=search
+    )
+    items = await service.present(session, storage, office.office_id, users)
+    return Page[UserOut].of(items, total, page)
+
+
+@router.get("/user/{id}", response_model=UserOut, responses=error_responses(400, 401, 404))
+async def read_user(
+    id: PathId, office: OfficeDep, session: SessionDep, storage: StorageDep
+) -> UserOut:
+    user = await service.get_user(session, office.office_id, id)
+    return (await service.present(session, storage, office.office_id, [user]))[0]
+
+
+@router.patch("/user/{id}", response_model=UserOut, responses=error_responses(400, 401, 404, 409))
+async def update_user(
+    id: PathId, body: UserUpdate, office: OfficeDep, session: SessionDep, storage: StorageDep
+) -> UserOut:
+    user = await service.update_user(session, office.office_id, id, body)
+    return (await service.present(session, storage, office.office_id, [user]))[0]
+
+
+@router.put(
+    "/user/{id}/avatar",
+    response_model=UserOut,
+    responses=error_responses(400, 401, 404, 413, 415),
+    openapi_extra=_AVATAR_BODY,
+    summary="Upload the user's picture (multipart field file: JPEG, PNG or WebP, at most 5 MB)",
+)
+async def upload_avatar(
+    id: PathId, request: Request, office: OfficeDep, session: SessionDep, storage: StorageDep
+) -> UserOut:
+    await service.get_user(session, office.office_id, id)
+    upload = await receive_file(request, "file")
+    user = await service.set_avatar(session, storage, office.office_id, id, upload)
+    return (await service.present(session, storage, office.office_id, [user]))[0]
+
+
+@router.delete(
+    "/user/{id}/avatar",
+    response_model=AvatarRemoved,
+    responses=error_responses(400, 401, 404),
+    summary="Remove the user's picture (200 also when there is none)",
+)
+async def remove_avatar(
+    id: PathId, office: OfficeDep, session: SessionDep, storage: StorageDep
+) -> AvatarRemoved:
+    user = await service.remove_avatar(session, storage, office.office_id, id)
+    return AvatarRemoved(image_url=user.image_url)

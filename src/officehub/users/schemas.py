@@ -1,0 +1,48 @@
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, StringConstraints
+
+from officehub.params import Id
+from officehub.schemas import ApiModel
+from officehub.timeutil import Timestamp
+
+Role = Literal["ADMIN", "SUPERVISOR", "AGENT"]
+Email = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, max_length=320, pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$"),
+]
+
+
+class UserCreate(ApiModel):
+    name: str = Field(min_length=1, max_length=200)
+    email: Email
+    role: Role = "AGENT"
+    document: str | None = Field(None, max_length=64)
+    inbox_ids: list[Id] = Field(default_factory=list, max_length=100)
+
+
+class UserUpdate(ApiModel):
+    name: str | None = Field(None, min_length=1, max_length=200)
+    email: Email | None = None
+    role: Role | None = None
+    document: str | None = Field(None, max_length=64)
+    inbox_ids: list[Id] | None = Field(None, max_length=100)
+
+
+class UserOut(ApiModel):
+    id: str
+    office_id: str
+    name: str
+    email: str
+    role: str
+    document: str | None
+    image_url: str | None
+    inbox_ids: list[str]
+    created_at: Timestamp
+    updated_at: Timestamp
+
+
+class AvatarRemoved(ApiModel):
+    image_url: str | None
