@@ -1,18 +1,19 @@
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, StringConstraints
 
 from officehub.params import Id
 from officehub.schemas import ApiModel
 from officehub.timeutil import Timestamp
 
 Module = Literal["crm", "conversas", "pessoas", "fast-messages", "tickets"]
+Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100)]
 
 
 class TagCreate(ApiModel):
-    name: str = Field(min_length=1, max_length=100)
+    name: Name
     color: str = Field(min_length=1, max_length=32, description="For example #FF0000")
     inbox_id: Id
     modules: list[Module] = Field(
@@ -21,7 +22,7 @@ class TagCreate(ApiModel):
 
 
 class TagUpdate(ApiModel):
-    name: str | None = Field(None, min_length=1, max_length=100)
+    name: Name | None = None
     color: str | None = Field(None, min_length=1, max_length=32)
     modules: list[Module] | None = Field(None, min_length=1, max_length=5)
 

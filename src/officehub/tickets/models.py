@@ -33,6 +33,7 @@ class Ticket(IdMixin, TimestampMixin, Base):
 
 class TicketAssignee(Base):
     __tablename__ = "ticket_assignees"
+    __table_args__ = (Index("ix_ticket_assignees_office_id_user_id", "office_id", "user_id"),)
 
     office_id: Mapped[str] = mapped_column(ForeignKey("offices.id", ondelete="CASCADE"))
     ticket_id: Mapped[str] = mapped_column(

@@ -26,6 +26,7 @@ class User(IdMixin, TimestampMixin, Base):
 
 class UserInbox(Base):
     __tablename__ = "user_inboxes"
+    __table_args__ = (Index("ix_user_inboxes_office_id_inbox_id", "office_id", "inbox_id"),)
 
     office_id: Mapped[str] = mapped_column(ForeignKey("offices.id", ondelete="CASCADE"))
     user_id: Mapped[str] = mapped_column(

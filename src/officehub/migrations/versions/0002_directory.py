@@ -282,6 +282,12 @@ def upgrade() -> None:
         ),
         sa.PrimaryKeyConstraint("user_id", "inbox_id", name=op.f("pk_user_inboxes")),
     )
+    op.create_index(
+        "ix_user_inboxes_office_id_inbox_id",
+        "user_inboxes",
+        ["office_id", "inbox_id"],
+        unique=False,
+    )
     op.create_table(
         "contact_tags",
         sa.Column("office_id", sa.String(length=32), nullable=False),
@@ -558,6 +564,12 @@ def upgrade() -> None:
         ),
         sa.PrimaryKeyConstraint("ticket_id", "user_id", name=op.f("pk_ticket_assignees")),
     )
+    op.create_index(
+        "ix_ticket_assignees_office_id_user_id",
+        "ticket_assignees",
+        ["office_id", "user_id"],
+        unique=False,
+    )
     op.create_table(
         "ticket_departments",
         sa.Column("office_id", sa.String(length=32), nullable=False),
@@ -611,6 +623,7 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     op.drop_table("ticket_departments")
+    op.drop_index("ix_ticket_assignees_office_id_user_id", table_name="ticket_assignees")
     op.drop_table("ticket_assignees")
     op.drop_index("ix_tickets_office_id_created_at", table_name="tickets")
 
@@ -633,6 +646,7 @@ def downgrade() -> None:
 
     op.drop_table("conversations")
     op.drop_table("contact_tags")
+    op.drop_index("ix_user_inboxes_office_id_inbox_id", table_name="user_inboxes")
     op.drop_table("user_inboxes")
     op.drop_index("ix_tags_office_id_inbox_id_name_key", table_name="tags")
 
