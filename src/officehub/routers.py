@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
+from officehub.contacts.router import router as contacts_router
+
 
 def domain_routers() -> list[APIRouter]:
-    return []
+    return [contacts_router]
