@@ -171,6 +171,10 @@ async def test_list_contacts_bad_query_is_400(
     assert "query.limit" in error_of(r)["details"]
     r = await client.get("/people", params={"search": "x" * 201}, headers=office_a.headers)
     assert "query.search" in error_of(r)["details"]
+    many = ",".join(f"c{i:09d}" for i in range(51))
+    r = await client.get("/people", params={"tagIds": many}, headers=office_a.headers)
+    assert r.status_code == 400
+    assert "query.tagIds" in error_of(r)["details"]
 
 
 async def test_list_contacts_of_another_offices_inbox_is_404(

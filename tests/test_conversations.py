@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from typing import Any
 
@@ -556,3 +557,15 @@ async def test_conversation_routes_without_key_are_401(
     r = await client.request(method, path, json={"conversationId": MISSING})
     assert r.status_code == 401
     assert error_of(r)["code"] == "UNAUTHORIZED"
+
+
+async def test_concurrent_opens_make_one_conversation(
+    app: FastAPI, client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    world = await _world(session, office_a)
+    responses = await asyncio.gather(
+        *(client.post("/conversation", json=world.body, headers=office_a.headers) for _ in range(5))
+    )
+    assert sorted(r.status_code for r in responses) == [200, 200, 200, 200, 201]
+    assert len({r.json()["id"] for r in responses}) == 1
+    assert len(await outbox(app, office_a.id, "chat.conversation.created")) == 1

@@ -8,11 +8,12 @@ from officehub.auth import OfficeDep
 from officehub.contacts import service
 from officehub.contacts.schemas import ContactIn, ContactOut, ContactPatch
 from officehub.db import SessionDep
-from officehub.errors import error_responses
+from officehub.errors import ValidationFailed, error_responses
 from officehub.pagination import Page, PageDep
 from officehub.params import PathId
 
 router = APIRouter(tags=["Contacts"])
+MAX_TAG_FILTER = 50
 
 
 @router.post(
@@ -47,6 +48,8 @@ async def list_contacts(
     ] = None,
 ) -> Page[ContactOut]:
     ids = [part for value in tag_ids or [] for part in value.split(",") if part]
+    if len(ids) > MAX_TAG_FILTER:
+        raise ValidationFailed.field("query.tagIds", f"at most {MAX_TAG_FILTER} tag ids")
     items, total = await service.list_contacts(
         session, office.office_id, params, inbox_id=inbox_id, search=search, tag_ids=ids
     )

@@ -25,6 +25,14 @@ async def get_contact(session: AsyncSession, office_id: str, ident: str) -> Cont
     return record
 
 
+async def lock_contact(session: AsyncSession, office_id: str, ident: str) -> Contact:
+    """The contact, locked until the transaction ends: serialises work per contact."""
+    record = await repository.lock_contact(session, office_id, ident)
+    if record is None:
+        raise NotFound.of("Contact", ident)
+    return record
+
+
 def contact_out(contact: Contact, contact_tags: Sequence[Tag]) -> ContactOut:
     return ContactOut.model_validate(
         {

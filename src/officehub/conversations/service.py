@@ -90,8 +90,11 @@ async def list_conversations(
 async def open_conversation(
     session: AsyncSession, office_id: str, body: ConversationIn
 ) -> tuple[ConversationOut, bool]:
-    """The contact's open conversation on the integration, else a new one (created True)."""
-    await contacts.get_contact(session, office_id, body.person_id)
+    """The contact's open conversation on the integration, else a new one (created True).
+
+    The contact's row is locked first, so two concurrent opens make one conversation.
+    """
+    await contacts.lock_contact(session, office_id, body.person_id)
     inbox = await inboxes.get_inbox(session, office_id, body.inbox_id)
     integration = await inboxes.get_integration(session, office_id, body.integration_id)
     if integration.inbox_id != inbox.id:
