@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
+from officehub.contacts.router import router as contacts_router
+from officehub.conversations.router import router as conversations_router
 from officehub.departments.router import router as departments_router
 from officehub.fast_messages.router import router as fast_messages_router
 from officehub.inboxes.router import router as inboxes_router
 from officehub.legal_areas.router import router as legal_areas_router
 from officehub.media import router as media_router
+from officehub.messages.router import router as messages_router
+from officehub.partner_links.router import router as partner_links_router
 from officehub.tags.router import router as tags_router
 from officehub.tickets.router import router as tickets_router
 from officehub.users.router import router as users_router
@@ -24,4 +28,8 @@ def domain_routers() -> list[APIRouter]:
         tickets_router,
         fast_messages_router,
         media_router,
+        contacts_router,
+        partner_links_router,
+        conversations_router,
+        messages_router,
     ]

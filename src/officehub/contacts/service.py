@@ -1,10 +1,21 @@
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.contacts import repository
 from officehub.contacts.models import Contact
-from officehub.errors import NotFound
+from officehub.contacts.normalize import digits, fold, to_e164
+from officehub.contacts.schemas import ContactIn, ContactOut, ContactPatch, TagRef
+from officehub.errors import Conflict, NotFound, ValidationFailed
+from officehub.events.service import emit
+from officehub.inboxes import service as inboxes
+from officehub.pagination import PageParams, paginate
+from officehub.tags import service as tags
+from officehub.tags.models import Tag
+from officehub.timeutil import utcnow
 
 
 async def get_contact(session: AsyncSession, office_id: str, ident: str) -> Contact:
@@ -12,3 +23,164 @@ async def get_contact(session: AsyncSession, office_id: str, ident: str) -> Cont
     if record is None:
         raise NotFound.of("Contact", ident)
     return record
+
+
+async def lock_contact(session: AsyncSession, office_id: str, ident: str) -> Contact:
+    """The contact, locked until the transaction ends: serialises work per contact."""
+    record = await repository.lock_contact(session, office_id, ident)
+    if record is None:
+        raise NotFound.of("Contact", ident)
+    return record
+
+
+def contact_out(contact: Contact, contact_tags: Sequence[Tag]) -> ContactOut:
+    return ContactOut.model_validate(
+        {
+            **{c.key: getattr(contact, c.key) for c in Contact.__table__.columns},
+            "tags": [TagRef.model_validate(t) for t in contact_tags],
+        }
+    )
+
+
+async def read_contact(session: AsyncSession, office_id: str, ident: str) -> ContactOut:
+    contact = await get_contact(session, office_id, ident)
+    return contact_out(contact, await _tags_of(session, office_id, contact.id))
+
+
+async def _tags_of(session: AsyncSession, office_id: str, contact_id: str) -> list[Tag]:
+    found = await repository.tags_by_contact(session, office_id, [contact_id])
+    return found.get(contact_id, [])
+
+
+async def list_contacts(
+    session: AsyncSession,
+    office_id: str,
+    params: PageParams,
+    *,
+    inbox_id: str | None = None,
+    search: str | None = None,
+    tag_ids: Sequence[str] = (),
+) -> tuple[list[ContactOut], int]:
+    if inbox_id is not None:
+        await inboxes.get_inbox(session, office_id, inbox_id)
+    for tag_id in tag_ids:
+        await tags.get_tag(session, office_id, tag_id)
+    name_fragment = fold(search.strip()) if search else None
+    phone_fragment = digits(search) if search else None
+    stmt = repository.contacts_query(
+        office_id,
+        inbox_id=inbox_id,
+        name_fragment=name_fragment,
+        phone_fragment=phone_fragment,
+        tag_ids=tag_ids,
+    )
+    rows, total = await paginate(session, stmt, params)
+    found = await repository.tags_by_contact(session, office_id, [c.id for c in rows])
+    return [contact_out(c, found.get(c.id, [])) for c in rows], total
+
+
+async def create_contact(session: AsyncSession, office_id: str, body: ContactIn) -> ContactOut:
+    phone = await _checked_phone(session, office_id, body.phone)
+    if body.inbox_id is not None:
+        await inboxes.get_inbox(session, office_id, body.inbox_id)
+    contact_tags = await _checked_tags(session, office_id, body.tags)
+    contact = Contact(
+        office_id=office_id,
+        inbox_id=body.inbox_id,
+        name=body.name,
+        search_name=fold(body.name)[:200],
+        phone=phone,
+        email=body.email,
+        document=body.document,
+        description=body.description,
+        is_blocked=body.is_blocked,
+    )
+    session.add(contact)
+    await session.flush()
+    await repository.replace_tags(session, office_id, contact.id, [t.id for t in contact_tags])
+    out = contact_out(contact, contact_tags)
+    await emit(session, office_id, "contact.created", _data(out))
+    return out
+
+
+async def update_contact(
+    session: AsyncSession, office_id: str, ident: str, body: ContactPatch
+) -> ContactOut:
+    """Applies the fields sent; emits ``contact.updated`` only when something changed."""
+    contact = await get_contact(session, office_id, ident)
+    before = contact_out(contact, await _tags_of(session, office_id, contact.id))
+    sent = body.model_fields_set
+    for field in ("name", "is_blocked"):
+        if field in sent and getattr(body, field) is None:
+            raise ValidationFailed.field(f"body.{_camel(field)}", "may not be null")
+    changes: dict[str, Any] = {}
+    if "name" in sent and body.name is not None:
+        changes["name"] = body.name
+        changes["search_name"] = fold(body.name)[:200]
+    if "phone" in sent:
+        changes["phone"] = await _checked_phone(session, office_id, body.phone, other_than=ident)
+    if "inbox_id" in sent and body.inbox_id is not None:
+        await inboxes.get_inbox(session, office_id, body.inbox_id)
+    for field in ("email", "document", "description", "inbox_id", "is_blocked"):
+        if field in sent:
+            changes[field] = getattr(body, field)
+    contact_tags = [TagRef(id=t.id, name=t.name, color=t.color) for t in before.tags]
+    if "tags" in sent and body.tags is not None:
+        new_tags = await _checked_tags(session, office_id, body.tags)
+        if {t.id for t in new_tags} != {t.id for t in before.tags}:
+            await repository.replace_tags(session, office_id, contact.id, [t.id for t in new_tags])
+            contact_tags = [TagRef.model_validate(t) for t in new_tags]
+    changed = {k: v for k, v in changes.items() if getattr(contact, k) != v}
+    tags_changed = [t.id for t in contact_tags] != [t.id for t in before.tags]
+    if not changed and not tags_changed:
+        return before
+    for key, value in changed.items():
+        setattr(contact, key, value)
+    contact.updated_at = utcnow()
+    await session.flush()
+    out = await read_contact(session, office_id, ident)
+    await emit(session, office_id, "contact.updated", _data(out))
+    return out
+
+
+async def delete_contact(session: AsyncSession, office_id: str, ident: str) -> ContactOut:
+    """Deletes the contact with its conversations, messages, notes and partner links."""
+    contact = await get_contact(session, office_id, ident)
+    out = contact_out(contact, await _tags_of(session, office_id, contact.id))
+    await repository.delete_contact(session, contact)
+    await emit(session, office_id, "contact.deleted", _data(out))
+    return out
+
+
+async def _checked_phone(
+    session: AsyncSession, office_id: str, raw: str | None, *, other_than: str | None = None
+) -> str | None:
+    if raw is None:
+        return None
+    phone = to_e164(raw)
+    if phone is None:
+        raise ValidationFailed.field(
+            "body.phone", f"{raw!r} is not a valid phone number (Brazil unless +country given)"
+        )
+    existing = await repository.find_by_phone(session, office_id, phone, other_than=other_than)
+    if existing is not None:
+        raise Conflict(
+            "A contact with this phone already exists",
+            details=f"Contact {existing.id} already has the phone {phone}",
+        )
+    return phone
+
+
+async def _checked_tags(session: AsyncSession, office_id: str, tag_ids: Sequence[str]) -> list[Tag]:
+    unique = list(dict.fromkeys(tag_ids))
+    found = [await tags.get_tag(session, office_id, tag_id) for tag_id in unique]
+    return sorted(found, key=lambda t: (t.name, t.id))
+
+
+def _data(out: ContactOut) -> dict[str, Any]:
+    return out.model_dump(mode="json", by_alias=True)
+
+
+def _camel(field: str) -> str:
+    head, *rest = field.split("_")
+    return head + "".join(p.title() for p in rest)

@@ -1,11 +1,41 @@
+"""Conversations: open (or find the open one), read, list, update, tags, notes, assignment.
+
+Every change emits what the contract's event table says, with the conversation as the API
+answers it: ``chat.conversation.updated`` for status, priority or tags,
+``chat.conversation.assigned`` (with the previous assignee) for user or department.
+"""
+
 from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from officehub.contacts import service as contacts
+from officehub.contacts.schemas import TagRef
 from officehub.conversations import repository
-from officehub.conversations.models import Conversation
-from officehub.errors import NotFound
+from officehub.conversations.models import Conversation, ConversationNote
+from officehub.conversations.schemas import (
+    ConversationIn,
+    ConversationOut,
+    ConversationPatch,
+    NoteIn,
+    NoteOut,
+)
+from officehub.departments import service as departments
+from officehub.errors import Conflict, NotFound, ValidationFailed
+from officehub.events.service import emit
+from officehub.inboxes import service as inboxes
+from officehub.pagination import PageParams, paginate
+from officehub.tags import service as tags
 from officehub.tags.models import Tag
+from officehub.timeutil import utcnow
+from officehub.users import service as users
+
+_UNSET: Any = object()
 
 
 async def get_conversation(session: AsyncSession, office_id: str, ident: str) -> Conversation:
@@ -18,3 +48,245 @@ async def get_conversation(session: AsyncSession, office_id: str, ident: str) ->
 async def tags_of(session: AsyncSession, office_id: str, conversation_id: str) -> list[Tag]:
     """The conversation's tags, by name."""
     return await repository.tags_of(session, office_id, conversation_id)
+
+
+def conversation_out(
+    conversation: Conversation, conversation_tags: Sequence[Tag]
+) -> ConversationOut:
+    return ConversationOut.model_validate(
+        {
+            **{c.key: getattr(conversation, c.key) for c in Conversation.__table__.columns},
+            "tags": [TagRef.model_validate(t) for t in conversation_tags],
+        }
+    )
+
+
+async def read_conversation(session: AsyncSession, office_id: str, ident: str) -> ConversationOut:
+    conversation = await get_conversation(session, office_id, ident)
+    return conversation_out(conversation, await tags_of(session, office_id, conversation.id))
+
+
+async def list_conversations(
+    session: AsyncSession,
+    office_id: str,
+    params: PageParams,
+    *,
+    inbox_id: str | None = None,
+    person_id: str | None = None,
+    status: str | None = None,
+) -> tuple[list[ConversationOut], int]:
+    if inbox_id is not None:
+        await inboxes.get_inbox(session, office_id, inbox_id)
+    if person_id is not None:
+        await contacts.get_contact(session, office_id, person_id)
+    stmt = repository.conversations_query(
+        office_id, inbox_id=inbox_id, person_id=person_id, status=status
+    )
+    rows, total = await paginate(session, stmt, params)
+    found = await repository.tags_by_conversation(session, office_id, [c.id for c in rows])
+    return [conversation_out(c, found.get(c.id, [])) for c in rows], total
+
+
+async def open_conversation(
+    session: AsyncSession, office_id: str, body: ConversationIn
+) -> tuple[ConversationOut, bool]:
+    """The contact's open conversation on the integration, else a new one (created True).
+
+    The contact's row is locked first, so two concurrent opens make one conversation.
+    """
+    await contacts.lock_contact(session, office_id, body.person_id)
+    inbox = await inboxes.get_inbox(session, office_id, body.inbox_id)
+    integration = await inboxes.get_integration(session, office_id, body.integration_id)
+    if integration.inbox_id != inbox.id:
+        raise ValidationFailed.field(
+            "body.integrationId",
+            f"integration {integration.id} is not a channel of inbox {inbox.id}",
+        )
+    existing = await repository.find_open(session, office_id, body.person_id, integration.id)
+    if existing is not None:
+        return await read_conversation(session, office_id, existing.id), False
+    conversation = Conversation(
+        office_id=office_id,
+        person_id=body.person_id,
+        inbox_id=inbox.id,
+        integration_id=integration.id,
+        status="OPEN",
+        priority=body.priority,
+        assigned_user_id=None,
+        department_id=None,
+        last_message_at=None,
+    )
+    await repository.add(session, conversation)
+    out = conversation_out(conversation, [])
+    await _emit(session, office_id, "chat.conversation.created", out)
+    return out, True
+
+
+async def update_conversation(
+    session: AsyncSession, office_id: str, ident: str, body: ConversationPatch
+) -> ConversationOut:
+    sent = body.model_fields_set
+    for field, name in (("status", "status"), ("priority", "priority"), ("tags", "tags")):
+        if field in sent and getattr(body, field) is None:
+            raise ValidationFailed.field(f"body.{name}", "may not be null")
+    return await _change(
+        session,
+        office_id,
+        ident,
+        status=body.status if "status" in sent else _UNSET,
+        priority=body.priority if "priority" in sent else _UNSET,
+        assigned_user_id=body.assigned_user_id if "assigned_user_id" in sent else _UNSET,
+        department_id=body.department_id if "department_id" in sent else _UNSET,
+        tag_ids=body.tags if "tags" in sent else _UNSET,
+    )
+
+
+async def add_tag(
+    session: AsyncSession, office_id: str, ident: str, tag_id: str
+) -> ConversationOut:
+    await get_conversation(session, office_id, ident)
+    current = [t.id for t in await tags_of(session, office_id, ident)]
+    return await _change(session, office_id, ident, tag_ids=[*current, tag_id])
+
+
+async def remove_tag(
+    session: AsyncSession, office_id: str, ident: str, tag_id: str
+) -> ConversationOut:
+    """Removing a tag the conversation does not carry changes nothing."""
+    await get_conversation(session, office_id, ident)
+    await tags.get_tag(session, office_id, tag_id)
+    current = [t.id for t in await tags_of(session, office_id, ident)]
+    return await _change(session, office_id, ident, tag_ids=[t for t in current if t != tag_id])
+
+
+async def end_human_support(session: AsyncSession, office_id: str, ident: str) -> ConversationOut:
+    """Clears the assigned user and department; the conversation goes back to its flow."""
+    return await _change(session, office_id, ident, assigned_user_id=None, department_id=None)
+
+
+async def record_message_time(
+    session: AsyncSession, conversation: Conversation, at: datetime
+) -> None:
+    conversation.last_message_at = at
+    await session.flush()
+
+
+async def add_note(session: AsyncSession, office_id: str, body: NoteIn) -> NoteOut:
+    await get_conversation(session, office_id, body.conversation_id)
+    if body.user_id is not None:
+        await users.get_user(session, office_id, body.user_id)
+    note = ConversationNote(
+        office_id=office_id,
+        conversation_id=body.conversation_id,
+        user_id=body.user_id,
+        text=body.text,
+        created_at=utcnow(),
+    )
+    await repository.add(session, note)
+    return NoteOut.model_validate(note)
+
+
+async def list_notes(
+    session: AsyncSession, office_id: str, conversation_id: str, params: PageParams
+) -> tuple[list[NoteOut], int]:
+    await get_conversation(session, office_id, conversation_id)
+    rows, total = await paginate(
+        session, repository.notes_query(office_id, conversation_id), params
+    )
+    return [NoteOut.model_validate(n) for n in rows], total
+
+
+@dataclass
+class _Diff:
+    updated: bool = False
+    assigned: bool = False
+
+
+async def _change(
+    session: AsyncSession,
+    office_id: str,
+    ident: str,
+    *,
+    status: Any = _UNSET,
+    priority: Any = _UNSET,
+    assigned_user_id: Any = _UNSET,
+    department_id: Any = _UNSET,
+    tag_ids: Any = _UNSET,
+) -> ConversationOut:
+    """Applies what differs from the stored conversation and emits the events it calls for."""
+    conversation = await get_conversation(session, office_id, ident)
+    before_tags = await tags_of(session, office_id, ident)
+    previous_user, previous_department = conversation.assigned_user_id, conversation.department_id
+    diff = _Diff()
+    if status is not _UNSET and status != conversation.status:
+        if status == "OPEN":
+            other = await repository.find_open(
+                session,
+                office_id,
+                conversation.person_id,
+                conversation.integration_id,
+                other_than=conversation.id,
+            )
+            if other is not None:
+                raise Conflict(
+                    "The contact already has an open conversation on this integration",
+                    details=f"Conversation {other.id} is open; close it before reopening this one",
+                )
+        conversation.status = status
+        diff.updated = True
+    if priority is not _UNSET and priority != conversation.priority:
+        conversation.priority = priority
+        diff.updated = True
+    if assigned_user_id is not _UNSET and assigned_user_id != conversation.assigned_user_id:
+        if assigned_user_id is not None:
+            await users.get_user(session, office_id, assigned_user_id)
+        conversation.assigned_user_id = assigned_user_id
+        diff.assigned = True
+    if department_id is not _UNSET and department_id != conversation.department_id:
+        if department_id is not None:
+            await departments.get_department(session, office_id, department_id)
+        conversation.department_id = department_id
+        diff.assigned = True
+    new_tags = before_tags
+    if tag_ids is not _UNSET:
+        new_tags = await _checked_tags(session, office_id, tag_ids)
+        if {t.id for t in new_tags} != {t.id for t in before_tags}:
+            await repository.replace_tags(session, office_id, ident, [t.id for t in new_tags])
+            diff.updated = True
+        else:
+            new_tags = before_tags
+    if not diff.updated and not diff.assigned:
+        return conversation_out(conversation, before_tags)
+    conversation.updated_at = utcnow()
+    await session.flush()
+    out = conversation_out(conversation, new_tags)
+    if diff.updated:
+        await _emit(session, office_id, "chat.conversation.updated", out)
+    if diff.assigned:
+        await _emit(
+            session,
+            office_id,
+            "chat.conversation.assigned",
+            out,
+            previousAssignedUserId=previous_user,
+            previousDepartmentId=previous_department,
+        )
+    return out
+
+
+async def _checked_tags(session: AsyncSession, office_id: str, tag_ids: Sequence[str]) -> list[Tag]:
+    found = [await tags.get_tag(session, office_id, t) for t in dict.fromkeys(tag_ids)]
+    return sorted(found, key=lambda t: (t.name, t.id))
+
+
+async def _emit(
+    session: AsyncSession, office_id: str, name: str, out: ConversationOut, **extra: Any
+) -> None:
+    await emit(
+        session,
+        office_id,
+        name,
+        {**out.model_dump(mode="json", by_alias=True), **extra},
+        conversation_id=out.id,
+        integration_id=out.integration_id,
+    )

@@ -1,0 +1,88 @@
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+
+from officehub.auth import OfficeDep
+from officehub.contacts import service
+from officehub.contacts.schemas import ContactIn, ContactOut, ContactPatch
+from officehub.db import SessionDep
+from officehub.errors import ValidationFailed, error_responses
+from officehub.pagination import Page, PageDep
+from officehub.params import PathId
+
+router = APIRouter(tags=["Contacts"])
+MAX_TAG_FILTER = 50
+
+
+@router.post(
+    "/people",
+    status_code=201,
+    response_model=ContactOut,
+    responses=error_responses(400, 401, 404, 409),
+    summary="Create a contact",
+)
+async def create_contact(body: ContactIn, office: OfficeDep, session: SessionDep) -> ContactOut:
+    return await service.create_contact(session, office.office_id, body)
+
+
+@router.get(
+    "/people",
+    response_model=Page[ContactOut],
+    responses=error_responses(400, 401, 404),
+    summary="List contacts",
+)
+async def list_contacts(
+    office: OfficeDep,
+    session: SessionDep,
+    params: PageDep,
+    inbox_id: Annotated[str | None, Query(alias="inboxId", max_length=32)] = None,
+    search: Annotated[
+        str | None,
+        Query(max_length=200, description="Part of the name (any case, any accents) or phone"),
+    ] = None,
+    tag_ids: Annotated[
+        list[str] | None,
+        Query(alias="tagIds", description="Contacts with any of these tags (repeat or a,b)"),
+    ] = None,
+) -> Page[ContactOut]:
+    ids = [part for value in tag_ids or [] for part in value.split(",") if part]
+    if len(ids) > MAX_TAG_FILTER:
+        raise ValidationFailed.field("query.tagIds", f"at most {MAX_TAG_FILTER} tag ids")
+    items, total = await service.list_contacts(
+        session, office.office_id, params, inbox_id=inbox_id, search=search, tag_ids=ids
+    )
+    return Page[ContactOut].of(items, total, params)
+
+
+@router.get(
+    "/people/{id}",
+    response_model=ContactOut,
+    responses=error_responses(400, 401, 404),
+    summary="Read a contact",
+)
+async def read_contact(id: PathId, office: OfficeDep, session: SessionDep) -> ContactOut:
+    return await service.read_contact(session, office.office_id, id)
+
+
+@router.patch(
+    "/people/{id}",
+    response_model=ContactOut,
+    responses=error_responses(400, 401, 404, 409),
+    summary="Change a contact",
+)
+async def update_contact(
+    id: PathId, body: ContactPatch, office: OfficeDep, session: SessionDep
+) -> ContactOut:
+    return await service.update_contact(session, office.office_id, id, body)
+
+
+@router.delete(
+    "/people/{id}",
+    response_model=ContactOut,
+    responses=error_responses(400, 401, 404),
+    summary="Delete a contact with its conversations",
+)
+async def delete_contact(id: PathId, office: OfficeDep, session: SessionDep) -> ContactOut:
+    return await service.delete_contact(session, office.office_id, id)

@@ -1,0 +1,57 @@
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field, StringConstraints
+
+from officehub.schemas import ApiModel
+from officehub.timeutil import Timestamp
+
+Email = Annotated[str, StringConstraints(max_length=320, pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$")]
+Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+TagIds = Annotated[list[Annotated[str, StringConstraints(max_length=32)]], Field(max_length=50)]
+
+
+class TagRef(ApiModel):
+    id: str
+    name: str
+    color: str
+
+
+class ContactIn(ApiModel):
+    name: Name
+    phone: Annotated[str, StringConstraints(max_length=32)] | None = None
+    email: Email | None = None
+    document: Annotated[str, StringConstraints(max_length=64)] | None = None
+    description: Annotated[str, StringConstraints(max_length=5000)] | None = None
+    inbox_id: Annotated[str, StringConstraints(max_length=32)] | None = None
+    is_blocked: bool = False
+    tags: TagIds = Field(default_factory=list, description="Tag ids")
+
+
+class ContactPatch(ApiModel):
+    """Only the fields sent change; ``tags`` replaces the contact's tags."""
+
+    name: Name | None = None
+    phone: Annotated[str, StringConstraints(max_length=32)] | None = None
+    email: Email | None = None
+    document: Annotated[str, StringConstraints(max_length=64)] | None = None
+    description: Annotated[str, StringConstraints(max_length=5000)] | None = None
+    inbox_id: Annotated[str, StringConstraints(max_length=32)] | None = None
+    is_blocked: bool | None = None
+    tags: TagIds | None = Field(default=None, description="Tag ids")
+
+
+class ContactOut(ApiModel):
+    id: str
+    name: str
+    phone: str | None
+    email: str | None
+    document: str | None
+    description: str | None
+    inbox_id: str | None
+    is_blocked: bool
+    image_url: str | None
+    tags: list[TagRef]
+    created_at: Timestamp
+    updated_at: Timestamp

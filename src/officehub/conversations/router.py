@@ -1,0 +1,148 @@
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Path, Query, Response
+
+from officehub.auth import OfficeDep
+from officehub.conversations import service
+from officehub.conversations.schemas import (
+    ConversationIn,
+    ConversationOut,
+    ConversationPatch,
+    EndHumanSupport,
+    NoteIn,
+    NoteOut,
+    Status,
+    TagAdd,
+)
+from officehub.db import SessionDep
+from officehub.errors import error_responses
+from officehub.pagination import Page, PageDep
+from officehub.params import Id, PathId
+
+router = APIRouter(tags=["Conversations"])
+
+
+@router.post(
+    "/conversation",
+    status_code=201,
+    response_model=ConversationOut,
+    responses={
+        200: {"model": ConversationOut, "description": "The contact's open conversation"},
+        **error_responses(400, 401, 404),
+    },
+    summary="Open a conversation (or find the open one)",
+)
+async def open_conversation(
+    body: ConversationIn, response: Response, office: OfficeDep, session: SessionDep
+) -> ConversationOut:
+    out, created = await service.open_conversation(session, office.office_id, body)
+    if not created:
+        response.status_code = 200
+    return out
+
+
+@router.get(
+    "/conversation",
+    response_model=Page[ConversationOut],
+    responses=error_responses(400, 401, 404),
+    summary="List conversations, newest first",
+)
+async def list_conversations(
+    office: OfficeDep,
+    session: SessionDep,
+    params: PageDep,
+    inbox_id: Annotated[str | None, Query(alias="inboxId", max_length=32)] = None,
+    person_id: Annotated[Id | None, Query(alias="personId")] = None,
+    status: Annotated[Status | None, Query()] = None,
+) -> Page[ConversationOut]:
+    items, total = await service.list_conversations(
+        session, office.office_id, params, inbox_id=inbox_id, person_id=person_id, status=status
+    )
+    return Page[ConversationOut].of(items, total, params)
+
+
+@router.post(
+    "/conversation/note",
+    status_code=201,
+    response_model=NoteOut,
+    responses=error_responses(400, 401, 404),
+    summary="Add a private note for operators",
+)
+async def add_note(body: NoteIn, office: OfficeDep, session: SessionDep) -> NoteOut:
+    return await service.add_note(session, office.office_id, body)
+
+
+@router.get(
+    "/conversation/notes",
+    response_model=Page[NoteOut],
+    responses=error_responses(400, 401, 404),
+    summary="A conversation's notes, newest first",
+)
+async def list_notes(
+    conversation_id: Annotated[Id, Query(alias="conversationId")],
+    office: OfficeDep,
+    session: SessionDep,
+    params: PageDep,
+) -> Page[NoteOut]:
+    items, total = await service.list_notes(session, office.office_id, conversation_id, params)
+    return Page[NoteOut].of(items, total, params)
+
+
+@router.post(
+    "/conversation/end-human-support",
+    response_model=ConversationOut,
+    responses=error_responses(400, 401, 404),
+    summary="Clear the assignment and hand the conversation back to its flow",
+)
+async def end_human_support(
+    body: EndHumanSupport, office: OfficeDep, session: SessionDep
+) -> ConversationOut:
+    return await service.end_human_support(session, office.office_id, body.conversation_id)
+
+
+@router.get(
+    "/conversation/{id}",
+    response_model=ConversationOut,
+    responses=error_responses(400, 401, 404),
+    summary="Read a conversation",
+)
+async def read_conversation(id: PathId, office: OfficeDep, session: SessionDep) -> ConversationOut:
+    return await service.read_conversation(session, office.office_id, id)
+
+
+@router.patch(
+    "/conversation/{id}",
+    response_model=ConversationOut,
+    responses=error_responses(400, 401, 404, 409),
+    summary="Change status, priority, assignment or tags",
+)
+async def update_conversation(
+    id: PathId, body: ConversationPatch, office: OfficeDep, session: SessionDep
+) -> ConversationOut:
+    return await service.update_conversation(session, office.office_id, id, body)
+
+
+@router.post(
+    "/conversation/{id}/tags",
+    response_model=ConversationOut,
+    responses=error_responses(400, 401, 404),
+    summary="Tag a conversation",
+)
+async def add_tag(
+    id: PathId, body: TagAdd, office: OfficeDep, session: SessionDep
+) -> ConversationOut:
+    return await service.add_tag(session, office.office_id, id, body.tag_id)
+
+
+@router.delete(
+    "/conversation/{id}/tags/{tagId}",
+    response_model=ConversationOut,
+    responses=error_responses(400, 401, 404),
+    summary="Remove a tag from a conversation",
+)
+async def remove_tag(
+    id: PathId, tagId: Annotated[str, Path(max_length=64)], office: OfficeDep, session: SessionDep
+) -> ConversationOut:
+    return await service.remove_tag(session, office.office_id, id, tagId)

@@ -1,0 +1,68 @@
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, StringConstraints
+
+from officehub.contacts.schemas import TagRef
+from officehub.params import Id
+from officehub.schemas import ApiModel
+from officehub.timeutil import Timestamp
+
+Status = Literal["OPEN", "CLOSED"]
+Priority = Literal["LOW", "MEDIUM", "HIGH"]
+RefId = Annotated[str, StringConstraints(min_length=1, max_length=32)]
+
+
+class ConversationIn(ApiModel):
+    person_id: Id
+    inbox_id: RefId
+    integration_id: RefId
+    priority: Priority = "MEDIUM"
+
+
+class ConversationPatch(ApiModel):
+    """Only the fields sent change; ``tags`` (tag ids) replaces the current set."""
+
+    status: Status | None = None
+    priority: Priority | None = None
+    assigned_user_id: RefId | None = None
+    department_id: RefId | None = None
+    tags: Annotated[list[RefId], Field(max_length=50)] | None = None
+
+
+class ConversationOut(ApiModel):
+    id: str
+    person_id: str
+    inbox_id: str
+    integration_id: str
+    status: Status
+    priority: Priority
+    assigned_user_id: str | None
+    department_id: str | None
+    last_message_at: Timestamp | None
+    tags: list[TagRef]
+    created_at: Timestamp
+    updated_at: Timestamp
+
+
+class TagAdd(ApiModel):
+    tag_id: RefId
+
+
+class EndHumanSupport(ApiModel):
+    conversation_id: Id
+
+
+class NoteIn(ApiModel):
+    conversation_id: Id
+    text: Annotated[str, StringConstraints(min_length=1, max_length=10_000)]
+    user_id: RefId | None = Field(default=None, description="The operator who wrote it")
+
+
+class NoteOut(ApiModel):
+    id: str
+    conversation_id: str
+    user_id: str | None
+    text: str
+    created_at: Timestamp

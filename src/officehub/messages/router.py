@@ -1,0 +1,52 @@
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from officehub.auth import OfficeDep
+from officehub.db import SessionDep
+from officehub.errors import error_responses
+from officehub.messages import service
+from officehub.messages.schemas import InboundIn, MessageOut, OutboundIn
+from officehub.pagination import Page, PageDep
+from officehub.params import PathId
+
+router = APIRouter(tags=["Messages"])
+
+
+@router.post(
+    "/conversation/{id}/messages/inbound",
+    status_code=201,
+    response_model=MessageOut,
+    responses=error_responses(400, 401, 404),
+    summary="Store a message the contact sent (called by a channel adapter)",
+)
+async def receive_message(
+    id: PathId, body: InboundIn, office: OfficeDep, session: SessionDep
+) -> MessageOut:
+    return await service.receive(session, office.office_id, id, body)
+
+
+@router.post(
+    "/conversation/{id}/messages",
+    status_code=201,
+    response_model=MessageOut,
+    responses=error_responses(400, 401, 404, 409),
+    summary="Send a message to the contact",
+)
+async def send_message(
+    id: PathId, body: OutboundIn, office: OfficeDep, session: SessionDep
+) -> MessageOut:
+    return await service.send(session, office.office_id, id, body)
+
+
+@router.get(
+    "/conversation/{id}/messages",
+    response_model=Page[MessageOut],
+    responses=error_responses(400, 401, 404),
+    summary="A conversation's messages, newest first",
+)
+async def list_messages(
+    id: PathId, office: OfficeDep, session: SessionDep, params: PageDep
+) -> Page[MessageOut]:
+    items, total = await service.list_messages(session, office.office_id, id, params)
+    return Page[MessageOut].of(items, total, params)

@@ -1,0 +1,40 @@
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import StringConstraints
+
+from officehub.schemas import ApiModel
+from officehub.timeutil import Timestamp
+
+Text = Annotated[str, StringConstraints(min_length=1, max_length=4096)]
+MediaUrl = Annotated[str, StringConstraints(max_length=2000, pattern=r"^https?://\S+$")]
+
+
+class InboundIn(ApiModel):
+    """What the contact wrote: ``text``, or media (``mediaUrl``, with ``text`` as caption)."""
+
+    text: Text | None = None
+    media_url: MediaUrl | None = None
+
+
+class OutboundIn(ApiModel):
+    """``{text}``, or a template send ``{templateName, language, variables, headerMediaPath}``."""
+
+    text: Text | None = None
+    template_name: Annotated[str, StringConstraints(min_length=1, max_length=512)] | None = None
+    language: Annotated[str, StringConstraints(max_length=16)] | None = None
+    variables: list[Any] | dict[str, Any] | None = None
+    header_media_path: Annotated[str, StringConstraints(max_length=1000)] | None = None
+
+
+class MessageOut(ApiModel):
+    id: str
+    conversation_id: str
+    direction: Literal["INBOUND", "OUTBOUND"]
+    type: Literal["TEXT", "TEMPLATE", "MEDIA", "NOTE"]
+    text: str | None
+    template_name: str | None
+    media_url: str | None
+    status: str
+    created_at: Timestamp

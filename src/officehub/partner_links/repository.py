@@ -1,0 +1,36 @@
+from __future__ import annotations
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from officehub.contacts.models import PartnerLink
+from officehub.repository import scoped
+
+
+async def latest_link(session: AsyncSession, office_id: str, contact_id: str) -> PartnerLink | None:
+    """The contact's active link, else its most recent one."""
+    stmt = (
+        scoped(PartnerLink, office_id)
+        .where(PartnerLink.contact_id == contact_id)
+        .order_by(
+            PartnerLink.unlinked_at.is_not(None),
+            PartnerLink.linked_at.desc(),
+            PartnerLink.id.desc(),
+        )
+        .limit(1)
+    )
+    return (await session.scalars(stmt)).first()
+
+
+async def get_link_of(
+    session: AsyncSession, office_id: str, contact_id: str, link_id: str
+) -> PartnerLink | None:
+    stmt = scoped(PartnerLink, office_id).where(
+        PartnerLink.contact_id == contact_id, PartnerLink.id == link_id
+    )
+    return (await session.scalars(stmt)).first()
+
+
+async def add_link(session: AsyncSession, link: PartnerLink) -> PartnerLink:
+    session.add(link)
+    await session.flush()
+    return link

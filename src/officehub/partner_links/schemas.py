@@ -1,0 +1,35 @@
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import StringConstraints
+
+from officehub.params import Id
+from officehub.schemas import ApiModel, StrictApiModel
+from officehub.timeutil import Timestamp
+
+LinkSource = Literal["MANUAL", "BUTTON", "CRM", "backfill"]
+
+
+class Partner(StrictApiModel):
+    """The contact's record in the partner system, kept as given."""
+
+    id: Id
+    name: Annotated[str, StringConstraints(min_length=1, max_length=200)]
+    document: Annotated[str, StringConstraints(max_length=64)] | None = None
+    phone: Annotated[str, StringConstraints(max_length=32)] | None = None
+
+
+class LinkIn(ApiModel):
+    partner: Partner
+    source: LinkSource = "MANUAL"
+
+
+class LinkOut(ApiModel):
+    """The partner link record; all but ``linked`` are null for a contact never linked."""
+
+    linked: bool
+    link_id: str | None
+    partner: Partner | None
+    linked_at: Timestamp | None
+    source: LinkSource | None

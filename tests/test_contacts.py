@@ -1,0 +1,360 @@
+"""Contacts (``/people``): phones in E.164, accent-free name search, tags, events."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+from fastapi import FastAPI
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from officehub.conversations import repository as conversations
+from tests import factories as f
+from tests.helpers import OfficeFixture, error_of, outbox
+
+MISSING = "c" + "0" * 24
+pytestmark = pytest.mark.anyio
+
+
+async def _create(client: httpx.AsyncClient, office: OfficeFixture, **body: Any) -> dict[str, Any]:
+    r = await client.post("/people", json={"name": "Maria Souza", **body}, headers=office.headers)
+    assert r.status_code == 201, r.text
+    created: dict[str, Any] = r.json()
+    return created
+
+
+async def _count(client: httpx.AsyncClient, office: OfficeFixture) -> int:
+    r = await client.get("/people", headers=office.headers)
+    assert r.status_code == 200
+    total: int = r.json()["totalResults"]
+    return total
+
+
+# POST /people
+
+
+async def test_create_contact(
+    app: FastAPI, client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    inbox = await f.make_inbox(session, office_a.id)
+    tag = await f.make_tag(session, office_a.id, inbox.id, name="cliente")
+    await session.commit()
+    body = await _create(
+        client,
+        office_a,
+        name="José Ávila",
+        phone="(11) 98765-4321",
+        email="jose@example.com",
+        document="123.456.789-00",
+        description="Indicado pelo Dr. Lima",
+        inboxId=inbox.id,
+        tags=[tag.id],
+    )
+    assert body["phone"] == "+5511987654321"
+    assert body["name"] == "José Ávila"
+    assert body["inboxId"] == inbox.id
+    assert body["isBlocked"] is False
+    assert body["imageUrl"] is None
+    assert body["tags"] == [{"id": tag.id, "name": "cliente", "color": "#FF0000"}]
+    assert body["createdAt"].endswith("Z")
+    read = await client.get(f"/people/{body['id']}", headers=office_a.headers)
+    assert read.json() == body
+
+
+async def test_create_contact_emits_contact_created(
+    app: FastAPI, client: httpx.AsyncClient, office_a: OfficeFixture
+) -> None:
+    body = await _create(client, office_a)
+    events = await outbox(app, office_a.id, "contact.created")
+    assert [e.data for e in events] == [body]
+
+
+@pytest.mark.parametrize("phone", ["12345", "not a phone", "+55 11 1234", ""])
+async def test_invalid_phone_is_400_naming_body_phone(
+    client: httpx.AsyncClient, office_a: OfficeFixture, phone: str
+) -> None:
+    r = await client.post(
+        "/people", json={"name": "Maria", "phone": phone}, headers=office_a.headers
+    )
+    assert r.status_code == 400
+    assert "body.phone" in error_of(r)["details"]
+    assert await _count(client, office_a) == 0
+
+
+async def test_create_contact_without_name_is_400(
+    client: httpx.AsyncClient, office_a: OfficeFixture
+) -> None:
+    r = await client.post("/people", json={"phone": "11987654321"}, headers=office_a.headers)
+    assert r.status_code == 400
+    assert "body.name" in error_of(r)["details"]
+    r = await client.post(
+        "/people", json={"name": "Ana", "email": "not-an-email"}, headers=office_a.headers
+    )
+    assert r.status_code == 400
+    assert "body.email" in error_of(r)["details"]
+    assert await _count(client, office_a) == 0
+
+
+async def test_create_contact_with_another_offices_inbox_or_tag_is_404(
+    client: httpx.AsyncClient,
+    session: AsyncSession,
+    office_a: OfficeFixture,
+    office_b: OfficeFixture,
+) -> None:
+    inbox_b = await f.make_inbox(session, office_b.id)
+    tag_b = await f.make_tag(session, office_b.id, inbox_b.id)
+    await session.commit()
+    for extra in ({"inboxId": inbox_b.id}, {"tags": [tag_b.id]}):
+        r = await client.post("/people", json={"name": "Ana", **extra}, headers=office_a.headers)
+        assert r.status_code == 404
+        assert error_of(r)["message"].endswith("not found")
+    assert await _count(client, office_a) == 0
+
+
+async def test_same_contact_phone_in_any_brazilian_format(
+    client: httpx.AsyncClient, office_a: OfficeFixture, office_b: OfficeFixture
+) -> None:
+    """`(11) 98765-4321`, `11987654321` and `+55 11 98765-4321` are one phone."""
+    first = await _create(client, office_a, phone="(11) 98765-4321")
+    for same in ("11987654321", "+55 11 98765-4321"):
+        r = await client.post(
+            "/people", json={"name": "Outra", "phone": same}, headers=office_a.headers
+        )
+        assert r.status_code == 409
+        assert first["id"] in error_of(r)["details"]
+        found = await client.get("/people", params={"search": same}, headers=office_a.headers)
+        assert [c["id"] for c in found.json()["data"]] == [first["id"]]
+    other_office = await _create(client, office_b, phone="+55 11 98765-4321")
+    assert other_office["phone"] == first["phone"] == "+5511987654321"
+
+
+# GET /people
+
+
+async def test_list_contacts_filters(
+    client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    inbox = await f.make_inbox(session, office_a.id)
+    vip = await f.make_tag(session, office_a.id, inbox.id, name="vip")
+    await session.commit()
+    jose = await _create(
+        client, office_a, name="José Ávila", phone="11987654321", inboxId=inbox.id, tags=[vip.id]
+    )
+    ana = await _create(client, office_a, name="Ana Lima", phone="21 99876-5432")
+    await _create(client, office_a, name="Carla 100%", phone=None)
+
+    async def ids(**params: Any) -> list[str]:
+        r = await client.get("/people", params=params, headers=office_a.headers)
+        assert r.status_code == 200, r.text
+        return [c["id"] for c in r.json()["data"]]
+
+    assert len(await ids()) == 3
+    assert await ids(search="jose avila") == [jose["id"]]
+    assert await ids(search="ÁVILA") == [jose["id"]]
+    assert await ids(search="87654321") == [jose["id"]]
+    assert await ids(search="(21) 99876") == [ana["id"]]
+    assert await ids(search="%") == [c for c in await ids() if c not in (jose["id"], ana["id"])]
+    assert await ids(inboxId=inbox.id) == [jose["id"]]
+    assert await ids(tagIds=vip.id) == [jose["id"]]
+    assert await ids(tagIds=f"{vip.id},{vip.id}") == [jose["id"]]
+    page = await client.get("/people", params={"limit": 2, "page": 2}, headers=office_a.headers)
+    assert page.json()["totalResults"] == 3 and page.json()["totalPages"] == 2
+    assert len(page.json()["data"]) == 1
+
+
+async def test_list_contacts_bad_query_is_400(
+    client: httpx.AsyncClient, office_a: OfficeFixture
+) -> None:
+    r = await client.get("/people", params={"limit": 0}, headers=office_a.headers)
+    assert r.status_code == 400
+    assert "query.limit" in error_of(r)["details"]
+    r = await client.get("/people", params={"search": "x" * 201}, headers=office_a.headers)
+    assert "query.search" in error_of(r)["details"]
+    many = ",".join(f"c{i:09d}" for i in range(51))
+    r = await client.get("/people", params={"tagIds": many}, headers=office_a.headers)
+    assert r.status_code == 400
+    assert "query.tagIds" in error_of(r)["details"]
+
+
+async def test_list_contacts_of_another_offices_inbox_is_404(
+    client: httpx.AsyncClient,
+    session: AsyncSession,
+    office_a: OfficeFixture,
+    office_b: OfficeFixture,
+) -> None:
+    inbox_b = await f.make_inbox(session, office_b.id)
+    tag_b = await f.make_tag(session, office_b.id, inbox_b.id)
+    await session.commit()
+    await _create(client, office_b, inboxId=inbox_b.id, tags=[tag_b.id])
+    r = await client.get("/people", params={"inboxId": inbox_b.id}, headers=office_a.headers)
+    assert r.status_code == 404
+    r = await client.get("/people", params={"tagIds": tag_b.id}, headers=office_a.headers)
+    assert r.status_code == 404
+    assert await _count(client, office_a) == 0
+
+
+# GET /people/{id}
+
+
+async def test_read_contact_bad_id_is_400(
+    client: httpx.AsyncClient, office_a: OfficeFixture
+) -> None:
+    r = await client.get("/people/not-an-id", headers=office_a.headers)
+    assert r.status_code == 400
+    assert "path.id" in error_of(r)["details"]
+
+
+async def test_another_offices_contact_is_404(
+    client: httpx.AsyncClient, office_a: OfficeFixture, office_b: OfficeFixture
+) -> None:
+    theirs = await _create(client, office_b)
+    for method in ("GET", "PATCH", "DELETE"):
+        kwargs: dict[str, Any] = {"json": {"name": "Mine"}} if method == "PATCH" else {}
+        r = await client.request(
+            method, f"/people/{theirs['id']}", headers=office_a.headers, **kwargs
+        )
+        assert r.status_code == 404, method
+        assert error_of(r)["code"] == "NOT_FOUND"
+    r = await client.get(f"/people/{theirs['id']}", headers=office_b.headers)
+    assert r.json() == theirs
+    assert (await client.get(f"/people/{MISSING}", headers=office_a.headers)).status_code == 404
+
+
+# PATCH /people/{id}
+
+
+async def test_update_contact(
+    app: FastAPI, client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    inbox = await f.make_inbox(session, office_a.id)
+    old = await f.make_tag(session, office_a.id, inbox.id, name="antigo")
+    new = await f.make_tag(session, office_a.id, inbox.id, name="novo")
+    await session.commit()
+    contact = await _create(client, office_a, phone="11987654321", tags=[old.id])
+    r = await client.patch(
+        f"/people/{contact['id']}",
+        json={
+            "name": "Maria S. Lima",
+            "phone": "+55 21 99876-5432",
+            "isBlocked": True,
+            "tags": [new.id],
+            "email": None,
+        },
+        headers=office_a.headers,
+    )
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["name"] == "Maria S. Lima"
+    assert body["phone"] == "+5521998765432"
+    assert body["isBlocked"] is True
+    assert [t["id"] for t in body["tags"]] == [new.id]
+    assert body["updatedAt"] >= contact["updatedAt"]
+    assert (await client.get(f"/people/{contact['id']}", headers=office_a.headers)).json() == body
+    found = await client.get("/people", params={"search": "s. lima"}, headers=office_a.headers)
+    assert [c["id"] for c in found.json()["data"]] == [contact["id"]]
+    events = await outbox(app, office_a.id, "contact.updated")
+    assert [e.data for e in events] == [body]
+
+
+async def test_update_that_changes_nothing_emits_nothing(
+    app: FastAPI, client: httpx.AsyncClient, office_a: OfficeFixture
+) -> None:
+    contact = await _create(client, office_a, phone="11987654321")
+    r = await client.patch(
+        f"/people/{contact['id']}",
+        json={"name": "Maria Souza", "phone": "(11) 98765-4321", "tags": []},
+        headers=office_a.headers,
+    )
+    assert r.status_code == 200
+    assert r.json() == contact
+    assert await outbox(app, office_a.id, "contact.updated") == []
+
+
+async def test_update_contact_bad_input_is_400_and_changes_nothing(
+    app: FastAPI, client: httpx.AsyncClient, office_a: OfficeFixture
+) -> None:
+    contact = await _create(client, office_a, phone="11987654321")
+    for body, field in (
+        ({"name": "Ana", "phone": "999"}, "body.phone"),
+        ({"name": None}, "body.name"),
+        ({"isBlocked": "maybe"}, "body.isBlocked"),
+    ):
+        r = await client.patch(f"/people/{contact['id']}", json=body, headers=office_a.headers)
+        assert r.status_code == 400, body
+        assert field in error_of(r)["details"]
+    r = await client.patch("/people/x-1", json={"name": "Ana"}, headers=office_a.headers)
+    assert "path.id" in error_of(r)["details"]
+    assert (
+        await client.get(f"/people/{contact['id']}", headers=office_a.headers)
+    ).json() == contact
+    assert await outbox(app, office_a.id, "contact.updated") == []
+
+
+async def test_update_to_another_contacts_phone_is_409(
+    client: httpx.AsyncClient, office_a: OfficeFixture
+) -> None:
+    first = await _create(client, office_a, phone="11987654321")
+    second = await _create(client, office_a, name="Ana", phone="21998765432")
+    r = await client.patch(
+        f"/people/{second['id']}", json={"phone": "(11) 98765-4321"}, headers=office_a.headers
+    )
+    assert r.status_code == 409
+    assert first["id"] in error_of(r)["details"]
+
+
+# DELETE /people/{id}
+
+
+async def test_delete_contact_cascades_to_its_conversations(
+    app: FastAPI, client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    inbox = await f.make_inbox(session, office_a.id)
+    integration = await f.make_integration(session, office_a.id, inbox.id)
+    tag = await f.make_tag(session, office_a.id, inbox.id)
+    await session.commit()
+    contact = await _create(client, office_a, tags=[tag.id])
+    other = await _create(client, office_a, name="Ana", phone="21998765432")
+    conversation = await f.make_conversation(session, office_a.id, contact["id"], integration)
+    kept = await f.make_conversation(session, office_a.id, other["id"], integration)
+    await session.commit()
+
+    r = await client.delete(f"/people/{contact['id']}", headers=office_a.headers)
+    assert r.status_code == 200
+    assert r.json() == contact
+    assert (
+        await client.get(f"/people/{contact['id']}", headers=office_a.headers)
+    ).status_code == 404
+    session.expunge_all()
+    assert await conversations.get_conversation(session, office_a.id, conversation.id) is None
+    assert await conversations.get_conversation(session, office_a.id, kept.id) is not None
+    events = await outbox(app, office_a.id, "contact.deleted")
+    assert [e.data for e in events] == [contact]
+
+
+async def test_delete_contact_bad_id_is_400(
+    client: httpx.AsyncClient, office_a: OfficeFixture
+) -> None:
+    await _create(client, office_a)
+    r = await client.delete("/people/bad id", headers=office_a.headers)
+    assert r.status_code == 400
+    assert "path.id" in error_of(r)["details"]
+    assert await _count(client, office_a) == 1
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("POST", "/people"),
+        ("GET", "/people"),
+        ("GET", f"/people/{MISSING}"),
+        ("PATCH", f"/people/{MISSING}"),
+        ("DELETE", f"/people/{MISSING}"),
+    ],
+)
+async def test_contact_routes_without_key_are_401(
+    client: httpx.AsyncClient, method: str, path: str
+) -> None:
+    r = await client.request(method, path, json={"name": "Ana"})
+    assert r.status_code == 401
+    assert error_of(r)["code"] == "UNAUTHORIZED"
