@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
+from officehub.webhooks.router import router as webhooks_router
+
 
 def domain_routers() -> list[APIRouter]:
-    return []
+    return [webhooks_router]
