@@ -57,6 +57,13 @@ class Receiver:
                 self.arrived.clear()
                 await self.arrived.wait()
 
+    async def wait_for_events(self, ids: set[str], seconds: float = 10.0) -> None:
+        """Until every event id in ``ids`` has arrived at least once."""
+        async with asyncio.timeout(seconds):
+            while not ids <= set(self.event_ids()):
+                self.arrived.clear()
+                await self.arrived.wait()
+
     async def __call__(
         self,
         scope: dict[str, Any],
