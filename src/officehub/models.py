@@ -18,6 +18,7 @@ from officehub.offices.models import ApiKey, Office
 from officehub.tags.models import Tag
 from officehub.tickets.models import Ticket, TicketAssignee, TicketDepartment, TicketStatus
 from officehub.users.models import User, UserInbox
+from officehub.webhooks.models import Webhook, WebhookDelivery, WebhookDeliveryAttempt
 
 __all__ = [
     "ApiKey",
@@ -43,4 +44,7 @@ __all__ = [
     "TicketStatus",
     "User",
     "UserInbox",
+    "Webhook",
+    "WebhookDelivery",
+    "WebhookDeliveryAttempt",
 ]

@@ -6,6 +6,7 @@ from fastapi import APIRouter
 
 from officehub.contacts.router import router as contacts_router
 from officehub.conversations.router import router as conversations_router
+from officehub.crm.router import router as crm_router
 from officehub.departments.router import router as departments_router
 from officehub.fast_messages.router import router as fast_messages_router
 from officehub.inboxes.router import router as inboxes_router
@@ -16,6 +17,7 @@ from officehub.partner_links.router import router as partner_links_router
 from officehub.tags.router import router as tags_router
 from officehub.tickets.router import router as tickets_router
 from officehub.users.router import router as users_router
+from officehub.webhooks.router import router as webhooks_router
 
 
 def domain_routers() -> list[APIRouter]:
@@ -32,4 +34,6 @@ def domain_routers() -> list[APIRouter]:
         partner_links_router,
         conversations_router,
         messages_router,
+        crm_router,
+        webhooks_router,
     ]

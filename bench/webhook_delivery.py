@@ -1,0 +1,183 @@
+"""Webhook delivery throughput and latency against a local receiver.
+
+Prints deliveries per second through the whole pipeline (outbox → fan-out → signed POST →
+outcome recorded) next to a plain httpx loop posting the same bodies to the same receiver
+with the same concurrency, and the enqueue-to-delivery p50/p99 (event recorded in the
+outbox → request arrived at the receiver). The receiver runs in its own process.
+
+    .venv/bin/python -m bench.webhook_delivery [--events 2000] [--database-url URL]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from officehub.config import Settings
+from officehub.db import create_engine, create_sessionmaker
+from officehub.events.models import OutboxEvent
+from officehub.events.service import emit
+from officehub.migrate import migrate_async
+from officehub.offices import service as offices
+from officehub.webhooks.delivery import deliver_due, event_body, fan_out_events
+from officehub.webhooks.models import Webhook
+from officehub.worker.runner import Worker, WorkerContext
+
+
+def receiver_main(port: int) -> None:
+    """A minimal receiver: records when each body arrived; ``GET /stats``, ``POST /reset``."""
+    import uvicorn
+
+    arrivals: dict[str, float] = {}
+    count = [0]
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        now = time.time()
+        reply = b"ok"
+        if scope["path"] == "/stats":
+            reply = json.dumps({"count": count[0], "arrivals": arrivals}).encode()
+        elif scope["path"] == "/reset":
+            arrivals.clear()
+            count[0] = 0
+        else:
+            count[0] += 1
+            arrivals.setdefault(json.loads(body)["id"], now)
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": reply})
+
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def _percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+async def _wait_ready(base: str) -> None:
+    async with httpx.AsyncClient() as client:
+        for _ in range(200):
+            try:
+                await client.get(f"{base}/stats")
+                return
+            except httpx.TransportError:
+                await asyncio.sleep(0.05)
+    raise SystemExit("receiver did not start")
+
+
+async def _stats(base: str) -> dict[str, Any]:
+    async with httpx.AsyncClient() as client:
+        data: dict[str, Any] = (await client.get(f"{base}/stats")).json()
+        await client.post(f"{base}/reset")
+        return data
+
+
+async def _plain_loop(url: str, bodies: list[bytes], concurrency: int) -> float:
+    limit = asyncio.Semaphore(concurrency)
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    async with httpx.AsyncClient(limits=limits, timeout=10) as client:
+
+        async def post(body: bytes) -> None:
+            async with limit:
+                response = await client.post(
+                    url, content=body, headers={"Content-Type": "application/json"}
+                )
+                response.raise_for_status()
+
+        started = time.perf_counter()
+        await asyncio.gather(*(post(b) for b in bodies))
+        return time.perf_counter() - started
+
+
+async def run(events: int, database_url: str, base: str) -> None:
+    await _wait_ready(base)
+    await migrate_async(database_url)
+    settings = Settings(database_url=database_url, webhook_allow_private=True)
+    engine = create_engine(database_url, settings.db_pool_size)
+    sessionmaker = create_sessionmaker(engine)
+    async with sessionmaker() as s:
+        office = await offices.create_office(s, "Bench office")
+        s.add(
+            Webhook(
+                office_id=office.id,
+                name="bench",
+                url=f"{base}/hook",
+                secret="bench-secret-123",  # noqa: S106
+                events=["contact.created"],
+                is_active=True,
+            )
+        )
+        recorded: list[OutboxEvent] = [
+            await emit(s, office.id, "contact.created", {"n": n, "name": "Maria Souza"})
+            for n in range(events)
+        ]
+        await s.commit()
+    created = {e.id: e.created_at.timestamp() for e in recorded}
+    ctx = WorkerContext(settings, engine, sessionmaker)
+    worker = Worker(ctx, [fan_out_events, deliver_due])
+    started = time.perf_counter()
+    await worker.run_until_idle(max_passes=100_000)
+    pipeline = time.perf_counter() - started
+    stats = await _stats(base)
+    await engine.dispose()
+    latencies = [stats["arrivals"][i] - t for i, t in created.items()]
+    bodies = [json.dumps(event_body(e), separators=(",", ":")).encode() for e in recorded]
+    plain = await _plain_loop(f"{base}/hook", bodies, settings.delivery_concurrency)
+    plain_stats = await _stats(base)
+    backend = database_url.split(":", 1)[0]
+    print(f"database: {backend}; events: {events}; concurrency: {settings.delivery_concurrency}")
+    print(f"officehub pipeline: {events / pipeline:8.1f} deliveries/s ({stats['count']} received)")
+    print(
+        f"plain httpx loop:   {events / plain:8.1f} posts/s      ({plain_stats['count']} received)"
+    )
+    print(
+        "enqueue-to-delivery (burst of all events at once): "
+        f"p50 {statistics.median(latencies) * 1000:.0f} ms, "
+        f"p99 {_percentile(latencies, 0.99) * 1000:.0f} ms"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, default=2000)
+    parser.add_argument("--database-url", default="")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        url = args.database_url or f"sqlite+aiosqlite:///{Path(tmp) / 'bench.db'}"
+        port = _free_port()
+        code = f"from bench.webhook_delivery import receiver_main; receiver_main({port})"
+        receiver = subprocess.Popen([sys.executable, "-c", code])
+        try:
+            asyncio.run(run(args.events, url, f"http://127.0.0.1:{port}"))
+        finally:
+            receiver.terminate()
+            receiver.wait()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,7 @@
+"""Outbound webhooks. ``verify`` is the helper for receivers of our deliveries."""
+
+from __future__ import annotations
+
+from officehub.webhooks.signing import WebhookVerificationError, verify
+
+__all__ = ["WebhookVerificationError", "verify"]

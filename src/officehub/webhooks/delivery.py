@@ -1,0 +1,374 @@
+"""The delivery worker: fan events out to webhooks, send due deliveries, purge old ones.
+
+At-least-once: a delivery is leased (``next_retry_at`` moved past the lease, a claim
+token set) in one statement, sent, and its outcome written only by the holder of the
+claim. A worker that dies mid-delivery leaves it leased; when the lease ends it is due
+again and another worker sends it, with the same event id.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import logging
+import random
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+import httpx
+from sqlalchemy import insert, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from officehub.db import is_sqlite
+from officehub.events.models import OutboxEvent
+from officehub.ids import new_id
+from officehub.timeutil import isoformat
+from officehub.webhooks import repository
+from officehub.webhooks.models import (
+    FAILED,
+    PENDING,
+    RETRYING,
+    SUCCESS,
+    Webhook,
+    WebhookDelivery,
+    WebhookDeliveryAttempt,
+)
+from officehub.webhooks.service import SECRET_GRACE
+from officehub.webhooks.signing import SIGNATURE_HEADER, signature_header
+from officehub.webhooks.ssrf import delivery_client
+from officehub.worker.runner import PeriodicJob, WorkerContext
+
+logger = logging.getLogger("officehub.webhooks")
+
+RETRY_SCHEDULE = tuple(
+    timedelta(seconds=s) for s in (5, 5 * 60, 30 * 60, 2 * 3600, 5 * 3600, 10 * 3600, 10 * 3600)
+)
+"""The wait after the 1st, 2nd, … failed attempt; after the last, the delivery is FAILED."""
+JITTER = 0.2
+FAILING_PAUSE_AFTER = timedelta(days=5)
+RESPONSE_BODY_CHARS = 10_000
+_FAN_OUT_BATCH = 500
+_PURGE_BATCH = 1000
+_OURS = frozenset(
+    h.lower() for h in ("Content-Type", "X-Service-Event", "X-Service-Delivery", SIGNATURE_HEADER)
+)
+
+
+def next_delay(
+    attempt: int, retry_after: float | None, rand: Callable[[], float] = random.random
+) -> timedelta | None:
+    """The wait after failed attempt number ``attempt`` (1-based); None when it was the last.
+
+    The schedule's step with ±20 % jitter; a ``Retry-After`` is honoured between the step
+    and twice the step.
+    """
+    if attempt > len(RETRY_SCHEDULE):
+        return None
+    step = RETRY_SCHEDULE[attempt - 1].total_seconds()
+    if retry_after is not None:
+        return timedelta(seconds=min(max(retry_after, step), 2 * step))
+    return timedelta(seconds=step * (1 - JITTER + 2 * JITTER * rand()))
+
+
+def parse_retry_after(value: str | None, now: float) -> float | None:
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - now)
+
+
+def event_body(event: OutboxEvent) -> dict[str, Any]:
+    return {
+        "id": event.id,
+        "event": event.name,
+        "createdAt": isoformat(event.created_at),
+        "officeId": event.office_id,
+        "data": event.data,
+    }
+
+
+# Fan-out ------------------------------------------------------------------------------
+
+
+async def fan_out_events(ctx: WorkerContext) -> int:
+    """Turns undispatched outbox events into one delivery per subscribed active webhook."""
+    skip_locked = not is_sqlite(ctx.settings.database_url)
+    now = ctx.now()
+    expires = now + timedelta(days=ctx.settings.delivery_retention_days)
+    try:
+        async with ctx.sessionmaker() as session, session.begin():
+            events = await repository.undispatched_events(
+                session, _FAN_OUT_BATCH, skip_locked=skip_locked
+            )
+            if not events:
+                return 0
+            rows = await _deliveries_for(session, events, now, expires)
+            if rows:
+                await session.execute(insert(WebhookDelivery), rows)
+            await repository.mark_dispatched(session, [e.id for e in events], now)
+    except IntegrityError:
+        logger.info("another worker fanned out the same events; skipping")
+        return 0
+    return len(events)
+
+
+async def _deliveries_for(
+    session: AsyncSession, events: list[OutboxEvent], now: datetime, expires: datetime
+) -> list[dict[str, Any]]:
+    offices = sorted({e.office_id for e in events})
+    by_office: dict[str, list[Webhook]] = defaultdict(list)
+    for webhook in await repository.active_webhooks_of(session, offices):
+        by_office[webhook.office_id].append(webhook)
+    targets = await repository.webhooks_by_id(
+        session, sorted({e.target_webhook_id for e in events if e.target_webhook_id})
+    )
+    rows: list[dict[str, Any]] = []
+    for event in events:
+        if event.target_webhook_id:
+            target = targets.get(event.target_webhook_id)
+            recipients = [target] if target and target.office_id == event.office_id else []
+        else:
+            recipients = [w for w in by_office[event.office_id] if event.name in w.events]
+        body = event_body(event)
+        rows.extend(
+            {
+                "id": new_id(),
+                "office_id": event.office_id,
+                "webhook_id": w.id,
+                "event_id": event.id,
+                "event": event.name,
+                "payload": body,
+                "status": PENDING,
+                "attempt_count": 0,
+                "next_retry_at": now,
+                "created_at": now,
+                "expires_at": expires,
+            }
+            for w in recipients
+        )
+    return rows
+
+
+# Sending ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Outcome:
+    status_code: int | None
+    response_body: str | None
+    error: str | None
+    duration_ms: int
+    retry_after: float | None
+
+    @property
+    def succeeded(self) -> bool:
+        return self.status_code is not None and 200 <= self.status_code < 300
+
+
+def delivery_headers(
+    webhook: Webhook, delivery: WebhookDelivery, body: bytes, now: datetime
+) -> dict[str, str]:
+    secrets = [webhook.secret]
+    rotated = webhook.secret_rotated_at
+    if webhook.previous_secret and rotated is not None and now < rotated + SECRET_GRACE:
+        secrets.append(webhook.previous_secret)
+    custom = {k: v for k, v in (webhook.headers or {}).items() if k.lower() not in _OURS}
+    return {
+        **custom,
+        "Content-Type": "application/json",
+        "X-Service-Event": delivery.event,
+        "X-Service-Delivery": delivery.id,
+        SIGNATURE_HEADER: signature_header(secrets, int(time.time()), body),
+    }
+
+
+async def send(
+    client: httpx.AsyncClient,
+    webhook: Webhook,
+    delivery: WebhookDelivery,
+    now: datetime,
+    seconds: float,
+) -> Outcome:
+    body = json.dumps(delivery.payload, separators=(",", ":"), ensure_ascii=False).encode()
+    headers = delivery_headers(webhook, delivery, body, now)
+    started = time.perf_counter()
+    status: int | None = None
+    text: str | None = None
+    error: str | None = None
+    retry_after: float | None = None
+    try:
+        async with (
+            asyncio.timeout(seconds),
+            client.stream("POST", webhook.url, content=body, headers=headers) as response,
+        ):
+            status = response.status_code
+            retry_after = parse_retry_after(response.headers.get("retry-after"), time.time())
+            text = await _read_start(response)
+    except TimeoutError:
+        status, error = None, f"timed out after {seconds:g} s"
+    except httpx.HTTPError as exc:
+        status, error = None, f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    duration = int((time.perf_counter() - started) * 1000)
+    if status is not None and not 200 <= status < 300 and error is None:
+        error = f"HTTP {status}"
+    return Outcome(status, text, error, duration, retry_after)
+
+
+async def _read_start(response: httpx.Response) -> str:
+    """The first 10,000 characters of the body, without reading a huge one whole."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        chunks.append(chunk)
+        size += len(chunk)
+        if size >= RESPONSE_BODY_CHARS * 4:
+            break
+    return b"".join(chunks).decode(errors="replace")[:RESPONSE_BODY_CHARS]
+
+
+async def deliver_due(ctx: WorkerContext) -> int:
+    """Claims a batch of due deliveries, sends them concurrently, records every attempt."""
+    settings = ctx.settings
+    now = ctx.now()
+    token = f"{ctx.worker_id}:{new_id()}"[:64]
+    lease_until = now + timedelta(seconds=settings.delivery_lease_seconds)
+    async with ctx.sessionmaker() as session, session.begin():
+        ids = await repository.claim_due(
+            session,
+            now,
+            lease_until,
+            token,
+            settings.delivery_batch_size,
+            skip_locked=not is_sqlite(settings.database_url),
+        )
+        if not ids:
+            return 0
+        deliveries = await repository.claimed(session, ids, token)
+        webhooks = await repository.webhooks_by_id(
+            session, sorted({d.webhook_id for d in deliveries})
+        )
+    pairs = [(d, webhooks[d.webhook_id]) for d in deliveries if d.webhook_id in webhooks]
+    limit = asyncio.Semaphore(settings.delivery_concurrency)
+    timeout = settings.webhook_timeout_seconds
+
+    async def one(delivery: WebhookDelivery, webhook: Webhook) -> Outcome:
+        async with limit:
+            return await send(client, webhook, delivery, now, timeout)
+
+    async with delivery_client(
+        allow_private=settings.webhook_allow_private,
+        timeout=timeout,
+        connections=settings.delivery_concurrency,
+    ) as client:
+        outcomes = await asyncio.gather(*(one(d, w) for d, w in pairs))
+    await record_outcomes(ctx, token, list(zip(pairs, outcomes, strict=True)))
+    return len(ids)
+
+
+async def record_outcomes(
+    ctx: WorkerContext,
+    token: str,
+    results: list[tuple[tuple[WebhookDelivery, Webhook], Outcome]],
+) -> None:
+    now = ctx.now()
+    async with ctx.sessionmaker() as session, session.begin():
+        attempts: list[dict[str, Any]] = []
+        for (delivery, webhook), outcome in results:
+            number = delivery.attempt_count + 1
+            values: dict[str, Any] = {
+                "attempt_count": number,
+                "status_code": outcome.status_code,
+                "response_body": outcome.response_body,
+                "error_message": outcome.error,
+                "duration_ms": outcome.duration_ms,
+                "claim_token": None,
+            }
+            if outcome.succeeded:
+                values.update(status=SUCCESS, next_retry_at=None)
+            else:
+                delay = next_delay(number, outcome.retry_after)
+                if delay is None:
+                    values.update(status=FAILED, next_retry_at=None)
+                else:
+                    values.update(status=RETRYING, next_retry_at=now + delay)
+            if not await repository.record_outcome(session, delivery.id, token, values):
+                continue
+            attempts.append(
+                {
+                    "id": new_id(),
+                    "office_id": delivery.office_id,
+                    "delivery_id": delivery.id,
+                    "number": number,
+                    "status_code": outcome.status_code,
+                    "response_body": outcome.response_body,
+                    "error_message": outcome.error,
+                    "duration_ms": outcome.duration_ms,
+                    "created_at": now,
+                }
+            )
+            await _track_health(session, webhook.id, outcome.succeeded, now)
+        if attempts:
+            await session.execute(insert(WebhookDeliveryAttempt), attempts)
+
+
+async def _track_health(
+    session: AsyncSession, webhook_id: str, succeeded: bool, now: datetime
+) -> None:
+    """Remembers when a webhook started failing; pauses it after 5 days of nothing but failures."""
+    if succeeded:
+        await session.execute(
+            update(Webhook)
+            .where(Webhook.id == webhook_id, Webhook.failing_since.is_not(None))
+            .values(failing_since=None)
+        )
+        return
+    await session.execute(
+        update(Webhook)
+        .where(Webhook.id == webhook_id, Webhook.failing_since.is_(None))
+        .values(failing_since=now)
+    )
+    days = FAILING_PAUSE_AFTER.days
+    await session.execute(
+        update(Webhook)
+        .where(
+            Webhook.id == webhook_id,
+            Webhook.is_active.is_(True),
+            Webhook.failing_since <= now - FAILING_PAUSE_AFTER,
+        )
+        .values(
+            is_active=False,
+            disabled_reason=f"Paused automatically: every delivery failed for {days} days "
+            f"(since the first failure at {isoformat(now - FAILING_PAUSE_AFTER)} or earlier). "
+            "Fix the endpoint and set isActive to true to resume.",
+            updated_at=now,
+        )
+    )
+
+
+# Retention ----------------------------------------------------------------------------
+
+
+async def purge_expired_deliveries(ctx: WorkerContext) -> int:
+    """Deletes delivery records (and their attempts) past their ``expiresAt``."""
+    total = 0
+    while True:
+        async with ctx.sessionmaker() as session, session.begin():
+            removed = await repository.purge_expired(session, ctx.now(), _PURGE_BATCH)
+        total += removed
+        if removed < _PURGE_BATCH:
+            return total
+
+
+PURGE_JOB = PeriodicJob("webhook-deliveries-purge", timedelta(hours=1), purge_expired_deliveries)

@@ -1,0 +1,109 @@
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import ForeignKey, Index, String, Text, text
+from sqlalchemy.orm import Mapped, mapped_column
+
+from officehub.db import Base, IdMixin, JSONType, TimestampMixin
+
+PENDING, RETRYING, SUCCESS, FAILED = "PENDING", "RETRYING", "SUCCESS", "FAILED"
+DELIVERY_STATUSES = (PENDING, SUCCESS, FAILED, RETRYING)
+OPEN_STATUSES = (PENDING, RETRYING)
+
+
+class Webhook(IdMixin, TimestampMixin, Base):
+    """A subscription of an office to events, delivered to ``url``.
+
+    ``previous_secret`` still signs deliveries for 24 h after ``secret_rotated_at``;
+    ``failing_since`` is the first failed attempt since the last success (5 days → paused).
+    """
+
+    __tablename__ = "webhooks"
+    __table_args__ = (Index("ix_webhooks_office_id_created_at", "office_id", "created_at"),)
+
+    office_id: Mapped[str] = mapped_column(ForeignKey("offices.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(100))
+    description: Mapped[str | None] = mapped_column(String(500))
+    url: Mapped[str] = mapped_column(Text)
+    secret: Mapped[str] = mapped_column(String(256))
+    previous_secret: Mapped[str | None] = mapped_column(String(256))
+    secret_rotated_at: Mapped[datetime | None]
+    events: Mapped[list[str]] = mapped_column(JSONType)
+    is_active: Mapped[bool] = mapped_column(default=True)
+    headers: Mapped[dict[str, Any] | None] = mapped_column(JSONType)
+    disabled_reason: Mapped[str | None] = mapped_column(String(500))
+    failing_since: Mapped[datetime | None]
+
+
+class WebhookDelivery(IdMixin, Base):
+    """One event for one webhook; ``next_retry_at`` doubles as the claim lease.
+
+    A worker claims a due delivery by moving ``next_retry_at`` past its lease and setting
+    ``claim_token``; if it dies, the delivery is simply due again when the lease ends.
+    """
+
+    __tablename__ = "webhook_deliveries"
+    __table_args__ = (
+        Index(
+            "ix_webhook_deliveries_office_id_webhook_id_event_id",
+            "office_id",
+            "webhook_id",
+            "event_id",
+            unique=True,
+        ),
+        Index(
+            "ix_webhook_deliveries_office_id_webhook_id_created_at",
+            "office_id",
+            "webhook_id",
+            "created_at",
+        ),
+        Index(
+            "ix_webhook_deliveries_due",
+            "next_retry_at",
+            sqlite_where=text("status IN ('PENDING', 'RETRYING')"),
+            postgresql_where=text("status IN ('PENDING', 'RETRYING')"),
+        ),
+        Index("ix_webhook_deliveries_expiry_due", "expires_at"),
+    )
+
+    office_id: Mapped[str] = mapped_column(ForeignKey("offices.id", ondelete="CASCADE"))
+    webhook_id: Mapped[str] = mapped_column(ForeignKey("webhooks.id", ondelete="CASCADE"))
+    event_id: Mapped[str] = mapped_column(String(32))
+    event: Mapped[str] = mapped_column(String(64))
+    payload: Mapped[dict[str, Any]] = mapped_column(JSONType)
+    status: Mapped[str] = mapped_column(String(16))
+    status_code: Mapped[int | None]
+    response_body: Mapped[str | None] = mapped_column(Text)
+    error_message: Mapped[str | None] = mapped_column(Text)
+    duration_ms: Mapped[int | None]
+    attempt_count: Mapped[int] = mapped_column(default=0)
+    next_retry_at: Mapped[datetime | None]
+    claim_token: Mapped[str | None] = mapped_column(String(64))
+    created_at: Mapped[datetime]
+    expires_at: Mapped[datetime]
+
+
+class WebhookDeliveryAttempt(IdMixin, Base):
+    """Every try of a delivery, as the receiver answered it."""
+
+    __tablename__ = "webhook_delivery_attempts"
+    __table_args__ = (
+        Index(
+            "ix_webhook_delivery_attempts_office_id_delivery_id",
+            "office_id",
+            "delivery_id",
+        ),
+    )
+
+    office_id: Mapped[str] = mapped_column(ForeignKey("offices.id", ondelete="CASCADE"))
+    delivery_id: Mapped[str] = mapped_column(
+        ForeignKey("webhook_deliveries.id", ondelete="CASCADE")
+    )
+    number: Mapped[int]
+    status_code: Mapped[int | None]
+    response_body: Mapped[str | None] = mapped_column(Text)
+    error_message: Mapped[str | None] = mapped_column(Text)
+    duration_ms: Mapped[int]
+    created_at: Mapped[datetime]

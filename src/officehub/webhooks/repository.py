@@ -1,0 +1,207 @@
+"""Every query of webhooks and their deliveries; the API's are scoped by office id."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Select, and_, case, delete, func, or_, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from officehub.events.models import OutboxEvent
+from officehub.pagination import PageParams, paginate
+from officehub.repository import get_scoped, scoped
+from officehub.webhooks.models import (
+    FAILED,
+    OPEN_STATUSES,
+    SUCCESS,
+    Webhook,
+    WebhookDelivery,
+    WebhookDeliveryAttempt,
+)
+
+
+async def get_webhook(session: AsyncSession, office_id: str, ident: str) -> Webhook | None:
+    return await get_scoped(session, Webhook, office_id, ident)
+
+
+async def list_webhooks(
+    session: AsyncSession, office_id: str, params: PageParams
+) -> tuple[list[Webhook], int]:
+    stmt = scoped(Webhook, office_id).order_by(Webhook.created_at.desc(), Webhook.id.desc())
+    return await paginate(session, stmt, params)
+
+
+async def delivery_counts(
+    session: AsyncSession, office_id: str, webhook_ids: Sequence[str]
+) -> dict[str, tuple[int, int, int]]:
+    """``{webhook id: (total, succeeded, failed)}``."""
+    if not webhook_ids:
+        return {}
+    rows = await session.execute(
+        select(
+            WebhookDelivery.webhook_id,
+            func.count(),
+            func.sum(case((WebhookDelivery.status == SUCCESS, 1), else_=0)),
+            func.sum(case((WebhookDelivery.status == FAILED, 1), else_=0)),
+        )
+        .where(
+            WebhookDelivery.office_id == office_id,
+            WebhookDelivery.webhook_id.in_(webhook_ids),
+        )
+        .group_by(WebhookDelivery.webhook_id)
+    )
+    return {r[0]: (int(r[1]), int(r[2] or 0), int(r[3] or 0)) for r in rows}
+
+
+def _deliveries(office_id: str, webhook_id: str) -> Select[Any]:
+    return scoped(WebhookDelivery, office_id).where(WebhookDelivery.webhook_id == webhook_id)
+
+
+async def list_deliveries(
+    session: AsyncSession,
+    office_id: str,
+    webhook_id: str,
+    params: PageParams,
+    *,
+    status: str | None,
+    event: str | None,
+) -> tuple[list[WebhookDelivery], int]:
+    stmt = _deliveries(office_id, webhook_id)
+    if status is not None:
+        stmt = stmt.where(WebhookDelivery.status == status)
+    if event is not None:
+        stmt = stmt.where(WebhookDelivery.event == event)
+    stmt = stmt.order_by(WebhookDelivery.created_at.desc(), WebhookDelivery.id.desc())
+    return await paginate(session, stmt, params)
+
+
+async def get_delivery(
+    session: AsyncSession, office_id: str, ident: str, webhook_id: str | None = None
+) -> WebhookDelivery | None:
+    stmt = scoped(WebhookDelivery, office_id).where(WebhookDelivery.id == ident)
+    if webhook_id is not None:
+        stmt = stmt.where(WebhookDelivery.webhook_id == webhook_id)
+    return (await session.scalars(stmt)).first()
+
+
+async def attempts_of(
+    session: AsyncSession, office_id: str, delivery_id: str
+) -> list[WebhookDeliveryAttempt]:
+    stmt = (
+        scoped(WebhookDeliveryAttempt, office_id)
+        .where(WebhookDeliveryAttempt.delivery_id == delivery_id)
+        .order_by(WebhookDeliveryAttempt.number)
+    )
+    return list(await session.scalars(stmt))
+
+
+# The worker's queries: they span offices by nature (the queue), never serve a request.
+
+
+async def undispatched_events(
+    session: AsyncSession, limit: int, *, skip_locked: bool
+) -> list[OutboxEvent]:
+    stmt = (
+        select(OutboxEvent)
+        .where(OutboxEvent.dispatched_at.is_(None))
+        .order_by(OutboxEvent.created_at, OutboxEvent.id)
+        .limit(limit)
+    )
+    if skip_locked:
+        stmt = stmt.with_for_update(skip_locked=True)
+    return list(await session.scalars(stmt))
+
+
+async def active_webhooks_of(session: AsyncSession, office_ids: Sequence[str]) -> list[Webhook]:
+    stmt = select(Webhook).where(Webhook.office_id.in_(office_ids), Webhook.is_active.is_(True))
+    return list(await session.scalars(stmt))
+
+
+async def webhooks_by_id(session: AsyncSession, ids: Sequence[str]) -> dict[str, Webhook]:
+    if not ids:
+        return {}
+    return {w.id: w for w in await session.scalars(select(Webhook).where(Webhook.id.in_(ids)))}
+
+
+async def mark_dispatched(session: AsyncSession, event_ids: Sequence[str], now: datetime) -> None:
+    await session.execute(
+        update(OutboxEvent).where(OutboxEvent.id.in_(event_ids)).values(dispatched_at=now)
+    )
+
+
+async def claim_due(
+    session: AsyncSession,
+    now: datetime,
+    lease_until: datetime,
+    token: str,
+    limit: int,
+    *,
+    skip_locked: bool,
+) -> list[str]:
+    """Leases up to ``limit`` due deliveries of active webhooks in one atomic UPDATE.
+
+    PostgreSQL: the subquery locks its rows ``FOR UPDATE SKIP LOCKED``, so concurrent
+    workers take disjoint batches without waiting. SQLite: one writer at a time, so the
+    single statement is atomic by itself.
+    """
+    due = (
+        select(WebhookDelivery.id)
+        .join(Webhook, Webhook.id == WebhookDelivery.webhook_id)
+        .where(
+            WebhookDelivery.status.in_(OPEN_STATUSES),
+            WebhookDelivery.next_retry_at <= now,
+            or_(Webhook.is_active.is_(True), WebhookDelivery.event == "webhook.test"),
+        )
+        .order_by(WebhookDelivery.next_retry_at)
+        .limit(limit)
+    )
+    if skip_locked:
+        due = due.with_for_update(of=WebhookDelivery, skip_locked=True)
+    result = await session.execute(
+        update(WebhookDelivery)
+        .where(WebhookDelivery.id.in_(due.scalar_subquery()))
+        .values(next_retry_at=lease_until, claim_token=token)
+        .returning(WebhookDelivery.id)
+        .execution_options(synchronize_session=False)
+    )
+    return [row[0] for row in result]
+
+
+async def claimed(session: AsyncSession, ids: Sequence[str], token: str) -> list[WebhookDelivery]:
+    stmt = select(WebhookDelivery).where(
+        WebhookDelivery.id.in_(ids), WebhookDelivery.claim_token == token
+    )
+    return list(await session.scalars(stmt))
+
+
+async def record_outcome(
+    session: AsyncSession, delivery_id: str, token: str, values: dict[str, Any]
+) -> bool:
+    """Writes an attempt's outcome only if this worker still holds the claim."""
+    result = await session.execute(
+        update(WebhookDelivery)
+        .where(
+            and_(
+                WebhookDelivery.id == delivery_id,
+                WebhookDelivery.claim_token == token,
+                WebhookDelivery.status.in_(OPEN_STATUSES),
+            )
+        )
+        .values(**values)
+        .execution_options(synchronize_session=False)
+    )
+    return bool(result.rowcount)  # type: ignore[attr-defined]
+
+
+async def purge_expired(session: AsyncSession, now: datetime, limit: int) -> int:
+    ids = select(WebhookDelivery.id).where(WebhookDelivery.expires_at <= now).limit(limit)
+    found = list(await session.scalars(ids))
+    if not found:
+        return 0
+    await session.execute(
+        delete(WebhookDeliveryAttempt).where(WebhookDeliveryAttempt.delivery_id.in_(found))
+    )
+    await session.execute(delete(WebhookDelivery).where(WebhookDelivery.id.in_(found)))
+    return len(found)

@@ -1,0 +1,135 @@
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
+
+from pydantic import AfterValidator, Field, StringConstraints
+
+from officehub.events.catalogue import EVENT_NAMES
+from officehub.schemas import ApiModel
+from officehub.timeutil import Timestamp
+
+
+def _http_url(value: str) -> str:
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError("must be an http or https URL with a host")
+    return value
+
+
+def _catalogue_names(values: list[str]) -> list[str]:
+    unknown = [v for v in values if v not in EVENT_NAMES]
+    if unknown:
+        raise ValueError(f"unknown event(s) {', '.join(unknown)}; see GET /webhooks/events")
+    return list(dict.fromkeys(values))
+
+
+Name = Annotated[str, StringConstraints(min_length=1, max_length=100)]
+Description = Annotated[str, StringConstraints(max_length=500)]
+Secret = Annotated[str, StringConstraints(min_length=8, max_length=256)]
+Url = Annotated[str, StringConstraints(max_length=2048), AfterValidator(_http_url)]
+Events = Annotated[list[str], Field(min_length=1), AfterValidator(_catalogue_names)]
+HeaderName = Annotated[
+    str, StringConstraints(min_length=1, max_length=256, pattern=r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+]
+HeaderValue = Annotated[str, StringConstraints(max_length=8192, pattern=r"^[^\r\n\x00]*$")]
+Headers = dict[HeaderName, HeaderValue]
+DeliveryStatus = Literal["PENDING", "SUCCESS", "FAILED", "RETRYING"]
+
+
+class WebhookCreate(ApiModel):
+    name: Name
+    url: Url
+    events: Events
+    description: Description | None = None
+    secret: Secret | None = None
+    is_active: bool = True
+    headers: Headers | None = None
+
+
+class WebhookUpdate(ApiModel):
+    """Partial: only the fields sent change (``model_fields_set``)."""
+
+    name: Name | None = None
+    description: Description | None = None
+    url: Url | None = None
+    secret: Secret | None = None
+    events: Events | None = None
+    is_active: bool | None = None
+    headers: Headers | None = None
+
+
+class WebhookStats(ApiModel):
+    total_deliveries: int
+    success_count: int
+    failed_count: int
+    success_rate: float = Field(description="successCount / (successCount + failedCount), 0..1")
+
+
+class WebhookOut(ApiModel):
+    """The webhook without its secret (list, update, delete)."""
+
+    id: str
+    office_id: str
+    name: str
+    description: str | None
+    url: str
+    events: list[str]
+    is_active: bool
+    headers: dict[str, str] | None
+    disabled_reason: str | None
+    created_at: Timestamp
+    updated_at: Timestamp
+
+
+class WebhookWithSecret(WebhookOut):
+    """The single read: the only place the secret is shown."""
+
+    secret: str
+
+
+class WebhookListItem(WebhookOut):
+    stats: WebhookStats
+
+
+class WebhookList(ApiModel):
+    data: list[WebhookListItem]
+    total_results: int
+    total_pages: int
+
+
+class DeliveryAttemptOut(ApiModel):
+    number: int
+    status_code: int | None
+    response_body: str | None
+    error_message: str | None
+    duration_ms: int
+    created_at: Timestamp
+
+
+class DeliveryOut(ApiModel):
+    id: str
+    webhook_id: str
+    event: str
+    status: DeliveryStatus
+    status_code: int | None
+    payload: dict[str, Any]
+    response_body: str | None
+    error_message: str | None
+    duration_ms: int | None
+    attempt_count: int
+    next_retry_at: Timestamp | None
+    created_at: Timestamp
+    expires_at: Timestamp
+
+
+class DeliveryDetail(DeliveryOut):
+    attempts: list[DeliveryAttemptOut]
+
+
+class DeliveryList(ApiModel):
+    data: list[DeliveryOut]
+    total: int
+    page: int
+    limit: int
+    total_pages: int

@@ -1,0 +1,183 @@
+"""The rules of webhooks: subscriptions, secrets, the delivery log and manual retries."""
+
+from __future__ import annotations
+
+import secrets as secrets_module
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from officehub.errors import Conflict, NotFound, ValidationFailed
+from officehub.events.service import emit
+from officehub.pagination import PageParams
+from officehub.timeutil import utcnow
+from officehub.webhooks import repository
+from officehub.webhooks.models import FAILED, PENDING, RETRYING, Webhook, WebhookDelivery
+from officehub.webhooks.schemas import WebhookCreate, WebhookStats, WebhookUpdate
+from officehub.webhooks.ssrf import is_blocked, literal_address
+
+SECRET_GRACE = timedelta(hours=24)
+"""How long deliveries also carry a signature under the previous secret after a rotation."""
+
+_NOT_NULL = ("name", "url", "secret", "events", "is_active")
+
+
+def new_secret() -> str:
+    return "whsec_" + secrets_module.token_urlsafe(32)
+
+
+def check_url(url: str, *, allow_private: bool) -> None:
+    """Refuses a literal blocked address at once; names are checked when sent."""
+    from urllib.parse import urlsplit
+
+    host = urlsplit(url).hostname or ""
+    literal = literal_address(host)
+    if not allow_private and (host == "localhost" or (literal and is_blocked(literal))):
+        raise ValidationFailed.field(
+            "body.url",
+            f"{host} is a loopback, private or reserved address",
+            code="WEBHOOK_URL_NOT_ALLOWED",
+        )
+
+
+async def get_webhook(session: AsyncSession, office_id: str, ident: str) -> Webhook:
+    record = await repository.get_webhook(session, office_id, ident)
+    if record is None:
+        raise NotFound.of("Webhook", ident)
+    return record
+
+
+async def create_webhook(
+    session: AsyncSession, office_id: str, body: WebhookCreate, *, allow_private: bool
+) -> Webhook:
+    check_url(body.url, allow_private=allow_private)
+    record = Webhook(
+        office_id=office_id,
+        name=body.name,
+        description=body.description,
+        url=body.url,
+        secret=body.secret or new_secret(),
+        events=body.events,
+        is_active=body.is_active,
+        headers=body.headers,
+    )
+    session.add(record)
+    await session.flush()
+    return record
+
+
+async def update_webhook(
+    session: AsyncSession,
+    office_id: str,
+    ident: str,
+    body: WebhookUpdate,
+    *,
+    allow_private: bool,
+) -> Webhook:
+    record = await get_webhook(session, office_id, ident)
+    sent = body.model_fields_set
+    for name in _NOT_NULL:
+        if name in sent and getattr(body, name) is None:
+            alias = WebhookUpdate.model_fields[name].alias or name
+            raise ValidationFailed.field(f"body.{alias}", "may not be null")
+    if body.url is not None:
+        check_url(body.url, allow_private=allow_private)
+        record.url = body.url
+    if body.name is not None:
+        record.name = body.name
+    if "description" in sent:
+        record.description = body.description
+    if body.events is not None:
+        record.events = body.events
+    if "headers" in sent:
+        record.headers = body.headers
+    if body.secret is not None and body.secret != record.secret:
+        record.previous_secret = record.secret
+        record.secret_rotated_at = utcnow()
+        record.secret = body.secret
+    if body.is_active is not None:
+        if body.is_active and not record.is_active:
+            record.disabled_reason = None
+            record.failing_since = None
+        record.is_active = body.is_active
+    record.updated_at = utcnow()
+    await session.flush()
+    return record
+
+
+async def delete_webhook(session: AsyncSession, office_id: str, ident: str) -> Webhook:
+    record = await get_webhook(session, office_id, ident)
+    await session.delete(record)
+    await session.flush()
+    return record
+
+
+async def list_webhooks(
+    session: AsyncSession, office_id: str, params: PageParams
+) -> tuple[list[tuple[Webhook, WebhookStats]], int]:
+    records, total = await repository.list_webhooks(session, office_id, params)
+    counts = await repository.delivery_counts(session, office_id, [r.id for r in records])
+    items = []
+    for record in records:
+        all_, ok, failed = counts.get(record.id, (0, 0, 0))
+        finished = ok + failed
+        rate = round(ok / finished, 4) if finished else 0.0
+        stats = WebhookStats(
+            total_deliveries=all_, success_count=ok, failed_count=failed, success_rate=rate
+        )
+        items.append((record, stats))
+    return items, total
+
+
+async def send_test(session: AsyncSession, office_id: str, ident: str) -> str:
+    """Records a ``webhook.test`` event meant for this webhook alone; returns its id."""
+    record = await get_webhook(session, office_id, ident)
+    event = await emit(
+        session,
+        office_id,
+        "webhook.test",
+        {"webhookId": record.id, "message": "This is a test delivery from officehub"},
+        target_webhook_id=record.id,
+    )
+    return event.id
+
+
+async def list_deliveries(
+    session: AsyncSession,
+    office_id: str,
+    webhook_id: str,
+    params: PageParams,
+    *,
+    status: str | None,
+    event: str | None,
+) -> tuple[list[WebhookDelivery], int]:
+    await get_webhook(session, office_id, webhook_id)
+    return await repository.list_deliveries(
+        session, office_id, webhook_id, params, status=status, event=event
+    )
+
+
+async def get_delivery(
+    session: AsyncSession, office_id: str, ident: str, webhook_id: str | None = None
+) -> tuple[WebhookDelivery, list[Any]]:
+    record = await repository.get_delivery(session, office_id, ident, webhook_id)
+    if record is None:
+        raise NotFound.of("Delivery", ident)
+    return record, await repository.attempts_of(session, office_id, record.id)
+
+
+async def retry_delivery(session: AsyncSession, office_id: str, ident: str) -> WebhookDelivery:
+    record = await repository.get_delivery(session, office_id, ident)
+    if record is None:
+        raise NotFound.of("Delivery", ident)
+    if record.status not in (FAILED, RETRYING):
+        raise Conflict(
+            "Only a FAILED or RETRYING delivery can be retried",
+            details=f"delivery {ident} is {record.status}",
+        )
+    record.status = PENDING
+    record.next_retry_at = utcnow()
+    record.claim_token = None
+    await session.flush()
+    return record

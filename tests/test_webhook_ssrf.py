@@ -1,0 +1,110 @@
+"""The SSRF guard: deliveries never connect to loopback, private or reserved addresses.
+
+These tests turn ``webhook_allow_private`` off (the ``settings`` fixture turns it on).
+"""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+from fastapi import FastAPI
+
+from officehub.config import Settings
+from officehub.webhooks.ssrf import is_blocked
+from tests.helpers import OfficeFixture
+from tests.receiver import running_receiver
+from tests.webhook_helpers import create_webhook, deliveries, delivery_worker, emit_event
+
+BLOCKED = [
+    "0.1.2.3",  # 0.0.0.0/8 "this network"
+    "10.1.2.3",  # private
+    "100.64.0.1",  # shared (carrier-grade NAT)
+    "127.0.0.1",  # loopback
+    "127.255.255.254",
+    "169.254.169.254",  # link-local, cloud metadata
+    "172.16.0.1",  # private
+    "172.31.255.255",
+    "192.0.0.8",  # IETF protocol assignments
+    "192.0.2.1",  # documentation
+    "192.88.99.1",  # 6to4 relay
+    "192.168.1.1",  # private
+    "198.18.0.1",  # benchmarking
+    "198.51.100.7",  # documentation
+    "203.0.113.9",  # documentation
+    "224.0.0.1",  # multicast
+    "239.255.255.250",
+    "240.0.0.1",  # reserved
+    "255.255.255.255",  # broadcast
+    "::",  # unspecified
+    "::1",  # loopback
+    "::ffff:127.0.0.1",  # IPv4-mapped loopback
+    "::ffff:10.0.0.1",  # IPv4-mapped private
+    "64:ff9b::a00:1",  # NAT64
+    "100::1",  # discard-only
+    "2001::1",  # IETF protocol assignments (Teredo)
+    "2001:db8::1",  # documentation
+    "2002:7f00:1::",  # 6to4
+    "fc00::1",  # unique local
+    "fd12:3456::1",
+    "fe80::1",  # link-local
+    "fec0::1",  # site-local
+    "ff02::1",  # multicast
+]
+PUBLIC = ["8.8.8.8", "1.1.1.1", "93.184.216.34", "2606:4700:4700::1111", "2a00:1450::1"]
+
+
+@pytest.mark.parametrize("address", BLOCKED)
+def test_each_blocked_range_is_refused(address: str) -> None:
+    assert is_blocked(address)
+
+
+@pytest.mark.parametrize("address", PUBLIC)
+def test_public_addresses_are_allowed(address: str) -> None:
+    assert not is_blocked(address)
+
+
+async def _attempt(
+    app: FastAPI,
+    settings: Settings,
+    client: httpx.AsyncClient,
+    office: OfficeFixture,
+    url_of: str,
+) -> tuple[int, str | None]:
+    guarded = settings.model_copy(update={"webhook_allow_private": False})
+    async with running_receiver() as receiver:
+        hook = await create_webhook(client, office, url_of.format(port=receiver.port))
+        await emit_event(app, office.id)
+        await delivery_worker(app, guarded).run_until_idle()
+    [delivery] = await deliveries(app, hook["id"])
+    assert delivery.status == "RETRYING" and delivery.status_code is None
+    return len(receiver.received), delivery.error_message
+
+
+async def test_a_name_that_resolves_to_127_0_0_1_is_not_connected_to(
+    app: FastAPI, settings: Settings, client: httpx.AsyncClient, office_a: OfficeFixture
+) -> None:
+    received, error = await _attempt(
+        app, settings, client, office_a, "http://localhost:{port}/hook"
+    )
+    assert received == 0
+    assert error is not None and "localhost resolves to" in error and "not allowed" in error
+
+
+async def test_a_literal_loopback_address_is_not_connected_to(
+    app: FastAPI, settings: Settings, client: httpx.AsyncClient, office_a: OfficeFixture
+) -> None:
+    received, error = await _attempt(
+        app, settings, client, office_a, "http://127.0.0.1:{port}/hook"
+    )
+    assert received == 0
+    assert error is not None and "127.0.0.1" in error and "not allowed" in error
+
+
+async def test_the_setting_allows_private_addresses_for_development(
+    app: FastAPI, settings: Settings, client: httpx.AsyncClient, office_a: OfficeFixture
+) -> None:
+    async with running_receiver() as receiver:
+        await create_webhook(client, office_a, f"http://localhost:{receiver.port}/hook")
+        await emit_event(app, office_a.id)
+        await delivery_worker(app, settings).run_until_idle()
+    assert len(receiver.received) == 1
