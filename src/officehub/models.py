@@ -9,6 +9,7 @@ from officehub.conversations.models import (
     ConversationTag,
     Message,
 )
+from officehub.crm.models import Card, Funnel, FunnelColumn
 from officehub.departments.models import Department
 from officehub.events.models import JobLease, OutboxEvent
 from officehub.fast_messages.models import FastMessage
@@ -21,6 +22,7 @@ from officehub.users.models import User, UserInbox
 
 __all__ = [
     "ApiKey",
+    "Card",
     "Contact",
     "ContactTag",
     "Conversation",
@@ -28,6 +30,8 @@ __all__ = [
     "ConversationTag",
     "Department",
     "FastMessage",
+    "Funnel",
+    "FunnelColumn",
     "Inbox",
     "Integration",
     "JobLease",

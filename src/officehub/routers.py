@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
+from officehub.crm.router import router as crm_router
+
 
 def domain_routers() -> list[APIRouter]:
-    return []
+    return [crm_router]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from officehub.crm.overdue import OVERDUE_JOB
 from officehub.worker.runner import PeriodicJob, QueueJob
 
 
@@ -10,4 +11,4 @@ def queue_jobs() -> list[QueueJob]:
 
 
 def periodic_jobs() -> list[PeriodicJob]:
-    return []
+    return [OVERDUE_JOB]
