@@ -9,9 +9,11 @@ from typing import Any
 
 import httpx
 from fastapi import FastAPI
-from sqlalchemy import event
+from sqlalchemy import delete, event, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from officehub.contacts.models import Contact
+from officehub.crm.models import Card
 from officehub.timeutil import utcnow
 from tests import factories as f
 from tests.crm_world import World, make_world
@@ -166,3 +168,59 @@ async def test_the_board_costs_the_same_queries_for_2_and_10_columns(
     ten = await _queries_for_board(app, client, office_a, large_funnel.id)
     assert two == ten
     assert ten <= 6, ten  # the key, the funnel, its columns, the page, the totals
+
+
+async def _true_totals(
+    session: AsyncSession, world: World, user_id: str | None = None
+) -> list[int]:
+    stmt = select(Card.column_id, func.count()).group_by(Card.column_id)
+    if user_id is not None:
+        stmt = stmt.where(Card.user_id == user_id)
+    counted = dict((await session.execute(stmt)).all())
+    return [int(counted.get(c.id, 0)) for c in world.columns]
+
+
+async def test_board_totals_follow_every_change_including_cascades(
+    client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    world = await make_world(session, office_a.id)
+    await _fill(session, office_a.id, world, 3)
+    url = f"/funnel/{world.funnel.id}"
+
+    async def check() -> None:
+        board = (await client.get(url, headers=office_a.headers)).json()
+        assert [c["total"] for c in board["columns"]] == await _true_totals(session, world)
+        mine = (
+            await client.get(url, params={"userIds": world.user.id}, headers=office_a.headers)
+        ).json()
+        assert [c["total"] for c in mine["columns"]] == await _true_totals(
+            session, world, world.user.id
+        )
+
+    await check()
+    cards = (await client.get(url, headers=office_a.headers)).json()["columns"][0]["items"]
+    moved = await client.patch(
+        f"/funnel-column-card/{cards[0]['id']}",
+        json={"columnId": world.columns[2].id, "userId": None},
+        headers=office_a.headers,
+    )
+    assert moved.status_code == 200
+    await check()
+    reassigned = await client.patch(
+        f"/funnel-column-card/{cards[1]['id']}",
+        json={"userId": world.user.id},
+        headers=office_a.headers,
+    )
+    assert reassigned.status_code == 200
+    await check()
+    removed = await client.request(
+        "DELETE", "/funnel-column-card", json={"ids": [cards[2]["id"]]}, headers=office_a.headers
+    )
+    assert removed.json() == "1 card removed"
+    await check()
+    # A contact deleted elsewhere takes its card with it (a database cascade).
+    person = await session.scalar(select(Card.person_id).where(Card.id == cards[1]["id"]))
+    await session.execute(delete(Contact).where(Contact.id == person))
+    await session.commit()
+    await check()
+    assert (await client.get(url, headers=office_a.headers)).json()["columns"][0]["total"] == 0

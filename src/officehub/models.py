@@ -9,7 +9,7 @@ from officehub.conversations.models import (
     ConversationTag,
     Message,
 )
-from officehub.crm.models import Card, Funnel, FunnelColumn
+from officehub.crm.models import Card, ColumnCount, Funnel, FunnelColumn
 from officehub.departments.models import Department
 from officehub.events.models import JobLease, OutboxEvent
 from officehub.fast_messages.models import FastMessage
@@ -23,6 +23,7 @@ from officehub.users.models import User, UserInbox
 __all__ = [
     "ApiKey",
     "Card",
+    "ColumnCount",
     "Contact",
     "ContactTag",
     "Conversation",

@@ -103,3 +103,23 @@ class Card(IdMixin, TimestampMixin, Base):
     column_changed_at: Mapped[datetime]
     overdue_at: Mapped[datetime | None]
     overdue_emitted_at: Mapped[datetime | None]
+
+
+class ColumnCount(Base):
+    """Cards per column and owner (``owner_key`` is the user id, '' when unassigned).
+
+    Kept by database triggers on ``crm_cards`` (migration 0003), so every insert, move,
+    reassignment and delete counts, cascades included. The board's totals read these few
+    rows instead of counting a column's cards.
+    """
+
+    __tablename__ = "crm_column_counts"
+
+    office_id: Mapped[str] = mapped_column(
+        ForeignKey("offices.id", ondelete="CASCADE"), primary_key=True
+    )
+    column_id: Mapped[str] = mapped_column(
+        ForeignKey("crm_columns.id", ondelete="CASCADE"), primary_key=True
+    )
+    owner_key: Mapped[str] = mapped_column(String(32), primary_key=True)
+    cards: Mapped[int] = mapped_column(default=0)

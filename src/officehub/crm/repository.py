@@ -11,7 +11,7 @@ from sqlalchemy import ColumnElement, Select, delete, func, literal, select, uni
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.contacts.models import Contact
-from officehub.crm.models import Card, Funnel, FunnelColumn
+from officehub.crm.models import Card, ColumnCount, Funnel, FunnelColumn
 from officehub.pagination import PageParams, paginate
 from officehub.repository import get_scoped, scoped
 
@@ -199,16 +199,16 @@ async def board_totals(
     column_ids: Sequence[str],
     user_ids: Sequence[str] | None,
 ) -> dict[str, int]:
-    """Cards per column (of the given owners), counted in one query over the column index."""
+    """Cards per column (of the given owners): a sum over the few per-owner count rows."""
     if not column_ids:
         return {}
     stmt = (
-        select(Card.column_id, func.count())
-        .where(Card.office_id == office_id, Card.column_id.in_(column_ids))
-        .group_by(Card.column_id)
+        select(ColumnCount.column_id, func.sum(ColumnCount.cards))
+        .where(ColumnCount.office_id == office_id, ColumnCount.column_id.in_(column_ids))
+        .group_by(ColumnCount.column_id)
     )
     if user_ids is not None:
-        stmt = stmt.where(Card.user_id.in_(user_ids))
+        stmt = stmt.where(ColumnCount.owner_key.in_(user_ids))
     return {column_id: int(count) for column_id, count in (await session.execute(stmt)).all()}
 
 

@@ -172,8 +172,91 @@ def upgrade() -> None:
         postgresql_where=sa.text("overdue_at IS NOT NULL"),
     )
 
+    op.create_table(
+        "crm_column_counts",
+        sa.Column("office_id", sa.String(length=32), nullable=False),
+        sa.Column("column_id", sa.String(length=32), nullable=False),
+        sa.Column("owner_key", sa.String(length=32), nullable=False),
+        sa.Column("cards", sa.Integer(), nullable=False),
+        sa.ForeignKeyConstraint(
+            ["column_id"],
+            ["crm_columns.id"],
+            name=op.f("fk_crm_column_counts_column_id_crm_columns"),
+            ondelete="CASCADE",
+        ),
+        sa.ForeignKeyConstraint(
+            ["office_id"],
+            ["offices.id"],
+            name=op.f("fk_crm_column_counts_office_id_offices"),
+            ondelete="CASCADE",
+        ),
+        sa.PrimaryKeyConstraint(
+            "office_id", "column_id", "owner_key", name=op.f("pk_crm_column_counts")
+        ),
+    )
+    if op.get_bind().dialect.name == "postgresql":
+        for statement in _PG_COUNT_TRIGGER:
+            op.execute(statement)
+    else:
+        for statement in _SQLITE_COUNT_TRIGGERS:
+            op.execute(statement)
+
+
+# The board's totals: cards per (column, owner), kept by triggers so that every path
+# (the API, bulk loads, cascades from deleted contacts or users) counts.
+_ADD = """
+    INSERT INTO crm_column_counts (office_id, column_id, owner_key, cards)
+    VALUES (NEW.office_id, NEW.column_id, COALESCE(NEW.user_id, ''), 1)
+    ON CONFLICT (office_id, column_id, owner_key)
+    DO UPDATE SET cards = crm_column_counts.cards + 1;
+"""
+_SUBTRACT = """
+    UPDATE crm_column_counts SET cards = cards - 1
+    WHERE office_id = OLD.office_id AND column_id = OLD.column_id
+      AND owner_key = COALESCE(OLD.user_id, '');
+"""
+_SQLITE_COUNT_TRIGGERS = (
+    f"CREATE TRIGGER crm_cards_count_insert AFTER INSERT ON crm_cards BEGIN {_ADD} END",
+    f"CREATE TRIGGER crm_cards_count_delete AFTER DELETE ON crm_cards BEGIN {_SUBTRACT} END",
+    "CREATE TRIGGER crm_cards_count_update AFTER UPDATE OF column_id, user_id ON crm_cards"
+    " WHEN OLD.column_id IS NOT NEW.column_id OR OLD.user_id IS NOT NEW.user_id"
+    f" BEGIN {_SUBTRACT} {_ADD} END",
+)
+_PG_COUNT_TRIGGER = (
+    f"""
+    CREATE FUNCTION crm_cards_count() RETURNS trigger AS $$
+    BEGIN
+        -- Rows are locked in key order, so two opposite moves cannot deadlock.
+        IF TG_OP = 'UPDATE' AND (OLD.column_id, COALESCE(OLD.user_id, ''))
+                IS NOT DISTINCT FROM (NEW.column_id, COALESCE(NEW.user_id, '')) THEN
+            RETURN NULL;
+        END IF;
+        IF TG_OP = 'UPDATE' AND (OLD.column_id, COALESCE(OLD.user_id, ''))
+                > (NEW.column_id, COALESCE(NEW.user_id, '')) THEN
+            {_ADD}
+            {_SUBTRACT}
+            RETURN NULL;
+        END IF;
+        IF TG_OP IN ('DELETE', 'UPDATE') THEN
+            {_SUBTRACT}
+        END IF;
+        IF TG_OP IN ('INSERT', 'UPDATE') THEN
+            {_ADD}
+        END IF;
+        RETURN NULL;
+    END
+    $$ LANGUAGE plpgsql
+    """,
+    "CREATE TRIGGER crm_cards_count AFTER INSERT OR DELETE OR UPDATE OF column_id, user_id"
+    " ON crm_cards FOR EACH ROW EXECUTE FUNCTION crm_cards_count()",
+)
+
 
 def downgrade() -> None:
+    if op.get_bind().dialect.name == "postgresql":
+        op.execute("DROP TRIGGER IF EXISTS crm_cards_count ON crm_cards")
+        op.execute("DROP FUNCTION IF EXISTS crm_cards_count()")
+    op.drop_table("crm_column_counts")
     op.drop_index("ix_crm_cards_overdue_due", table_name="crm_cards")
     op.drop_index("ix_crm_cards_office_id_person_id_conversation_id", table_name="crm_cards")
     op.drop_index("ix_crm_cards_office_id_conversation_id", table_name="crm_cards")
