@@ -5,16 +5,19 @@ Each returns the flushed record; the caller's session commits.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.contacts.models import Contact
 from officehub.conversations.models import Conversation, ConversationTag
+from officehub.crm.models import Card, Funnel, FunnelColumn
 from officehub.departments.models import Department
 from officehub.inboxes.models import Inbox, Integration
 from officehub.legal_areas.models import LegalArea
 from officehub.tags.models import Tag
+from officehub.timeutil import utcnow
 from officehub.users.models import User
 
 
@@ -143,3 +146,60 @@ async def make_conversation(
             ConversationTag(office_id=office_id, conversation_id=conversation.id, tag_id=tag.id),
         )
     return conversation
+
+
+async def make_funnel(
+    session: AsyncSession,
+    office_id: str,
+    inbox_id: str,
+    columns: int | list[str] = 3,
+    name: str = "Vendas",
+    time_limit_days: int | None = None,
+) -> tuple[Funnel, list[FunnelColumn]]:
+    """A funnel and its NORMAL columns (``columns`` names them, or says how many)."""
+    funnel: Funnel = await _add(session, Funnel(office_id=office_id, inbox_id=inbox_id, name=name))
+    names = columns if isinstance(columns, list) else [f"Etapa {i + 1}" for i in range(columns)]
+    made = [
+        await _add(
+            session,
+            FunnelColumn(
+                office_id=office_id,
+                funnel_id=funnel.id,
+                name=column_name,
+                color="#9E9E9E",
+                position=i,
+                kind="NORMAL",
+                time_limit_days=time_limit_days,
+                show_badge_progress=False,
+            ),
+        )
+        for i, column_name in enumerate(names)
+    ]
+    return funnel, made
+
+
+async def make_card(
+    session: AsyncSession,
+    column: FunnelColumn,
+    person_id: str,
+    conversation_id: str | None = None,
+    user_id: str | None = None,
+    column_changed_at: datetime | None = None,
+) -> Card:
+    changed = column_changed_at or utcnow()
+    card: Card = await _add(
+        session,
+        Card(
+            office_id=column.office_id,
+            funnel_id=column.funnel_id,
+            column_id=column.id,
+            person_id=person_id,
+            conversation_id=conversation_id,
+            user_id=user_id,
+            custom_fields=[],
+            column_changed_at=changed,
+            overdue_at=None,
+            overdue_emitted_at=None,
+        ),
+    )
+    return card

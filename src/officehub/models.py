@@ -9,6 +9,7 @@ from officehub.conversations.models import (
     ConversationTag,
     Message,
 )
+from officehub.crm.models import Card, ColumnCount, Funnel, FunnelColumn
 from officehub.departments.models import Department
 from officehub.events.models import JobLease, OutboxEvent
 from officehub.fast_messages.models import FastMessage
@@ -22,6 +23,8 @@ from officehub.webhooks.models import Webhook, WebhookDelivery, WebhookDeliveryA
 
 __all__ = [
     "ApiKey",
+    "Card",
+    "ColumnCount",
     "Contact",
     "ContactTag",
     "Conversation",
@@ -29,6 +32,8 @@ __all__ = [
     "ConversationTag",
     "Department",
     "FastMessage",
+    "Funnel",
+    "FunnelColumn",
     "Inbox",
     "Integration",
     "JobLease",

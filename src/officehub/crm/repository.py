@@ -1,0 +1,241 @@
+"""Every CRM query, each scoped by office id."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import ColumnElement, Select, delete, func, literal, select, union_all, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from officehub.contacts.models import Contact
+from officehub.crm.models import Card, ColumnCount, Funnel, FunnelColumn
+from officehub.pagination import PageParams, paginate
+from officehub.repository import get_scoped, scoped
+
+
+async def get_funnel(session: AsyncSession, office_id: str, ident: str) -> Funnel | None:
+    return await get_scoped(session, Funnel, office_id, ident)
+
+
+async def list_funnels(
+    session: AsyncSession, office_id: str, inbox_id: str | None, params: PageParams
+) -> tuple[list[Funnel], int]:
+    stmt = scoped(Funnel, office_id).order_by(Funnel.created_at, Funnel.id)
+    if inbox_id is not None:
+        stmt = stmt.where(Funnel.inbox_id == inbox_id)
+    return await paginate(session, stmt, params)
+
+
+async def funnel_ids_of_inbox(session: AsyncSession, office_id: str, inbox_id: str) -> list[str]:
+    stmt = select(Funnel.id).where(Funnel.office_id == office_id, Funnel.inbox_id == inbox_id)
+    return list(await session.scalars(stmt))
+
+
+async def get_column(session: AsyncSession, office_id: str, ident: str) -> FunnelColumn | None:
+    return await get_scoped(session, FunnelColumn, office_id, ident)
+
+
+async def columns_of(
+    session: AsyncSession, office_id: str, funnel_ids: Sequence[str]
+) -> list[FunnelColumn]:
+    """The columns of the given funnels, each funnel's in ``index`` order."""
+    if not funnel_ids:
+        return []
+    stmt = (
+        scoped(FunnelColumn, office_id)
+        .where(FunnelColumn.funnel_id.in_(funnel_ids))
+        .order_by(FunnelColumn.funnel_id, FunnelColumn.position, FunnelColumn.created_at)
+    )
+    return list(await session.scalars(stmt))
+
+
+async def list_columns(
+    session: AsyncSession, office_id: str, funnel_id: str | None, params: PageParams
+) -> tuple[list[FunnelColumn], int]:
+    stmt = scoped(FunnelColumn, office_id).order_by(
+        FunnelColumn.funnel_id, FunnelColumn.position, FunnelColumn.id
+    )
+    if funnel_id is not None:
+        stmt = stmt.where(FunnelColumn.funnel_id == funnel_id)
+    return await paginate(session, stmt, params)
+
+
+async def column_has_cards(session: AsyncSession, office_id: str, column_id: str) -> bool:
+    stmt = select(Card.id).where(Card.office_id == office_id, Card.column_id == column_id).limit(1)
+    return (await session.scalar(stmt)) is not None
+
+
+async def funnel_has_cards(session: AsyncSession, office_id: str, funnel_id: str) -> bool:
+    stmt = select(Card.id).where(Card.office_id == office_id, Card.funnel_id == funnel_id).limit(1)
+    return (await session.scalar(stmt)) is not None
+
+
+def _add_days(value: Any, days: int, dialect: str) -> ColumnElement[Any]:
+    """``value + days`` on the database, in the format each stores times in."""
+    if dialect == "sqlite":
+        # SQLAlchemy stores SQLite times as 'YYYY-MM-DD HH:MM:SS.ffffff': shift the date and
+        # time, keep the microseconds as they were.
+        shifted = func.strftime("%Y-%m-%d %H:%M:%S", value, f"+{days} days")
+        return shifted.concat(func.substr(value, 20, 7))
+    return value + func.make_interval(0, 0, 0, literal(days))  # type: ignore[no-any-return]
+
+
+async def reschedule_overdue(
+    session: AsyncSession, office_id: str, column_id: str, time_limit_days: int | None
+) -> None:
+    """After a column's limit or kind changed: the due time of every stay not yet reported."""
+    due: Any = None
+    if time_limit_days is not None:
+        dialect = session.get_bind().dialect.name
+        due = _add_days(Card.column_changed_at, time_limit_days, dialect)
+    await session.execute(
+        update(Card)
+        .where(
+            Card.office_id == office_id,
+            Card.column_id == column_id,
+            Card.overdue_emitted_at.is_(None),
+        )
+        .values(overdue_at=due)
+        .execution_options(synchronize_session=False)
+    )
+
+
+async def get_card(session: AsyncSession, office_id: str, ident: str) -> Card | None:
+    return await get_scoped(session, Card, office_id, ident)
+
+
+async def find_card(
+    session: AsyncSession, office_id: str, person_id: str, conversation_id: str | None
+) -> Card | None:
+    stmt = scoped(Card, office_id).where(
+        Card.person_id == person_id,
+        Card.conversation_id.is_(None)
+        if conversation_id is None
+        else Card.conversation_id == conversation_id,
+    )
+    return (await session.scalars(stmt)).first()
+
+
+async def find_card_in_funnels(
+    session: AsyncSession,
+    office_id: str,
+    person_id: str,
+    conversation_id: str,
+    funnel_ids: Sequence[str],
+) -> Card | None:
+    stmt = scoped(Card, office_id).where(
+        Card.person_id == person_id,
+        Card.conversation_id == conversation_id,
+        Card.funnel_id.in_(funnel_ids),
+    )
+    return (await session.scalars(stmt)).first()
+
+
+async def cards_by_ids(session: AsyncSession, office_id: str, ids: Sequence[str]) -> list[Card]:
+    if not ids:
+        return []
+    return list(await session.scalars(scoped(Card, office_id).where(Card.id.in_(ids))))
+
+
+async def delete_cards(session: AsyncSession, office_id: str, ids: Sequence[str]) -> None:
+    await session.execute(
+        delete(Card)
+        .where(Card.office_id == office_id, Card.id.in_(ids))
+        .execution_options(synchronize_session=False)
+    )
+
+
+@dataclass(frozen=True)
+class BoardRow:
+    card: Card
+    person: Contact
+
+
+async def board_page(
+    session: AsyncSession,
+    office_id: str,
+    column_ids: Sequence[str],
+    user_ids: Sequence[str] | None,
+    params: PageParams,
+) -> list[BoardRow]:
+    """One page of cards of every column, newest arrival first, in a single query.
+
+    Each column contributes its own ``ORDER BY column_changed_at DESC, id DESC LIMIT
+    OFFSET`` branch, served by the ``(office_id, column_id, column_changed_at, id)`` index,
+    so the cost is the page's, never the column's.
+    """
+    if not column_ids:
+        return []
+    branches: list[Select[Any]] = []
+    for column_id in column_ids:
+        branch = (
+            select(Card.id)
+            .where(Card.office_id == office_id, Card.column_id == column_id)
+            .order_by(Card.column_changed_at.desc(), Card.id.desc())
+            .limit(params.limit)
+            .offset(params.offset)
+        )
+        if user_ids is not None:
+            branch = branch.where(Card.user_id.in_(user_ids))
+        page = branch.subquery()
+        branches.append(select(page.c.id))
+    page_ids = union_all(*branches).subquery() if len(branches) > 1 else branches[0].subquery()
+    stmt = (
+        select(Card, Contact)
+        .join(page_ids, page_ids.c.id == Card.id)
+        .join(Contact, Contact.id == Card.person_id)
+        .where(Card.office_id == office_id, Contact.office_id == office_id)
+        .order_by(Card.column_id, Card.column_changed_at.desc(), Card.id.desc())
+    )
+    return [BoardRow(card, person) for card, person in (await session.execute(stmt)).all()]
+
+
+async def board_totals(
+    session: AsyncSession,
+    office_id: str,
+    column_ids: Sequence[str],
+    user_ids: Sequence[str] | None,
+) -> dict[str, int]:
+    """Cards per column (of the given owners): a sum over the few per-owner count rows."""
+    if not column_ids:
+        return {}
+    stmt = (
+        select(ColumnCount.column_id, func.sum(ColumnCount.cards))
+        .where(ColumnCount.office_id == office_id, ColumnCount.column_id.in_(column_ids))
+        .group_by(ColumnCount.column_id)
+    )
+    if user_ids is not None:
+        stmt = stmt.where(ColumnCount.owner_key.in_(user_ids))
+    return {column_id: int(count) for column_id, count in (await session.execute(stmt)).all()}
+
+
+async def claim_overdue(
+    session: AsyncSession, now: datetime, batch: int
+) -> list[tuple[Card, FunnelColumn]]:
+    """Stays past their column's limit, across offices, oldest first; locked on PostgreSQL.
+
+    Found through the partial ``overdue_at`` index: only unreported stays are in it.
+    """
+    due = (
+        select(Card.id)
+        .where(Card.overdue_at.is_not(None), Card.overdue_at <= now)
+        .order_by(Card.overdue_at)
+        .limit(batch)
+        .with_for_update(skip_locked=True)
+    )
+    ids = list(await session.scalars(due))
+    if not ids:
+        return []
+    stmt = (
+        select(Card, FunnelColumn)
+        .join(
+            FunnelColumn,
+            (FunnelColumn.id == Card.column_id) & (FunnelColumn.office_id == Card.office_id),
+        )
+        .where(Card.id.in_(ids))
+        .order_by(Card.overdue_at)
+    )
+    return [(card, column) for card, column in (await session.execute(stmt)).all()]

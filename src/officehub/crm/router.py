@@ -1,0 +1,235 @@
+"""The CRM routes: ``/funnel``, ``/funnel-column``, ``/funnel-column-card``."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Query
+
+from officehub.auth import OfficeDep
+from officehub.crm import service
+from officehub.crm.schemas import (
+    CardCreate,
+    CardDelete,
+    CardDetail,
+    CardUpdate,
+    ColumnCreate,
+    ColumnOut,
+    ColumnUpdate,
+    FunnelBoard,
+    FunnelCreate,
+    FunnelOut,
+    FunnelUpdate,
+)
+from officehub.db import SessionDep
+from officehub.errors import ValidationFailed, error_responses
+from officehub.ids import is_valid_id
+from officehub.pagination import Page, PageDep, PageParams
+from officehub.params import Id, PathId
+
+router = APIRouter(tags=["CRM"])
+
+BOARD_DEFAULT_LIMIT = 20
+BOARD_MAX_LIMIT = 100
+
+
+def board_query(
+    user_ids: Annotated[
+        list[str] | None,
+        Query(alias="userIds", description="Owner filter: user ids, repeated or comma-separated"),
+    ] = None,
+    page: Annotated[int, Query(ge=1, description="1-based page, the same for every column")] = 1,
+    limit: Annotated[
+        int, Query(ge=1, le=BOARD_MAX_LIMIT, description="Cards per column")
+    ] = BOARD_DEFAULT_LIMIT,
+) -> service.BoardQuery:
+    owners: list[str] | None = None
+    if user_ids is not None:
+        owners = [part.strip() for value in user_ids for part in value.split(",") if part.strip()]
+        for owner in owners:
+            if not is_valid_id(owner):
+                raise ValidationFailed.field(
+                    "query.userIds", f"{owner!r} does not match the id pattern"
+                )
+    return service.BoardQuery(owners or None, PageParams(page, limit))
+
+
+BoardQueryDep = Annotated[service.BoardQuery, Depends(board_query)]
+
+
+# Funnels
+
+
+@router.post(
+    "/funnel",
+    status_code=201,
+    response_model=FunnelOut,
+    responses=error_responses(400, 401, 404),
+    summary="Create a funnel, optionally with its first columns",
+)
+async def create_funnel(body: FunnelCreate, office: OfficeDep, session: SessionDep) -> FunnelOut:
+    return await service.create_funnel(session, office.office_id, body)
+
+
+@router.get(
+    "/funnel",
+    response_model=Page[FunnelOut],
+    responses=error_responses(400, 401),
+    summary="List funnels with their columns (without cards)",
+)
+async def list_funnels(
+    office: OfficeDep,
+    session: SessionDep,
+    params: PageDep,
+    inbox_id: Annotated[Id | None, Query(alias="inboxId")] = None,
+) -> Page[FunnelOut]:
+    funnels, total = await service.list_funnels(session, office.office_id, inbox_id, params)
+    return Page[FunnelOut].of(funnels, total, params)
+
+
+@router.get(
+    "/funnel/{id}",
+    response_model=FunnelBoard,
+    responses=error_responses(400, 401, 404),
+    summary="The funnel board: its columns, each with one page of cards",
+)
+async def read_funnel(
+    id: PathId, office: OfficeDep, session: SessionDep, query: BoardQueryDep
+) -> FunnelBoard:
+    return await service.funnel_board(session, office.office_id, id, query)
+
+
+@router.patch(
+    "/funnel/{id}",
+    response_model=FunnelOut,
+    responses=error_responses(400, 401, 404),
+    summary="Rename a funnel or change its card configuration",
+)
+async def update_funnel(
+    id: PathId, body: FunnelUpdate, office: OfficeDep, session: SessionDep
+) -> FunnelOut:
+    return await service.update_funnel(session, office.office_id, id, body)
+
+
+@router.delete(
+    "/funnel/{id}",
+    response_model=FunnelOut,
+    responses=error_responses(400, 401, 404, 409),
+    summary="Delete an empty funnel and its columns",
+)
+async def delete_funnel(id: PathId, office: OfficeDep, session: SessionDep) -> FunnelOut:
+    return await service.delete_funnel(session, office.office_id, id)
+
+
+# Columns
+
+
+@router.get(
+    "/funnel-column",
+    response_model=Page[ColumnOut],
+    responses=error_responses(400, 401),
+    summary="List funnel columns",
+)
+async def list_columns(
+    office: OfficeDep,
+    session: SessionDep,
+    params: PageDep,
+    funnel_id: Annotated[Id | None, Query(alias="funnelId")] = None,
+) -> Page[ColumnOut]:
+    columns, total = await service.list_columns(session, office.office_id, funnel_id, params)
+    return Page[ColumnOut].of(columns, total, params)
+
+
+@router.post(
+    "/funnel-column",
+    status_code=201,
+    response_model=ColumnOut,
+    responses=error_responses(400, 401, 404),
+    summary="Add a column to a funnel",
+)
+async def create_column(body: ColumnCreate, office: OfficeDep, session: SessionDep) -> ColumnOut:
+    return await service.create_column(session, office.office_id, body)
+
+
+@router.patch(
+    "/funnel-column/{id}",
+    response_model=ColumnOut,
+    responses=error_responses(400, 401, 404),
+    summary="Rename, reorder or reconfigure a column",
+)
+async def update_column(
+    id: PathId, body: ColumnUpdate, office: OfficeDep, session: SessionDep
+) -> ColumnOut:
+    return await service.update_column(session, office.office_id, id, body)
+
+
+@router.delete(
+    "/funnel-column/{id}",
+    response_model=ColumnOut,
+    responses=error_responses(400, 401, 404, 409),
+    summary="Delete an empty column",
+)
+async def delete_column(id: PathId, office: OfficeDep, session: SessionDep) -> ColumnOut:
+    return await service.delete_column(session, office.office_id, id)
+
+
+# Cards
+
+
+@router.post(
+    "/funnel-column-card",
+    status_code=201,
+    response_model=CardDetail,
+    responses=error_responses(400, 401, 404, 409),
+    summary="Create a card (one per contact and conversation)",
+)
+async def create_card(body: CardCreate, office: OfficeDep, session: SessionDep) -> CardDetail:
+    return await service.create_card(session, office.office_id, body)
+
+
+@router.delete(
+    "/funnel-column-card",
+    response_model=str,
+    responses=error_responses(400, 401),
+    summary="Remove the office's cards among the given ids",
+)
+async def delete_cards(body: CardDelete, office: OfficeDep, session: SessionDep) -> str:
+    removed = await service.delete_cards(session, office.office_id, body.ids)
+    return f"{removed} card{'' if removed == 1 else 's'} removed"
+
+
+@router.get(
+    "/funnel-column-card/person/{personId}/conversation/{conversationId}",
+    response_model=CardDetail,
+    responses=error_responses(400, 401, 404),
+    summary="The contact's card in a conversation (funnel found from its integration)",
+)
+async def card_of_conversation(
+    personId: PathId,
+    conversationId: PathId,
+    office: OfficeDep,
+    session: SessionDep,
+) -> CardDetail:
+    return await service.card_of_conversation(session, office.office_id, personId, conversationId)
+
+
+@router.get(
+    "/funnel-column-card/{id}",
+    response_model=CardDetail,
+    responses=error_responses(400, 401, 404),
+    summary="A card's detail",
+)
+async def read_card(id: PathId, office: OfficeDep, session: SessionDep) -> CardDetail:
+    return await service.get_card_detail(session, office.office_id, id)
+
+
+@router.patch(
+    "/funnel-column-card/{id}",
+    response_model=CardDetail,
+    responses=error_responses(400, 401, 404),
+    summary="Move a card (columnId) or change its owner, legal area, fields or origin",
+)
+async def update_card(
+    id: PathId, body: CardUpdate, office: OfficeDep, session: SessionDep
+) -> CardDetail:
+    return await service.update_card(session, office.office_id, id, body)

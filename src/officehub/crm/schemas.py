@@ -1,0 +1,237 @@
+"""Request and response bodies of the CRM (camelCase on the wire)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, StringConstraints
+
+from officehub.params import Id
+from officehub.schemas import ApiModel
+from officehub.timeutil import Timestamp
+
+Kind = Literal["NORMAL", "WON", "LOST"]
+Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+Color = Annotated[str, StringConstraints(min_length=1, max_length=32)]
+Text = Annotated[str, StringConstraints(max_length=2000)]
+TimeLimitDays = Annotated[int, Field(ge=1, le=3650)]
+ColumnIndex = Annotated[int, Field(ge=0, le=1000)]
+
+
+class CardConfigItem(ApiModel):
+    id: Annotated[str, StringConstraints(min_length=1, max_length=100)]
+    visible: bool
+
+
+CardConfig = Annotated[list[CardConfigItem], Field(max_length=50)]
+
+
+class CustomField(ApiModel):
+    id: Annotated[str, StringConstraints(min_length=1, max_length=100)]
+    name: Annotated[str, StringConstraints(max_length=200)]
+    type: Annotated[str, StringConstraints(max_length=50)]
+    value: Text = ""
+    options: Text = ""
+
+
+CustomFields = Annotated[list[CustomField], Field(max_length=100)]
+
+
+class LeadOrigin(ApiModel):
+    source: Text | None = None
+    campaign_name: Text | None = None
+    ad_content: Text | None = None
+    thumbnail_url: Text | None = None
+    ad_url: Text | None = None
+    conversion_message: Text | None = None
+    message_at: Timestamp | None = None
+
+
+# Funnels and columns
+
+
+class ColumnIn(ApiModel):
+    name: Name
+    color: Color = "#9E9E9E"
+    kind: Kind = "NORMAL"
+    time_limit_days: TimeLimitDays | None = None
+    show_badge_progress: bool = False
+
+
+class FunnelCreate(ApiModel):
+    name: Name
+    inbox_id: Id
+    card_config: CardConfig | None = None
+    columns: Annotated[list[ColumnIn], Field(max_length=50, default_factory=list)]
+
+
+class FunnelUpdate(ApiModel):
+    name: Name | None = None
+    card_config: CardConfig | None = None
+
+
+class ColumnCreate(ColumnIn):
+    funnel_id: Id
+    index: ColumnIndex | None = None
+
+
+class ColumnUpdate(ApiModel):
+    name: Name | None = None
+    color: Color | None = None
+    index: ColumnIndex | None = None
+    kind: Kind | None = None
+    time_limit_days: TimeLimitDays | None = None
+    show_badge_progress: bool | None = None
+
+
+class ColumnOut(ApiModel):
+    id: str
+    funnel_id: str
+    name: str
+    color: str
+    index: int
+    kind: Kind
+    time_limit_days: int | None
+    show_badge_progress: bool
+    created_at: Timestamp
+    updated_at: Timestamp
+
+
+class FunnelOut(ApiModel):
+    id: str
+    name: str
+    card_config: list[CardConfigItem] | None
+    inbox_id: str
+    created_at: Timestamp
+    updated_at: Timestamp
+    columns: list[ColumnOut]
+
+
+# The board
+
+
+class ItemPerson(ApiModel):
+    id: str
+    created_at: Timestamp
+    updated_at: Timestamp
+    name: str
+    email: str | None
+    phone: str | None
+
+
+class FunnelItem(ApiModel):
+    id: str
+    channel: str | None
+    funnel_id: str
+    column_id: str
+    person: ItemPerson
+    custom_fields: list[CustomField]
+    created_at: Timestamp
+    updated_at: Timestamp
+    user_id: str | None
+
+
+class BoardColumn(ColumnOut):
+    items: list[FunnelItem]
+    total: int
+    page: int
+    has_more: bool
+
+
+class FunnelBoard(ApiModel):
+    id: str
+    name: str
+    card_config: list[CardConfigItem] | None
+    inbox_id: str
+    created_at: Timestamp
+    updated_at: Timestamp
+    columns: list[BoardColumn]
+
+
+# Cards
+
+
+class CardCreate(ApiModel):
+    column_id: Id
+    person_id: Id
+    conversation_id: Id | None = None
+    user_id: Id | None = None
+    legal_area_id: Id | None = None
+    custom_fields: Annotated[list[CustomField], Field(max_length=100, default_factory=list)]
+    lead_origin: LeadOrigin | None = None
+
+
+class CardUpdate(ApiModel):
+    """Partial: only the fields sent change; ``null`` clears a nullable one."""
+
+    column_id: Id | None = None
+    user_id: Id | None = None
+    legal_area_id: Id | None = None
+    custom_fields: CustomFields | None = None
+    lead_origin: LeadOrigin | None = None
+
+
+class CardDelete(ApiModel):
+    ids: Annotated[list[Annotated[str, StringConstraints(max_length=64)]], Field(max_length=500)]
+
+
+class CardUser(ApiModel):
+    id: str
+    name: str
+    image_url: str | None
+    role: str
+    email: str
+    document: str | None
+
+
+class CardPerson(ApiModel):
+    id: str
+    name: str
+    email: str | None
+    phone: str | None
+    image_url: str | None
+    created_at: Timestamp
+    updated_at: Timestamp
+
+
+class CardTag(ApiModel):
+    id: str
+    name: str
+    color: str
+
+
+class CardLegalArea(ApiModel):
+    id: str
+    name: str
+    color: str
+
+
+class LeadOriginOut(ApiModel):
+    source: str | None
+    campaign_name: str | None
+    ad_content: str | None
+    thumbnail_url: str | None
+    ad_url: str | None
+    conversion_message: str | None
+    message_at: Timestamp | None
+
+
+class CardDetail(ApiModel):
+    """Exactly the spec's CRM card table; ``person`` is the linked contact."""
+
+    id: str
+    column_changed_at: Timestamp
+    show_badge_progress: bool
+    time_limit_days: int | None
+    channel: str | None
+    column_id: str
+    funnel_id: str
+    conversation_id: str | None
+    lead_origin: LeadOriginOut | None
+    user: CardUser | None
+    person: CardPerson
+    custom_fields: list[CustomField]
+    tags: list[CardTag]
+    legal_area: CardLegalArea | None
+    created_at: Timestamp
+    updated_at: Timestamp

@@ -1,0 +1,530 @@
+"""The CRM's rules: funnels, columns, cards, moves and the board read."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from officehub.contacts import service as contacts
+from officehub.conversations import service as conversations
+from officehub.crm import events, repository
+from officehub.crm.models import CLOSING_KINDS, Card, Funnel, FunnelColumn
+from officehub.crm.schemas import (
+    BoardColumn,
+    CardCreate,
+    CardDetail,
+    CardUpdate,
+    ColumnCreate,
+    ColumnIn,
+    ColumnOut,
+    ColumnUpdate,
+    FunnelBoard,
+    FunnelCreate,
+    FunnelItem,
+    FunnelOut,
+    FunnelUpdate,
+    LeadOriginOut,
+)
+from officehub.errors import Conflict, NotFound, ValidationFailed
+from officehub.inboxes import service as inboxes
+from officehub.legal_areas import service as legal_areas
+from officehub.pagination import PageParams
+from officehub.timeutil import utcnow
+from officehub.users import service as users
+
+# Funnels
+
+
+async def get_funnel(session: AsyncSession, office_id: str, ident: str) -> Funnel:
+    funnel = await repository.get_funnel(session, office_id, ident)
+    if funnel is None:
+        raise NotFound.of("Funnel", ident)
+    return funnel
+
+
+def column_out(column: FunnelColumn) -> ColumnOut:
+    return ColumnOut.model_validate({**_column_fields(column)})
+
+
+def _column_fields(column: FunnelColumn) -> dict[str, Any]:
+    return {
+        "id": column.id,
+        "funnel_id": column.funnel_id,
+        "name": column.name,
+        "color": column.color,
+        "index": column.position,
+        "kind": column.kind,
+        "time_limit_days": column.time_limit_days,
+        "show_badge_progress": column.show_badge_progress,
+        "created_at": column.created_at,
+        "updated_at": column.updated_at,
+    }
+
+
+def _funnel_fields(funnel: Funnel) -> dict[str, Any]:
+    return {
+        "id": funnel.id,
+        "name": funnel.name,
+        "card_config": funnel.card_config,
+        "inbox_id": funnel.inbox_id,
+        "created_at": funnel.created_at,
+        "updated_at": funnel.updated_at,
+    }
+
+
+def funnel_out(funnel: Funnel, columns: Sequence[FunnelColumn]) -> FunnelOut:
+    return FunnelOut.model_validate(
+        {**_funnel_fields(funnel), "columns": [_column_fields(c) for c in columns]}
+    )
+
+
+async def funnels_out(
+    session: AsyncSession, office_id: str, funnels: Sequence[Funnel]
+) -> list[FunnelOut]:
+    columns = await repository.columns_of(session, office_id, [f.id for f in funnels])
+    by_funnel: dict[str, list[FunnelColumn]] = {}
+    for column in columns:
+        by_funnel.setdefault(column.funnel_id, []).append(column)
+    return [funnel_out(f, by_funnel.get(f.id, [])) for f in funnels]
+
+
+async def create_funnel(session: AsyncSession, office_id: str, body: FunnelCreate) -> FunnelOut:
+    await inboxes.get_inbox(session, office_id, body.inbox_id)
+    funnel = Funnel(
+        office_id=office_id,
+        inbox_id=body.inbox_id,
+        name=body.name,
+        card_config=_card_config(body.card_config),
+    )
+    session.add(funnel)
+    await session.flush()
+    columns = [_new_column(office_id, funnel.id, c, i) for i, c in enumerate(body.columns)]
+    session.add_all(columns)
+    await session.flush()
+    return funnel_out(funnel, columns)
+
+
+def _card_config(config: Sequence[Any] | None) -> list[dict[str, Any]] | None:
+    return None if config is None else [item.model_dump() for item in config]
+
+
+def _new_column(office_id: str, funnel_id: str, body: ColumnIn, position: int) -> FunnelColumn:
+    return FunnelColumn(
+        office_id=office_id,
+        funnel_id=funnel_id,
+        name=body.name,
+        color=body.color,
+        position=position,
+        kind=body.kind,
+        time_limit_days=body.time_limit_days,
+        show_badge_progress=body.show_badge_progress,
+    )
+
+
+async def update_funnel(
+    session: AsyncSession, office_id: str, ident: str, body: FunnelUpdate
+) -> FunnelOut:
+    funnel = await get_funnel(session, office_id, ident)
+    if "name" in body.model_fields_set:
+        if body.name is None:
+            raise ValidationFailed.field("body.name", "may not be null")
+        funnel.name = body.name
+    if "card_config" in body.model_fields_set:
+        funnel.card_config = _card_config(body.card_config)
+    await session.flush()
+    return (await funnels_out(session, office_id, [funnel]))[0]
+
+
+async def delete_funnel(session: AsyncSession, office_id: str, ident: str) -> FunnelOut:
+    funnel = await get_funnel(session, office_id, ident)
+    if await repository.funnel_has_cards(session, office_id, funnel.id):
+        raise Conflict(
+            "The funnel holds cards",
+            details="Move or delete the funnel's cards before deleting it",
+            code="FUNNEL_NOT_EMPTY",
+        )
+    out = (await funnels_out(session, office_id, [funnel]))[0]
+    await session.delete(funnel)
+    await session.flush()
+    return out
+
+
+@dataclass(frozen=True)
+class BoardQuery:
+    user_ids: list[str] | None
+    page: PageParams
+
+
+async def funnel_board(
+    session: AsyncSession, office_id: str, ident: str, query: BoardQuery
+) -> FunnelBoard:
+    """The funnel with one page of cards per column: four queries whatever its size."""
+    funnel = await get_funnel(session, office_id, ident)
+    columns = await repository.columns_of(session, office_id, [funnel.id])
+    column_ids = [c.id for c in columns]
+    rows = await repository.board_page(session, office_id, column_ids, query.user_ids, query.page)
+    totals = await repository.board_totals(session, office_id, column_ids, query.user_ids)
+    items: dict[str, list[FunnelItem]] = {c: [] for c in column_ids}
+    for row in rows:
+        card = row.card
+        items[card.column_id].append(
+            FunnelItem.model_validate(
+                {
+                    "id": card.id,
+                    "channel": card.channel,
+                    "funnel_id": card.funnel_id,
+                    "column_id": card.column_id,
+                    "person": row.person,
+                    "custom_fields": card.custom_fields,
+                    "created_at": card.created_at,
+                    "updated_at": card.updated_at,
+                    "user_id": card.user_id,
+                }
+            )
+        )
+    page = query.page
+    board_columns = []
+    for column in columns:
+        total = totals.get(column.id, 0)
+        board_columns.append(
+            BoardColumn.model_validate(
+                {
+                    **_column_fields(column),
+                    "items": items[column.id],
+                    "total": total,
+                    "page": page.page,
+                    "has_more": page.page * page.limit < total,
+                }
+            )
+        )
+    return FunnelBoard.model_validate({**_funnel_fields(funnel), "columns": board_columns})
+
+
+# Columns
+
+
+async def get_column(session: AsyncSession, office_id: str, ident: str) -> FunnelColumn:
+    column = await repository.get_column(session, office_id, ident)
+    if column is None:
+        raise NotFound.of("Column", ident)
+    return column
+
+
+def _place(columns: list[FunnelColumn], column: FunnelColumn, index: int | None) -> None:
+    """Puts ``column`` at ``index`` (the end when None) and renumbers the funnel 0..n-1."""
+    others = [c for c in columns if c.id != column.id]
+    at = len(others) if index is None else min(index, len(others))
+    others.insert(at, column)
+    for position, c in enumerate(others):
+        if c.position != position:
+            c.position = position
+
+
+async def create_column(session: AsyncSession, office_id: str, body: ColumnCreate) -> ColumnOut:
+    funnel = await get_funnel(session, office_id, body.funnel_id)
+    columns = await repository.columns_of(session, office_id, [funnel.id])
+    column = _new_column(office_id, funnel.id, body, len(columns))
+    session.add(column)
+    _place(columns, column, body.index)
+    await session.flush()
+    return column_out(column)
+
+
+async def update_column(
+    session: AsyncSession, office_id: str, ident: str, body: ColumnUpdate
+) -> ColumnOut:
+    column = await get_column(session, office_id, ident)
+    sent = body.model_fields_set
+    for field in ("name", "color", "kind", "show_badge_progress", "index"):
+        if field in sent and getattr(body, field) is None:
+            raise ValidationFailed.field(f"body.{_camel(field)}", "may not be null")
+    if body.name is not None:
+        column.name = body.name
+    if body.color is not None:
+        column.color = body.color
+    if body.show_badge_progress is not None:
+        column.show_badge_progress = body.show_badge_progress
+    limit_before = _effective_limit(column)
+    if body.kind is not None:
+        column.kind = body.kind
+    if "time_limit_days" in sent:
+        column.time_limit_days = body.time_limit_days
+    if body.index is not None:
+        columns = await repository.columns_of(session, office_id, [column.funnel_id])
+        _place(columns, column, body.index)
+    await session.flush()
+    limit_after = _effective_limit(column)
+    if limit_after != limit_before:
+        await repository.reschedule_overdue(session, office_id, column.id, limit_after)
+    return column_out(column)
+
+
+def _camel(field: str) -> str:
+    head, *rest = field.split("_")
+    return head + "".join(p.title() for p in rest)
+
+
+def _effective_limit(column: FunnelColumn) -> int | None:
+    """Days a card may stay; none in a closing (WON/LOST) column, where the lead is closed."""
+    return None if column.kind in CLOSING_KINDS else column.time_limit_days
+
+
+def _overdue_at(column: FunnelColumn, since: datetime) -> datetime | None:
+    limit = _effective_limit(column)
+    return None if limit is None else since + timedelta(days=limit)
+
+
+async def delete_column(session: AsyncSession, office_id: str, ident: str) -> ColumnOut:
+    column = await get_column(session, office_id, ident)
+    if await repository.column_has_cards(session, office_id, column.id):
+        raise Conflict(
+            "The column holds cards",
+            details="Move or delete the column's cards before deleting it",
+            code="COLUMN_NOT_EMPTY",
+        )
+    out = column_out(column)
+    columns = await repository.columns_of(session, office_id, [column.funnel_id])
+    await session.delete(column)
+    remaining = [c for c in columns if c.id != column.id]
+    for position, c in enumerate(remaining):
+        if c.position != position:
+            c.position = position
+    await session.flush()
+    return out
+
+
+# Cards
+
+
+async def get_card(session: AsyncSession, office_id: str, ident: str) -> Card:
+    card = await repository.get_card(session, office_id, ident)
+    if card is None:
+        raise NotFound.of("Card", ident)
+    return card
+
+
+async def create_card(session: AsyncSession, office_id: str, body: CardCreate) -> CardDetail:
+    column = await get_column(session, office_id, body.column_id)
+    funnel = await get_funnel(session, office_id, column.funnel_id)
+    await contacts.get_contact(session, office_id, body.person_id)
+    channel: str | None = None
+    integration_id: str | None = None
+    if body.conversation_id is not None:
+        conversation = await conversations.get_conversation(
+            session, office_id, body.conversation_id
+        )
+        if conversation.person_id != body.person_id:
+            raise ValidationFailed.field(
+                "body.conversationId", "the conversation belongs to another contact"
+            )
+        if conversation.inbox_id != funnel.inbox_id:
+            raise ValidationFailed.field(
+                "body.conversationId", "the conversation is in another inbox than the funnel's"
+            )
+        integration = await inboxes.get_integration(session, office_id, conversation.integration_id)
+        channel, integration_id = integration.type, integration.id
+    if body.user_id is not None:
+        await users.get_user(session, office_id, body.user_id)
+    if body.legal_area_id is not None:
+        await legal_areas.get_legal_area(session, office_id, body.legal_area_id)
+    existing = await repository.find_card(session, office_id, body.person_id, body.conversation_id)
+    if existing is not None:
+        raise _duplicate(existing.id)
+    now = utcnow()
+    card = Card(
+        office_id=office_id,
+        funnel_id=funnel.id,
+        column_id=column.id,
+        person_id=body.person_id,
+        conversation_id=body.conversation_id,
+        integration_id=integration_id,
+        user_id=body.user_id,
+        legal_area_id=body.legal_area_id,
+        channel=channel,
+        custom_fields=[f.model_dump() for f in body.custom_fields],
+        lead_origin=_lead_origin(body),
+        column_changed_at=now,
+        overdue_at=_overdue_at(column, now),
+        overdue_emitted_at=None,
+        created_at=now,
+        updated_at=now,
+    )
+    session.add(card)
+    try:
+        await session.flush()
+    except IntegrityError as exc:  # a concurrent create of the same contact and conversation
+        raise _duplicate("") from exc
+    await events.emit_lead(session, card, events.LEAD_CREATED)
+    return await card_detail(session, office_id, card, column)
+
+
+def _duplicate(existing_id: str) -> Conflict:
+    details = "A contact has one card per conversation"
+    if existing_id:
+        details += f"; the existing card is {existing_id}"
+    return Conflict("The card already exists", details=details, code="CARD_EXISTS")
+
+
+def _lead_origin(body: CardCreate | CardUpdate) -> dict[str, Any] | None:
+    if body.lead_origin is None:
+        return None
+    return body.lead_origin.model_dump(mode="json", by_alias=True)
+
+
+async def card_detail(
+    session: AsyncSession, office_id: str, card: Card, column: FunnelColumn | None = None
+) -> CardDetail:
+    if column is None or column.id != card.column_id:
+        column = await get_column(session, office_id, card.column_id)
+    person = await contacts.get_contact(session, office_id, card.person_id)
+    user = None if card.user_id is None else await users.get_user(session, office_id, card.user_id)
+    area = None
+    if card.legal_area_id is not None:
+        area = await legal_areas.get_legal_area(session, office_id, card.legal_area_id)
+    tags = []
+    if card.conversation_id is not None:
+        tags = await conversations.tags_of(session, office_id, card.conversation_id)
+    return CardDetail.model_validate(
+        {
+            "id": card.id,
+            "column_changed_at": card.column_changed_at,
+            "show_badge_progress": column.show_badge_progress,
+            "time_limit_days": column.time_limit_days,
+            "channel": card.channel,
+            "column_id": card.column_id,
+            "funnel_id": card.funnel_id,
+            "conversation_id": card.conversation_id,
+            "lead_origin": None
+            if card.lead_origin is None
+            else LeadOriginOut.model_validate(card.lead_origin),
+            "user": user,
+            "person": person,
+            "custom_fields": card.custom_fields,
+            "tags": tags,
+            "legal_area": area,
+            "created_at": card.created_at,
+            "updated_at": card.updated_at,
+        }
+    )
+
+
+async def get_card_detail(session: AsyncSession, office_id: str, ident: str) -> CardDetail:
+    return await card_detail(session, office_id, await get_card(session, office_id, ident))
+
+
+async def card_of_conversation(
+    session: AsyncSession, office_id: str, person_id: str, conversation_id: str
+) -> CardDetail:
+    """The contact's card in the conversation, in a funnel of the conversation's inbox."""
+    conversation = await conversations.get_conversation(session, office_id, conversation_id)
+    integration = await inboxes.get_integration(session, office_id, conversation.integration_id)
+    funnel_ids = await repository.funnel_ids_of_inbox(session, office_id, integration.inbox_id)
+    card = None
+    if funnel_ids and conversation.person_id == person_id:
+        card = await repository.find_card_in_funnels(
+            session, office_id, person_id, conversation_id, funnel_ids
+        )
+    if card is None:
+        raise NotFound(
+            "Card not found",
+            details=f"No card of contact {person_id} in conversation {conversation_id}",
+        )
+    return await card_detail(session, office_id, card)
+
+
+async def update_card(
+    session: AsyncSession, office_id: str, ident: str, body: CardUpdate
+) -> CardDetail:
+    card = await get_card(session, office_id, ident)
+    sent = body.model_fields_set
+    changes: list[str] = []
+    from_column_id = card.column_id
+    column: FunnelColumn | None = None
+    if "column_id" in sent:
+        if body.column_id is None:
+            raise ValidationFailed.field("body.columnId", "may not be null")
+        column = await get_column(session, office_id, body.column_id)
+        if column.funnel_id != card.funnel_id:
+            raise ValidationFailed.field(
+                "body.columnId",
+                "a card moves only between columns of its own funnel",
+                code="COLUMN_OF_ANOTHER_FUNNEL",
+            )
+    if "user_id" in sent and body.user_id != card.user_id:
+        if body.user_id is not None:
+            await users.get_user(session, office_id, body.user_id)
+        card.user_id = body.user_id
+        changes.append("userId")
+    if "legal_area_id" in sent and body.legal_area_id != card.legal_area_id:
+        if body.legal_area_id is not None:
+            await legal_areas.get_legal_area(session, office_id, body.legal_area_id)
+        card.legal_area_id = body.legal_area_id
+        changes.append("legalAreaId")
+    if "custom_fields" in sent:
+        fields = [f.model_dump() for f in body.custom_fields or []]
+        if fields != card.custom_fields:
+            card.custom_fields = fields
+            changes.append("customFields")
+    if "lead_origin" in sent:
+        origin = _lead_origin(body)
+        if origin != card.lead_origin:
+            card.lead_origin = origin
+            changes.append("leadOrigin")
+    moved = column is not None and column.id != card.column_id
+    if column is not None and moved:
+        now = utcnow()
+        card.column_id = column.id
+        card.column_changed_at = now
+        card.overdue_at = _overdue_at(column, now)
+        card.overdue_emitted_at = None
+    if moved or changes:
+        card.updated_at = utcnow()
+    await session.flush()
+    if moved:
+        await events.emit_lead(
+            session,
+            card,
+            events.LEAD_MOVED,
+            fromColumnId=from_column_id,
+            toColumnId=card.column_id,
+        )
+    if changes:
+        await events.emit_lead(session, card, events.LEAD_UPDATED, changes=changes)
+    return await card_detail(session, office_id, card, column)
+
+
+async def delete_cards(session: AsyncSession, office_id: str, ids: Sequence[str]) -> int:
+    """Removes the office's cards among ``ids``; ids of other offices are left alone."""
+    cards = await repository.cards_by_ids(session, office_id, sorted(set(ids)))
+    for card in cards:
+        await events.emit_lead(session, card, events.LEAD_DELETED)
+    if cards:
+        await repository.delete_cards(session, office_id, [c.id for c in cards])
+    return len(cards)
+
+
+async def list_funnels(
+    session: AsyncSession, office_id: str, inbox_id: str | None, params: PageParams
+) -> tuple[list[FunnelOut], int]:
+    if inbox_id is not None:
+        await inboxes.get_inbox(session, office_id, inbox_id)
+    funnels, total = await repository.list_funnels(session, office_id, inbox_id, params)
+    return await funnels_out(session, office_id, funnels), total
+
+
+async def list_columns(
+    session: AsyncSession, office_id: str, funnel_id: str | None, params: PageParams
+) -> tuple[list[ColumnOut], int]:
+    if funnel_id is not None:
+        await get_funnel(session, office_id, funnel_id)
+    columns, total = await repository.list_columns(session, office_id, funnel_id, params)
+    return [column_out(c) for c in columns], total
+
+
+async def get_funnel_out(session: AsyncSession, office_id: str, ident: str) -> FunnelOut:
+    return (await funnels_out(session, office_id, [await get_funnel(session, office_id, ident)]))[0]
