@@ -8,6 +8,7 @@ from officehub.errors import Conflict, NotFound, UnsupportedMediaType
 from officehub.ids import new_id
 from officehub.inboxes import service as inboxes
 from officehub.pagination import PageParams
+from officehub.repository import flush_or_conflict
 from officehub.storage import Storage
 from officehub.uploads import UploadedFile, sniff_image
 from officehub.users import repository
@@ -68,11 +69,11 @@ async def _check_email(
 ) -> None:
     other = await repository.get_by_email(session, office_id, email)
     if other is not None and other.id != own_id:
-        raise Conflict(
-            "Email already used",
-            details=f"User {other.id} already has the email {email}",
-            code="EMAIL_TAKEN",
-        )
+        raise _email_taken(f"User {other.id} already has the email {email}")
+
+
+def _email_taken(details: str) -> Conflict:
+    return Conflict("Email already used", details=details, code="EMAIL_TAKEN")
 
 
 async def _check_inboxes(session: AsyncSession, office_id: str, inbox_ids: Sequence[str]) -> None:
@@ -91,7 +92,7 @@ async def create_user(session: AsyncSession, office_id: str, body: UserCreate) -
         document=body.document,
     )
     session.add(user)
-    await session.flush()
+    await flush_or_conflict(session, _email_taken(f"Another user has the email {body.email}"))
     await repository.set_inboxes(session, office_id, user.id, body.inbox_ids)
     return user
 
@@ -111,7 +112,7 @@ async def update_user(session: AsyncSession, office_id: str, ident: str, body: U
     if body.inbox_ids is not None:
         await _check_inboxes(session, office_id, body.inbox_ids)
         await repository.set_inboxes(session, office_id, user.id, body.inbox_ids)
-    await session.flush()
+    await flush_or_conflict(session, _email_taken(f"Another user has the email {user.email}"))
     return user
 
 
