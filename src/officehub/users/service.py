@@ -118,8 +118,12 @@ async def update_user(session: AsyncSession, office_id: str, ident: str, body: U
 
 async def set_avatar(
     session: AsyncSession, storage: Storage, office_id: str, ident: str, upload: UploadedFile
-) -> User:
-    """Stores a JPEG, PNG or WebP (type read from the bytes, at most 5 MB) as the picture."""
+) -> tuple[User, str | None]:
+    """Stores a JPEG, PNG or WebP (type read from the bytes, at most 5 MB) as the picture.
+
+    Answers the user and the key of the picture it replaced, for the caller to delete once
+    the change has committed.
+    """
     user = await get_user(session, office_id, ident)
     kind = sniff_image(await upload.peek())
     if kind is None:
@@ -133,20 +137,19 @@ async def set_avatar(
     user.image_path = key
     user.image_url = storage.url(key)
     await session.flush()
-    if previous:
-        await storage.delete(previous)
-    return user
+    return user, previous
 
 
 async def remove_avatar(
-    session: AsyncSession, storage: Storage, office_id: str, ident: str
-) -> User:
-    """Clears the picture and deletes its file; a user without one is left as is."""
+    session: AsyncSession, office_id: str, ident: str
+) -> tuple[User, str | None]:
+    """Clears the picture; answers the user and the key of the file to delete after commit.
+
+    A user without a picture is left as is (the removal is idempotent).
+    """
     user = await get_user(session, office_id, ident)
     previous = user.image_path
     user.image_path = None
     user.image_url = None
     await session.flush()
-    if previous:
-        await storage.delete(previous)
-    return user
+    return user, previous
