@@ -358,3 +358,23 @@ async def test_contact_routes_without_key_are_401(
     r = await client.request(method, path, json={"name": "Ana"})
     assert r.status_code == 401
     assert error_of(r)["code"] == "UNAUTHORIZED"
+
+
+async def test_nul_characters_are_refused_with_400(
+    client: httpx.AsyncClient, office_a: OfficeFixture
+) -> None:
+    """PostgreSQL cannot store NUL in text: it is refused before any query, never a 500."""
+    r = await client.post("/people", json={"name": "Ma\x00ria"}, headers=office_a.headers)
+    assert r.status_code == 400
+    assert "body.name" in error_of(r)["details"]
+    r = await client.post(
+        "/people", json={"name": "Maria", "tags": ["c\x00"]}, headers=office_a.headers
+    )
+    assert "body.tags" in error_of(r)["details"]
+    for params in ({"search": "a\x00b"}, {"inboxId": "\x00"}, {"tagIds": "\x00"}):
+        r = await client.get("/people", params=params, headers=office_a.headers)
+        assert r.status_code == 400, params
+        assert error_of(r)["code"] == "VALIDATION_ERROR"
+    r = await client.get("/people/c12345678%00", headers=office_a.headers)
+    assert r.status_code == 400
+    assert await _count(client, office_a) == 0

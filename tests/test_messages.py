@@ -86,6 +86,7 @@ async def test_inbound_bad_input_is_400(
         ({"text": ""}, "body.text"),
         ({"text": "x" * 4097}, "body.text"),
         ({"mediaUrl": "file:///etc/passwd"}, "body.mediaUrl"),
+        ({"text": "oi\x00"}, "body.text"),
     ):
         r = await client.post(path, json=body, headers=office_a.headers)
         assert r.status_code == 400, body
