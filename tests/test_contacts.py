@@ -278,6 +278,7 @@ async def test_update_contact_bad_input_is_400_and_changes_nothing(
     for body, field in (
         ({"name": "Ana", "phone": "999"}, "body.phone"),
         ({"name": None}, "body.name"),
+        ({"tags": None}, "body.tags"),
         ({"isBlocked": "maybe"}, "body.isBlocked"),
     ):
         r = await client.patch(f"/people/{contact['id']}", json=body, headers=office_a.headers)
