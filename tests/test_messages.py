@@ -234,3 +234,17 @@ async def test_message_routes_without_key_are_401(
     r = await client.request(method, path, json={"text": "oi"})
     assert r.status_code == 401
     assert error_of(r)["code"] == "UNAUTHORIZED"
+
+
+async def test_inbound_body_over_1_mib_is_413(
+    client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    conversation_id, _ = await _conversation(session, office_a)
+    r = await client.post(
+        f"/conversation/{conversation_id}/messages/inbound",
+        json={"text": "x" * (1024 * 1024 + 1)},
+        headers=office_a.headers,
+    )
+    assert r.status_code == 413
+    assert error_of(r)["code"] == "PAYLOAD_TOO_LARGE"
+    assert (await _messages(client, office_a, conversation_id))["totalResults"] == 0
