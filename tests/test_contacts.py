@@ -278,6 +278,7 @@ async def test_update_contact_bad_input_is_400_and_changes_nothing(
     for body, field in (
         ({"name": "Ana", "phone": "999"}, "body.phone"),
         ({"name": None}, "body.name"),
+        ({"tags": None}, "body.tags"),
         ({"isBlocked": "maybe"}, "body.isBlocked"),
     ):
         r = await client.patch(f"/people/{contact['id']}", json=body, headers=office_a.headers)
@@ -358,3 +359,23 @@ async def test_contact_routes_without_key_are_401(
     r = await client.request(method, path, json={"name": "Ana"})
     assert r.status_code == 401
     assert error_of(r)["code"] == "UNAUTHORIZED"
+
+
+async def test_nul_characters_are_refused_with_400(
+    client: httpx.AsyncClient, office_a: OfficeFixture
+) -> None:
+    """PostgreSQL cannot store NUL in text: it is refused before any query, never a 500."""
+    r = await client.post("/people", json={"name": "Ma\x00ria"}, headers=office_a.headers)
+    assert r.status_code == 400
+    assert "body.name" in error_of(r)["details"]
+    r = await client.post(
+        "/people", json={"name": "Maria", "tags": ["c\x00"]}, headers=office_a.headers
+    )
+    assert "body.tags" in error_of(r)["details"]
+    for params in ({"search": "a\x00b"}, {"inboxId": "\x00"}, {"tagIds": "\x00"}):
+        r = await client.get("/people", params=params, headers=office_a.headers)
+        assert r.status_code == 400, params
+        assert error_of(r)["code"] == "VALIDATION_ERROR"
+    r = await client.get("/people/c12345678%00", headers=office_a.headers)
+    assert r.status_code == 400
+    assert await _count(client, office_a) == 0

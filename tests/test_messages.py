@@ -86,6 +86,7 @@ async def test_inbound_bad_input_is_400(
         ({"text": ""}, "body.text"),
         ({"text": "x" * 4097}, "body.text"),
         ({"mediaUrl": "file:///etc/passwd"}, "body.mediaUrl"),
+        ({"text": "oi\x00"}, "body.text"),
     ):
         r = await client.post(path, json=body, headers=office_a.headers)
         assert r.status_code == 400, body
@@ -233,3 +234,17 @@ async def test_message_routes_without_key_are_401(
     r = await client.request(method, path, json={"text": "oi"})
     assert r.status_code == 401
     assert error_of(r)["code"] == "UNAUTHORIZED"
+
+
+async def test_inbound_body_over_1_mib_is_413(
+    client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    conversation_id, _ = await _conversation(session, office_a)
+    r = await client.post(
+        f"/conversation/{conversation_id}/messages/inbound",
+        json={"text": "x" * (1024 * 1024 + 1)},
+        headers=office_a.headers,
+    )
+    assert r.status_code == 413
+    assert error_of(r)["code"] == "PAYLOAD_TOO_LARGE"
+    assert (await _messages(client, office_a, conversation_id))["totalResults"] == 0

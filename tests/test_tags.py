@@ -8,6 +8,8 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.conversations.models import Conversation, ConversationTag
+from officehub.errors import Conflict
+from officehub.repository import flush_or_conflict
 from officehub.tags.models import Tag
 from tests import factories as f
 from tests.helpers import OfficeFixture, error_of
@@ -216,3 +218,24 @@ async def test_deleting_a_tag_takes_it_off_conversations(
     session.expunge_all()
     assert await session.get(Conversation, conversation.id) is not None
     assert (await session.scalars(select(ConversationTag))).all() == []
+
+
+async def test_a_duplicate_that_slips_past_the_check_is_still_409(
+    session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    inbox = await f.make_inbox(session, office_a.id)
+    await f.make_tag(session, office_a.id, inbox.id, "Urgente")
+    await session.commit()
+    session.add(
+        Tag(
+            office_id=office_a.id,
+            inbox_id=inbox.id,
+            name="URGENTE",
+            name_key="urgente",
+            color="#000",
+            modules=["crm"],
+        )
+    )
+    with pytest.raises(Conflict):
+        await flush_or_conflict(session, Conflict("dup"))
+    await session.rollback()

@@ -328,3 +328,49 @@ async def test_avatar_removal_deletes_the_stored_file(
     session.expunge_all()
     stored = (await session.scalars(select(User).where(User.id == user.id))).one()
     assert stored.image_url is None and stored.image_path is None
+
+
+async def test_malformed_multipart_is_400(
+    client: httpx.AsyncClient, session: AsyncSession, settings: Settings, office_a: OfficeFixture
+) -> None:
+    user = await f.make_user(session, office_a.id)
+    await session.commit()
+    r = await client.put(
+        f"/user/{user.id}/avatar",
+        content=b'--b\r\nContent-Disposition: form-data; name="file"\r\n\r\nno file name\r\n--c',
+        headers={**office_a.headers, "content-type": "multipart/form-data; boundary=b"},
+    )
+    assert r.status_code == 400
+    r = await client.put(
+        f"/user/{user.id}/avatar",
+        content=b"this is not multipart at all",
+        headers={**office_a.headers, "content-type": "multipart/form-data; boundary=b"},
+    )
+    assert r.status_code == 400
+    assert error_of(r)["statusCode"] == 400
+    assert stored_files(settings) == []
+
+
+async def test_openapi_describes_the_directory_routes(client: httpx.AsyncClient) -> None:
+    doc = (await client.get("/openapi.json")).json()
+    paths = doc["paths"]
+    avatar = paths["/user/{id}/avatar"]
+    body = avatar["put"]["requestBody"]["content"]["multipart/form-data"]["schema"]
+    assert body["required"] == ["file"]
+    assert {"404", "413", "415"} <= set(avatar["put"]["responses"])
+    assert {"404"} <= set(avatar["delete"]["responses"])
+    assert "401" not in paths["/media/{key}"]["get"]["responses"]
+    assert {"403", "404"} <= set(paths["/legal-areas/{id}"]["patch"]["responses"])
+    assert "409" in paths["/tag"]["post"]["responses"]
+    for path in (
+        "/inbox",
+        "/integration",
+        "/department",
+        "/user",
+        "/tag",
+        "/legal-areas",
+        "/ticket-statuses",
+        "/ticket",
+        "/fast-message",
+    ):
+        assert "get" in paths[path], path

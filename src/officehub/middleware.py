@@ -69,7 +69,18 @@ class RequestContextMiddleware:
 
         limited = self._is_limited(scope["method"], headers)
         try:
-            if limited and self._declared_too_large(headers):
+            if _has_nul(scope):
+                await _send_json(
+                    send_with_id,
+                    400,
+                    error_payload(
+                        400,
+                        "VALIDATION_ERROR",
+                        "Invalid request",
+                        "path and query may not contain NUL characters",
+                    ),
+                )
+            elif limited and self._declared_too_large(headers):
                 await self._reject_too_large(send_with_id)
             else:
                 await self.app(scope, self._counting(receive) if limited else receive, send_with_id)
@@ -143,6 +154,12 @@ class RequestContextMiddleware:
                 f"JSON bodies may be at most {self.max_json_body} bytes",
             ),
         )
+
+
+def _has_nul(scope: Scope) -> bool:
+    """PostgreSQL cannot store NUL in text: refuse it before it reaches a query."""
+    query: bytes = scope.get("query_string", b"")
+    return "\x00" in scope["path"] or b"%00" in query or b"\x00" in query
 
 
 def _route_template(scope: Scope) -> str:

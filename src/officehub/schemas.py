@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, field_validator
 from pydantic.alias_generators import to_camel
 
 
@@ -14,5 +16,34 @@ class ApiModel(BaseModel):
 
 class StrictApiModel(ApiModel):
     """Request bodies where the spec says "no other keys"."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+def _refuse_nul(value: Any) -> None:
+    if isinstance(value, str):
+        if "\x00" in value:
+            raise ValueError("text may not contain NUL characters")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _refuse_nul(key)
+            _refuse_nul(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            _refuse_nul(item)
+
+
+class BodyModel(ApiModel):
+    """Request bodies: no text may hold a NUL character (PostgreSQL cannot store one)."""
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _no_nul(cls, value: Any) -> Any:
+        _refuse_nul(value)
+        return value
+
+
+class StrictBodyModel(BodyModel):
+    """``BodyModel`` where the spec says "no other keys"."""
 
     model_config = ConfigDict(extra="forbid")

@@ -20,7 +20,7 @@ MAX_TAG_FILTER = 50
     "/people",
     status_code=201,
     response_model=ContactOut,
-    responses=error_responses(400, 401, 404, 409),
+    responses=error_responses(400, 401, 404, 409, 413),
     summary="Create a contact",
 )
 async def create_contact(body: ContactIn, office: OfficeDep, session: SessionDep) -> ContactOut:
@@ -69,7 +69,7 @@ async def read_contact(id: PathId, office: OfficeDep, session: SessionDep) -> Co
 @router.patch(
     "/people/{id}",
     response_model=ContactOut,
-    responses=error_responses(400, 401, 404, 409),
+    responses=error_responses(400, 401, 404, 409, 413),
     summary="Change a contact",
 )
 async def update_contact(

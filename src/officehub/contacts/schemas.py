@@ -4,7 +4,7 @@ from typing import Annotated
 
 from pydantic import Field, StringConstraints
 
-from officehub.schemas import ApiModel
+from officehub.schemas import ApiModel, BodyModel
 from officehub.timeutil import Timestamp
 
 Email = Annotated[str, StringConstraints(max_length=320, pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$")]
@@ -18,7 +18,7 @@ class TagRef(ApiModel):
     color: str
 
 
-class ContactIn(ApiModel):
+class ContactIn(BodyModel):
     name: Name
     phone: Annotated[str, StringConstraints(max_length=32)] | None = None
     email: Email | None = None
@@ -29,7 +29,7 @@ class ContactIn(ApiModel):
     tags: TagIds = Field(default_factory=list, description="Tag ids")
 
 
-class ContactPatch(ApiModel):
+class ContactPatch(BodyModel):
     """Only the fields sent change; ``tags`` replaces the contact's tags."""
 
     name: Name | None = None

@@ -3,6 +3,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from pydantic.alias_generators import to_camel
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.contacts import repository
@@ -110,32 +111,32 @@ async def update_contact(
     contact = await get_contact(session, office_id, ident)
     before = contact_out(contact, await _tags_of(session, office_id, contact.id))
     sent = body.model_fields_set
-    for field in ("name", "is_blocked"):
+    for field in ("name", "is_blocked", "tags"):
         if field in sent and getattr(body, field) is None:
-            raise ValidationFailed.field(f"body.{_camel(field)}", "may not be null")
+            raise ValidationFailed.field(f"body.{to_camel(field)}", "may not be null")
     changes: dict[str, Any] = {}
-    if "name" in sent and body.name is not None:
+    if body.name is not None:
         changes["name"] = body.name
         changes["search_name"] = fold(body.name)[:200]
     if "phone" in sent:
         changes["phone"] = await _checked_phone(session, office_id, body.phone, other_than=ident)
-    if "inbox_id" in sent and body.inbox_id is not None:
+    if body.inbox_id is not None:
         await inboxes.get_inbox(session, office_id, body.inbox_id)
     for field in ("email", "document", "description", "inbox_id", "is_blocked"):
         if field in sent:
             changes[field] = getattr(body, field)
-    contact_tags = [TagRef(id=t.id, name=t.name, color=t.color) for t in before.tags]
-    if "tags" in sent and body.tags is not None:
-        new_tags = await _checked_tags(session, office_id, body.tags)
-        if {t.id for t in new_tags} != {t.id for t in before.tags}:
-            await repository.replace_tags(session, office_id, contact.id, [t.id for t in new_tags])
-            contact_tags = [TagRef.model_validate(t) for t in new_tags]
     changed = {k: v for k, v in changes.items() if getattr(contact, k) != v}
-    tags_changed = [t.id for t in contact_tags] != [t.id for t in before.tags]
-    if not changed and not tags_changed:
+    new_tags = None
+    if body.tags is not None:
+        checked = await _checked_tags(session, office_id, body.tags)
+        if [t.id for t in checked] != [t.id for t in before.tags]:
+            new_tags = checked
+    if not changed and new_tags is None:
         return before
     for key, value in changed.items():
         setattr(contact, key, value)
+    if new_tags is not None:
+        await repository.replace_tags(session, office_id, contact.id, [t.id for t in new_tags])
     contact.updated_at = utcnow()
     await session.flush()
     out = await read_contact(session, office_id, ident)
@@ -179,8 +180,3 @@ async def _checked_tags(session: AsyncSession, office_id: str, tag_ids: Sequence
 
 def _data(out: ContactOut) -> dict[str, Any]:
     return out.model_dump(mode="json", by_alias=True)
-
-
-def _camel(field: str) -> str:
-    head, *rest = field.split("_")
-    return head + "".join(p.title() for p in rest)

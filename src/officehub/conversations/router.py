@@ -30,7 +30,7 @@ router = APIRouter(tags=["Conversations"])
     response_model=ConversationOut,
     responses={
         200: {"model": ConversationOut, "description": "The contact's open conversation"},
-        **error_responses(400, 401, 404),
+        **error_responses(400, 401, 404, 413),
     },
     summary="Open a conversation (or find the open one)",
 )
@@ -67,7 +67,7 @@ async def list_conversations(
     "/conversation/note",
     status_code=201,
     response_model=NoteOut,
-    responses=error_responses(400, 401, 404),
+    responses=error_responses(400, 401, 404, 413),
     summary="Add a private note for operators",
 )
 async def add_note(body: NoteIn, office: OfficeDep, session: SessionDep) -> NoteOut:
@@ -93,7 +93,7 @@ async def list_notes(
 @router.post(
     "/conversation/end-human-support",
     response_model=ConversationOut,
-    responses=error_responses(400, 401, 404),
+    responses=error_responses(400, 401, 404, 413),
     summary="Clear the assignment and hand the conversation back to its flow",
 )
 async def end_human_support(
@@ -115,7 +115,7 @@ async def read_conversation(id: PathId, office: OfficeDep, session: SessionDep) 
 @router.patch(
     "/conversation/{id}",
     response_model=ConversationOut,
-    responses=error_responses(400, 401, 404, 409),
+    responses=error_responses(400, 401, 404, 409, 413),
     summary="Change status, priority, assignment or tags",
 )
 async def update_conversation(
@@ -127,7 +127,7 @@ async def update_conversation(
 @router.post(
     "/conversation/{id}/tags",
     response_model=ConversationOut,
-    responses=error_responses(400, 401, 404),
+    responses=error_responses(400, 401, 404, 413),
     summary="Tag a conversation",
 )
 async def add_tag(

@@ -6,7 +6,7 @@ from pydantic import Field, StringConstraints
 
 from officehub.contacts.schemas import TagRef
 from officehub.params import Id
-from officehub.schemas import ApiModel
+from officehub.schemas import ApiModel, BodyModel
 from officehub.timeutil import Timestamp
 
 Status = Literal["OPEN", "CLOSED"]
@@ -14,14 +14,14 @@ Priority = Literal["LOW", "MEDIUM", "HIGH"]
 RefId = Annotated[str, StringConstraints(min_length=1, max_length=32)]
 
 
-class ConversationIn(ApiModel):
+class ConversationIn(BodyModel):
     person_id: Id
     inbox_id: RefId
     integration_id: RefId
     priority: Priority = "MEDIUM"
 
 
-class ConversationPatch(ApiModel):
+class ConversationPatch(BodyModel):
     """Only the fields sent change; ``tags`` (tag ids) replaces the current set."""
 
     status: Status | None = None
@@ -46,15 +46,15 @@ class ConversationOut(ApiModel):
     updated_at: Timestamp
 
 
-class TagAdd(ApiModel):
+class TagAdd(BodyModel):
     tag_id: RefId
 
 
-class EndHumanSupport(ApiModel):
+class EndHumanSupport(BodyModel):
     conversation_id: Id
 
 
-class NoteIn(ApiModel):
+class NoteIn(BodyModel):
     conversation_id: Id
     text: Annotated[str, StringConstraints(min_length=1, max_length=10_000)]
     user_id: RefId | None = Field(default=None, description="The operator who wrote it")

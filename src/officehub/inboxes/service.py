@@ -12,6 +12,7 @@ from officehub.inboxes.schemas import (
     IntegrationUpdate,
 )
 from officehub.pagination import PageParams
+from officehub.repository import flush_or_conflict
 
 OFFICIAL = "WHATSAPP_OFFICIAL"
 
@@ -86,11 +87,11 @@ async def _check_device_id(
 ) -> None:
     other = await repository.get_by_device_id(session, office_id, device_id)
     if other is not None and other.id != own_id:
-        raise Conflict(
-            "Device id already used",
-            details=f"Integration {other.id} already has the deviceId {device_id}",
-            code="DEVICE_ID_TAKEN",
-        )
+        raise _device_taken(f"Integration {other.id} already has the deviceId {device_id}")
+
+
+def _device_taken(details: str) -> Conflict:
+    return Conflict("Device id already used", details=details, code="DEVICE_ID_TAKEN")
 
 
 async def create_integration(
@@ -109,7 +110,9 @@ async def create_integration(
         device_id=body.device_id,
     )
     session.add(integration)
-    await session.flush()
+    await flush_or_conflict(
+        session, _device_taken(f"Another channel has the deviceId {body.device_id}")
+    )
     return integration
 
 
@@ -118,9 +121,7 @@ async def update_integration(
 ) -> Integration:
     integration = await get_integration(session, office_id, ident)
     sent = body.model_fields_set
-    if "name" in sent:
-        if body.name is None:
-            raise ValidationFailed.field("body.name", "may not be null")
+    if body.name is not None:
         integration.name = body.name
     if "device_id" in sent:
         if body.device_id is None and integration.type == OFFICIAL:
@@ -130,7 +131,9 @@ async def update_integration(
         if body.device_id is not None:
             await _check_device_id(session, office_id, body.device_id, integration.id)
         integration.device_id = body.device_id
-    await session.flush()
+    await flush_or_conflict(
+        session, _device_taken(f"Another channel has the deviceId {integration.device_id}")
+    )
     return integration
 
 

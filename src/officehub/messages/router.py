@@ -17,7 +17,7 @@ router = APIRouter(tags=["Messages"])
     "/conversation/{id}/messages/inbound",
     status_code=201,
     response_model=MessageOut,
-    responses=error_responses(400, 401, 404),
+    responses=error_responses(400, 401, 404, 413),
     summary="Store a message the contact sent (called by a channel adapter)",
 )
 async def receive_message(
@@ -30,7 +30,7 @@ async def receive_message(
     "/conversation/{id}/messages",
     status_code=201,
     response_model=MessageOut,
-    responses=error_responses(400, 401, 404, 409),
+    responses=error_responses(400, 401, 404, 409, 413),
     summary="Send a message to the contact",
 )
 async def send_message(

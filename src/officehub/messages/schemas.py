@@ -4,21 +4,21 @@ from typing import Annotated, Any, Literal
 
 from pydantic import StringConstraints
 
-from officehub.schemas import ApiModel
+from officehub.schemas import ApiModel, BodyModel
 from officehub.timeutil import Timestamp
 
 Text = Annotated[str, StringConstraints(min_length=1, max_length=4096)]
 MediaUrl = Annotated[str, StringConstraints(max_length=2000, pattern=r"^https?://\S+$")]
 
 
-class InboundIn(ApiModel):
+class InboundIn(BodyModel):
     """What the contact wrote: ``text``, or media (``mediaUrl``, with ``text`` as caption)."""
 
     text: Text | None = None
     media_url: MediaUrl | None = None
 
 
-class OutboundIn(ApiModel):
+class OutboundIn(BodyModel):
     """``{text}``, or a template send ``{templateName, language, variables, headerMediaPath}``."""
 
     text: Text | None = None

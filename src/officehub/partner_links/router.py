@@ -21,7 +21,7 @@ BASE = "/integration/partner/contacts/{contactId}/link"
     BASE,
     status_code=201,
     response_model=LinkOut,
-    responses=error_responses(400, 401, 403, 404, 409),
+    responses=error_responses(400, 401, 403, 404, 409, 413),
     summary="Link a contact to its partner record",
 )
 async def create_link(

@@ -5,13 +5,13 @@ from typing import Annotated, Literal
 from pydantic import StringConstraints
 
 from officehub.params import Id
-from officehub.schemas import ApiModel, StrictApiModel
+from officehub.schemas import ApiModel, BodyModel, StrictBodyModel
 from officehub.timeutil import Timestamp
 
 LinkSource = Literal["MANUAL", "BUTTON", "CRM", "backfill"]
 
 
-class Partner(StrictApiModel):
+class Partner(StrictBodyModel):
     """The contact's record in the partner system, kept as given."""
 
     id: Id
@@ -20,7 +20,7 @@ class Partner(StrictApiModel):
     phone: Annotated[str, StringConstraints(max_length=32)] | None = None
 
 
-class LinkIn(ApiModel):
+class LinkIn(BodyModel):
     partner: Partner
     source: LinkSource = "MANUAL"
 

@@ -5,6 +5,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from officehub.errors import Conflict, NotFound
 from officehub.inboxes import service as inboxes
 from officehub.pagination import PageParams
+from officehub.repository import flush_or_conflict
 from officehub.tags import repository
 from officehub.tags.models import TAG_MODULES, Tag
 from officehub.tags.schemas import TagCreate, TagUpdate
@@ -30,11 +31,11 @@ async def _check_name(
 ) -> None:
     other = await repository.get_by_name(session, office_id, inbox_id, name_key(name))
     if other is not None and other.id != own_id:
-        raise Conflict(
-            "Tag name already used",
-            details=f"The inbox already has the tag {other.name!r} ({other.id})",
-            code="TAG_NAME_TAKEN",
-        )
+        raise _name_taken(f"The inbox already has the tag {other.name!r} ({other.id})")
+
+
+def _name_taken(details: str) -> Conflict:
+    return Conflict("Tag name already used", details=details, code="TAG_NAME_TAKEN")
 
 
 async def list_tags(
@@ -61,7 +62,7 @@ async def create_tag(session: AsyncSession, office_id: str, body: TagCreate) -> 
         modules=_modules(list(body.modules)),
     )
     session.add(tag)
-    await session.flush()
+    await flush_or_conflict(session, _name_taken(f"The inbox already has a tag named {name!r}"))
     return tag
 
 
@@ -76,7 +77,7 @@ async def update_tag(session: AsyncSession, office_id: str, ident: str, body: Ta
         tag.color = body.color
     if body.modules is not None:
         tag.modules = _modules(list(body.modules))
-    await session.flush()
+    await flush_or_conflict(session, _name_taken(f"The inbox already has a tag named {tag.name!r}"))
     return tag
 
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, BackgroundTasks, Query, Request
 
 from officehub.auth import OfficeDep
 from officehub.db import SessionDep
@@ -88,11 +88,18 @@ async def update_user(
     summary="Upload the user's picture (multipart field file: JPEG, PNG or WebP, at most 5 MB)",
 )
 async def upload_avatar(
-    id: PathId, request: Request, office: OfficeDep, session: SessionDep, storage: StorageDep
+    id: PathId,
+    request: Request,
+    background: BackgroundTasks,
+    office: OfficeDep,
+    session: SessionDep,
+    storage: StorageDep,
 ) -> UserOut:
     await service.get_user(session, office.office_id, id)
     upload = await receive_file(request, "file")
-    user = await service.set_avatar(session, storage, office.office_id, id, upload)
+    user, replaced = await service.set_avatar(session, storage, office.office_id, id, upload)
+    if replaced:
+        background.add_task(storage.delete, replaced)
     return (await service.present(session, storage, office.office_id, [user]))[0]
 
 
@@ -103,7 +110,14 @@ async def upload_avatar(
     summary="Remove the user's picture (200 also when there is none)",
 )
 async def remove_avatar(
-    id: PathId, office: OfficeDep, session: SessionDep, storage: StorageDep
+    id: PathId,
+    background: BackgroundTasks,
+    office: OfficeDep,
+    session: SessionDep,
+    storage: StorageDep,
 ) -> AvatarRemoved:
-    user = await service.remove_avatar(session, storage, office.office_id, id)
+    """The file is deleted once the change has committed (right after the response)."""
+    user, removed = await service.remove_avatar(session, office.office_id, id)
+    if removed:
+        background.add_task(storage.delete, removed)
     return AvatarRemoved(image_url=user.image_url)

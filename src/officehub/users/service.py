@@ -8,6 +8,7 @@ from officehub.errors import Conflict, NotFound, UnsupportedMediaType
 from officehub.ids import new_id
 from officehub.inboxes import service as inboxes
 from officehub.pagination import PageParams
+from officehub.repository import flush_or_conflict
 from officehub.storage import Storage
 from officehub.uploads import UploadedFile, sniff_image
 from officehub.users import repository
@@ -68,11 +69,11 @@ async def _check_email(
 ) -> None:
     other = await repository.get_by_email(session, office_id, email)
     if other is not None and other.id != own_id:
-        raise Conflict(
-            "Email already used",
-            details=f"User {other.id} already has the email {email}",
-            code="EMAIL_TAKEN",
-        )
+        raise _email_taken(f"User {other.id} already has the email {email}")
+
+
+def _email_taken(details: str) -> Conflict:
+    return Conflict("Email already used", details=details, code="EMAIL_TAKEN")
 
 
 async def _check_inboxes(session: AsyncSession, office_id: str, inbox_ids: Sequence[str]) -> None:
@@ -91,7 +92,7 @@ async def create_user(session: AsyncSession, office_id: str, body: UserCreate) -
         document=body.document,
     )
     session.add(user)
-    await session.flush()
+    await flush_or_conflict(session, _email_taken(f"Another user has the email {body.email}"))
     await repository.set_inboxes(session, office_id, user.id, body.inbox_ids)
     return user
 
@@ -111,14 +112,18 @@ async def update_user(session: AsyncSession, office_id: str, ident: str, body: U
     if body.inbox_ids is not None:
         await _check_inboxes(session, office_id, body.inbox_ids)
         await repository.set_inboxes(session, office_id, user.id, body.inbox_ids)
-    await session.flush()
+    await flush_or_conflict(session, _email_taken(f"Another user has the email {user.email}"))
     return user
 
 
 async def set_avatar(
     session: AsyncSession, storage: Storage, office_id: str, ident: str, upload: UploadedFile
-) -> User:
-    """Stores a JPEG, PNG or WebP (type read from the bytes, at most 5 MB) as the picture."""
+) -> tuple[User, str | None]:
+    """Stores a JPEG, PNG or WebP (type read from the bytes, at most 5 MB) as the picture.
+
+    Answers the user and the key of the picture it replaced, for the caller to delete once
+    the change has committed.
+    """
     user = await get_user(session, office_id, ident)
     kind = sniff_image(await upload.peek())
     if kind is None:
@@ -132,20 +137,19 @@ async def set_avatar(
     user.image_path = key
     user.image_url = storage.url(key)
     await session.flush()
-    if previous:
-        await storage.delete(previous)
-    return user
+    return user, previous
 
 
 async def remove_avatar(
-    session: AsyncSession, storage: Storage, office_id: str, ident: str
-) -> User:
-    """Clears the picture and deletes its file; a user without one is left as is."""
+    session: AsyncSession, office_id: str, ident: str
+) -> tuple[User, str | None]:
+    """Clears the picture; answers the user and the key of the file to delete after commit.
+
+    A user without a picture is left as is (the removal is idempotent).
+    """
     user = await get_user(session, office_id, ident)
     previous = user.image_path
     user.image_path = None
     user.image_url = None
     await session.flush()
-    if previous:
-        await storage.delete(previous)
-    return user
+    return user, previous
