@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, delete, func, literal, select, union_all, update
+from sqlalchemy import (
+    ColumnElement,
+    RowMapping,
+    Select,
+    delete,
+    func,
+    literal,
+    select,
+    union_all,
+    update,
+)
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.contacts.models import Contact
@@ -148,10 +157,22 @@ async def delete_cards(session: AsyncSession, office_id: str, ids: Sequence[str]
     )
 
 
-@dataclass(frozen=True)
-class BoardRow:
-    card: Card
-    person: Contact
+BOARD_ITEM_COLUMNS = (
+    Card.id,
+    Card.channel,
+    Card.funnel_id,
+    Card.column_id,
+    Card.custom_fields,
+    Card.created_at,
+    Card.updated_at,
+    Card.user_id,
+    Contact.id.label("person_id"),
+    Contact.created_at.label("person_created_at"),
+    Contact.updated_at.label("person_updated_at"),
+    Contact.name.label("person_name"),
+    Contact.email.label("person_email"),
+    Contact.phone.label("person_phone"),
+)
 
 
 async def board_page(
@@ -160,12 +181,13 @@ async def board_page(
     column_ids: Sequence[str],
     user_ids: Sequence[str] | None,
     params: PageParams,
-) -> list[BoardRow]:
+) -> list[RowMapping]:
     """One page of cards of every column, newest arrival first, in a single query.
 
     Each column contributes its own ``ORDER BY column_changed_at DESC, id DESC LIMIT
     OFFSET`` branch, served by the ``(office_id, column_id, column_changed_at, id)`` index,
-    so the cost is the page's, never the column's.
+    so the cost is the page's, never the column's. Plain rows, not ORM objects: the board
+    only reads them.
     """
     if not column_ids:
         return []
@@ -184,13 +206,14 @@ async def board_page(
         branches.append(select(page.c.id))
     page_ids = union_all(*branches).subquery() if len(branches) > 1 else branches[0].subquery()
     stmt = (
-        select(Card, Contact)
+        select(*BOARD_ITEM_COLUMNS)
+        .select_from(Card)
         .join(page_ids, page_ids.c.id == Card.id)
         .join(Contact, Contact.id == Card.person_id)
         .where(Card.office_id == office_id, Contact.office_id == office_id)
         .order_by(Card.column_id, Card.column_changed_at.desc(), Card.id.desc())
     )
-    return [BoardRow(card, person) for card, person in (await session.execute(stmt)).all()]
+    return list((await session.execute(stmt)).mappings().all())
 
 
 async def board_totals(
