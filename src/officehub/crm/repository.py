@@ -235,21 +235,21 @@ async def board_totals(
     return {column_id: int(count) for column_id, count in (await session.execute(stmt)).all()}
 
 
-async def claim_overdue(
-    session: AsyncSession, now: datetime, batch: int
-) -> list[tuple[Card, FunnelColumn]]:
-    """Stays past their column's limit, across offices, oldest first; locked on PostgreSQL.
-
-    Found through the partial ``overdue_at`` index: only unreported stays are in it.
-    """
-    due = (
+def due_cards(now: datetime, batch: int) -> Select[tuple[str]]:
+    """Found through the partial ``overdue_at`` index: only unreported stays are in it."""
+    return (
         select(Card.id)
         .where(Card.overdue_at.is_not(None), Card.overdue_at <= now)
         .order_by(Card.overdue_at)
         .limit(batch)
-        .with_for_update(skip_locked=True)
     )
-    ids = list(await session.scalars(due))
+
+
+async def claim_overdue(
+    session: AsyncSession, now: datetime, batch: int
+) -> list[tuple[Card, FunnelColumn]]:
+    """Stays past their column's limit, across offices, oldest first; locked on PostgreSQL."""
+    ids = list(await session.scalars(due_cards(now, batch).with_for_update(skip_locked=True)))
     if not ids:
         return []
     stmt = (

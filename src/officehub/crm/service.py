@@ -46,7 +46,7 @@ async def get_funnel(session: AsyncSession, office_id: str, ident: str) -> Funne
 
 
 def column_out(column: FunnelColumn) -> ColumnOut:
-    return ColumnOut.model_validate({**_column_fields(column)})
+    return ColumnOut.model_validate(_column_fields(column))
 
 
 def _column_fields(column: FunnelColumn) -> dict[str, Any]:
