@@ -235,7 +235,7 @@ async def board_totals(
     return {column_id: int(count) for column_id, count in (await session.execute(stmt)).all()}
 
 
-def due_cards(now: datetime, batch: int) -> Select[tuple[str]]:
+def due_cards(now: datetime, batch: int) -> Select[str]:
     """Found through the partial ``overdue_at`` index: only unreported stays are in it."""
     return (
         select(Card.id)
