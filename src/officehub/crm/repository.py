@@ -149,6 +149,11 @@ async def cards_by_ids(session: AsyncSession, office_id: str, ids: Sequence[str]
     return list(await session.scalars(scoped(Card, office_id).where(Card.id.in_(ids))))
 
 
+async def cards_of_person(session: AsyncSession, office_id: str, person_id: str) -> list[Card]:
+    stmt = scoped(Card, office_id).where(Card.person_id == person_id).order_by(Card.id)
+    return list(await session.scalars(stmt))
+
+
 async def delete_cards(session: AsyncSession, office_id: str, ids: Sequence[str]) -> None:
     await session.execute(
         delete(Card)

@@ -438,8 +438,14 @@ async def card_of_conversation(
 
 
 async def update_card(
-    session: AsyncSession, office_id: str, ident: str, body: CardUpdate
+    session: AsyncSession,
+    office_id: str,
+    ident: str,
+    body: CardUpdate,
+    cause: events.Cause | None = None,
 ) -> CardDetail:
+    """Moves (``columnId``) and changes a card; ``cause`` names the event behind an
+    automation's change, so the events it emits carry the chain."""
     card = await get_card(session, office_id, ident)
     sent = body.model_fields_set
     changes: list[str] = []
@@ -490,17 +496,29 @@ async def update_card(
             session,
             card,
             events.LEAD_MOVED,
+            cause,
             fromColumnId=from_column_id,
             toColumnId=card.column_id,
         )
     if changes:
-        await events.emit_lead(session, card, events.LEAD_UPDATED, changes=changes)
+        await events.emit_lead(session, card, events.LEAD_UPDATED, cause, changes=changes)
     return await card_detail(session, office_id, card, column)
 
 
 async def delete_cards(session: AsyncSession, office_id: str, ids: Sequence[str]) -> int:
     """Removes the office's cards among ``ids``; ids of other offices are left alone."""
     cards = await repository.cards_by_ids(session, office_id, sorted(set(ids)))
+    return await _delete(session, office_id, cards)
+
+
+async def delete_cards_of_contact(session: AsyncSession, office_id: str, contact_id: str) -> int:
+    """For the contacts domain to call before deleting a contact: its cards go with
+    their ``crm.lead.deleted`` events (the database cascade alone would emit none)."""
+    cards = await repository.cards_of_person(session, office_id, contact_id)
+    return await _delete(session, office_id, cards)
+
+
+async def _delete(session: AsyncSession, office_id: str, cards: Sequence[Card]) -> int:
     for card in cards:
         await events.emit_lead(session, card, events.LEAD_DELETED)
     if cards:
