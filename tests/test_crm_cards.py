@@ -9,7 +9,10 @@ from fastapi import FastAPI
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from officehub.crm import service as crm
+from officehub.crm.events import Cause
 from officehub.crm.models import Card
+from officehub.crm.schemas import CardUpdate
 from tests import factories as f
 from tests.crm_world import World, make_world
 from tests.helpers import OfficeFixture, error_of, outbox
@@ -483,3 +486,39 @@ async def test_delete_removes_only_the_given_offices_cards(
     assert gone.status_code == 404
     assert await outbox(app, office_a.id, "crm.lead.deleted") == []
     assert len(await outbox(app, office_b.id, "crm.lead.deleted")) == 1
+
+
+# Services other domains call
+
+
+async def test_deleting_a_contacts_cards_emits_deleted_for_each(
+    app: FastAPI, client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    world = await make_world(session, office_a.id)
+    card = await _create(client, office_a, world)
+    other = await f.make_contact(session, office_a.id, name="João")
+    await f.make_card(session, world.columns[0], other.id)
+    await session.commit()
+    assert await crm.delete_cards_of_contact(session, office_a.id, world.contact.id) == 1
+    await session.commit()
+    [event] = await outbox(app, office_a.id, "crm.lead.deleted")
+    assert event.data["id"] == card["id"]
+    assert await _count_cards(session) == 1
+
+
+async def test_a_move_made_by_an_automation_carries_its_cause(
+    app: FastAPI, client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    world = await make_world(session, office_a.id)
+    card = await _create(client, office_a, world)
+    [created] = await outbox(app, office_a.id, "crm.lead.created")
+    await crm.update_card(
+        session,
+        office_a.id,
+        card["id"],
+        CardUpdate(column_id=world.columns[1].id),
+        cause=Cause(created.id, created.depth),
+    )
+    await session.commit()
+    [moved] = await outbox(app, office_a.id, "crm.lead.moved")
+    assert moved.causation_id == created.id and moved.depth == 1

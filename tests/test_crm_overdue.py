@@ -6,12 +6,13 @@ from datetime import datetime, timedelta
 
 import httpx
 from fastapi import FastAPI
-from sqlalchemy import select
+from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.config import Settings
 from officehub.crm.models import Card
 from officehub.crm.overdue import OVERDUE_JOB
+from officehub.crm.repository import due_cards
 from officehub.timeutil import utcnow
 from officehub.worker.jobs import periodic_jobs
 from officehub.worker.runner import Worker, WorkerContext
@@ -137,3 +138,16 @@ async def test_a_column_without_limit_or_closing_reports_nothing(
     clock.now += timedelta(minutes=5)
     await _run_all(_workers(app, settings, clock))
     assert len(await outbox(app, office_a.id, "crm.lead.overdue")) == 1
+
+
+async def test_the_overdue_job_finds_due_cards_through_its_index(session: AsyncSession) -> None:
+    stmt = due_cards(utcnow(), 200)
+    bind = session.get_bind()
+    sql = str(stmt.compile(bind, compile_kwargs={"literal_binds": True}))
+    if bind.dialect.name == "postgresql":
+        await session.execute(text("SET LOCAL enable_seqscan = off"))  # tiny tables
+        plan = (await session.execute(text(f"EXPLAIN {sql}"))).scalars().all()
+    else:
+        plan = [row[-1] for row in await session.execute(text(f"EXPLAIN QUERY PLAN {sql}"))]
+    assert any("ix_crm_cards_overdue_due" in line for line in plan), plan
+    assert not any("Seq Scan" in line or line.startswith("SCAN crm_cards") for line in plan), plan

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -30,12 +31,24 @@ def card_payload(card: Card) -> dict[str, Any]:
     }
 
 
-async def emit_lead(session: AsyncSession, card: Card, name: str, **extra: Any) -> None:
+@dataclass(frozen=True)
+class Cause:
+    """The event whose handling made this change (automation chains), and its depth."""
+
+    event_id: str
+    depth: int
+
+
+async def emit_lead(
+    session: AsyncSession, card: Card, name: str, cause: Cause | None = None, **extra: Any
+) -> None:
     await emit(
         session,
         card.office_id,
         name,
         {**card_payload(card), **extra},
+        causation_id=None if cause is None else cause.event_id,
+        depth=0 if cause is None else cause.depth + 1,
         conversation_id=card.conversation_id,
         integration_id=card.integration_id,
     )

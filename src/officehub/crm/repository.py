@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, delete, func, literal, select, union_all, update
+from sqlalchemy import (
+    ColumnElement,
+    RowMapping,
+    Select,
+    delete,
+    func,
+    literal,
+    select,
+    union_all,
+    update,
+)
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.contacts.models import Contact
@@ -140,6 +149,11 @@ async def cards_by_ids(session: AsyncSession, office_id: str, ids: Sequence[str]
     return list(await session.scalars(scoped(Card, office_id).where(Card.id.in_(ids))))
 
 
+async def cards_of_person(session: AsyncSession, office_id: str, person_id: str) -> list[Card]:
+    stmt = scoped(Card, office_id).where(Card.person_id == person_id).order_by(Card.id)
+    return list(await session.scalars(stmt))
+
+
 async def delete_cards(session: AsyncSession, office_id: str, ids: Sequence[str]) -> None:
     await session.execute(
         delete(Card)
@@ -148,10 +162,22 @@ async def delete_cards(session: AsyncSession, office_id: str, ids: Sequence[str]
     )
 
 
-@dataclass(frozen=True)
-class BoardRow:
-    card: Card
-    person: Contact
+BOARD_ITEM_COLUMNS = (
+    Card.id,
+    Card.channel,
+    Card.funnel_id,
+    Card.column_id,
+    Card.custom_fields,
+    Card.created_at,
+    Card.updated_at,
+    Card.user_id,
+    Contact.id.label("person_id"),
+    Contact.created_at.label("person_created_at"),
+    Contact.updated_at.label("person_updated_at"),
+    Contact.name.label("person_name"),
+    Contact.email.label("person_email"),
+    Contact.phone.label("person_phone"),
+)
 
 
 async def board_page(
@@ -160,12 +186,13 @@ async def board_page(
     column_ids: Sequence[str],
     user_ids: Sequence[str] | None,
     params: PageParams,
-) -> list[BoardRow]:
+) -> list[RowMapping]:
     """One page of cards of every column, newest arrival first, in a single query.
 
     Each column contributes its own ``ORDER BY column_changed_at DESC, id DESC LIMIT
     OFFSET`` branch, served by the ``(office_id, column_id, column_changed_at, id)`` index,
-    so the cost is the page's, never the column's.
+    so the cost is the page's, never the column's. Plain rows, not ORM objects: the board
+    only reads them.
     """
     if not column_ids:
         return []
@@ -184,13 +211,14 @@ async def board_page(
         branches.append(select(page.c.id))
     page_ids = union_all(*branches).subquery() if len(branches) > 1 else branches[0].subquery()
     stmt = (
-        select(Card, Contact)
+        select(*BOARD_ITEM_COLUMNS)
+        .select_from(Card)
         .join(page_ids, page_ids.c.id == Card.id)
         .join(Contact, Contact.id == Card.person_id)
         .where(Card.office_id == office_id, Contact.office_id == office_id)
         .order_by(Card.column_id, Card.column_changed_at.desc(), Card.id.desc())
     )
-    return [BoardRow(card, person) for card, person in (await session.execute(stmt)).all()]
+    return list((await session.execute(stmt)).mappings().all())
 
 
 async def board_totals(
@@ -212,21 +240,21 @@ async def board_totals(
     return {column_id: int(count) for column_id, count in (await session.execute(stmt)).all()}
 
 
-async def claim_overdue(
-    session: AsyncSession, now: datetime, batch: int
-) -> list[tuple[Card, FunnelColumn]]:
-    """Stays past their column's limit, across offices, oldest first; locked on PostgreSQL.
-
-    Found through the partial ``overdue_at`` index: only unreported stays are in it.
-    """
-    due = (
+def due_cards(now: datetime, batch: int) -> Select[str]:
+    """Found through the partial ``overdue_at`` index: only unreported stays are in it."""
+    return (
         select(Card.id)
         .where(Card.overdue_at.is_not(None), Card.overdue_at <= now)
         .order_by(Card.overdue_at)
         .limit(batch)
-        .with_for_update(skip_locked=True)
     )
-    ids = list(await session.scalars(due))
+
+
+async def claim_overdue(
+    session: AsyncSession, now: datetime, batch: int
+) -> list[tuple[Card, FunnelColumn]]:
+    """Stays past their column's limit, across offices, oldest first; locked on PostgreSQL."""
+    ids = list(await session.scalars(due_cards(now, batch).with_for_update(skip_locked=True)))
     if not ids:
         return []
     stmt = (

@@ -74,7 +74,7 @@ async def create_funnel(body: FunnelCreate, office: OfficeDep, session: SessionD
 @router.get(
     "/funnel",
     response_model=Page[FunnelOut],
-    responses=error_responses(400, 401),
+    responses=error_responses(400, 401, 404),
     summary="List funnels with their columns (without cards)",
 )
 async def list_funnels(
@@ -127,7 +127,7 @@ async def delete_funnel(id: PathId, office: OfficeDep, session: SessionDep) -> F
 @router.get(
     "/funnel-column",
     response_model=Page[ColumnOut],
-    responses=error_responses(400, 401),
+    responses=error_responses(400, 401, 404),
     summary="List funnel columns",
 )
 async def list_columns(

@@ -15,7 +15,6 @@ from officehub.conversations import service as conversations
 from officehub.crm import events, repository
 from officehub.crm.models import CLOSING_KINDS, Card, Funnel, FunnelColumn
 from officehub.crm.schemas import (
-    BoardColumn,
     CardCreate,
     CardDetail,
     CardUpdate,
@@ -25,7 +24,6 @@ from officehub.crm.schemas import (
     ColumnUpdate,
     FunnelBoard,
     FunnelCreate,
-    FunnelItem,
     FunnelOut,
     FunnelUpdate,
     LeadOriginOut,
@@ -48,7 +46,7 @@ async def get_funnel(session: AsyncSession, office_id: str, ident: str) -> Funne
 
 
 def column_out(column: FunnelColumn) -> ColumnOut:
-    return ColumnOut.model_validate({**_column_fields(column)})
+    return ColumnOut.model_validate(_column_fields(column))
 
 
 def _column_fields(column: FunnelColumn) -> dict[str, Any]:
@@ -169,38 +167,40 @@ async def funnel_board(
     column_ids = [c.id for c in columns]
     rows = await repository.board_page(session, office_id, column_ids, query.user_ids, query.page)
     totals = await repository.board_totals(session, office_id, column_ids, query.user_ids)
-    items: dict[str, list[FunnelItem]] = {c: [] for c in column_ids}
+    items: dict[str, list[dict[str, Any]]] = {c: [] for c in column_ids}
     for row in rows:
-        card = row.card
-        items[card.column_id].append(
-            FunnelItem.model_validate(
-                {
-                    "id": card.id,
-                    "channel": card.channel,
-                    "funnel_id": card.funnel_id,
-                    "column_id": card.column_id,
-                    "person": row.person,
-                    "custom_fields": card.custom_fields,
-                    "created_at": card.created_at,
-                    "updated_at": card.updated_at,
-                    "user_id": card.user_id,
-                }
-            )
+        items[row["column_id"]].append(
+            {
+                "id": row["id"],
+                "channel": row["channel"],
+                "funnel_id": row["funnel_id"],
+                "column_id": row["column_id"],
+                "person": {
+                    "id": row["person_id"],
+                    "created_at": row["person_created_at"],
+                    "updated_at": row["person_updated_at"],
+                    "name": row["person_name"],
+                    "email": row["person_email"],
+                    "phone": row["person_phone"],
+                },
+                "custom_fields": row["custom_fields"],
+                "created_at": row["created_at"],
+                "updated_at": row["updated_at"],
+                "user_id": row["user_id"],
+            }
         )
     page = query.page
     board_columns = []
     for column in columns:
         total = totals.get(column.id, 0)
         board_columns.append(
-            BoardColumn.model_validate(
-                {
-                    **_column_fields(column),
-                    "items": items[column.id],
-                    "total": total,
-                    "page": page.page,
-                    "has_more": page.page * page.limit < total,
-                }
-            )
+            {
+                **_column_fields(column),
+                "items": items[column.id],
+                "total": total,
+                "page": page.page,
+                "has_more": page.page * page.limit < total,
+            }
         )
     return FunnelBoard.model_validate({**_funnel_fields(funnel), "columns": board_columns})
 
@@ -438,8 +438,14 @@ async def card_of_conversation(
 
 
 async def update_card(
-    session: AsyncSession, office_id: str, ident: str, body: CardUpdate
+    session: AsyncSession,
+    office_id: str,
+    ident: str,
+    body: CardUpdate,
+    cause: events.Cause | None = None,
 ) -> CardDetail:
+    """Moves (``columnId``) and changes a card; ``cause`` names the event behind an
+    automation's change, so the events it emits carry the chain."""
     card = await get_card(session, office_id, ident)
     sent = body.model_fields_set
     changes: list[str] = []
@@ -490,17 +496,29 @@ async def update_card(
             session,
             card,
             events.LEAD_MOVED,
+            cause,
             fromColumnId=from_column_id,
             toColumnId=card.column_id,
         )
     if changes:
-        await events.emit_lead(session, card, events.LEAD_UPDATED, changes=changes)
+        await events.emit_lead(session, card, events.LEAD_UPDATED, cause, changes=changes)
     return await card_detail(session, office_id, card, column)
 
 
 async def delete_cards(session: AsyncSession, office_id: str, ids: Sequence[str]) -> int:
     """Removes the office's cards among ``ids``; ids of other offices are left alone."""
     cards = await repository.cards_by_ids(session, office_id, sorted(set(ids)))
+    return await _delete(session, office_id, cards)
+
+
+async def delete_cards_of_contact(session: AsyncSession, office_id: str, contact_id: str) -> int:
+    """For the contacts domain to call before deleting a contact: its cards go with
+    their ``crm.lead.deleted`` events (the database cascade alone would emit none)."""
+    cards = await repository.cards_of_person(session, office_id, contact_id)
+    return await _delete(session, office_id, cards)
+
+
+async def _delete(session: AsyncSession, office_id: str, cards: Sequence[Card]) -> int:
     for card in cards:
         await events.emit_lead(session, card, events.LEAD_DELETED)
     if cards:
