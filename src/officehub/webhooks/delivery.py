@@ -285,6 +285,8 @@ async def record_outcomes(
     now = ctx.now()
     async with ctx.sessionmaker() as session, session.begin():
         attempts: list[dict[str, Any]] = []
+        succeeded: set[str] = set()
+        failed: set[str] = set()
         for (delivery, webhook), outcome in results:
             number = delivery.attempt_count + 1
             values: dict[str, Any] = {
@@ -318,40 +320,45 @@ async def record_outcomes(
                     "created_at": now,
                 }
             )
-            await _track_health(session, webhook.id, outcome.succeeded, now)
+            (succeeded if outcome.succeeded else failed).add(webhook.id)
         if attempts:
             await session.execute(insert(WebhookDeliveryAttempt), attempts)
+        await _track_health(session, succeeded, failed - succeeded, now)
 
 
 async def _track_health(
-    session: AsyncSession, webhook_id: str, succeeded: bool, now: datetime
+    session: AsyncSession, succeeded: set[str], failed: set[str], now: datetime
 ) -> None:
-    """Remembers when a webhook started failing; pauses it after 5 days of nothing but failures."""
+    """Remembers when webhooks started failing; pauses one after 5 days of only failures.
+
+    ``failed`` holds the webhooks with no success in this batch.
+    """
     if succeeded:
         await session.execute(
             update(Webhook)
-            .where(Webhook.id == webhook_id, Webhook.failing_since.is_not(None))
+            .where(Webhook.id.in_(sorted(succeeded)), Webhook.failing_since.is_not(None))
             .values(failing_since=None)
         )
+    if not failed:
         return
+    ids = sorted(failed)
     await session.execute(
         update(Webhook)
-        .where(Webhook.id == webhook_id, Webhook.failing_since.is_(None))
+        .where(Webhook.id.in_(ids), Webhook.failing_since.is_(None))
         .values(failing_since=now)
     )
     days = FAILING_PAUSE_AFTER.days
     await session.execute(
         update(Webhook)
         .where(
-            Webhook.id == webhook_id,
+            Webhook.id.in_(ids),
             Webhook.is_active.is_(True),
             Webhook.failing_since <= now - FAILING_PAUSE_AFTER,
         )
         .values(
             is_active=False,
             disabled_reason=f"Paused automatically: every delivery failed for {days} days "
-            f"(since the first failure at {isoformat(now - FAILING_PAUSE_AFTER)} or earlier). "
-            "Fix the endpoint and set isActive to true to resume.",
+            f"(last failure at {isoformat(now)}). Fix the endpoint, then set isActive to true.",
             updated_at=now,
         )
     )
