@@ -410,3 +410,12 @@ def test_verify_refuses_an_old_timestamp_and_a_malformed_header() -> None:
         verify("secret-123", {}, body)
     with pytest.raises(WebhookVerificationError):
         verify("secret-123", headers, body + b" ", now=1_000_000)
+
+
+def test_the_lease_outlasts_sending_a_whole_batch() -> None:
+    from officehub.webhooks.delivery import lease_for
+
+    settings = Settings(database_url="sqlite+aiosqlite:///unused.db")
+    assert lease_for(settings) == timedelta(seconds=60)
+    slow = settings.model_copy(update={"delivery_batch_size": 200, "delivery_concurrency": 5})
+    assert lease_for(slow) == timedelta(seconds=40 * 10 + 1)

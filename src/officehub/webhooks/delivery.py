@@ -12,6 +12,7 @@ import asyncio
 import email.utils
 import json
 import logging
+import math
 import random
 import time
 from collections import defaultdict
@@ -25,6 +26,7 @@ from sqlalchemy import insert, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from officehub.config import Settings
 from officehub.db import is_sqlite
 from officehub.events.models import OutboxEvent
 from officehub.ids import new_id
@@ -74,6 +76,13 @@ def next_delay(
     if retry_after is not None:
         return timedelta(seconds=min(max(retry_after, step), 2 * step))
     return timedelta(seconds=step * (1 - JITTER + 2 * JITTER * rand()))
+
+
+def lease_for(settings: Settings) -> timedelta:
+    """The claim lease: the setting, but never shorter than sending a whole batch can take."""
+    rounds = math.ceil(settings.delivery_batch_size / max(1, settings.delivery_concurrency))
+    worst = rounds * settings.webhook_timeout_seconds + 1
+    return timedelta(seconds=max(settings.delivery_lease_seconds, worst))
 
 
 def parse_retry_after(value: str | None, now: float) -> float | None:
@@ -243,7 +252,7 @@ async def deliver_due(ctx: WorkerContext) -> int:
     settings = ctx.settings
     now = ctx.now()
     token = f"{ctx.worker_id}:{new_id()}"[:64]
-    lease_until = now + timedelta(seconds=settings.delivery_lease_seconds)
+    lease_until = now + lease_for(settings)
     async with ctx.sessionmaker() as session, session.begin():
         ids = await repository.claim_due(
             session,
@@ -317,6 +326,7 @@ async def record_outcomes(
                     "response_body": outcome.response_body,
                     "error_message": outcome.error,
                     "duration_ms": outcome.duration_ms,
+                    "worker_id": ctx.worker_id[:128],
                     "created_at": now,
                 }
             )
