@@ -22,6 +22,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import httpx
+from prometheus_client import Counter, Histogram
 from sqlalchemy import insert, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -47,6 +48,10 @@ from officehub.webhooks.ssrf import delivery_client
 from officehub.worker.runner import PeriodicJob, WorkerContext
 
 logger = logging.getLogger("officehub.webhooks")
+ATTEMPTS = Counter(
+    "officehub_webhook_attempts_total", "Webhook delivery attempts (per process)", ["outcome"]
+)
+ATTEMPT_SECONDS = Histogram("officehub_webhook_attempt_seconds", "Webhook delivery attempt time")
 
 RETRY_SCHEDULE = tuple(
     timedelta(seconds=s) for s in (5, 5 * 60, 30 * 60, 2 * 3600, 5 * 3600, 10 * 3600, 10 * 3600)
@@ -229,7 +234,10 @@ async def send(
         status, error = None, f"timed out after {seconds:g} s"
     except httpx.HTTPError as exc:
         status, error = None, f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-    duration = int((time.perf_counter() - started) * 1000)
+    elapsed = time.perf_counter() - started
+    duration = int(elapsed * 1000)
+    ATTEMPT_SECONDS.observe(elapsed)
+    ATTEMPTS.labels("success" if status is not None and 200 <= status < 300 else "failure").inc()
     if status is not None and not 200 <= status < 300 and error is None:
         error = f"HTTP {status}"
     return Outcome(status, text, error, duration, retry_after)
