@@ -299,14 +299,25 @@ async def record_outcomes(
     token: str,
     results: list[tuple[tuple[WebhookDelivery, Webhook], Outcome]],
 ) -> None:
+    """Writes the outcomes this worker still holds the claim of, in a few statements."""
     now = ctx.now()
     async with ctx.sessionmaker() as session, session.begin():
+        held = await repository.still_held(
+            session,
+            [d.id for (d, _w), _o in results],
+            token,
+            lock=not is_sqlite(ctx.settings.database_url),
+        )
+        updates: list[dict[str, Any]] = []
         attempts: list[dict[str, Any]] = []
         succeeded: set[str] = set()
         failed: set[str] = set()
         for (delivery, webhook), outcome in results:
+            if delivery.id not in held:
+                continue  # the lease ran out and another worker took it over
             number = delivery.attempt_count + 1
             values: dict[str, Any] = {
+                "id": delivery.id,
                 "attempt_count": number,
                 "status_code": outcome.status_code,
                 "response_body": outcome.response_body,
@@ -322,8 +333,7 @@ async def record_outcomes(
                     values.update(status=FAILED, next_retry_at=None)
                 else:
                     values.update(status=RETRYING, next_retry_at=now + delay)
-            if not await repository.record_outcome(session, delivery.id, token, values):
-                continue
+            updates.append(values)
             attempts.append(
                 {
                     "id": new_id(),
@@ -339,7 +349,8 @@ async def record_outcomes(
                 }
             )
             (succeeded if outcome.succeeded else failed).add(webhook.id)
-        if attempts:
+        if updates:
+            await session.execute(update(WebhookDelivery), updates)
             await session.execute(insert(WebhookDeliveryAttempt), attempts)
         await _track_health(session, succeeded, failed - succeeded, now)
 

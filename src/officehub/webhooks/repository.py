@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, and_, case, delete, func, or_, select, update
+from sqlalchemy import Select, case, delete, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.events.models import OutboxEvent
@@ -176,23 +176,18 @@ async def claimed(session: AsyncSession, ids: Sequence[str], token: str) -> list
     return list(await session.scalars(stmt))
 
 
-async def record_outcome(
-    session: AsyncSession, delivery_id: str, token: str, values: dict[str, Any]
-) -> bool:
-    """Writes an attempt's outcome only if this worker still holds the claim."""
-    result = await session.execute(
-        update(WebhookDelivery)
-        .where(
-            and_(
-                WebhookDelivery.id == delivery_id,
-                WebhookDelivery.claim_token == token,
-                WebhookDelivery.status.in_(OPEN_STATUSES),
-            )
-        )
-        .values(**values)
-        .execution_options(synchronize_session=False)
+async def still_held(
+    session: AsyncSession, ids: Sequence[str], token: str, *, lock: bool
+) -> set[str]:
+    """The deliveries among ``ids`` this claim token still holds (locked on PostgreSQL)."""
+    stmt = select(WebhookDelivery.id).where(
+        WebhookDelivery.id.in_(ids),
+        WebhookDelivery.claim_token == token,
+        WebhookDelivery.status.in_(OPEN_STATUSES),
     )
-    return bool(result.rowcount)  # type: ignore[attr-defined]
+    if lock:
+        stmt = stmt.with_for_update()
+    return set(await session.scalars(stmt))
 
 
 async def purge_expired(session: AsyncSession, now: datetime, limit: int) -> int:
