@@ -23,7 +23,6 @@ from typing import Any
 
 import httpx
 from prometheus_client import Counter, Histogram
-from sqlalchemy import insert, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -40,7 +39,6 @@ from officehub.webhooks.models import (
     SUCCESS,
     Webhook,
     WebhookDelivery,
-    WebhookDeliveryAttempt,
 )
 from officehub.webhooks.service import SECRET_GRACE
 from officehub.webhooks.signing import SIGNATURE_HEADER, signature_header
@@ -58,7 +56,7 @@ RETRY_SCHEDULE = tuple(
 )
 """The wait after the 1st, 2nd, … failed attempt; after the last, the delivery is FAILED."""
 JITTER = 0.2
-FAILING_PAUSE_AFTER = timedelta(days=5)
+FAILING_PAUSE_AFTER = repository.FAILING_PAUSE_AFTER
 RESPONSE_BODY_CHARS = 10_000
 _FAN_OUT_BATCH = 500
 _PURGE_BATCH = 1000
@@ -129,8 +127,7 @@ async def fan_out_events(ctx: WorkerContext) -> int:
             if not events:
                 return 0
             rows = await _deliveries_for(session, events, now, expires)
-            if rows:
-                await session.execute(insert(WebhookDelivery), rows)
+            await repository.add_deliveries(session, rows)
             await repository.mark_dispatched(session, [e.id for e in events], now)
     except IntegrityError:
         logger.info("another worker fanned out the same events; skipping")
@@ -349,48 +346,8 @@ async def record_outcomes(
                 }
             )
             (succeeded if outcome.succeeded else failed).add(webhook.id)
-        if updates:
-            await session.execute(update(WebhookDelivery), updates)
-            await session.execute(insert(WebhookDeliveryAttempt), attempts)
-        await _track_health(session, succeeded, failed - succeeded, now)
-
-
-async def _track_health(
-    session: AsyncSession, succeeded: set[str], failed: set[str], now: datetime
-) -> None:
-    """Remembers when webhooks started failing; pauses one after 5 days of only failures.
-
-    ``failed`` holds the webhooks with no success in this batch.
-    """
-    if succeeded:
-        await session.execute(
-            update(Webhook)
-            .where(Webhook.id.in_(sorted(succeeded)), Webhook.failing_since.is_not(None))
-            .values(failing_since=None)
-        )
-    if not failed:
-        return
-    ids = sorted(failed)
-    await session.execute(
-        update(Webhook)
-        .where(Webhook.id.in_(ids), Webhook.failing_since.is_(None))
-        .values(failing_since=now)
-    )
-    days = FAILING_PAUSE_AFTER.days
-    await session.execute(
-        update(Webhook)
-        .where(
-            Webhook.id.in_(ids),
-            Webhook.is_active.is_(True),
-            Webhook.failing_since <= now - FAILING_PAUSE_AFTER,
-        )
-        .values(
-            is_active=False,
-            disabled_reason=f"Paused automatically: every delivery failed for {days} days "
-            f"(last failure at {isoformat(now)}). Fix the endpoint, then set isActive to true.",
-            updated_at=now,
-        )
-    )
+        await repository.save_outcomes(session, updates, attempts)
+        await repository.track_health(session, succeeded, failed - succeeded, now)
 
 
 # Retention ----------------------------------------------------------------------------
