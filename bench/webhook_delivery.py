@@ -6,6 +6,10 @@ with the same concurrency, and the enqueue-to-delivery p50/p99 (event recorded i
 outbox → request arrived at the receiver). The receiver runs in its own process.
 
     .venv/bin/python -m bench.webhook_delivery [--events 2000] [--database-url URL]
+        [--paced 300] [--rate 50]
+
+The burst run records every event first, then drains them; the paced run records events
+one at a time while the worker runs its normal loop (``OFFICEHUB_WORKER_POLL_SECONDS``).
 """
 
 from __future__ import annotations
@@ -114,7 +118,30 @@ async def _plain_loop(url: str, bodies: list[bytes], concurrency: int) -> float:
         return time.perf_counter() - started
 
 
-async def run(events: int, database_url: str, base: str) -> None:
+async def _paced(
+    worker: Worker, sessionmaker: Any, office_id: str, base: str, count: int, rate: float
+) -> list[float]:
+    """Events recorded one per transaction at ``rate``/s while the worker runs as in production."""
+    task = asyncio.create_task(worker.run())
+    created: dict[str, float] = {}
+    for n in range(count):
+        async with sessionmaker() as s:
+            event = await emit(s, office_id, "contact.created", {"n": n, "paced": True})
+            await s.commit()
+        created[event.id] = event.created_at.timestamp()
+        await asyncio.sleep(1 / rate)
+    async with httpx.AsyncClient() as client:
+        for _ in range(600):
+            if (await client.get(f"{base}/stats")).json()["count"] >= count:
+                break
+            await asyncio.sleep(0.05)
+    worker.stop()
+    await task
+    arrivals = (await _stats(base))["arrivals"]
+    return [arrivals[i] - t for i, t in created.items()]
+
+
+async def run(events: int, database_url: str, base: str, paced: int, rate: float) -> None:
     await _wait_ready(base)
     await migrate_async(database_url)
     settings = Settings(database_url=database_url, webhook_allow_private=True)
@@ -144,8 +171,9 @@ async def run(events: int, database_url: str, base: str) -> None:
     await worker.run_until_idle(max_passes=100_000)
     pipeline = time.perf_counter() - started
     stats = await _stats(base)
-    await engine.dispose()
     latencies = [stats["arrivals"][i] - t for i, t in created.items()]
+    paced_latencies = await _paced(worker, sessionmaker, office.id, base, paced, rate)
+    await engine.dispose()
     bodies = [json.dumps(event_body(e), separators=(",", ":")).encode() for e in recorded]
     plain = await _plain_loop(f"{base}/hook", bodies, settings.delivery_concurrency)
     plain_stats = await _stats(base)
@@ -160,12 +188,20 @@ async def run(events: int, database_url: str, base: str) -> None:
         f"p50 {statistics.median(latencies) * 1000:.0f} ms, "
         f"p99 {_percentile(latencies, 0.99) * 1000:.0f} ms"
     )
+    print(
+        f"enqueue-to-delivery (paced, {paced} events at {rate:g}/s, "
+        f"worker poll {settings.worker_poll_seconds:g} s): "
+        f"p50 {statistics.median(paced_latencies) * 1000:.0f} ms, "
+        f"p99 {_percentile(paced_latencies, 0.99) * 1000:.0f} ms"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=2000)
     parser.add_argument("--database-url", default="")
+    parser.add_argument("--paced", type=int, default=300, help="events for the paced run")
+    parser.add_argument("--rate", type=float, default=50.0, help="events/s in the paced run")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         url = args.database_url or f"sqlite+aiosqlite:///{Path(tmp) / 'bench.db'}"
@@ -173,7 +209,7 @@ def main() -> None:
         code = f"from bench.webhook_delivery import receiver_main; receiver_main({port})"
         receiver = subprocess.Popen([sys.executable, "-c", code])
         try:
-            asyncio.run(run(args.events, url, f"http://127.0.0.1:{port}"))
+            asyncio.run(run(args.events, url, f"http://127.0.0.1:{port}", args.paced, args.rate))
         finally:
             receiver.terminate()
             receiver.wait()

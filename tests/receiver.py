@@ -75,6 +75,8 @@ class Receiver:
         body = b""
         while True:
             message = await receive()
+            if message["type"] == "http.disconnect":
+                return  # the sender went away mid-request (a killed worker): nothing arrived
             body += message.get("body", b"")
             if not message.get("more_body"):
                 break

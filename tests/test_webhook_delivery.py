@@ -410,3 +410,24 @@ def test_verify_refuses_an_old_timestamp_and_a_malformed_header() -> None:
         verify("secret-123", {}, body)
     with pytest.raises(WebhookVerificationError):
         verify("secret-123", headers, body + b" ", now=1_000_000)
+
+
+def test_the_lease_outlasts_sending_a_whole_batch() -> None:
+    from officehub.webhooks.delivery import lease_for
+
+    settings = Settings(database_url="sqlite+aiosqlite:///unused.db")
+    assert lease_for(settings) == timedelta(seconds=60)
+    slow = settings.model_copy(update={"delivery_batch_size": 200, "delivery_concurrency": 5})
+    assert lease_for(slow) == timedelta(seconds=40 * 10 + 1)
+
+
+async def test_attempts_are_counted_in_metrics(
+    app: FastAPI, settings: Settings, client: httpx.AsyncClient, office_a: OfficeFixture
+) -> None:
+    async with running_receiver() as receiver:
+        await create_webhook(client, office_a, receiver.url)
+        await emit_event(app, office_a.id)
+        await delivery_worker(app, settings).run_until_idle()
+    text = (await client.get("/metrics")).text
+    assert 'officehub_webhook_attempts_total{outcome="success"}' in text
+    assert "officehub_webhook_attempt_seconds_count" in text

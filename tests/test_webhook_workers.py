@@ -11,8 +11,10 @@ from collections import Counter
 import httpx
 import pytest
 from fastapi import FastAPI
+from sqlalchemy import select
 
 from officehub.events.service import emit
+from officehub.webhooks.models import WebhookDeliveryAttempt
 from tests.conftest import PG_URL
 from tests.helpers import OfficeFixture
 from tests.receiver import Reply, running_receiver
@@ -115,3 +117,7 @@ async def test_two_postgresql_workers_deliver_1000_events_exactly_once(
     assert len(by_delivery) == 1000
     assert set(by_delivery.values()) == {1}
     assert Counter(receiver.event_ids()) == Counter(dict.fromkeys(emitted, 1))
+    async with app.state.sessionmaker() as s:
+        per_worker = Counter(await s.scalars(select(WebhookDeliveryAttempt.worker_id)))
+    assert sum(per_worker.values()) == 1000
+    assert len(per_worker) == 2, per_worker  # both workers took a share

@@ -12,6 +12,7 @@ import asyncio
 import email.utils
 import json
 import logging
+import math
 import random
 import time
 from collections import defaultdict
@@ -21,10 +22,11 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import httpx
-from sqlalchemy import insert, update
+from prometheus_client import Counter, Histogram
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from officehub.config import Settings
 from officehub.db import is_sqlite
 from officehub.events.models import OutboxEvent
 from officehub.ids import new_id
@@ -37,7 +39,6 @@ from officehub.webhooks.models import (
     SUCCESS,
     Webhook,
     WebhookDelivery,
-    WebhookDeliveryAttempt,
 )
 from officehub.webhooks.service import SECRET_GRACE
 from officehub.webhooks.signing import SIGNATURE_HEADER, signature_header
@@ -45,13 +46,17 @@ from officehub.webhooks.ssrf import delivery_client
 from officehub.worker.runner import PeriodicJob, WorkerContext
 
 logger = logging.getLogger("officehub.webhooks")
+ATTEMPTS = Counter(
+    "officehub_webhook_attempts_total", "Webhook delivery attempts (per process)", ["outcome"]
+)
+ATTEMPT_SECONDS = Histogram("officehub_webhook_attempt_seconds", "Webhook delivery attempt time")
 
 RETRY_SCHEDULE = tuple(
     timedelta(seconds=s) for s in (5, 5 * 60, 30 * 60, 2 * 3600, 5 * 3600, 10 * 3600, 10 * 3600)
 )
 """The wait after the 1st, 2nd, … failed attempt; after the last, the delivery is FAILED."""
 JITTER = 0.2
-FAILING_PAUSE_AFTER = timedelta(days=5)
+FAILING_PAUSE_AFTER = repository.FAILING_PAUSE_AFTER
 RESPONSE_BODY_CHARS = 10_000
 _FAN_OUT_BATCH = 500
 _PURGE_BATCH = 1000
@@ -74,6 +79,13 @@ def next_delay(
     if retry_after is not None:
         return timedelta(seconds=min(max(retry_after, step), 2 * step))
     return timedelta(seconds=step * (1 - JITTER + 2 * JITTER * rand()))
+
+
+def lease_for(settings: Settings) -> timedelta:
+    """The claim lease: the setting, but never shorter than sending a whole batch can take."""
+    rounds = math.ceil(settings.delivery_batch_size / max(1, settings.delivery_concurrency))
+    worst = rounds * settings.webhook_timeout_seconds + 1
+    return timedelta(seconds=max(settings.delivery_lease_seconds, worst))
 
 
 def parse_retry_after(value: str | None, now: float) -> float | None:
@@ -115,8 +127,7 @@ async def fan_out_events(ctx: WorkerContext) -> int:
             if not events:
                 return 0
             rows = await _deliveries_for(session, events, now, expires)
-            if rows:
-                await session.execute(insert(WebhookDelivery), rows)
+            await repository.add_deliveries(session, rows)
             await repository.mark_dispatched(session, [e.id for e in events], now)
     except IntegrityError:
         logger.info("another worker fanned out the same events; skipping")
@@ -220,7 +231,10 @@ async def send(
         status, error = None, f"timed out after {seconds:g} s"
     except httpx.HTTPError as exc:
         status, error = None, f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-    duration = int((time.perf_counter() - started) * 1000)
+    elapsed = time.perf_counter() - started
+    duration = int(elapsed * 1000)
+    ATTEMPT_SECONDS.observe(elapsed)
+    ATTEMPTS.labels("success" if status is not None and 200 <= status < 300 else "failure").inc()
     if status is not None and not 200 <= status < 300 and error is None:
         error = f"HTTP {status}"
     return Outcome(status, text, error, duration, retry_after)
@@ -243,7 +257,7 @@ async def deliver_due(ctx: WorkerContext) -> int:
     settings = ctx.settings
     now = ctx.now()
     token = f"{ctx.worker_id}:{new_id()}"[:64]
-    lease_until = now + timedelta(seconds=settings.delivery_lease_seconds)
+    lease_until = now + lease_for(settings)
     async with ctx.sessionmaker() as session, session.begin():
         ids = await repository.claim_due(
             session,
@@ -282,12 +296,25 @@ async def record_outcomes(
     token: str,
     results: list[tuple[tuple[WebhookDelivery, Webhook], Outcome]],
 ) -> None:
+    """Writes the outcomes this worker still holds the claim of, in a few statements."""
     now = ctx.now()
     async with ctx.sessionmaker() as session, session.begin():
+        held = await repository.still_held(
+            session,
+            [d.id for (d, _w), _o in results],
+            token,
+            lock=not is_sqlite(ctx.settings.database_url),
+        )
+        updates: list[dict[str, Any]] = []
         attempts: list[dict[str, Any]] = []
+        succeeded: set[str] = set()
+        failed: set[str] = set()
         for (delivery, webhook), outcome in results:
+            if delivery.id not in held:
+                continue  # the lease ran out and another worker took it over
             number = delivery.attempt_count + 1
             values: dict[str, Any] = {
+                "id": delivery.id,
                 "attempt_count": number,
                 "status_code": outcome.status_code,
                 "response_body": outcome.response_body,
@@ -303,8 +330,7 @@ async def record_outcomes(
                     values.update(status=FAILED, next_retry_at=None)
                 else:
                     values.update(status=RETRYING, next_retry_at=now + delay)
-            if not await repository.record_outcome(session, delivery.id, token, values):
-                continue
+            updates.append(values)
             attempts.append(
                 {
                     "id": new_id(),
@@ -315,46 +341,13 @@ async def record_outcomes(
                     "response_body": outcome.response_body,
                     "error_message": outcome.error,
                     "duration_ms": outcome.duration_ms,
+                    "worker_id": ctx.worker_id[:128],
                     "created_at": now,
                 }
             )
-            await _track_health(session, webhook.id, outcome.succeeded, now)
-        if attempts:
-            await session.execute(insert(WebhookDeliveryAttempt), attempts)
-
-
-async def _track_health(
-    session: AsyncSession, webhook_id: str, succeeded: bool, now: datetime
-) -> None:
-    """Remembers when a webhook started failing; pauses it after 5 days of nothing but failures."""
-    if succeeded:
-        await session.execute(
-            update(Webhook)
-            .where(Webhook.id == webhook_id, Webhook.failing_since.is_not(None))
-            .values(failing_since=None)
-        )
-        return
-    await session.execute(
-        update(Webhook)
-        .where(Webhook.id == webhook_id, Webhook.failing_since.is_(None))
-        .values(failing_since=now)
-    )
-    days = FAILING_PAUSE_AFTER.days
-    await session.execute(
-        update(Webhook)
-        .where(
-            Webhook.id == webhook_id,
-            Webhook.is_active.is_(True),
-            Webhook.failing_since <= now - FAILING_PAUSE_AFTER,
-        )
-        .values(
-            is_active=False,
-            disabled_reason=f"Paused automatically: every delivery failed for {days} days "
-            f"(since the first failure at {isoformat(now - FAILING_PAUSE_AFTER)} or earlier). "
-            "Fix the endpoint and set isActive to true to resume.",
-            updated_at=now,
-        )
-    )
+            (succeeded if outcome.succeeded else failed).add(webhook.id)
+        await repository.save_outcomes(session, updates, attempts)
+        await repository.track_health(session, succeeded, failed - succeeded, now)
 
 
 # Retention ----------------------------------------------------------------------------

@@ -106,4 +106,5 @@ class WebhookDeliveryAttempt(IdMixin, Base):
     response_body: Mapped[str | None] = mapped_column(Text)
     error_message: Mapped[str | None] = mapped_column(Text)
     duration_ms: Mapped[int]
+    worker_id: Mapped[str | None] = mapped_column(String(128))
     created_at: Mapped[datetime]

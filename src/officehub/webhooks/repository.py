@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Select, and_, case, delete, func, or_, select, update
+from sqlalchemy import Select, case, delete, func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.events.models import OutboxEvent
 from officehub.pagination import PageParams, paginate
 from officehub.repository import get_scoped, scoped
+from officehub.timeutil import isoformat
 from officehub.webhooks.models import (
     FAILED,
     OPEN_STATUSES,
@@ -97,6 +98,8 @@ async def attempts_of(
     return list(await session.scalars(stmt))
 
 
+FAILING_PAUSE_AFTER = timedelta(days=5)
+
 # The worker's queries: they span offices by nature (the queue), never serve a request.
 
 
@@ -176,23 +179,71 @@ async def claimed(session: AsyncSession, ids: Sequence[str], token: str) -> list
     return list(await session.scalars(stmt))
 
 
-async def record_outcome(
-    session: AsyncSession, delivery_id: str, token: str, values: dict[str, Any]
-) -> bool:
-    """Writes an attempt's outcome only if this worker still holds the claim."""
-    result = await session.execute(
-        update(WebhookDelivery)
-        .where(
-            and_(
-                WebhookDelivery.id == delivery_id,
-                WebhookDelivery.claim_token == token,
-                WebhookDelivery.status.in_(OPEN_STATUSES),
-            )
-        )
-        .values(**values)
-        .execution_options(synchronize_session=False)
+async def still_held(
+    session: AsyncSession, ids: Sequence[str], token: str, *, lock: bool
+) -> set[str]:
+    """The deliveries among ``ids`` this claim token still holds (locked on PostgreSQL)."""
+    stmt = select(WebhookDelivery.id).where(
+        WebhookDelivery.id.in_(ids),
+        WebhookDelivery.claim_token == token,
+        WebhookDelivery.status.in_(OPEN_STATUSES),
     )
-    return bool(result.rowcount)  # type: ignore[attr-defined]
+    if lock:
+        stmt = stmt.with_for_update()
+    return set(await session.scalars(stmt))
+
+
+async def add_deliveries(session: AsyncSession, rows: list[dict[str, Any]]) -> None:
+    if rows:
+        await session.execute(insert(WebhookDelivery), rows)
+
+
+async def save_outcomes(
+    session: AsyncSession, updates: list[dict[str, Any]], attempts: list[dict[str, Any]]
+) -> None:
+    """Bulk UPDATE of the deliveries by primary key, bulk INSERT of their attempts."""
+    if updates:
+        await session.execute(update(WebhookDelivery), updates)
+    if attempts:
+        await session.execute(insert(WebhookDeliveryAttempt), attempts)
+
+
+async def track_health(
+    session: AsyncSession, succeeded: set[str], failed: set[str], now: datetime
+) -> None:
+    """Remembers when webhooks started failing; pauses one after 5 days of only failures.
+
+    ``failed`` holds the webhooks with no success in this batch.
+    """
+    if succeeded:
+        await session.execute(
+            update(Webhook)
+            .where(Webhook.id.in_(sorted(succeeded)), Webhook.failing_since.is_not(None))
+            .values(failing_since=None)
+        )
+    if not failed:
+        return
+    ids = sorted(failed)
+    await session.execute(
+        update(Webhook)
+        .where(Webhook.id.in_(ids), Webhook.failing_since.is_(None))
+        .values(failing_since=now)
+    )
+    days = FAILING_PAUSE_AFTER.days
+    await session.execute(
+        update(Webhook)
+        .where(
+            Webhook.id.in_(ids),
+            Webhook.is_active.is_(True),
+            Webhook.failing_since <= now - FAILING_PAUSE_AFTER,
+        )
+        .values(
+            is_active=False,
+            disabled_reason=f"Paused automatically: every delivery failed for {days} days "
+            f"(last failure at {isoformat(now)}). Fix the endpoint, then set isActive to true.",
+            updated_at=now,
+        )
+    )
 
 
 async def purge_expired(session: AsyncSession, now: datetime, limit: int) -> int:

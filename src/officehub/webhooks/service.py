@@ -5,6 +5,7 @@ from __future__ import annotations
 import secrets as secrets_module
 from datetime import timedelta
 from typing import Any
+from urllib.parse import urlsplit
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -29,8 +30,6 @@ def new_secret() -> str:
 
 def check_url(url: str, *, allow_private: bool) -> None:
     """Refuses a literal blocked address at once; names are checked when sent."""
-    from urllib.parse import urlsplit
-
     host = urlsplit(url).hostname or ""
     literal = literal_address(host)
     if not allow_private and (host == "localhost" or (literal and is_blocked(literal))):

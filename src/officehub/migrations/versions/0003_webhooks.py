@@ -109,6 +109,7 @@ def upgrade() -> None:
         sa.Column("response_body", sa.Text(), nullable=True),
         sa.Column("error_message", sa.Text(), nullable=True),
         sa.Column("duration_ms", sa.Integer(), nullable=False),
+        sa.Column("worker_id", sa.String(length=128), nullable=True),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
         sa.Column("id", sa.String(length=32), nullable=False),
         sa.ForeignKeyConstraint(
