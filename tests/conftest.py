@@ -30,10 +30,11 @@ from tests.helpers import OfficeFixture, make_office
 PG_URL = os.environ.get("OFFICEHUB_TEST_DATABASE_URL", "")
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        if isinstance(item, pytest.Function) and inspect.iscoroutinefunction(item.obj):
-            item.add_marker(pytest.mark.anyio)
+@pytest.hookimpl(tryfirst=True)
+def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: object) -> None:
+    """Marks every coroutine test for anyio before anyio's own hook parametrizes it."""
+    if name.startswith("test") and inspect.iscoroutinefunction(obj):
+        pytest.mark.anyio(obj)
 
 
 @pytest.fixture(scope="session")

@@ -14,7 +14,6 @@ from tests import factories as f
 from tests.helpers import OfficeFixture, error_of, outbox
 
 MISSING = "c" + "0" * 24
-pytestmark = pytest.mark.anyio
 
 
 async def _create(client: httpx.AsyncClient, office: OfficeFixture, **body: Any) -> dict[str, Any]:

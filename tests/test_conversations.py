@@ -15,7 +15,6 @@ from officehub.events.models import OutboxEvent
 from tests import factories as f
 from tests.helpers import OfficeFixture, error_of, outbox
 
-pytestmark = pytest.mark.anyio
 MISSING = "c" + "0" * 24
 
 

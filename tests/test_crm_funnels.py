@@ -13,8 +13,6 @@ from tests import factories as f
 from tests.crm_world import make_world
 from tests.helpers import OfficeFixture, error_of
 
-pytestmark = pytest.mark.anyio
-
 SOME_ID = "cm3k9x2f70001abcd1234efgh"
 ROUTES = [
     ("POST", "/funnel"),

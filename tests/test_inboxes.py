@@ -12,8 +12,6 @@ from officehub.tags.models import Tag
 from tests import factories as f
 from tests.helpers import OfficeFixture, error_of
 
-pytestmark = pytest.mark.anyio
-
 ROUTES = [
     ("POST", "/inbox"),
     ("GET", "/inbox"),

@@ -13,7 +13,6 @@ from officehub.config import Settings
 from tests import factories as f
 from tests.helpers import OfficeFixture, error_of, outbox
 
-pytestmark = pytest.mark.anyio
 MISSING = "c" + "0" * 24
 PARTNER = {"id": "cpartner0001", "name": "Maria Souza", "document": "12345678900", "phone": "11"}
 

@@ -13,8 +13,6 @@ from officehub.config import Settings
 from officehub.errors import PayloadTooLarge
 from officehub.storage import LocalStorage, Signer, signing_secret
 
-pytestmark = pytest.mark.anyio
-
 
 class Clock:
     def __init__(self, now: float) -> None:

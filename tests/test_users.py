@@ -17,8 +17,6 @@ from officehub.users.models import User
 from tests import factories as f
 from tests.helpers import OfficeFixture, error_of
 
-pytestmark = pytest.mark.anyio
-
 ROUTES = [
     ("POST", "/user"),
     ("GET", "/user"),

@@ -258,6 +258,24 @@ async def test_every_attempt_is_recorded_with_the_first_10000_characters(
     assert second["statusCode"] == 200 and second["responseBody"] == "fine"
 
 
+async def test_a_response_body_with_nul_characters_is_recorded(
+    app: FastAPI, settings: Settings, client: httpx.AsyncClient, office_a: OfficeFixture
+) -> None:
+    """PostgreSQL text cannot hold NUL: the stored excerpt replaces it, the outcome is kept."""
+    async with running_receiver(lambda _n: Reply(200, "ok\x00done")) as receiver:
+        hook = await create_webhook(client, office_a, receiver.url)
+        await emit_event(app, office_a.id)
+        await delivery_worker(app, settings, Clock()).run_until_idle()
+        assert len(receiver.received) == 1
+    [delivery] = await deliveries(app, hook["id"])
+    response = await client.get(
+        f"/webhooks/{hook['id']}/deliveries/{delivery.id}", headers=office_a.headers
+    )
+    body = response.json()
+    assert body["status"] == "SUCCESS"
+    assert body["attempts"][0]["responseBody"] == "ok\ufffddone"
+
+
 async def test_webhook_test_reaches_only_that_webhook(
     app: FastAPI, settings: Settings, client: httpx.AsyncClient, office_a: OfficeFixture
 ) -> None:

@@ -54,7 +54,6 @@ async def test_create_generates_a_secret_when_absent(
     assert 8 <= len(read["secret"]) <= 256
 
 
-@pytest.mark.anyio
 @pytest.mark.parametrize(
     ("change", "field"),
     [
@@ -238,7 +237,6 @@ async def test_sending_the_secret_rotates_it(
     assert read["secret"] == "second-secret"
 
 
-@pytest.mark.anyio
 @pytest.mark.parametrize(
     ("change", "field"),
     [

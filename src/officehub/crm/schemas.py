@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 from pydantic import Field, StringConstraints
 
 from officehub.params import Id
-from officehub.schemas import ApiModel
+from officehub.schemas import ApiModel, BodyModel
 from officehub.timeutil import Timestamp
 
 Kind = Literal["NORMAL", "WON", "LOST"]
@@ -18,7 +18,7 @@ TimeLimitDays = Annotated[int, Field(ge=1, le=3650)]
 ColumnIndex = Annotated[int, Field(ge=0, le=1000)]
 
 
-class CardConfigItem(ApiModel):
+class CardConfigItem(BodyModel):
     id: Annotated[str, StringConstraints(min_length=1, max_length=100)]
     visible: bool
 
@@ -26,7 +26,7 @@ class CardConfigItem(ApiModel):
 CardConfig = Annotated[list[CardConfigItem], Field(max_length=50)]
 
 
-class CustomField(ApiModel):
+class CustomField(BodyModel):
     id: Annotated[str, StringConstraints(min_length=1, max_length=100)]
     name: Annotated[str, StringConstraints(max_length=200)]
     type: Annotated[str, StringConstraints(max_length=50)]
@@ -37,7 +37,7 @@ class CustomField(ApiModel):
 CustomFields = Annotated[list[CustomField], Field(max_length=100)]
 
 
-class LeadOrigin(ApiModel):
+class LeadOrigin(BodyModel):
     source: Text | None = None
     campaign_name: Text | None = None
     ad_content: Text | None = None
@@ -50,7 +50,7 @@ class LeadOrigin(ApiModel):
 # Funnels and columns
 
 
-class ColumnIn(ApiModel):
+class ColumnIn(BodyModel):
     name: Name
     color: Color = "#9E9E9E"
     kind: Kind = "NORMAL"
@@ -58,14 +58,14 @@ class ColumnIn(ApiModel):
     show_badge_progress: bool = False
 
 
-class FunnelCreate(ApiModel):
+class FunnelCreate(BodyModel):
     name: Name
     inbox_id: Id
     card_config: CardConfig | None = None
     columns: Annotated[list[ColumnIn], Field(max_length=50, default_factory=list)]
 
 
-class FunnelUpdate(ApiModel):
+class FunnelUpdate(BodyModel):
     name: Name | None = None
     card_config: CardConfig | None = None
 
@@ -75,7 +75,7 @@ class ColumnCreate(ColumnIn):
     index: ColumnIndex | None = None
 
 
-class ColumnUpdate(ApiModel):
+class ColumnUpdate(BodyModel):
     name: Name | None = None
     color: Color | None = None
     index: ColumnIndex | None = None
@@ -151,7 +151,7 @@ class FunnelBoard(ApiModel):
 # Cards
 
 
-class CardCreate(ApiModel):
+class CardCreate(BodyModel):
     column_id: Id
     person_id: Id
     conversation_id: Id | None = None
@@ -161,7 +161,7 @@ class CardCreate(ApiModel):
     lead_origin: LeadOrigin | None = None
 
 
-class CardUpdate(ApiModel):
+class CardUpdate(BodyModel):
     """Partial: only the fields sent change; ``null`` clears a nullable one."""
 
     column_id: Id | None = None
@@ -171,7 +171,7 @@ class CardUpdate(ApiModel):
     lead_origin: LeadOrigin | None = None
 
 
-class CardDelete(ApiModel):
+class CardDelete(BodyModel):
     ids: Annotated[list[Annotated[str, StringConstraints(max_length=64)]], Field(max_length=500)]
 
 

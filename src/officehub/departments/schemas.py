@@ -2,15 +2,15 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from officehub.schemas import ApiModel
+from officehub.schemas import ApiModel, BodyModel
 from officehub.timeutil import Timestamp
 
 
-class DepartmentCreate(ApiModel):
+class DepartmentCreate(BodyModel):
     name: str = Field(min_length=1, max_length=200)
 
 
-class DepartmentUpdate(ApiModel):
+class DepartmentUpdate(BodyModel):
     name: str | None = Field(None, min_length=1, max_length=200)
 
 

@@ -5,7 +5,7 @@ from typing import Annotated, Literal
 from pydantic import Field, StringConstraints
 
 from officehub.params import Id
-from officehub.schemas import ApiModel, StrictApiModel
+from officehub.schemas import ApiModel, BodyModel, StrictBodyModel
 from officehub.timeutil import Timestamp
 
 Kind = Literal["TEXT", "AUDIO", "SEQUENCE"]
@@ -14,7 +14,7 @@ Url = Annotated[str, StringConstraints(max_length=2000, pattern=r"^https?://\S+$
 Text = Annotated[str, StringConstraints(min_length=1, max_length=4096)]
 
 
-class Block(StrictApiModel):
+class Block(StrictBodyModel):
     """One message of a sequence: ``TEXT`` carries ``text``, the others ``mediaUrl``."""
 
     kind: BlockKind
@@ -24,7 +24,7 @@ class Block(StrictApiModel):
     wait_seconds: float = Field(0, ge=0, le=3600, description="Pause after sending")
 
 
-class FastMessageCreate(ApiModel):
+class FastMessageCreate(BodyModel):
     inbox_id: Id
     title: str = Field(min_length=1, max_length=200)
     kind: Kind
@@ -33,7 +33,7 @@ class FastMessageCreate(ApiModel):
     blocks: list[Block] | None = Field(None, min_length=1, max_length=20)
 
 
-class FastMessageUpdate(ApiModel):
+class FastMessageUpdate(BodyModel):
     title: str | None = Field(None, min_length=1, max_length=200)
     kind: Kind | None = None
     text: Text | None = None

@@ -5,18 +5,18 @@ from typing import Literal
 from pydantic import Field
 
 from officehub.params import Id
-from officehub.schemas import ApiModel
+from officehub.schemas import ApiModel, BodyModel
 from officehub.timeutil import Timestamp
 
 IntegrationType = Literal["WHATSAPP_OFFICIAL", "WHATSAPP", "INSTAGRAM", "WEBCHAT"]
 Name = Field(min_length=1, max_length=200)
 
 
-class InboxCreate(ApiModel):
+class InboxCreate(BodyModel):
     name: str = Name
 
 
-class InboxUpdate(ApiModel):
+class InboxUpdate(BodyModel):
     name: str | None = Field(None, min_length=1, max_length=200)
 
 
@@ -28,7 +28,7 @@ class InboxOut(ApiModel):
     updated_at: Timestamp
 
 
-class IntegrationCreate(ApiModel):
+class IntegrationCreate(BodyModel):
     inbox_id: Id
     type: IntegrationType
     name: str = Name
@@ -37,7 +37,7 @@ class IntegrationCreate(ApiModel):
     )
 
 
-class IntegrationUpdate(ApiModel):
+class IntegrationUpdate(BodyModel):
     name: str | None = Field(None, min_length=1, max_length=200)
     device_id: str | None = Field(None, min_length=1, max_length=200)
 

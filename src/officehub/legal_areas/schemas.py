@@ -2,16 +2,16 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from officehub.schemas import ApiModel
+from officehub.schemas import ApiModel, BodyModel
 from officehub.timeutil import Timestamp
 
 
-class LegalAreaCreate(ApiModel):
+class LegalAreaCreate(BodyModel):
     name: str = Field(min_length=1, max_length=100)
     color: str = Field(min_length=1, max_length=32)
 
 
-class LegalAreaUpdate(ApiModel):
+class LegalAreaUpdate(BodyModel):
     name: str | None = Field(None, min_length=1, max_length=100)
     color: str | None = Field(None, min_length=1, max_length=32)
 

@@ -5,14 +5,14 @@ from typing import Annotated, Literal
 from pydantic import Field, StringConstraints
 
 from officehub.params import Id
-from officehub.schemas import ApiModel
+from officehub.schemas import ApiModel, BodyModel
 from officehub.timeutil import Timestamp
 
 Module = Literal["crm", "conversas", "pessoas", "fast-messages", "tickets"]
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100)]
 
 
-class TagCreate(ApiModel):
+class TagCreate(BodyModel):
     name: Name
     color: str = Field(min_length=1, max_length=32, description="For example #FF0000")
     inbox_id: Id
@@ -21,7 +21,7 @@ class TagCreate(ApiModel):
     )
 
 
-class TagUpdate(ApiModel):
+class TagUpdate(BodyModel):
     name: Name | None = None
     color: str | None = Field(None, min_length=1, max_length=32)
     modules: list[Module] | None = Field(None, min_length=1, max_length=5)

@@ -5,13 +5,13 @@ from typing import Literal
 from pydantic import Field
 
 from officehub.params import Id
-from officehub.schemas import ApiModel
+from officehub.schemas import ApiModel, BodyModel
 from officehub.timeutil import Timestamp
 
 Priority = Literal["LOW", "MEDIUM", "HIGH"]
 
 
-class TicketStatusCreate(ApiModel):
+class TicketStatusCreate(BodyModel):
     name: str = Field(min_length=1, max_length=100)
     color: str | None = Field(None, min_length=1, max_length=32)
 
@@ -31,7 +31,7 @@ class TicketStatusRef(ApiModel):
     color: str | None
 
 
-class TicketCreate(ApiModel):
+class TicketCreate(BodyModel):
     title: str = Field(min_length=1, max_length=200)
     description: str | None = Field(None, max_length=10_000)
     status_id: Id
@@ -41,7 +41,7 @@ class TicketCreate(ApiModel):
     conversation_id: Id | None = None
 
 
-class TicketUpdate(ApiModel):
+class TicketUpdate(BodyModel):
     title: str | None = Field(None, min_length=1, max_length=200)
     description: str | None = Field(None, max_length=10_000)
     status_id: Id | None = None

@@ -5,7 +5,7 @@ from typing import Annotated, Literal
 from pydantic import Field, StringConstraints
 
 from officehub.params import Id
-from officehub.schemas import ApiModel
+from officehub.schemas import ApiModel, BodyModel
 from officehub.timeutil import Timestamp
 
 Role = Literal["ADMIN", "SUPERVISOR", "AGENT"]
@@ -15,7 +15,7 @@ Email = Annotated[
 ]
 
 
-class UserCreate(ApiModel):
+class UserCreate(BodyModel):
     name: str = Field(min_length=1, max_length=200)
     email: Email
     role: Role = "AGENT"
@@ -23,7 +23,7 @@ class UserCreate(ApiModel):
     inbox_ids: list[Id] = Field(default_factory=list, max_length=100)
 
 
-class UserUpdate(ApiModel):
+class UserUpdate(BodyModel):
     name: str | None = Field(None, min_length=1, max_length=200)
     email: Email | None = None
     role: Role | None = None

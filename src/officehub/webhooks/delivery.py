@@ -241,7 +241,10 @@ async def send(
 
 
 async def _read_start(response: httpx.Response) -> str:
-    """The first 10,000 characters of the body, without reading a huge one whole."""
+    """The first 10,000 characters of the body, without reading a huge one whole.
+
+    NUL becomes U+FFFD: PostgreSQL text cannot hold it, and the outcome must be stored.
+    """
     chunks: list[bytes] = []
     size = 0
     async for chunk in response.aiter_bytes():
@@ -249,7 +252,8 @@ async def _read_start(response: httpx.Response) -> str:
         size += len(chunk)
         if size >= RESPONSE_BODY_CHARS * 4:
             break
-    return b"".join(chunks).decode(errors="replace")[:RESPONSE_BODY_CHARS]
+    text = b"".join(chunks).decode(errors="replace")[:RESPONSE_BODY_CHARS]
+    return text.replace("\x00", "\ufffd")
 
 
 async def deliver_due(ctx: WorkerContext) -> int:

@@ -6,7 +6,7 @@ from urllib.parse import urlsplit
 from pydantic import AfterValidator, Field, StringConstraints
 
 from officehub.events.catalogue import EVENT_NAMES
-from officehub.schemas import ApiModel
+from officehub.schemas import ApiModel, BodyModel
 from officehub.timeutil import Timestamp
 
 
@@ -37,7 +37,7 @@ Headers = dict[HeaderName, HeaderValue]
 DeliveryStatus = Literal["PENDING", "SUCCESS", "FAILED", "RETRYING"]
 
 
-class WebhookCreate(ApiModel):
+class WebhookCreate(BodyModel):
     name: Name
     url: Url
     events: Events
@@ -47,7 +47,7 @@ class WebhookCreate(ApiModel):
     headers: Headers | None = None
 
 
-class WebhookUpdate(ApiModel):
+class WebhookUpdate(BodyModel):
     """Partial: only the fields sent change (``model_fields_set``)."""
 
     name: Name | None = None
