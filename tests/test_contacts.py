@@ -332,6 +332,32 @@ async def test_delete_contact_cascades_to_its_conversations(
     assert [e.data for e in events] == [contact]
 
 
+async def test_deleting_a_contact_deletes_its_cards_with_their_events(
+    app: FastAPI, client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    inbox = await f.make_inbox(session, office_a.id)
+    integration = await f.make_integration(session, office_a.id, inbox.id)
+    _funnel, columns = await f.make_funnel(session, office_a.id, inbox.id, columns=2)
+    await session.commit()
+    contact = await _create(client, office_a)
+    other = await _create(client, office_a, name="Ana", phone="21998765432")
+    conversation = await f.make_conversation(session, office_a.id, contact["id"], integration)
+    card = await f.make_card(session, columns[0], contact["id"], conversation.id)
+    kept = await f.make_card(session, columns[1], other["id"])
+    await session.commit()
+
+    r = await client.delete(f"/people/{contact['id']}", headers=office_a.headers)
+    assert r.status_code == 200
+    assert (
+        await client.get(f"/funnel-column-card/{card.id}", headers=office_a.headers)
+    ).status_code == 404
+    assert (
+        await client.get(f"/funnel-column-card/{kept.id}", headers=office_a.headers)
+    ).status_code == 200
+    deleted = await outbox(app, office_a.id, "crm.lead.deleted")
+    assert [e.data["id"] for e in deleted] == [card.id]
+
+
 async def test_delete_contact_bad_id_is_400(
     client: httpx.AsyncClient, office_a: OfficeFixture
 ) -> None:

@@ -145,9 +145,14 @@ async def update_contact(
 
 
 async def delete_contact(session: AsyncSession, office_id: str, ident: str) -> ContactOut:
-    """Deletes the contact with its conversations, messages, notes and partner links."""
+    """Deletes the contact with its conversations, messages, notes, partner links and CRM
+    cards; each card emits its ``crm.lead.deleted`` first."""
+    # Imported here: the CRM service reads contacts through this module.
+    from officehub.crm import service as crm
+
     contact = await get_contact(session, office_id, ident)
     out = contact_out(contact, await _tags_of(session, office_id, contact.id))
+    await crm.delete_cards_of_contact(session, office_id, contact.id)
     await repository.delete_contact(session, contact)
     await emit(session, office_id, "contact.deleted", _data(out))
     return out

@@ -5,11 +5,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+_AT = "2026-01-01T12:00:00.000Z"
+_TAG = {"id": "cm3k9x2f7000aabcd1234efgh", "name": "urgente", "color": "#E53935"}
 _PERSON: dict[str, Any] = {
     "id": "cm3k9x2f70000abcd1234efgh",
     "name": "Maria Souza",
     "phone": "+5511987654321",
     "email": "maria@example.com",
+    "document": None,
+    "description": None,
+    "inboxId": "cm3k9x2f70005abcd1234efgh",
+    "isBlocked": False,
+    "imageUrl": None,
+    "tags": [_TAG],
+    "createdAt": _AT,
+    "updatedAt": _AT,
 }
 _CARD: dict[str, Any] = {
     "id": "cm3k9x2f70001abcd1234efgh",
@@ -18,6 +28,8 @@ _CARD: dict[str, Any] = {
     "personId": _PERSON["id"],
     "conversationId": "cm3k9x2f70004abcd1234efgh",
     "userId": None,
+    "legalAreaId": None,
+    "columnChangedAt": _AT,
 }
 _CONVERSATION: dict[str, Any] = {
     "id": "cm3k9x2f70004abcd1234efgh",
@@ -28,7 +40,10 @@ _CONVERSATION: dict[str, Any] = {
     "priority": "MEDIUM",
     "assignedUserId": None,
     "departmentId": None,
-    "tagIds": [],
+    "lastMessageAt": None,
+    "tags": [_TAG],
+    "createdAt": _AT,
+    "updatedAt": _AT,
 }
 _MESSAGE: dict[str, Any] = {
     "id": "cm3k9x2f70007abcd1234efgh",
@@ -36,6 +51,10 @@ _MESSAGE: dict[str, Any] = {
     "direction": "INBOUND",
     "type": "TEXT",
     "text": "Bom dia, preciso de ajuda com um processo",
+    "templateName": None,
+    "mediaUrl": None,
+    "status": "RECEIVED",
+    "createdAt": _AT,
 }
 
 Group = Literal["CRM", "Chat", "Contact", "Test"]
@@ -55,7 +74,7 @@ EVENT_TYPES: tuple[EventType, ...] = (
         "crm.lead.updated",
         "CRM",
         "A card's owner, legal area, custom fields, tags or origin changed",
-        _CARD,
+        {**_CARD, "userId": "cm3k9x2f70009abcd1234efgh", "changes": ["userId"]},
     ),
     EventType("crm.lead.deleted", "CRM", "A CRM card was removed", _CARD),
     EventType(
@@ -68,7 +87,7 @@ EVENT_TYPES: tuple[EventType, ...] = (
         "crm.lead.overdue",
         "CRM",
         "A card stayed in its column longer than the column's timeLimitDays (once per stay)",
-        {**_CARD, "timeLimitDays": 3, "columnChangedAt": "2026-01-01T12:00:00.000Z"},
+        {**_CARD, "timeLimitDays": 3},
     ),
     EventType("chat.conversation.created", "Chat", "A conversation was created", _CONVERSATION),
     EventType(
@@ -83,8 +102,9 @@ EVENT_TYPES: tuple[EventType, ...] = (
         "A conversation's assigned user or department changed",
         {
             **_CONVERSATION,
-            "previousAssignedUserId": None,
             "assignedUserId": "cm3k9x2f70009abcd1234efgh",
+            "previousAssignedUserId": None,
+            "previousDepartmentId": None,
         },
     ),
     EventType("chat.message.received", "Chat", "An inbound message was stored", _MESSAGE),
@@ -92,7 +112,12 @@ EVENT_TYPES: tuple[EventType, ...] = (
         "chat.message.sent",
         "Chat",
         "An outbound message was stored",
-        {**_MESSAGE, "direction": "OUTBOUND", "text": "Olá! Como podemos ajudar?"},
+        {
+            **_MESSAGE,
+            "direction": "OUTBOUND",
+            "text": "Olá! Como podemos ajudar?",
+            "status": "QUEUED",
+        },
     ),
     EventType("contact.created", "Contact", "A contact was created", _PERSON),
     EventType("contact.updated", "Contact", "A contact was changed", _PERSON),
@@ -101,7 +126,10 @@ EVENT_TYPES: tuple[EventType, ...] = (
         "webhook.test",
         "Test",
         "Sent by POST /webhooks/{id}/test to that webhook only",
-        {"message": "This is a test delivery from officehub"},
+        {
+            "webhookId": "cm3k9x2f7000babcd1234efgh",
+            "message": "This is a test delivery from officehub",
+        },
     ),
 )
 

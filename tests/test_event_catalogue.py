@@ -1,0 +1,71 @@
+"""Each catalogue example has the shape of what the service really emits under that name."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import httpx
+from fastapi import FastAPI
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from officehub.config import Settings
+from officehub.crm.overdue import OVERDUE_JOB
+from officehub.events.catalogue import BY_NAME, EVENT_NAMES
+from officehub.timeutil import utcnow
+from officehub.worker.runner import Worker, WorkerContext
+from tests import factories as f
+from tests.helpers import OfficeFixture, outbox
+
+
+async def test_catalogue_examples_have_the_keys_of_emitted_events(
+    app: FastAPI,
+    settings: Settings,
+    client: httpx.AsyncClient,
+    session: AsyncSession,
+    office_a: OfficeFixture,
+) -> None:
+    h = office_a.headers
+    inbox = await f.make_inbox(session, office_a.id)
+    integration = await f.make_integration(session, office_a.id, inbox.id)
+    user = await f.make_user(session, office_a.id)
+    tag = await f.make_tag(session, office_a.id, inbox.id)
+    _funnel, columns = await f.make_funnel(
+        session, office_a.id, inbox.id, columns=2, time_limit_days=1
+    )
+    await session.commit()
+
+    person = (await client.post("/people", json={"name": "Maria"}, headers=h)).json()
+    await client.patch(f"/people/{person['id']}", json={"name": "Maria S."}, headers=h)
+    body = {"personId": person["id"], "inboxId": inbox.id, "integrationId": integration.id}
+    conversation = (await client.post("/conversation", json=body, headers=h)).json()
+    cid = conversation["id"]
+    await client.patch(f"/conversation/{cid}", json={"priority": "HIGH"}, headers=h)
+    await client.patch(f"/conversation/{cid}", json={"assignedUserId": user.id}, headers=h)
+    await client.post(f"/conversation/{cid}/tags", json={"tagId": tag.id}, headers=h)
+    await client.post(f"/conversation/{cid}/messages/inbound", json={"text": "Oi"}, headers=h)
+    await client.post(f"/conversation/{cid}/messages", json={"text": "Olá"}, headers=h)
+    card_body = {"columnId": columns[0].id, "personId": person["id"], "conversationId": cid}
+    card = (await client.post("/funnel-column-card", json=card_body, headers=h)).json()
+    await client.patch(f"/funnel-column-card/{card['id']}", json={"userId": user.id}, headers=h)
+    later = utcnow() + timedelta(days=2)
+    ctx = WorkerContext(settings, app.state.engine, app.state.sessionmaker, clock=lambda: later)
+    await Worker(ctx, [], [OVERDUE_JOB]).run_once()
+    move = {"columnId": columns[1].id}
+    await client.patch(f"/funnel-column-card/{card['id']}", json=move, headers=h)
+    await client.request("DELETE", "/funnel-column-card", json={"ids": [card["id"]]}, headers=h)
+    hook = {"name": "h", "url": "https://example.com/hook", "events": ["contact.created"]}
+    webhook = (await client.post("/webhooks", json=hook, headers=h)).json()
+    await client.post(f"/webhooks/{webhook['id']}/test", headers=h)
+    await client.delete(f"/people/{person['id']}", headers=h)
+
+    emitted = {e.name: e.data for e in await outbox(app, office_a.id)}
+    assert set(emitted) == EVENT_NAMES
+    mismatched = {
+        name: {
+            "missing": sorted(set(data) - set(BY_NAME[name].example)),
+            "extra": sorted(set(BY_NAME[name].example) - set(data)),
+        }
+        for name, data in emitted.items()
+        if set(data) != set(BY_NAME[name].example)
+    }
+    assert mismatched == {}, {n: emitted[n] for n in mismatched}
