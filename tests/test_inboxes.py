@@ -230,6 +230,27 @@ async def test_deleting_an_inbox_with_conversations_is_refused(
     assert (await client.get(f"/integration/{integration.id}", headers=h)).status_code == 200
 
 
+async def test_deleting_an_inbox_whose_funnel_holds_cards_is_refused(
+    client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    inbox = await f.make_inbox(session, office_a.id)
+    funnel, columns = await f.make_funnel(session, office_a.id, inbox.id, columns=1)
+    contact = await f.make_contact(session, office_a.id)
+    card = await f.make_card(session, columns[0], contact.id)
+    await session.commit()
+    h = office_a.headers
+    r = await client.delete(f"/inbox/{inbox.id}", headers=h)
+    assert r.status_code == 409 and error_of(r)["code"] == "INBOX_IN_USE"
+    assert (await client.get(f"/funnel/{funnel.id}", headers=h)).status_code == 200
+    assert (await client.get(f"/funnel-column-card/{card.id}", headers=h)).status_code == 200
+    deleted = await client.request(
+        "DELETE", "/funnel-column-card", json={"ids": [card.id]}, headers=h
+    )
+    assert deleted.status_code == 200
+    assert (await client.delete(f"/inbox/{inbox.id}", headers=h)).status_code == 200
+    assert (await client.get(f"/funnel/{funnel.id}", headers=h)).status_code == 404
+
+
 async def test_deleting_an_unused_inbox_removes_its_channels_and_tags(
     client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
 ) -> None:

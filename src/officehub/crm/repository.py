@@ -82,6 +82,17 @@ async def funnel_has_cards(session: AsyncSession, office_id: str, funnel_id: str
     return (await session.scalar(stmt)) is not None
 
 
+async def inbox_has_cards(session: AsyncSession, office_id: str, inbox_id: str) -> bool:
+    stmt = (
+        select(Card.id)
+        .join(Funnel, Funnel.id == Card.funnel_id)
+        .where(Card.office_id == office_id, Funnel.office_id == office_id)
+        .where(Funnel.inbox_id == inbox_id)
+        .limit(1)
+    )
+    return (await session.scalar(stmt)) is not None
+
+
 def _add_days(value: Any, days: int, dialect: str) -> ColumnElement[Any]:
     """``value + days`` on the database, in the format each stores times in."""
     if dialect == "sqlite":

@@ -138,6 +138,11 @@ async def update_funnel(
     return (await funnels_out(session, office_id, [funnel]))[0]
 
 
+async def inbox_has_cards(session: AsyncSession, office_id: str, inbox_id: str) -> bool:
+    """Whether a funnel of the inbox holds cards (the inbox may not be deleted then)."""
+    return await repository.inbox_has_cards(session, office_id, inbox_id)
+
+
 async def delete_funnel(session: AsyncSession, office_id: str, ident: str) -> FunnelOut:
     funnel = await get_funnel(session, office_id, ident)
     if await repository.funnel_has_cards(session, office_id, funnel.id):

@@ -55,14 +55,23 @@ async def update_inbox(
 
 
 async def delete_inbox(session: AsyncSession, office_id: str, ident: str) -> Inbox:
-    """Refused (409) while conversations live in the inbox; else its channels, tags, fast
-    messages and user memberships go with it."""
+    """Refused (409) while conversations live in the inbox or its funnels hold cards; else
+    its channels, tags, fast messages, empty funnels and user memberships go with it."""
+    # Imported here: the CRM service reads inboxes through this module.
+    from officehub.crm import service as crm
+
     inbox = await get_inbox(session, office_id, ident)
     held = await repository.count_conversations(session, office_id, inbox_id=ident)
     if held:
         raise Conflict(
             "Inbox in use",
             details=f"The inbox holds {held} conversation(s); it cannot be deleted",
+            code="INBOX_IN_USE",
+        )
+    if await crm.inbox_has_cards(session, office_id, ident):
+        raise Conflict(
+            "Inbox in use",
+            details="A funnel of the inbox holds CRM cards; move or delete them first",
             code="INBOX_IN_USE",
         )
     await repository.delete(session, inbox)
