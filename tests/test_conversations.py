@@ -568,3 +568,34 @@ async def test_concurrent_opens_make_one_conversation(
     assert sorted(r.status_code for r in responses) == [200, 200, 200, 200, 201]
     assert len({r.json()["id"] for r in responses}) == 1
     assert len(await outbox(app, office_a.id, "chat.conversation.created")) == 1
+
+
+async def test_changing_a_conversations_tags_updates_its_crm_card(
+    app: FastAPI, client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    """A card's tags are its conversation's: a tag change emits crm.lead.updated for it."""
+    inbox = await f.make_inbox(session, office_a.id)
+    integration = await f.make_integration(session, office_a.id, inbox.id)
+    tag = await f.make_tag(session, office_a.id, inbox.id)
+    contact = await f.make_contact(session, office_a.id)
+    conversation = await f.make_conversation(session, office_a.id, contact.id, integration)
+    _funnel, columns = await f.make_funnel(session, office_a.id, inbox.id, columns=1)
+    card = await f.make_card(session, columns[0], contact.id, conversation.id)
+    await session.commit()
+    h = office_a.headers
+
+    await client.patch(f"/conversation/{conversation.id}", json={"priority": "HIGH"}, headers=h)
+    assert await outbox(app, office_a.id, "crm.lead.updated") == []
+    r = await client.post(
+        f"/conversation/{conversation.id}/tags", json={"tagId": tag.id}, headers=h
+    )
+    assert r.status_code == 200
+    r = await client.delete(f"/conversation/{conversation.id}/tags/{tag.id}", headers=h)
+    assert r.status_code == 200
+    updated = await outbox(app, office_a.id, "crm.lead.updated")
+    assert [(e.data["id"], e.data["changes"]) for e in updated] == [
+        (card.id, ["tags"]),
+        (card.id, ["tags"]),
+    ]
+    detail = await client.get(f"/funnel-column-card/{card.id}", headers=h)
+    assert detail.json()["tags"] == []

@@ -200,6 +200,7 @@ async def list_notes(
 class _Diff:
     updated: bool = False
     assigned: bool = False
+    tags: bool = False
 
 
 async def _change(
@@ -253,6 +254,7 @@ async def _change(
         if {t.id for t in new_tags} != {t.id for t in before_tags}:
             await repository.replace_tags(session, office_id, ident, [t.id for t in new_tags])
             diff.updated = True
+            diff.tags = True
         else:
             new_tags = before_tags
     if not diff.updated and not diff.assigned:
@@ -262,6 +264,11 @@ async def _change(
     out = conversation_out(conversation, new_tags)
     if diff.updated:
         await _emit(session, office_id, "chat.conversation.updated", out)
+    if diff.tags:
+        # Imported here: the CRM service reads conversations through this module.
+        from officehub.crm import service as crm
+
+        await crm.conversation_tags_changed(session, office_id, ident)
     if diff.assigned:
         await _emit(
             session,

@@ -160,6 +160,13 @@ async def cards_by_ids(session: AsyncSession, office_id: str, ids: Sequence[str]
     return list(await session.scalars(scoped(Card, office_id).where(Card.id.in_(ids))))
 
 
+async def cards_of_conversation(
+    session: AsyncSession, office_id: str, conversation_id: str
+) -> list[Card]:
+    stmt = scoped(Card, office_id).where(Card.conversation_id == conversation_id)
+    return list(await session.scalars(stmt))
+
+
 async def cards_of_person(session: AsyncSession, office_id: str, person_id: str) -> list[Card]:
     stmt = scoped(Card, office_id).where(Card.person_id == person_id).order_by(Card.id)
     return list(await session.scalars(stmt))
