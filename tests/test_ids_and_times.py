@@ -3,9 +3,14 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime, timedelta, timezone
 
+import httpx
+from sqlalchemy.ext.asyncio import AsyncSession
+
 from officehub.ids import ID_RE, new_id
-from officehub.pagination import Page, PageParams
+from officehub.pagination import MAX_PAGE, Page, PageParams
 from officehub.timeutil import isoformat
+from tests import factories as f
+from tests.helpers import OfficeFixture, error_of
 
 
 def test_ids_are_c_and_24_base36_characters() -> None:
@@ -34,3 +39,19 @@ def test_page_envelope_counts_pages() -> None:
     assert page.model_dump(by_alias=True) == {"data": [1, 2], "totalResults": 101, "totalPages": 3}
     empty = Page[int].of([], total=0, params=PageParams(page=1, limit=50))
     assert empty.model_dump(by_alias=True)["totalPages"] == 0
+
+
+async def test_page_number_past_the_bound_is_400(
+    client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    """A huge page would overflow the database's OFFSET: it is refused, never a 500."""
+    inbox = await f.make_inbox(session, office_a.id)
+    funnel, _columns = await f.make_funnel(session, office_a.id, inbox.id, columns=1)
+    await session.commit()
+    huge = str(10**30)
+    for path in ("/inbox", f"/funnel/{funnel.id}", "/tag", "/webhooks/cxxxxxxxxxxxx/deliveries"):
+        r = await client.get(path, params={"page": huge}, headers=office_a.headers)
+        assert r.status_code == 400, (path, r.text)
+        assert "query.page" in error_of(r)["details"]
+    r = await client.get("/inbox", params={"page": str(MAX_PAGE)}, headers=office_a.headers)
+    assert r.status_code == 200 and r.json()["data"] == []

@@ -15,6 +15,10 @@ from officehub.schemas import ApiModel
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 100
+MAX_PAGE = 1_000_000
+"""Far past any real list, and keeps ``OFFSET`` within the databases' 64-bit integers."""
+
+PageNumber = Annotated[int, Query(ge=1, le=MAX_PAGE, description="1-based page number")]
 
 
 @dataclass(frozen=True)
@@ -28,7 +32,7 @@ class PageParams:
 
 
 def page_params(
-    page: Annotated[int, Query(ge=1, description="1-based page number")] = 1,
+    page: PageNumber = 1,
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT, description="Items per page")] = DEFAULT_LIMIT,
 ) -> PageParams:
     return PageParams(page, limit)

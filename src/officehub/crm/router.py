@@ -24,7 +24,7 @@ from officehub.crm.schemas import (
 from officehub.db import SessionDep
 from officehub.errors import ValidationFailed, error_responses
 from officehub.ids import is_valid_id
-from officehub.pagination import Page, PageDep, PageParams
+from officehub.pagination import MAX_PAGE, Page, PageDep, PageParams
 from officehub.params import Id, PathId
 
 router = APIRouter(tags=["CRM"])
@@ -38,7 +38,9 @@ def board_query(
         list[str] | None,
         Query(alias="userIds", description="Owner filter: user ids, repeated or comma-separated"),
     ] = None,
-    page: Annotated[int, Query(ge=1, description="1-based page, the same for every column")] = 1,
+    page: Annotated[
+        int, Query(ge=1, le=MAX_PAGE, description="1-based page, the same for every column")
+    ] = 1,
     limit: Annotated[
         int, Query(ge=1, le=BOARD_MAX_LIMIT, description="Cards per column")
     ] = BOARD_DEFAULT_LIMIT,

@@ -9,7 +9,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from officehub.auth import OfficeDep
 from officehub.db import SessionDep
 from officehub.errors import error_responses
-from officehub.pagination import MAX_LIMIT, PageDep, PageParams
+from officehub.pagination import MAX_LIMIT, PageDep, PageNumber, PageParams
 from officehub.params import PathId
 from officehub.schemas import ApiModel
 from officehub.webhooks import service
@@ -40,7 +40,7 @@ def _allow_private(request: Request) -> bool:
 
 
 def delivery_page(
-    page: Annotated[int, Query(ge=1, description="1-based page number")] = 1,
+    page: PageNumber = 1,
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT, description="Items per page")] = 20,
 ) -> PageParams:
     return PageParams(page, limit)
