@@ -6,10 +6,12 @@ from typing import Any
 
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from sqlalchemy import Connection
 
 import officehub.models  # noqa: F401
 from officehub.db import Base, create_engine
+from officehub.migrate import alembic_config
 
 
 def _diff(connection: Connection) -> list[Any]:
@@ -35,3 +37,8 @@ async def test_every_office_table_indexes_start_with_office_id() -> None:
             first = next(iter(index.columns)).name
             queue_index = str(index.name).endswith(("_due", "_undispatched"))
             assert first == "office_id" or queue_index, f"{table.name}.{index.name}: {first}"
+
+
+def test_the_migration_history_has_one_head() -> None:
+    heads = ScriptDirectory.from_config(alembic_config()).get_heads()
+    assert len(heads) == 1, heads

@@ -1,4 +1,4 @@
-"""Runs the Alembic migrations to the newest revision of every branch."""
+"""Runs the Alembic migrations to the single newest revision."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def alembic_config() -> Config:
 def _upgrade(connection: Connection) -> None:
     config = alembic_config()
     config.attributes["connection"] = connection
-    command.upgrade(config, "heads")
+    command.upgrade(config, "head")
 
 
 async def migrate_async(url: str) -> None:
