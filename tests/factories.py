@@ -5,9 +5,11 @@ Each returns the flushed record; the caller's session commits.
 
 from __future__ import annotations
 
+import itertools
 from datetime import datetime
 from typing import Any
 
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.contacts.models import Contact
@@ -19,6 +21,10 @@ from officehub.legal_areas.models import LegalArea
 from officehub.tags.models import Tag
 from officehub.timeutil import utcnow
 from officehub.users.models import User
+
+
+DEFAULT_PHONE = "+5511987654321"
+_phones = itertools.count(10_000_000)
 
 
 async def _add(session: AsyncSession, record: Any) -> Any:
@@ -104,9 +110,15 @@ async def make_contact(
     session: AsyncSession,
     office_id: str,
     name: str = "Maria Souza",
-    phone: str | None = "+5511987654321",
+    phone: str | None = DEFAULT_PHONE,
     inbox_id: str | None = None,
 ) -> Contact:
+    """The office's first contact gets ``DEFAULT_PHONE`` unless told; later ones a fresh
+    São Paulo mobile number (one phone per office is a unique index)."""
+    if phone == DEFAULT_PHONE:
+        taken = select(Contact.id).where(Contact.office_id == office_id, Contact.phone == phone)
+        if (await session.scalar(taken)) is not None:
+            phone = f"+55119{next(_phones):08d}"
     contact: Contact = await _add(
         session,
         Contact(

@@ -61,7 +61,8 @@ async def test_link_bad_input_is_400(
 ) -> None:
     contact_id = await _contact(session, office_a)
     cases: list[tuple[str, dict[str, Any], str]] = [
-        (contact_id, {"partner": {**PARTNER, "id": "x-1"}}, "body.partner.id"),
+        (contact_id, {"partner": {**PARTNER, "id": ""}}, "body.partner.id"),
+        (contact_id, {"partner": {**PARTNER, "id": "x" * 129}}, "body.partner.id"),
         (contact_id, {"partner": PARTNER, "source": "EMAIL"}, "body.source"),
         (contact_id, {"partner": {**PARTNER, "extra": 1}}, "body.partner.extra"),
         (contact_id, {"source": "MANUAL"}, "body.partner"),
@@ -73,6 +74,17 @@ async def test_link_bad_input_is_400(
         assert field in error_of(r)["details"]
     r = await client.get(_base(contact_id), headers=office_a.headers)
     assert r.json()["linked"] is False
+
+
+async def test_partner_id_is_the_partner_systems_own_any_1_to_128_characters(
+    client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    for partner_id in ("p-1", "x" * 128, "42", "ID with spaces/ÿ"):
+        contact_id = await _contact(session, office_a, name=f"Maria {partner_id[:8]}")
+        body = await _link(client, office_a, contact_id, id=partner_id)
+        assert body["partner"]["id"] == partner_id
+        r = await client.get(_base(contact_id), headers=office_a.headers)
+        assert r.json()["partner"]["id"] == partner_id
 
 
 async def test_second_link_while_linked_is_409(

@@ -10,6 +10,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
+from sqlalchemy.exc import IntegrityError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 logger = logging.getLogger("officehub.errors")
@@ -158,8 +159,20 @@ async def _http_error(_request: Request, exc: Exception) -> JSONResponse:
     return error_response(status, code, message, details, dict(exc.headers or {}))
 
 
+async def _integrity_error(_request: Request, exc: Exception) -> JSONResponse:
+    """A change the database refused (a unique index or a foreign key a concurrent request
+    won first): 409 with the rule's code, never a 500."""
+    from officehub.integrity import conflict_for  # it builds on this module
+
+    if not isinstance(exc, IntegrityError):
+        raise exc
+    conflict = conflict_for(exc)
+    return error_response(conflict.status_code, conflict.code, conflict.message, conflict.details)
+
+
 def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(ServiceError, _service_error)
+    app.add_exception_handler(IntegrityError, _integrity_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
 

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, TypeVar
 
-from sqlalchemy import Select, select
+from sqlalchemy import Select, select, update
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.db import Base
+from officehub.errors import ServiceError
 
 M = TypeVar("M", bound=Base)
 
@@ -24,13 +28,53 @@ async def get_scoped(session: AsyncSession, model: type[M], office_id: str, iden
     return (await session.scalars(scoped(model, office_id).where(column == ident))).first()
 
 
-async def flush_or_conflict(session: AsyncSession, conflict: Exception) -> None:
+async def lock_rows(session: AsyncSession, model: type[Base], office_id: str, *where: Any) -> None:
+    """Write-locks the office's rows of ``model`` matching ``where`` to the end of the
+    transaction, before the checks that depend on them.
+
+    PostgreSQL: ``SELECT … FOR UPDATE``, which also waits for (and then blocks) concurrent
+    inserts referring to the rows by foreign key (they hold ``FOR KEY SHARE``), so a delete
+    guard's check sees them. SQLite: a no-op ``UPDATE``, which takes the database's write
+    lock; every later read of the transaction then sees the latest committed data.
+    """
+    table: Any = model.__table__
+    condition = [table.c.office_id == office_id, *where]
+    if session.get_bind().dialect.name == "postgresql":
+        await session.execute(select(table.c.id).where(*condition).with_for_update())
+    else:
+        await session.execute(
+            update(table).where(*condition).values(id=table.c.id),
+            execution_options={"synchronize_session": False},
+        )
+
+
+async def flush_or_conflict(session: AsyncSession, conflict: ServiceError) -> None:
     """Flushes; a unique index won first by a concurrent request raises ``conflict``.
 
     The checks before a write answer the common case with a helpful message; this covers the
-    race between two requests that both passed them.
+    race between two requests that both passed them. A refusal of another rule (a foreign
+    key, say) raises that rule's own conflict (``officehub.integrity``), never ``conflict``.
     """
+    from officehub.integrity import conflict_for
+
     try:
         await session.flush()
     except IntegrityError as exc:
-        raise conflict from exc
+        found = conflict_for(exc)
+        raise (conflict if found.code == conflict.code else found) from exc
+
+
+async def insert_ignoring_duplicates(
+    session: AsyncSession, model: type[Base], rows: Sequence[dict[str, Any]]
+) -> int:
+    """``INSERT … ON CONFLICT DO NOTHING`` on either database; the number of rows inserted.
+
+    Sets (a conversation's tags) grow row by row this way: concurrent additions all keep
+    their rows, and the same row added twice at once is one row, not an error.
+    """
+    if not rows:
+        return 0
+    table: Any = model.__table__
+    insert = postgresql_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
+    result = await session.execute(insert(table).values(list(rows)).on_conflict_do_nothing())
+    return int(getattr(result, "rowcount", 0) or 0)

@@ -3,7 +3,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ForeignKey, Index, String, Text
+from sqlalchemy import ForeignKey, Index, String, Text, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from officehub.db import Base, IdMixin, JSONType, TimestampMixin
@@ -14,13 +14,21 @@ LINK_SOURCES = ("MANUAL", "BUTTON", "CRM", "backfill")
 class Contact(IdMixin, TimestampMixin, Base):
     """A person the office talks to (``/people``).
 
-    ``phone`` is E.164; ``search_name`` is the name lower-cased and stripped of accents, so
-    searches are accent- and case-insensitive on every database.
+    ``phone`` is E.164 and unique in the office (``PHONE_TAKEN``); ``search_name`` is the
+    name lower-cased and stripped of accents, so searches are accent- and case-insensitive
+    on every database.
     """
 
     __tablename__ = "contacts"
     __table_args__ = (
-        Index("ix_contacts_office_id_phone", "office_id", "phone"),
+        Index(
+            "ux_contacts_office_id_phone",
+            "office_id",
+            "phone",
+            unique=True,
+            sqlite_where=text("phone IS NOT NULL"),
+            postgresql_where=text("phone IS NOT NULL"),
+        ),
         Index("ix_contacts_office_id_search_name", "office_id", "search_name"),
         Index("ix_contacts_office_id_created_at", "office_id", "created_at"),
     )

@@ -8,7 +8,7 @@ from sqlalchemy import Select, delete, exists, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.contacts.models import Contact, ContactTag
-from officehub.repository import get_scoped, scoped
+from officehub.repository import get_scoped, insert_ignoring_duplicates, scoped
 from officehub.tags.models import Tag
 
 
@@ -91,18 +91,27 @@ async def tags_by_contact(
     return found
 
 
-async def replace_tags(
+async def add_tags(
     session: AsyncSession, office_id: str, contact_id: str, tag_ids: Sequence[str]
-) -> None:
-    await session.execute(
+) -> int:
+    """Adds the tags the contact lacks, row by row (a concurrent change keeps its own)."""
+    rows = [{"office_id": office_id, "contact_id": contact_id, "tag_id": t} for t in tag_ids]
+    return await insert_ignoring_duplicates(session, ContactTag, rows)
+
+
+async def remove_tags(
+    session: AsyncSession, office_id: str, contact_id: str, tag_ids: Sequence[str]
+) -> int:
+    if not tag_ids:
+        return 0
+    result = await session.execute(
         delete(ContactTag).where(
-            ContactTag.office_id == office_id, ContactTag.contact_id == contact_id
+            ContactTag.office_id == office_id,
+            ContactTag.contact_id == contact_id,
+            ContactTag.tag_id.in_(tag_ids),
         )
     )
-    session.add_all(
-        ContactTag(office_id=office_id, contact_id=contact_id, tag_id=tag_id) for tag_id in tag_ids
-    )
-    await session.flush()
+    return int(getattr(result, "rowcount", 0) or 0)
 
 
 async def delete_contact(session: AsyncSession, contact: Contact) -> None:

@@ -14,6 +14,7 @@ from officehub.errors import Conflict, NotFound, ValidationFailed
 from officehub.events.service import emit
 from officehub.inboxes import service as inboxes
 from officehub.pagination import PageParams, paginate
+from officehub.repository import flush_or_conflict
 from officehub.tags import service as tags
 from officehub.tags.models import Tag
 from officehub.timeutil import utcnow
@@ -97,8 +98,8 @@ async def create_contact(session: AsyncSession, office_id: str, body: ContactIn)
         is_blocked=body.is_blocked,
     )
     session.add(contact)
-    await session.flush()
-    await repository.replace_tags(session, office_id, contact.id, [t.id for t in contact_tags])
+    await flush_or_conflict(session, _phone_taken(f"Another contact has the phone {phone}"))
+    await repository.add_tags(session, office_id, contact.id, [t.id for t in contact_tags])
     out = contact_out(contact, contact_tags)
     await emit(session, office_id, "contact.created", _data(out))
     return out
@@ -136,9 +137,12 @@ async def update_contact(
     for key, value in changed.items():
         setattr(contact, key, value)
     if new_tags is not None:
-        await repository.replace_tags(session, office_id, contact.id, [t.id for t in new_tags])
+        wanted = {t.id for t in new_tags}
+        held = {t.id for t in before.tags}
+        await repository.remove_tags(session, office_id, contact.id, sorted(held - wanted))
+        await repository.add_tags(session, office_id, contact.id, sorted(wanted - held))
     contact.updated_at = utcnow()
-    await session.flush()
+    await flush_or_conflict(session, _phone_taken(f"Another contact has the phone {contact.phone}"))
     out = await read_contact(session, office_id, ident)
     await emit(session, office_id, "contact.updated", _data(out))
     return out
@@ -170,11 +174,12 @@ async def _checked_phone(
         )
     existing = await repository.find_by_phone(session, office_id, phone, other_than=other_than)
     if existing is not None:
-        raise Conflict(
-            "A contact with this phone already exists",
-            details=f"Contact {existing.id} already has the phone {phone}",
-        )
+        raise _phone_taken(f"Contact {existing.id} already has the phone {phone}")
     return phone
+
+
+def _phone_taken(details: str) -> Conflict:
+    return Conflict("A contact with this phone already exists", details=details, code="PHONE_TAKEN")
 
 
 async def _checked_tags(session: AsyncSession, office_id: str, tag_ids: Sequence[str]) -> list[Tag]:

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import ForeignKey, Index, String, Text
+from sqlalchemy import ForeignKey, Index, String, Text, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from officehub.db import Base, IdMixin, TimestampMixin
@@ -21,6 +21,15 @@ class Conversation(IdMixin, TimestampMixin, Base):
             "person_id",
             "integration_id",
             "status",
+        ),
+        Index(
+            "ux_conversations_office_id_person_id_integration_id_open",
+            "office_id",
+            "person_id",
+            "integration_id",
+            unique=True,
+            sqlite_where=text("status = 'OPEN'"),
+            postgresql_where=text("status = 'OPEN'"),
         ),
         Index("ix_conversations_office_id_inbox_id_status", "office_id", "inbox_id", "status"),
         Index("ix_conversations_office_id_created_at", "office_id", "created_at"),

@@ -5,11 +5,15 @@ from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import Select, delete, select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.conversations.models import Conversation, ConversationNote, ConversationTag
-from officehub.repository import get_scoped, scoped
+from officehub.integrity import violates
+from officehub.repository import get_scoped, insert_ignoring_duplicates, scoped
 from officehub.tags.models import Tag
+
+OPEN_CONVERSATION_INDEX = "ux_conversations_office_id_person_id_integration_id_open"
 
 
 async def get_conversation(
@@ -86,20 +90,55 @@ async def tags_of(session: AsyncSession, office_id: str, conversation_id: str) -
     )
 
 
-async def replace_tags(
+async def add_tags(
     session: AsyncSession, office_id: str, conversation_id: str, tag_ids: Sequence[str]
-) -> None:
-    await session.execute(
+) -> int:
+    """Inserts the missing tag rows (``ON CONFLICT DO NOTHING``); how many were new."""
+    rows = [
+        {"office_id": office_id, "conversation_id": conversation_id, "tag_id": t} for t in tag_ids
+    ]
+    return await insert_ignoring_duplicates(session, ConversationTag, rows)
+
+
+async def remove_tags(
+    session: AsyncSession, office_id: str, conversation_id: str, tag_ids: Sequence[str]
+) -> int:
+    if not tag_ids:
+        return 0
+    result = await session.execute(
         delete(ConversationTag).where(
             ConversationTag.office_id == office_id,
             ConversationTag.conversation_id == conversation_id,
+            ConversationTag.tag_id.in_(tag_ids),
         )
     )
-    session.add_all(
-        ConversationTag(office_id=office_id, conversation_id=conversation_id, tag_id=tag_id)
-        for tag_id in tag_ids
+    return int(getattr(result, "rowcount", 0) or 0)
+
+
+async def add_open(session: AsyncSession, conversation: Conversation) -> bool:
+    """Inserts an open conversation; False when the contact's open one on the integration
+    exists already (the partial unique index refused it; the transaction goes on)."""
+    try:
+        async with session.begin_nested():
+            session.add(conversation)
+            await session.flush()
+    except IntegrityError as exc:
+        if not violates(exc, OPEN_CONVERSATION_INDEX):
+            raise
+        return False
+    return True
+
+
+async def conversations_with_tag(
+    session: AsyncSession, office_id: str, tag_id: str
+) -> list[Conversation]:
+    stmt = (
+        scoped(Conversation, office_id)
+        .join(ConversationTag, ConversationTag.conversation_id == Conversation.id)
+        .where(ConversationTag.office_id == office_id, ConversationTag.tag_id == tag_id)
+        .order_by(Conversation.id)
     )
-    await session.flush()
+    return list(await session.scalars(stmt))
 
 
 def notes_query(office_id: str, conversation_id: str) -> Select[Any]:

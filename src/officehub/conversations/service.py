@@ -30,6 +30,7 @@ from officehub.errors import Conflict, NotFound, ValidationFailed
 from officehub.events.service import emit
 from officehub.inboxes import service as inboxes
 from officehub.pagination import PageParams, paginate
+from officehub.repository import flush_or_conflict
 from officehub.tags import service as tags
 from officehub.tags.models import Tag
 from officehub.timeutil import utcnow
@@ -116,7 +117,12 @@ async def open_conversation(
         department_id=None,
         last_message_at=None,
     )
-    await repository.add(session, conversation)
+    if not await repository.add_open(session, conversation):
+        # A concurrent reopen won the partial unique index: answer its conversation.
+        existing = await repository.find_open(session, office_id, body.person_id, integration.id)
+        if existing is None:
+            raise _already_open("")
+        return await read_conversation(session, office_id, existing.id), False
     out = conversation_out(conversation, [])
     await _emit(session, office_id, "chat.conversation.created", out)
     return out, True
@@ -144,9 +150,10 @@ async def update_conversation(
 async def add_tag(
     session: AsyncSession, office_id: str, ident: str, tag_id: str
 ) -> ConversationOut:
+    """Adds one tag row: concurrent additions all keep theirs; adding a held tag is a no-op."""
     await get_conversation(session, office_id, ident)
-    current = [t.id for t in await tags_of(session, office_id, ident)]
-    return await _change(session, office_id, ident, tag_ids=[*current, tag_id])
+    await tags.get_tag(session, office_id, tag_id)
+    return await _change(session, office_id, ident, tags_added=[tag_id])
 
 
 async def remove_tag(
@@ -155,8 +162,17 @@ async def remove_tag(
     """Removing a tag the conversation does not carry changes nothing."""
     await get_conversation(session, office_id, ident)
     await tags.get_tag(session, office_id, tag_id)
-    current = [t.id for t in await tags_of(session, office_id, ident)]
-    return await _change(session, office_id, ident, tag_ids=[t for t in current if t != tag_id])
+    return await _change(session, office_id, ident, tags_removed=[tag_id])
+
+
+async def take_tag_off_all(session: AsyncSession, office_id: str, tag_id: str) -> int:
+    """For the tags domain to call before deleting a tag: each conversation carrying it
+    loses it with ``chat.conversation.updated``, and its card ``crm.lead.updated``
+    (``changes: ["tags"]``), in the same transaction. How many conversations changed."""
+    held = await repository.conversations_with_tag(session, office_id, tag_id)
+    for conversation in held:
+        await _change(session, office_id, conversation.id, tags_removed=[tag_id])
+    return len(held)
 
 
 async def end_human_support(session: AsyncSession, office_id: str, ident: str) -> ConversationOut:
@@ -213,14 +229,22 @@ async def _change(
     assigned_user_id: Any = _UNSET,
     department_id: Any = _UNSET,
     tag_ids: Any = _UNSET,
+    tags_added: Sequence[str] = (),
+    tags_removed: Sequence[str] = (),
 ) -> ConversationOut:
-    """Applies what differs from the stored conversation and emits the events it calls for."""
+    """Applies what differs from the stored conversation and emits the events it calls for.
+
+    ``tag_ids`` replaces the set; only the difference is written, row by row, like
+    ``tags_added``/``tags_removed``, so a concurrent change to other tags is kept.
+    """
     conversation = await get_conversation(session, office_id, ident)
     before_tags = await tags_of(session, office_id, ident)
     previous_user, previous_department = conversation.assigned_user_id, conversation.department_id
     diff = _Diff()
     if status is not _UNSET and status != conversation.status:
         if status == "OPEN":
+            # Serialises with opens of the contact; the partial unique index backs it.
+            await contacts.lock_contact(session, office_id, conversation.person_id)
             other = await repository.find_open(
                 session,
                 office_id,
@@ -229,10 +253,7 @@ async def _change(
                 other_than=conversation.id,
             )
             if other is not None:
-                raise Conflict(
-                    "The contact already has an open conversation on this integration",
-                    details=f"Conversation {other.id} is open; close it before reopening this one",
-                )
+                raise _already_open(other.id)
         conversation.status = status
         diff.updated = True
     if priority is not _UNSET and priority != conversation.priority:
@@ -248,19 +269,19 @@ async def _change(
             await departments.get_department(session, office_id, department_id)
         conversation.department_id = department_id
         diff.assigned = True
-    new_tags = before_tags
     if tag_ids is not _UNSET:
-        new_tags = await _checked_tags(session, office_id, tag_ids)
-        if {t.id for t in new_tags} != {t.id for t in before_tags}:
-            await repository.replace_tags(session, office_id, ident, [t.id for t in new_tags])
-            diff.updated = True
-            diff.tags = True
-        else:
-            new_tags = before_tags
+        wanted = {t.id for t in await _checked_tags(session, office_id, tag_ids)}
+        held = {t.id for t in before_tags}
+        tags_added, tags_removed = sorted(wanted - held), sorted(held - wanted)
+    removed = await repository.remove_tags(session, office_id, ident, tags_removed)
+    added = await repository.add_tags(session, office_id, ident, tags_added)
+    if added or removed:
+        diff.updated = diff.tags = True
     if not diff.updated and not diff.assigned:
         return conversation_out(conversation, before_tags)
     conversation.updated_at = utcnow()
-    await session.flush()
+    await flush_or_conflict(session, _already_open(""))
+    new_tags = await tags_of(session, office_id, ident) if diff.tags else before_tags
     out = conversation_out(conversation, new_tags)
     if diff.updated:
         await _emit(session, office_id, "chat.conversation.updated", out)
@@ -279,6 +300,17 @@ async def _change(
             previousDepartmentId=previous_department,
         )
     return out
+
+
+def _already_open(other_id: str) -> Conflict:
+    details = "One open conversation per contact and integration: close it before reopening"
+    if other_id:
+        details = f"Conversation {other_id} is open; close it before reopening this one"
+    return Conflict(
+        "The contact already has an open conversation on this integration",
+        details=details,
+        code="CONVERSATION_ALREADY_OPEN",
+    )
 
 
 async def _checked_tags(session: AsyncSession, office_id: str, tag_ids: Sequence[str]) -> list[Tag]:

@@ -26,11 +26,18 @@ class Funnel(IdMixin, TimestampMixin, Base):
 
 
 class FunnelColumn(IdMixin, TimestampMixin, Base):
-    """``position`` is the column's ``index`` on the wire: 0-based and contiguous per funnel."""
+    """``position`` is the column's ``index`` on the wire: 0-based and contiguous per funnel,
+    unique per funnel (assigned under the funnel's lock, renumbered in two steps)."""
 
     __tablename__ = "crm_columns"
     __table_args__ = (
-        Index("ix_crm_columns_office_id_funnel_id_position", "office_id", "funnel_id", "position"),
+        Index(
+            "ux_crm_columns_office_id_funnel_id_position",
+            "office_id",
+            "funnel_id",
+            "position",
+            unique=True,
+        ),
     )
 
     office_id: Mapped[str] = mapped_column(ForeignKey("offices.id", ondelete="CASCADE"))
@@ -75,6 +82,14 @@ class Card(IdMixin, TimestampMixin, Base):
             "person_id",
             "conversation_id",
             unique=True,
+        ),
+        Index(
+            "ux_crm_cards_office_id_person_id_without_conversation",
+            "office_id",
+            "person_id",
+            unique=True,
+            sqlite_where=text("conversation_id IS NULL"),
+            postgresql_where=text("conversation_id IS NULL"),
         ),
         Index("ix_crm_cards_office_id_conversation_id", "office_id", "conversation_id"),
         Index(

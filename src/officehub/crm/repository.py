@@ -22,7 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from officehub.contacts.models import Contact
 from officehub.crm.models import Card, ColumnCount, Funnel, FunnelColumn
 from officehub.pagination import PageParams, paginate
-from officehub.repository import get_scoped, scoped
+from officehub.repository import get_scoped, lock_rows, scoped
 
 
 async def get_funnel(session: AsyncSession, office_id: str, ident: str) -> Funnel | None:
@@ -57,8 +57,36 @@ async def columns_of(
         scoped(FunnelColumn, office_id)
         .where(FunnelColumn.funnel_id.in_(funnel_ids))
         .order_by(FunnelColumn.funnel_id, FunnelColumn.position, FunnelColumn.created_at)
+        .execution_options(populate_existing=True)
     )
     return list(await session.scalars(stmt))
+
+
+async def lock_funnel(session: AsyncSession, office_id: str, funnel_id: str) -> None:
+    """Locks the funnel: its columns' positions are assigned, and its cards counted before a
+    delete, under this lock (a concurrent card insert holds the funnel by foreign key)."""
+    await lock_rows(session, Funnel, office_id, Funnel.id == funnel_id)
+
+
+async def lock_column(session: AsyncSession, office_id: str, column_id: str) -> None:
+    """Locks the column against a concurrent card insert or move into it."""
+    await lock_rows(session, FunnelColumn, office_id, FunnelColumn.id == column_id)
+
+
+async def lock_funnels_of_inbox(session: AsyncSession, office_id: str, inbox_id: str) -> None:
+    await lock_rows(session, Funnel, office_id, Funnel.inbox_id == inbox_id)
+
+
+async def renumber(session: AsyncSession, ordered: Sequence[FunnelColumn]) -> None:
+    """Gives the columns positions 0..n-1 in the given order, in two flushes (through
+    negative positions) so the unique (funnel, position) index holds at every row."""
+    moved = [(p, c) for p, c in enumerate(ordered) if c.position != p]
+    for position, column in moved:
+        column.position = -1 - position
+    await session.flush()
+    for position, column in moved:
+        column.position = position
+    await session.flush()
 
 
 async def list_columns(
@@ -83,6 +111,7 @@ async def funnel_has_cards(session: AsyncSession, office_id: str, funnel_id: str
 
 
 async def inbox_has_cards(session: AsyncSession, office_id: str, inbox_id: str) -> bool:
+    await lock_funnels_of_inbox(session, office_id, inbox_id)
     stmt = (
         select(Card.id)
         .join(Funnel, Funnel.id == Card.funnel_id)

@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.contacts import service as contacts
@@ -32,6 +31,7 @@ from officehub.errors import Conflict, NotFound, ValidationFailed
 from officehub.inboxes import service as inboxes
 from officehub.legal_areas import service as legal_areas
 from officehub.pagination import PageParams
+from officehub.repository import flush_or_conflict
 from officehub.timeutil import utcnow
 from officehub.users import service as users
 
@@ -145,6 +145,7 @@ async def inbox_has_cards(session: AsyncSession, office_id: str, inbox_id: str) 
 
 async def delete_funnel(session: AsyncSession, office_id: str, ident: str) -> FunnelOut:
     funnel = await get_funnel(session, office_id, ident)
+    await repository.lock_funnel(session, office_id, funnel.id)
     if await repository.funnel_has_cards(session, office_id, funnel.id):
         raise Conflict(
             "The funnel holds cards",
@@ -220,23 +221,24 @@ async def get_column(session: AsyncSession, office_id: str, ident: str) -> Funne
     return column
 
 
-def _place(columns: list[FunnelColumn], column: FunnelColumn, index: int | None) -> None:
-    """Puts ``column`` at ``index`` (the end when None) and renumbers the funnel 0..n-1."""
+def _placed(
+    columns: list[FunnelColumn], column: FunnelColumn, index: int | None
+) -> list[FunnelColumn]:
+    """The funnel's columns in order with ``column`` at ``index`` (the end when None)."""
     others = [c for c in columns if c.id != column.id]
     at = len(others) if index is None else min(index, len(others))
     others.insert(at, column)
-    for position, c in enumerate(others):
-        if c.position != position:
-            c.position = position
+    return others
 
 
 async def create_column(session: AsyncSession, office_id: str, body: ColumnCreate) -> ColumnOut:
+    """Positions are read and assigned under the funnel's lock: concurrent creates queue."""
     funnel = await get_funnel(session, office_id, body.funnel_id)
+    await repository.lock_funnel(session, office_id, funnel.id)
     columns = await repository.columns_of(session, office_id, [funnel.id])
-    column = _new_column(office_id, funnel.id, body, len(columns))
+    column = _new_column(office_id, funnel.id, body, -1)
     session.add(column)
-    _place(columns, column, body.index)
-    await session.flush()
+    await repository.renumber(session, _placed(columns, column, body.index))
     return column_out(column)
 
 
@@ -244,6 +246,8 @@ async def update_column(
     session: AsyncSession, office_id: str, ident: str, body: ColumnUpdate
 ) -> ColumnOut:
     column = await get_column(session, office_id, ident)
+    if body.index is not None:
+        await repository.lock_funnel(session, office_id, column.funnel_id)
     sent = body.model_fields_set
     for field in ("name", "color", "kind", "show_badge_progress", "index"):
         if field in sent and getattr(body, field) is None:
@@ -260,8 +264,9 @@ async def update_column(
     if "time_limit_days" in sent:
         column.time_limit_days = body.time_limit_days
     if body.index is not None:
+        await session.flush()  # the changes above, before the columns are read afresh
         columns = await repository.columns_of(session, office_id, [column.funnel_id])
-        _place(columns, column, body.index)
+        await repository.renumber(session, _placed(columns, column, body.index))
     await session.flush()
     limit_after = _effective_limit(column)
     if limit_after != limit_before:
@@ -286,6 +291,8 @@ def _overdue_at(column: FunnelColumn, since: datetime) -> datetime | None:
 
 async def delete_column(session: AsyncSession, office_id: str, ident: str) -> ColumnOut:
     column = await get_column(session, office_id, ident)
+    await repository.lock_funnel(session, office_id, column.funnel_id)
+    await repository.lock_column(session, office_id, column.id)
     if await repository.column_has_cards(session, office_id, column.id):
         raise Conflict(
             "The column holds cards",
@@ -295,11 +302,7 @@ async def delete_column(session: AsyncSession, office_id: str, ident: str) -> Co
     out = column_out(column)
     columns = await repository.columns_of(session, office_id, [column.funnel_id])
     await session.delete(column)
-    remaining = [c for c in columns if c.id != column.id]
-    for position, c in enumerate(remaining):
-        if c.position != position:
-            c.position = position
-    await session.flush()
+    await repository.renumber(session, [c for c in columns if c.id != column.id])
     return out
 
 
@@ -360,10 +363,7 @@ async def create_card(session: AsyncSession, office_id: str, body: CardCreate) -
         updated_at=now,
     )
     session.add(card)
-    try:
-        await session.flush()
-    except IntegrityError as exc:  # a concurrent create of the same contact and conversation
-        raise _duplicate("") from exc
+    await flush_or_conflict(session, _duplicate(""))
     await events.emit_lead(session, card, events.LEAD_CREATED)
     return await card_detail(session, office_id, card, column)
 

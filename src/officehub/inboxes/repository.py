@@ -6,7 +6,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from officehub.conversations.models import Conversation
 from officehub.inboxes.models import Inbox, Integration
 from officehub.pagination import PageParams, paginate
-from officehub.repository import get_scoped, scoped
+from officehub.repository import get_scoped, lock_rows, scoped
 
 
 async def get_inbox(session: AsyncSession, office_id: str, ident: str) -> Inbox | None:
@@ -60,6 +60,13 @@ async def count_conversations(
     if integration_id is not None:
         stmt = stmt.where(Conversation.integration_id == integration_id)
     return int(await session.scalar(stmt) or 0)
+
+
+async def lock(
+    session: AsyncSession, model: type[Inbox] | type[Integration], office_id: str, ident: str
+) -> None:
+    """Locks the record against concurrent references before a delete guard's check."""
+    await lock_rows(session, model, office_id, model.id == ident)
 
 
 async def delete(session: AsyncSession, record: Inbox | Integration) -> None:

@@ -61,6 +61,7 @@ async def delete_inbox(session: AsyncSession, office_id: str, ident: str) -> Inb
     from officehub.crm import service as crm
 
     inbox = await get_inbox(session, office_id, ident)
+    await repository.lock(session, Inbox, office_id, ident)
     held = await repository.count_conversations(session, office_id, inbox_id=ident)
     if held:
         raise Conflict(
@@ -149,6 +150,7 @@ async def update_integration(
 async def delete_integration(session: AsyncSession, office_id: str, ident: str) -> Integration:
     """Refused (409) while conversations run on the channel."""
     integration = await get_integration(session, office_id, ident)
+    await repository.lock(session, Integration, office_id, ident)
     held = await repository.count_conversations(session, office_id, integration_id=ident)
     if held:
         raise Conflict(

@@ -4,7 +4,6 @@ from typing import Annotated, Literal
 
 from pydantic import StringConstraints
 
-from officehub.params import Id
 from officehub.schemas import ApiModel, BodyModel, StrictBodyModel
 from officehub.timeutil import Timestamp
 
@@ -12,9 +11,10 @@ LinkSource = Literal["MANUAL", "BUTTON", "CRM", "backfill"]
 
 
 class Partner(StrictBodyModel):
-    """The contact's record in the partner system, kept as given."""
+    """The contact's record in the partner system, kept as given; ``id`` is the partner
+    system's own (any 1 to 128 characters), not one of ours."""
 
-    id: Id
+    id: Annotated[str, StringConstraints(min_length=1, max_length=128)]
     name: Annotated[str, StringConstraints(min_length=1, max_length=200)]
     document: Annotated[str, StringConstraints(max_length=64)] | None = None
     phone: Annotated[str, StringConstraints(max_length=32)] | None = None

@@ -82,7 +82,12 @@ async def update_tag(session: AsyncSession, office_id: str, ident: str, body: Ta
 
 
 async def delete_tag(session: AsyncSession, office_id: str, ident: str) -> Tag:
-    """Cascades: the tag is taken off every conversation and contact that carried it."""
+    """Cascades: the tag is taken off every conversation and contact that carried it; each
+    conversation (and its card) that held it emits its update event."""
+    # Imported here: the conversations service reads tags through this module.
+    from officehub.conversations import service as conversations
+
     tag = await get_tag(session, office_id, ident)
+    await conversations.take_tag_off_all(session, office_id, tag.id)
     await repository.delete(session, tag)
     return tag

@@ -1,27 +1,40 @@
 from __future__ import annotations
 
 from sqlalchemy import ForeignKey, Index, String
-from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy.orm import Mapped, mapped_column, validates
 
 from officehub.db import Base, IdMixin, TimestampMixin
 
 
 class User(IdMixin, TimestampMixin, Base):
-    """An operator of the office. ``image_path`` is the storage key behind ``image_url``."""
+    """An operator of the office. ``image_path`` is the storage key behind ``image_url``;
+    ``email_key`` (kept from ``email``) is unique per office (``EMAIL_TAKEN``)."""
 
     __tablename__ = "users"
     __table_args__ = (
-        Index("ix_users_office_id_email", "office_id", "email", unique=True),
+        Index("ux_users_office_id_email_key", "office_id", "email_key", unique=True),
         Index("ix_users_office_id_name", "office_id", "name"),
     )
 
     office_id: Mapped[str] = mapped_column(ForeignKey("offices.id", ondelete="CASCADE"))
     name: Mapped[str] = mapped_column(String(200))
     email: Mapped[str] = mapped_column(String(320))
+    email_key: Mapped[str] = mapped_column(String(320))
     role: Mapped[str] = mapped_column(String(32))
     document: Mapped[str | None] = mapped_column(String(64))
     image_url: Mapped[str | None] = mapped_column(String(1000))
     image_path: Mapped[str | None] = mapped_column(String(500))
+
+    @validates("email")
+    def _keep_email_key(self, _key: str, email: str) -> str:
+        self.email_key = email_key(email)
+        return email
+
+
+def email_key(email: str) -> str:
+    """The email as compared for uniqueness: lower-cased in Python, so the key is the same
+    on every database (SQLite's ``lower()`` folds ASCII only)."""
+    return email.lower()
 
 
 class UserInbox(Base):

@@ -7,7 +7,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.pagination import PageParams, paginate
 from officehub.repository import get_scoped, scoped
-from officehub.users.models import User, UserInbox
+from officehub.users.models import User, UserInbox, email_key
 
 
 async def get_user(session: AsyncSession, office_id: str, ident: str) -> User | None:
@@ -15,7 +15,7 @@ async def get_user(session: AsyncSession, office_id: str, ident: str) -> User | 
 
 
 async def get_by_email(session: AsyncSession, office_id: str, email: str) -> User | None:
-    stmt = scoped(User, office_id).where(func.lower(User.email) == email.lower())
+    stmt = scoped(User, office_id).where(User.email_key == email_key(email))
     return (await session.scalars(stmt)).first()
 
 

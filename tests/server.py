@@ -1,0 +1,76 @@
+"""The test's app served by a real uvicorn on 127.0.0.1, for requests that truly overlap.
+
+``httpx.ASGITransport`` runs one request at a time through the app in the test's own task;
+races between requests (two transactions at once) need a server with its own connections::
+
+    async def test_x(app: FastAPI, office_a: OfficeFixture) -> None:
+        async with running_server(app) as base_url, concurrent_client(base_url) as client:
+            answers = await fire(8, lambda i: client.post("/people", json=..., headers=...))
+
+or take the ``server_url`` fixture (declared in ``conftest.py``). The app is the test's
+(same database, settings and lifespan); the server only serves it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+
+import httpx
+import uvicorn
+from fastapi import FastAPI
+
+
+@asynccontextmanager
+async def running_server(app: FastAPI) -> AsyncIterator[str]:
+    """Serves ``app`` on a free port of 127.0.0.1; yields its base URL."""
+    config = uvicorn.Config(
+        app,
+        host="127.0.0.1",
+        port=0,
+        lifespan="off",  # the test's app fixture already ran the lifespan
+        ws="none",
+        log_level="warning",
+        access_log=False,
+        timeout_graceful_shutdown=2,
+    )
+    server = uvicorn.Server(config)
+    server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]
+    task = asyncio.create_task(server.serve())
+    try:
+        async with asyncio.timeout(10):
+            while not server.started:  # noqa: ASYNC110 (uvicorn offers no event)
+                if task.done():
+                    task.result()
+                await asyncio.sleep(0.01)
+        port = server.servers[0].sockets[0].getsockname()[1]
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        await task
+
+
+@asynccontextmanager
+async def concurrent_client(base_url: str, size: int = 32) -> AsyncIterator[httpx.AsyncClient]:
+    """A client that keeps up to ``size`` connections open at once (one per request)."""
+    limits = httpx.Limits(max_connections=size, max_keepalive_connections=size)
+    async with httpx.AsyncClient(base_url=base_url, limits=limits, timeout=30) as client:
+        yield client
+
+
+async def fire(
+    count: int, request: Callable[[int], Awaitable[httpx.Response]]
+) -> list[httpx.Response]:
+    """Sends ``count`` requests at once (``request(i)`` makes the i-th); their answers."""
+    start = asyncio.Event()
+
+    async def one(i: int) -> httpx.Response:
+        await start.wait()
+        return await request(i)
+
+    tasks = [asyncio.create_task(one(i)) for i in range(count)]
+    await asyncio.sleep(0)
+    start.set()
+    return list(await asyncio.gather(*tasks))
