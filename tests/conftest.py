@@ -26,6 +26,7 @@ from officehub.ids import new_id
 from officehub.migrate import migrate_async
 from officehub.offices import service as offices
 from tests.helpers import OfficeFixture, make_office
+from tests.server import running_server
 
 PG_URL = os.environ.get("OFFICEHUB_TEST_DATABASE_URL", "")
 
@@ -140,3 +141,10 @@ async def office_a_no_permissions(app: FastAPI, office_a: OfficeFixture) -> Offi
         created = await offices.create_api_key(s, office_a.id, "no-perms", [])
         await s.commit()
     return OfficeFixture(office_a.id, created.key, created.record.id)
+
+
+@pytest.fixture
+async def server_url(app: FastAPI) -> AsyncIterator[str]:
+    """The test's app served by uvicorn on 127.0.0.1 (see ``tests/server.py``)."""
+    async with running_server(app) as base_url:
+        yield base_url

@@ -22,7 +22,6 @@ from officehub.tags.models import Tag
 from officehub.timeutil import utcnow
 from officehub.users.models import User
 
-
 DEFAULT_PHONE = "+5511987654321"
 _phones = itertools.count(10_000_000)
 
@@ -139,6 +138,7 @@ async def make_conversation(
     integration: Integration,
     tags: list[Tag] | None = None,
     assigned_user_id: str | None = None,
+    status: str = "OPEN",
 ) -> Conversation:
     conversation: Conversation = await _add(
         session,
@@ -147,7 +147,7 @@ async def make_conversation(
             person_id=person_id,
             inbox_id=integration.inbox_id,
             integration_id=integration.id,
-            status="OPEN",
+            status=status,
             priority="MEDIUM",
             assigned_user_id=assigned_user_id,
         ),

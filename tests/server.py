@@ -7,7 +7,7 @@ races between requests (two transactions at once) need a server with its own con
         async with running_server(app) as base_url, concurrent_client(base_url) as client:
             answers = await fire(8, lambda i: client.post("/people", json=..., headers=...))
 
-or take the ``server_url`` fixture (declared in ``conftest.py``). The app is the test's
+or take the ``server_url`` fixture (``tests/conftest.py``). The app is the test's
 (same database, settings and lifespan); the server only serves it.
 """
 
@@ -41,7 +41,7 @@ async def running_server(app: FastAPI) -> AsyncIterator[str]:
     task = asyncio.create_task(server.serve())
     try:
         async with asyncio.timeout(10):
-            while not server.started:  # noqa: ASYNC110 (uvicorn offers no event)
+            while not server.started:
                 if task.done():
                     task.result()
                 await asyncio.sleep(0.01)

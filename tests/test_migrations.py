@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
+import pytest
+from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import Connection
+from sqlalchemy import Connection, text
+from sqlalchemy.ext.asyncio import AsyncSession
 
 import officehub.models  # noqa: F401
 from officehub.db import Base, create_engine
 from officehub.migrate import alembic_config
+from officehub.offices.models import Office
+from tests import factories as f
 
 
 def _diff(connection: Connection) -> list[Any]:
@@ -42,3 +48,53 @@ async def test_every_office_table_indexes_start_with_office_id() -> None:
 def test_the_migration_history_has_one_head() -> None:
     heads = ScriptDirectory.from_config(alembic_config()).get_heads()
     assert len(heads) == 1, heads
+
+
+def _migrate(connection: Connection, revision: str, *, down: bool = False) -> None:
+    config = alembic_config()
+    config.attributes["connection"] = connection
+    (command.downgrade if down else command.upgrade)(config, revision)
+
+
+async def test_the_integrity_migration_refuses_duplicates_and_fills_the_email_key(
+    database_url: str,
+) -> None:
+    """0005_integrity on data that breaks its rules: duplicate phones stop it with a message
+    naming the rule; once fixed, it fills ``email_key`` and renumbers shared positions."""
+    engine = create_engine(database_url)
+    try:
+        async with engine.begin() as conn:
+            await conn.run_sync(_migrate, "0004_merge_heads", down=True)
+            session = AsyncSession(bind=conn)
+            office = Office(name="Old")
+            session.add(office)
+            await session.flush()
+            for name in ("A", "B"):
+                await f.make_contact(session, office.id, name=name, phone="+5511911112222")
+            inbox = await f.make_inbox(session, office.id)
+            funnel, columns = await f.make_funnel(session, office.id, inbox.id, 2)
+            await conn.execute(text("UPDATE crm_columns SET position = 0"))
+            await conn.execute(
+                text(
+                    "INSERT INTO users (id, office_id, name, email, role, created_at, updated_at)"
+                    " VALUES ('cuser0000001', :o, 'Ana', 'Ana@Example.COM', 'AGENT', :t, :t)"
+                ),
+                {"o": office.id, "t": datetime(2026, 1, 1)},
+            )
+        async with engine.begin() as conn:
+            # DuplicateDataError, a RuntimeError (Alembic loads the module under its own name)
+            with pytest.raises(RuntimeError, match="rule 'one phone per office'"):
+                await conn.run_sync(_migrate, "head")
+        async with engine.begin() as conn:
+            await conn.execute(text("UPDATE contacts SET phone = NULL WHERE name = 'B'"))
+            await conn.run_sync(_migrate, "head")
+        async with engine.connect() as conn:
+            key = await conn.scalar(text("SELECT email_key FROM users"))
+            positions = (
+                await conn.execute(text("SELECT id, position FROM crm_columns ORDER BY position"))
+            ).all()
+    finally:
+        await engine.dispose()
+    assert key == "ana@example.com"
+    assert [p for _, p in positions] == [0, 1]
+    assert {i for i, _ in positions} == {c.id for c in columns} and funnel.id

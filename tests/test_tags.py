@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import httpx
 import pytest
+from fastapi import FastAPI
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -12,7 +13,8 @@ from officehub.errors import Conflict
 from officehub.repository import flush_or_conflict
 from officehub.tags.models import Tag
 from tests import factories as f
-from tests.helpers import OfficeFixture, error_of
+from tests.crm_world import make_world
+from tests.helpers import OfficeFixture, error_of, outbox
 
 ROUTES = [
     ("POST", "/tag"),
@@ -216,6 +218,41 @@ async def test_deleting_a_tag_takes_it_off_conversations(
     session.expunge_all()
     assert await session.get(Conversation, conversation.id) is not None
     assert (await session.scalars(select(ConversationTag))).all() == []
+
+
+async def test_deleting_a_tag_emits_updates_for_the_conversations_and_cards_that_held_it(
+    app: FastAPI, client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    world = await make_world(session, office_a.id)
+    kept = await f.make_tag(session, office_a.id, world.inbox.id, name="fica")
+    session.add(
+        ConversationTag(
+            office_id=office_a.id, conversation_id=world.conversation.id, tag_id=kept.id
+        )
+    )
+    other_contact = await f.make_contact(session, office_a.id, name="Sem etiqueta")
+    untouched = await f.make_conversation(
+        session, office_a.id, other_contact.id, world.integration, tags=[kept]
+    )
+    await session.commit()
+    card = await client.post(
+        "/funnel-column-card",
+        json={
+            "columnId": world.columns[0].id,
+            "personId": world.contact.id,
+            "conversationId": world.conversation.id,
+        },
+        headers=office_a.headers,
+    )
+    assert card.status_code == 201, card.text
+    r = await client.delete(f"/tag/{world.tag.id}", headers=office_a.headers)
+    assert r.status_code == 200
+    updated = await outbox(app, office_a.id, "chat.conversation.updated")
+    assert [e.data["id"] for e in updated] == [world.conversation.id]
+    assert [t["id"] for t in updated[0].data["tags"]] == [kept.id]
+    leads = await outbox(app, office_a.id, "crm.lead.updated")
+    assert [(e.data["id"], e.data["changes"]) for e in leads] == [(card.json()["id"], ["tags"])]
+    assert untouched.id not in {e.conversation_id for e in await outbox(app, office_a.id)}
 
 
 async def test_a_duplicate_that_slips_past_the_check_is_still_409(

@@ -1,0 +1,511 @@
+"""Rules two simultaneous requests could break, held by the database.
+
+Each test fires at least 8 requests at once at a real server (``tests/server.py``) and
+checks the outcome in the database: exactly one created and the rest 409, every tag kept,
+distinct positions, no 500.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import httpx
+import pytest
+from fastapi import FastAPI
+from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from officehub.contacts.models import Contact
+from officehub.conversations.models import Conversation, ConversationTag
+from officehub.crm.models import Card, FunnelColumn
+from officehub.integrity import conflict_for
+from officehub.users.models import User
+from tests import factories as f
+from tests.crm_world import make_world
+from tests.helpers import OfficeFixture, error_of, outbox
+from tests.server import concurrent_client, fire
+
+N = 8
+
+
+def _statuses(answers: list[httpx.Response]) -> Counter[int]:
+    return Counter(r.status_code for r in answers)
+
+
+def _codes(answers: list[httpx.Response], status: int) -> set[str]:
+    return {error_of(r)["code"] for r in answers if r.status_code == status}
+
+
+async def _count(app: FastAPI, stmt: Any) -> int:
+    async with app.state.sessionmaker() as s:
+        return int(await s.scalar(stmt) or 0)
+
+
+# 1. One phone per office
+
+
+async def test_one_phone_per_office_under_concurrent_creates(
+    app: FastAPI, server_url: str, office_a: OfficeFixture
+) -> None:
+    formats = ["(11) 98765-4321", "11987654321", "+55 11 98765-4321", "+5511987654321"]
+    async with concurrent_client(server_url) as client:
+        answers = await fire(
+            N,
+            lambda i: client.post(
+                "/people",
+                json={"name": f"Maria {i}", "phone": formats[i % len(formats)]},
+                headers=office_a.headers,
+            ),
+        )
+    assert _statuses(answers) == {201: 1, 409: N - 1}, [r.text for r in answers]
+    assert _codes(answers, 409) == {"PHONE_TAKEN"}
+    stored = select(func.count()).where(
+        Contact.office_id == office_a.id, Contact.phone == "+5511987654321"
+    )
+    assert await _count(app, stored) == 1
+
+
+async def test_one_phone_per_office_under_concurrent_patches(
+    app: FastAPI, server_url: str, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    ids = [(await f.make_contact(session, office_a.id, phone=None)).id for _ in range(N)]
+    await session.commit()
+    async with concurrent_client(server_url) as client:
+        answers = await fire(
+            N,
+            lambda i: client.patch(
+                f"/people/{ids[i]}", json={"phone": "21 99876-5432"}, headers=office_a.headers
+            ),
+        )
+    assert _statuses(answers) == {200: 1, 409: N - 1}, [r.text for r in answers]
+    assert _codes(answers, 409) == {"PHONE_TAKEN"}
+    stored = select(func.count()).where(
+        Contact.office_id == office_a.id, Contact.phone == "+5521998765432"
+    )
+    assert await _count(app, stored) == 1
+
+
+# 2. One card per contact (and conversation, also when it has none)
+
+
+async def test_one_card_per_contact_without_conversation_under_concurrent_creates(
+    app: FastAPI, server_url: str, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    world = await make_world(session, office_a.id)
+    async with concurrent_client(server_url) as client:
+        answers = await fire(
+            N,
+            lambda i: client.post(
+                "/funnel-column-card",
+                json={"columnId": world.columns[i % 3].id, "personId": world.contact.id},
+                headers=office_a.headers,
+            ),
+        )
+    assert _statuses(answers) == {201: 1, 409: N - 1}, [r.text for r in answers]
+    assert _codes(answers, 409) == {"CARD_EXISTS"}
+    stored = select(func.count()).where(
+        Card.office_id == office_a.id, Card.person_id == world.contact.id
+    )
+    assert await _count(app, stored) == 1
+
+
+async def test_one_card_per_contact_and_conversation_under_concurrent_creates(
+    app: FastAPI, server_url: str, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    world = await make_world(session, office_a.id)
+    body = {
+        "columnId": world.columns[0].id,
+        "personId": world.contact.id,
+        "conversationId": world.conversation.id,
+    }
+    async with concurrent_client(server_url) as client:
+        answers = await fire(
+            N, lambda _i: client.post("/funnel-column-card", json=body, headers=office_a.headers)
+        )
+    assert _statuses(answers) == {201: 1, 409: N - 1}, [r.text for r in answers]
+    assert _codes(answers, 409) == {"CARD_EXISTS"}
+    stored = select(func.count()).where(
+        Card.office_id == office_a.id, Card.conversation_id == world.conversation.id
+    )
+    assert await _count(app, stored) == 1
+
+
+# 3. One user per email, ignoring case
+
+
+async def test_one_user_per_email_ignoring_case_under_concurrent_creates(
+    app: FastAPI, server_url: str, office_a: OfficeFixture
+) -> None:
+    spellings = ["ana@example.com", "Ana@Example.com", "ANA@EXAMPLE.COM", "ana@EXAMPLE.com"]
+    async with concurrent_client(server_url) as client:
+        answers = await fire(
+            N,
+            lambda i: client.post(
+                "/user",
+                json={"name": f"Ana {i}", "email": spellings[i % len(spellings)]},
+                headers=office_a.headers,
+            ),
+        )
+    assert _statuses(answers) == {201: 1, 409: N - 1}, [r.text for r in answers]
+    assert _codes(answers, 409) == {"EMAIL_TAKEN"}
+    stored = select(func.count()).where(
+        User.office_id == office_a.id, User.email_key == "ana@example.com"
+    )
+    assert await _count(app, stored) == 1
+
+
+async def test_one_user_per_email_ignoring_case_under_concurrent_patches(
+    app: FastAPI, server_url: str, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    ids = [(await f.make_user(session, office_a.id, name=f"User {i}")).id for i in range(N)]
+    await session.commit()
+    async with concurrent_client(server_url) as client:
+        answers = await fire(
+            N,
+            lambda i: client.patch(
+                f"/user/{ids[i]}",
+                json={"email": "Bia@Example.com" if i % 2 else "bia@example.com"},
+                headers=office_a.headers,
+            ),
+        )
+    assert _statuses(answers) == {200: 1, 409: N - 1}, [r.text for r in answers]
+    assert _codes(answers, 409) == {"EMAIL_TAKEN"}
+
+
+# 4. One open conversation per contact and integration
+
+
+async def _closed_conversations(
+    session: AsyncSession, office_id: str, count: int
+) -> tuple[Any, list[str]]:
+    inbox = await f.make_inbox(session, office_id)
+    integration = await f.make_integration(session, office_id, inbox.id)
+    contact = await f.make_contact(session, office_id)
+    ids = [
+        (await f.make_conversation(session, office_id, contact.id, integration, status="CLOSED")).id
+        for _ in range(count)
+    ]
+    await session.commit()
+    return (inbox, integration, contact), ids
+
+
+def _open_count(office_id: str, person_id: str) -> Any:
+    return select(func.count()).where(
+        Conversation.office_id == office_id,
+        Conversation.person_id == person_id,
+        Conversation.status == "OPEN",
+    )
+
+
+async def test_one_open_conversation_per_contact_and_integration_under_concurrent_opens(
+    app: FastAPI, server_url: str, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    (inbox, integration, contact), _ = await _closed_conversations(session, office_a.id, 0)
+    body = {"personId": contact.id, "inboxId": inbox.id, "integrationId": integration.id}
+    async with concurrent_client(server_url) as client:
+        answers = await fire(
+            N, lambda _i: client.post("/conversation", json=body, headers=office_a.headers)
+        )
+    assert _statuses(answers) == {201: 1, 200: N - 1}, [r.text for r in answers]
+    assert len({r.json()["id"] for r in answers}) == 1
+    assert await _count(app, _open_count(office_a.id, contact.id)) == 1
+    assert len(await outbox(app, office_a.id, "chat.conversation.created")) == 1
+
+
+async def test_one_open_conversation_per_contact_and_integration_under_concurrent_reopens(
+    app: FastAPI, server_url: str, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    (_inbox, _integration, contact), ids = await _closed_conversations(session, office_a.id, N)
+    async with concurrent_client(server_url) as client:
+        answers = await fire(
+            N,
+            lambda i: client.patch(
+                f"/conversation/{ids[i]}", json={"status": "OPEN"}, headers=office_a.headers
+            ),
+        )
+    assert _statuses(answers) == {200: 1, 409: N - 1}, [r.text for r in answers]
+    assert _codes(answers, 409) == {"CONVERSATION_ALREADY_OPEN"}
+    assert await _count(app, _open_count(office_a.id, contact.id)) == 1
+
+
+async def test_one_open_conversation_per_contact_and_integration_reopens_against_opens(
+    app: FastAPI, server_url: str, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    """Half reopen closed conversations, half open one: one stays open; every open
+    answers that one (201 when it made it, else 200), every losing reopen 409."""
+    (inbox, integration, contact), ids = await _closed_conversations(session, office_a.id, N)
+    body = {"personId": contact.id, "inboxId": inbox.id, "integrationId": integration.id}
+    async with concurrent_client(server_url) as client:
+
+        def request(i: int) -> Any:
+            if i % 2:
+                return client.post("/conversation", json=body, headers=office_a.headers)
+            return client.patch(
+                f"/conversation/{ids[i]}", json={"status": "OPEN"}, headers=office_a.headers
+            )
+
+        answers = await fire(N, request)
+    assert await _count(app, _open_count(office_a.id, contact.id)) == 1
+    async with app.state.sessionmaker() as s:
+        open_id = await s.scalar(
+            select(Conversation.id).where(
+                Conversation.person_id == contact.id, Conversation.status == "OPEN"
+            )
+        )
+    opens, reopens = answers[1::2], answers[0::2]
+    assert all(r.status_code in (200, 201) and r.json()["id"] == open_id for r in opens)
+    assert {r.status_code for r in reopens} <= {200, 409}, [r.text for r in reopens]
+    assert _codes(reopens, 409) <= {"CONVERSATION_ALREADY_OPEN"}
+    created = sum(r.status_code == 201 for r in opens)
+    reopened = sum(r.status_code == 200 for r in reopens)
+    assert created + reopened == 1
+
+
+# 5. Tags are added and removed row by row
+
+
+async def test_concurrent_tag_additions_keep_every_tag(
+    app: FastAPI, server_url: str, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    world = await make_world(session, office_a.id)
+    tags = [
+        await f.make_tag(session, office_a.id, world.inbox.id, name=f"tag {i}") for i in range(N)
+    ]
+    await session.commit()
+    path = f"/conversation/{world.conversation.id}/tags"
+    async with concurrent_client(server_url) as client:
+        answers = await fire(
+            N, lambda i: client.post(path, json={"tagId": tags[i].id}, headers=office_a.headers)
+        )
+        assert _statuses(answers) == {200: N}, [r.text for r in answers]
+        final = await client.get(f"/conversation/{world.conversation.id}", headers=office_a.headers)
+    expected = {world.tag.id, *(t.id for t in tags)}
+    assert {t["id"] for t in final.json()["tags"]} == expected
+    assert len(await outbox(app, office_a.id, "chat.conversation.updated")) == N
+
+
+async def test_the_same_tag_added_at_once_is_one_row_and_one_event(
+    app: FastAPI, server_url: str, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    world = await make_world(session, office_a.id)
+    extra = await f.make_tag(session, office_a.id, world.inbox.id, name="novo")
+    await session.commit()
+    path = f"/conversation/{world.conversation.id}/tags"
+    async with concurrent_client(server_url) as client:
+        answers = await fire(
+            N, lambda _i: client.post(path, json={"tagId": extra.id}, headers=office_a.headers)
+        )
+    assert _statuses(answers) == {200: N}, [r.text for r in answers]
+    rows = select(func.count()).where(
+        ConversationTag.conversation_id == world.conversation.id, ConversationTag.tag_id == extra.id
+    )
+    assert await _count(app, rows) == 1
+    assert len(await outbox(app, office_a.id, "chat.conversation.updated")) == 1
+
+
+async def test_concurrent_tag_removals_and_additions_each_keep_their_change(
+    app: FastAPI, server_url: str, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    world = await make_world(session, office_a.id)
+    held = [await f.make_tag(session, office_a.id, world.inbox.id, f"old {i}") for i in range(4)]
+    new = [await f.make_tag(session, office_a.id, world.inbox.id, f"new {i}") for i in range(4)]
+    for tag in held:
+        session.add(
+            ConversationTag(
+                office_id=office_a.id, conversation_id=world.conversation.id, tag_id=tag.id
+            )
+        )
+    await session.commit()
+    path = f"/conversation/{world.conversation.id}/tags"
+    async with concurrent_client(server_url) as client:
+
+        def request(i: int) -> Any:
+            if i % 2:
+                return client.delete(f"{path}/{held[i // 2].id}", headers=office_a.headers)
+            return client.post(path, json={"tagId": new[i // 2].id}, headers=office_a.headers)
+
+        answers = await fire(N, request)
+        assert _statuses(answers) == {200: N}, [r.text for r in answers]
+        final = await client.get(f"/conversation/{world.conversation.id}", headers=office_a.headers)
+    assert {t["id"] for t in final.json()["tags"]} == {world.tag.id, *(t.id for t in new)}
+
+
+async def test_a_patch_of_tags_changes_only_the_difference(
+    app: FastAPI, server_url: str, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    """Concurrent PATCHes each naming the set {base, own}: the base tag is never lost (it is
+    never deleted and reinserted), and the last writer's own tag is there."""
+    world = await make_world(session, office_a.id)
+    own = [await f.make_tag(session, office_a.id, world.inbox.id, f"own {i}") for i in range(N)]
+    await session.commit()
+    path = f"/conversation/{world.conversation.id}"
+    async with concurrent_client(server_url) as client:
+        answers = await fire(
+            N,
+            lambda i: client.patch(
+                path, json={"tags": [world.tag.id, own[i].id]}, headers=office_a.headers
+            ),
+        )
+        assert _statuses(answers) == {200: N}, [r.text for r in answers]
+        final = await client.get(path, headers=office_a.headers)
+    final_ids = {t["id"] for t in final.json()["tags"]}
+    assert world.tag.id in final_ids
+    assert final_ids & {t.id for t in own}
+
+
+# 6. Column positions
+
+
+async def test_concurrent_column_creation_gives_distinct_positions(
+    app: FastAPI, server_url: str, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    world = await make_world(session, office_a.id, columns=2)
+    async with concurrent_client(server_url) as client:
+        answers = await fire(
+            N,
+            lambda i: client.post(
+                "/funnel-column",
+                json={"funnelId": world.funnel.id, "name": f"Col {i}"}
+                | ({"index": 0} if i % 3 == 0 else {}),
+                headers=office_a.headers,
+            ),
+        )
+        assert _statuses(answers) == {201: N}, [r.text for r in answers]
+        listed = await client.get(
+            "/funnel-column", params={"funnelId": world.funnel.id}, headers=office_a.headers
+        )
+    indexes = [c["index"] for c in listed.json()["data"]]
+    assert sorted(indexes) == list(range(N + 2))
+    async with app.state.sessionmaker() as s:
+        positions = list(
+            await s.scalars(
+                select(FunnelColumn.position).where(FunnelColumn.funnel_id == world.funnel.id)
+            )
+        )
+    assert sorted(positions) == list(range(N + 2))
+
+
+async def test_concurrent_column_moves_keep_positions_distinct(
+    app: FastAPI, server_url: str, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    world = await make_world(session, office_a.id, columns=N)
+    async with concurrent_client(server_url) as client:
+        answers = await fire(
+            N,
+            lambda i: client.patch(
+                f"/funnel-column/{world.columns[i].id}",
+                json={"index": (N - 1 - i)},
+                headers=office_a.headers,
+            ),
+        )
+        assert _statuses(answers) == {200: N}, [r.text for r in answers]
+        listed = await client.get(
+            "/funnel-column", params={"funnelId": world.funnel.id}, headers=office_a.headers
+        )
+    assert sorted(c["index"] for c in listed.json()["data"]) == list(range(N))
+
+
+# 7. Delete guards
+
+
+async def test_a_column_holding_cards_cannot_be_deleted_by_a_concurrent_card_create(
+    app: FastAPI, server_url: str, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    world = await make_world(session, office_a.id)
+    people = [(await f.make_contact(session, office_a.id, name=f"P{i}")).id for i in range(N)]
+    await session.commit()
+    column_id = world.columns[1].id
+    async with concurrent_client(server_url) as client:
+
+        def request(i: int) -> Any:
+            if i == N // 2:
+                return client.delete(f"/funnel-column/{column_id}", headers=office_a.headers)
+            return client.post(
+                "/funnel-column-card",
+                json={"columnId": column_id, "personId": people[i]},
+                headers=office_a.headers,
+            )
+
+        answers = await fire(N, request)
+    deleted, creates = answers[N // 2], answers[: N // 2] + answers[N // 2 + 1 :]
+    assert deleted.status_code in (200, 409), deleted.text
+    async with app.state.sessionmaker() as s:
+        cards = await s.scalar(select(func.count()).where(Card.column_id == column_id))
+        column = await s.get(FunnelColumn, column_id)
+    made = sum(r.status_code == 201 for r in creates)
+    assert made == cards
+    if deleted.status_code == 200:
+        assert column is None and made == 0
+        assert {r.status_code for r in creates} <= {404, 409}
+        assert _codes(creates, 409) <= {"REFERENCE_CONFLICT"}
+    else:
+        assert error_of(deleted)["code"] == "COLUMN_NOT_EMPTY"
+        assert column is not None and made >= 1
+
+
+async def test_an_inbox_holding_conversations_cannot_be_deleted_by_a_concurrent_open(
+    app: FastAPI, server_url: str, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    inbox = await f.make_inbox(session, office_a.id)
+    integration = await f.make_integration(session, office_a.id, inbox.id)
+    people = [(await f.make_contact(session, office_a.id, name=f"P{i}")).id for i in range(N)]
+    await session.commit()
+    async with concurrent_client(server_url) as client:
+
+        def request(i: int) -> Any:
+            if i == N // 2:
+                return client.delete(f"/inbox/{inbox.id}", headers=office_a.headers)
+            body = {"personId": people[i], "inboxId": inbox.id, "integrationId": integration.id}
+            return client.post("/conversation", json=body, headers=office_a.headers)
+
+        answers = await fire(N, request)
+    deleted, opens = answers[N // 2], answers[: N // 2] + answers[N // 2 + 1 :]
+    assert deleted.status_code in (200, 409), deleted.text
+    made = [r.json()["id"] for r in opens if r.status_code == 201]
+    async with app.state.sessionmaker() as s:
+        kept = await s.scalar(select(func.count()).where(Conversation.id.in_(made or ["-"])))
+    assert kept == len(made)  # no conversation answered 201 was erased with the inbox
+    if deleted.status_code == 200:
+        assert made == []
+        assert {r.status_code for r in opens} <= {404, 409}
+        assert _codes(opens, 409) <= {"REFERENCE_CONFLICT"}
+    else:
+        assert error_of(deleted)["code"] == "INBOX_IN_USE" and made
+
+
+# One place maps the database's refusal to the rule
+
+
+async def test_integrity_errors_map_to_the_rule_named_by_the_index(
+    session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    await f.make_contact(session, office_a.id, phone="+5511911112222")
+    await session.commit()
+    session.add(Contact(office_id=office_a.id, name="B", search_name="b", phone="+5511911112222"))
+    with pytest.raises(IntegrityError) as caught:
+        await session.flush()
+    await session.rollback()
+    assert conflict_for(caught.value).code == "PHONE_TAKEN"
+
+
+async def test_a_foreign_key_failure_is_not_a_duplicate(
+    session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    world = await make_world(session, office_a.id)
+    now = world.contact.created_at
+    session.add(
+        Card(
+            office_id=office_a.id,
+            funnel_id=world.funnel.id,
+            column_id="c" + "0" * 24,
+            person_id=world.contact.id,
+            column_changed_at=now,
+        )
+    )
+    with pytest.raises(IntegrityError) as caught:
+        await session.flush()
+    await session.rollback()
+    conflict = conflict_for(caught.value)
+    assert conflict.code == "REFERENCE_CONFLICT" and conflict.status_code == 409
