@@ -355,6 +355,51 @@ async def test_a_patch_of_tags_changes_only_the_difference(
     assert final_ids & {t.id for t in own}
 
 
+async def test_concurrent_replacements_of_a_users_inboxes_apply_one_after_the_other(
+    app: FastAPI, server_url: str, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    user = await f.make_user(session, office_a.id)
+    inboxes = [(await f.make_inbox(session, office_a.id, f"Inbox {i}")).id for i in range(N + 1)]
+    await session.commit()
+    wanted = [sorted(inboxes[i : i + 2]) for i in range(N)]
+    async with concurrent_client(server_url) as client:
+        answers = await fire(
+            N,
+            lambda i: client.patch(
+                f"/user/{user.id}", json={"inboxIds": wanted[i]}, headers=office_a.headers
+            ),
+        )
+        assert _statuses(answers) == {200: N}, [r.text for r in answers]
+        final = await client.get(f"/user/{user.id}", headers=office_a.headers)
+    assert sorted(final.json()["inboxIds"]) in wanted
+
+
+async def test_concurrent_replacements_of_a_tickets_assignees_apply_one_after_the_other(
+    app: FastAPI, server_url: str, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    users = [(await f.make_user(session, office_a.id, f"User {i}")).id for i in range(N + 1)]
+    await session.commit()
+    async with concurrent_client(server_url) as client:
+        status = await client.post(
+            "/ticket-statuses", json={"name": "Aberto"}, headers=office_a.headers
+        )
+        ticket = await client.post(
+            "/ticket",
+            json={"title": "Prazo", "statusId": status.json()["id"], "assigneeIds": users[:2]},
+            headers=office_a.headers,
+        )
+        assert ticket.status_code == 201, ticket.text
+        path = f"/ticket/{ticket.json()['id']}"
+        wanted = [sorted(users[i : i + 2]) for i in range(N)]
+        answers = await fire(
+            N,
+            lambda i: client.patch(path, json={"assigneeIds": wanted[i]}, headers=office_a.headers),
+        )
+        assert _statuses(answers) == {200: N}, [r.text for r in answers]
+        final = await client.get(path, headers=office_a.headers)
+    assert sorted(final.json()["assigneeIds"]) in wanted
+
+
 # 6. Column positions
 
 

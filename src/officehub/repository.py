@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
-from sqlalchemy import Select, select, update
+from sqlalchemy import Select, delete, select, update
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
@@ -78,3 +78,29 @@ async def insert_ignoring_duplicates(
     insert = postgresql_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
     result = await session.execute(insert(table).values(list(rows)).on_conflict_do_nothing())
     return int(getattr(result, "rowcount", 0) or 0)
+
+
+async def replace_set(
+    session: AsyncSession,
+    model: type[Base],
+    office_id: str,
+    owner: tuple[str, str],
+    member: str,
+    wanted: Sequence[str],
+) -> None:
+    """Makes the owner's members (rows of a link table) exactly ``wanted``, touching only the
+    difference: rows not wanted are deleted, missing ones inserted ``ON CONFLICT DO
+    NOTHING``. Never delete-all-and-reinsert, which loses a concurrent change or answers a
+    duplicate key. ``owner`` is (column, id), ``member`` the other column's name."""
+    table: Any = model.__table__
+    owner_column, owner_id = owner
+    keep = list(dict.fromkeys(wanted))
+    await session.execute(
+        delete(table).where(
+            table.c.office_id == office_id,
+            table.c[owner_column] == owner_id,
+            table.c[member].not_in(keep),
+        )
+    )
+    rows = [{"office_id": office_id, owner_column: owner_id, member: ident} for ident in keep]
+    await insert_ignoring_duplicates(session, model, rows)

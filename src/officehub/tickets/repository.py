@@ -2,11 +2,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlalchemy import delete, select
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.pagination import PageParams, paginate
-from officehub.repository import get_scoped, scoped
+from officehub.repository import get_scoped, lock_rows, replace_set, scoped
 from officehub.tickets.models import Ticket, TicketAssignee, TicketDepartment, TicketStatus
 
 
@@ -102,28 +102,14 @@ async def links_of(
 async def set_assignees(
     session: AsyncSession, office_id: str, ticket_id: str, user_ids: Sequence[str]
 ) -> None:
-    await session.execute(
-        delete(TicketAssignee).where(
-            TicketAssignee.office_id == office_id, TicketAssignee.ticket_id == ticket_id
-        )
-    )
-    session.add_all(
-        TicketAssignee(office_id=office_id, ticket_id=ticket_id, user_id=ident)
-        for ident in dict.fromkeys(user_ids)
-    )
-    await session.flush()
+    await lock_rows(session, Ticket, office_id, Ticket.id == ticket_id)
+    owner = ("ticket_id", ticket_id)
+    await replace_set(session, TicketAssignee, office_id, owner, "user_id", user_ids)
 
 
 async def set_departments(
     session: AsyncSession, office_id: str, ticket_id: str, department_ids: Sequence[str]
 ) -> None:
-    await session.execute(
-        delete(TicketDepartment).where(
-            TicketDepartment.office_id == office_id, TicketDepartment.ticket_id == ticket_id
-        )
-    )
-    session.add_all(
-        TicketDepartment(office_id=office_id, ticket_id=ticket_id, department_id=ident)
-        for ident in dict.fromkeys(department_ids)
-    )
-    await session.flush()
+    await lock_rows(session, Ticket, office_id, Ticket.id == ticket_id)
+    owner = ("ticket_id", ticket_id)
+    await replace_set(session, TicketDepartment, office_id, owner, "department_id", department_ids)

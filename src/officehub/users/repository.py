@@ -2,11 +2,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlalchemy import delete, func, or_, select
+from sqlalchemy import func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.pagination import PageParams, paginate
-from officehub.repository import get_scoped, scoped
+from officehub.repository import get_scoped, lock_rows, replace_set, scoped
 from officehub.users.models import User, UserInbox, email_key
 
 
@@ -66,11 +66,7 @@ async def inbox_ids_of(
 async def set_inboxes(
     session: AsyncSession, office_id: str, user_id: str, inbox_ids: Sequence[str]
 ) -> None:
-    await session.execute(
-        delete(UserInbox).where(UserInbox.office_id == office_id, UserInbox.user_id == user_id)
-    )
-    session.add_all(
-        UserInbox(office_id=office_id, user_id=user_id, inbox_id=ident)
-        for ident in dict.fromkeys(inbox_ids)
-    )
-    await session.flush()
+    """The user's inboxes become ``inbox_ids``; the user's row is locked first, so concurrent
+    replacements apply one after the other (the last one wins whole)."""
+    await lock_rows(session, User, office_id, User.id == user_id)
+    await replace_set(session, UserInbox, office_id, ("user_id", user_id), "inbox_id", inbox_ids)
