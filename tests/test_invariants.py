@@ -18,6 +18,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.contacts.models import Contact
+from officehub.conversations import repository as conversations_repository
 from officehub.conversations.models import Conversation, ConversationTag
 from officehub.crm.models import Card, FunnelColumn
 from officehub.integrity import conflict_for
@@ -263,6 +264,31 @@ async def test_one_open_conversation_per_contact_and_integration_reopens_against
     assert created + reopened == 1
 
 
+async def test_an_open_refused_by_the_open_conversation_index_keeps_the_transaction(
+    app: FastAPI, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    """What ``POST /conversation`` does when a concurrent reopen won the index: the insert
+    is refused inside a savepoint, and the request goes on to answer the open one (200)."""
+    (_inbox, integration, contact), _ = await _closed_conversations(session, office_a.id, 0)
+    existing = await f.make_conversation(session, office_a.id, contact.id, integration)
+    await session.commit()
+    loser = Conversation(
+        office_id=office_a.id,
+        person_id=contact.id,
+        inbox_id=integration.inbox_id,
+        integration_id=integration.id,
+        status="OPEN",
+        priority="MEDIUM",
+    )
+    assert await conversations_repository.add_open(session, loser) is False
+    found = await conversations_repository.find_open(
+        session, office_a.id, contact.id, integration.id
+    )
+    assert found is not None and found.id == existing.id
+    await session.commit()
+    assert await _count(app, _open_count(office_a.id, contact.id)) == 1
+
+
 # 5. Tags are added and removed row by row
 
 
@@ -398,6 +424,27 @@ async def test_concurrent_replacements_of_a_tickets_assignees_apply_one_after_th
         assert _statuses(answers) == {200: N}, [r.text for r in answers]
         final = await client.get(path, headers=office_a.headers)
     assert sorted(final.json()["assigneeIds"]) in wanted
+
+
+async def test_concurrent_patches_of_a_contacts_tags_change_only_the_difference(
+    app: FastAPI, server_url: str, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    world = await make_world(session, office_a.id)
+    own = [await f.make_tag(session, office_a.id, world.inbox.id, f"own {i}") for i in range(N)]
+    await session.commit()
+    path = f"/people/{world.contact.id}"
+    async with concurrent_client(server_url) as client:
+        answers = await fire(
+            N,
+            lambda i: client.patch(
+                path, json={"tags": [world.tag.id, own[i].id]}, headers=office_a.headers
+            ),
+        )
+        assert _statuses(answers) == {200: N}, [r.text for r in answers]
+        final = await client.get(path, headers=office_a.headers)
+    final_ids = {t["id"] for t in final.json()["tags"]}
+    assert world.tag.id in final_ids
+    assert final_ids & {t.id for t in own}
 
 
 # 6. Column positions

@@ -30,7 +30,7 @@ router = APIRouter(tags=["Conversations"])
     response_model=ConversationOut,
     responses={
         200: {"model": ConversationOut, "description": "The contact's open conversation"},
-        **error_responses(400, 401, 404, 413),
+        **error_responses(400, 401, 404, 409, 413),
     },
     summary="Open a conversation (or find the open one)",
 )
@@ -127,7 +127,7 @@ async def update_conversation(
 @router.post(
     "/conversation/{id}/tags",
     response_model=ConversationOut,
-    responses=error_responses(400, 401, 404, 413),
+    responses=error_responses(400, 401, 404, 409, 413),
     summary="Tag a conversation",
 )
 async def add_tag(

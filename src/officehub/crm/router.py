@@ -146,7 +146,7 @@ async def list_columns(
     "/funnel-column",
     status_code=201,
     response_model=ColumnOut,
-    responses=error_responses(400, 401, 404),
+    responses=error_responses(400, 401, 404, 409),
     summary="Add a column to a funnel",
 )
 async def create_column(body: ColumnCreate, office: OfficeDep, session: SessionDep) -> ColumnOut:
@@ -156,7 +156,7 @@ async def create_column(body: ColumnCreate, office: OfficeDep, session: SessionD
 @router.patch(
     "/funnel-column/{id}",
     response_model=ColumnOut,
-    responses=error_responses(400, 401, 404),
+    responses=error_responses(400, 401, 404, 409),
     summary="Rename, reorder or reconfigure a column",
 )
 async def update_column(
@@ -228,7 +228,7 @@ async def read_card(id: PathId, office: OfficeDep, session: SessionDep) -> CardD
 @router.patch(
     "/funnel-column-card/{id}",
     response_model=CardDetail,
-    responses=error_responses(400, 401, 404),
+    responses=error_responses(400, 401, 404, 409),
     summary="Move a card (columnId) or change its owner, legal area, fields or origin",
 )
 async def update_card(

@@ -52,7 +52,7 @@ async def create_ticket_status(
     "/ticket",
     status_code=201,
     response_model=TicketOut,
-    responses=error_responses(400, 401, 404),
+    responses=error_responses(400, 401, 404, 409),
 )
 async def create_ticket(body: TicketCreate, office: OfficeDep, session: SessionDep) -> TicketOut:
     ticket = await service.create_ticket(session, office.office_id, body)
@@ -91,7 +91,9 @@ async def read_ticket(id: PathId, office: OfficeDep, session: SessionDep) -> Tic
     return (await service.present(session, office.office_id, [ticket]))[0]
 
 
-@router.patch("/ticket/{id}", response_model=TicketOut, responses=error_responses(400, 401, 404))
+@router.patch(
+    "/ticket/{id}", response_model=TicketOut, responses=error_responses(400, 401, 404, 409)
+)
 async def update_ticket(
     id: PathId, body: TicketUpdate, office: OfficeDep, session: SessionDep
 ) -> TicketOut:
