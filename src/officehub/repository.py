@@ -42,8 +42,11 @@ async def lock_rows(session: AsyncSession, model: type[Base], office_id: str, *w
     if session.get_bind().dialect.name == "postgresql":
         await session.execute(select(table.c.id).where(*condition).with_for_update())
     else:
+        # Every column with an ``onupdate`` (``updated_at``) keeps its value: a lock changes
+        # nothing.
+        same = {c.name: c for c in table.c if c.onupdate is not None or c.name == "id"}
         await session.execute(
-            update(table).where(*condition).values(id=table.c.id),
+            update(table).where(*condition).values(same),
             execution_options={"synchronize_session": False},
         )
 
