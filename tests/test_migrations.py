@@ -83,8 +83,9 @@ async def test_the_integrity_migration_refuses_duplicates_and_fills_the_email_ke
             )
         async with engine.begin() as conn:
             # DuplicateDataError, a RuntimeError (Alembic loads the module under its own name)
-            with pytest.raises(RuntimeError, match="rule 'one phone per office'"):
+            with pytest.raises(RuntimeError, match="rule 'one phone per office'") as refused:
                 await conn.run_sync(_migrate, "head")
+            assert office.id in str(refused.value) and "+55" not in str(refused.value)
         async with engine.begin() as conn:
             await conn.execute(text("UPDATE contacts SET phone = NULL WHERE name = 'B'"))
             await conn.run_sync(_migrate, "head")

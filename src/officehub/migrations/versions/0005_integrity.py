@@ -25,7 +25,8 @@ depends_on = None
 
 
 class DuplicateDataError(RuntimeError):
-    """Stored data breaks a rule the new unique index enforces."""
+    """Stored data breaks a rule the new unique index enforces. The message names records
+    by id only (no phone or email: it ends up in logs)."""
 
 
 def _refuse_duplicates(rule: str, query: str) -> None:
@@ -34,7 +35,8 @@ def _refuse_duplicates(rule: str, query: str) -> None:
         listed = "; ".join(", ".join(str(v) for v in row) for row in rows[:20])
         raise DuplicateDataError(
             f"0005_integrity: {len(rows)} group(s) of records break the rule {rule!r} "
-            f"(office id, key, count): {listed}. Resolve them and run the migration again."
+            f"(office id, count, first and last record id): {listed}. Resolve them and run "
+            "the migration again."
         )
 
 
@@ -76,18 +78,18 @@ def _fill_email_keys() -> None:
 def upgrade() -> None:
     _refuse_duplicates(
         "one phone per office",
-        "SELECT office_id, phone, count(*) FROM contacts WHERE phone IS NOT NULL "
+        "SELECT office_id, count(*), min(id), max(id) FROM contacts WHERE phone IS NOT NULL "
         "GROUP BY office_id, phone HAVING count(*) > 1",
     )
     _refuse_duplicates(
         "one open conversation per contact and integration",
-        "SELECT office_id, person_id || '/' || integration_id, count(*) FROM conversations "
+        "SELECT office_id, count(*), min(id), max(id) FROM conversations "
         "WHERE status = 'OPEN' GROUP BY office_id, person_id, integration_id "
         "HAVING count(*) > 1",
     )
     _refuse_duplicates(
         "one card per contact without conversation",
-        "SELECT office_id, person_id, count(*) FROM crm_cards WHERE conversation_id IS NULL "
+        "SELECT office_id, count(*), min(id), max(id) FROM crm_cards WHERE conversation_id IS NULL "
         "GROUP BY office_id, person_id HAVING count(*) > 1",
     )
     op.add_column(
@@ -97,7 +99,7 @@ def upgrade() -> None:
     _fill_email_keys()
     _refuse_duplicates(
         "one user per email, ignoring case",
-        "SELECT office_id, email_key, count(*) FROM users "
+        "SELECT office_id, count(*), min(id), max(id) FROM users "
         "GROUP BY office_id, email_key HAVING count(*) > 1",
     )
     if op.get_bind().dialect.name == "postgresql":
