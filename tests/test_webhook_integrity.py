@@ -12,12 +12,17 @@ from typing import Any
 
 import httpx
 from fastapi import FastAPI
-from sqlalchemy import func, select, text
+from sqlalchemy import String, func, select, text
 
 from officehub.config import Settings
 from officehub.timeutil import as_utc, utcnow
-from officehub.webhooks.delivery import UNSENDABLE, deliver_due, fan_out_events
-from officehub.webhooks.models import Webhook, WebhookDelivery, WebhookDeliveryAttempt
+from officehub.webhooks.delivery import UNSENDABLE, deliver_due, fan_out_events, new_claim_token
+from officehub.webhooks.models import (
+    CLAIM_TOKEN_LENGTH,
+    Webhook,
+    WebhookDelivery,
+    WebhookDeliveryAttempt,
+)
 from officehub.worker.runner import Worker, WorkerContext
 from tests.conftest import PG_URL
 from tests.helpers import OfficeFixture, error_of, make_office
@@ -178,7 +183,7 @@ async def test_claim_tokens_are_whole_even_for_long_worker_names(
 ) -> None:
     """Two workers whose names share 200 characters never hold the same claim token."""
     settings = settings.model_copy(update={"delivery_batch_size": 1})
-    length = WebhookDelivery.__table__.c.claim_token.type.length
+    length = CLAIM_TOKEN_LENGTH
     async with running_receiver(lambda _n: Reply(delay=2.0)) as receiver:
         hook = await create_webhook(client, office_a, receiver.url)
         await emit_event(app, office_a.id)
@@ -270,3 +275,9 @@ async def test_a_claim_compares_due_times_with_the_database_clock_on_postgresql(
         taken = await deliver_due(fast)
     assert taken == (0 if PG_URL else 1)
     assert len(receiver.received) == taken
+
+
+def test_the_claim_token_column_holds_a_whole_token() -> None:
+    column = WebhookDelivery.__table__.c.claim_token
+    assert isinstance(column.type, String) and column.type.length == CLAIM_TOKEN_LENGTH
+    assert len(new_claim_token()) <= CLAIM_TOKEN_LENGTH
