@@ -217,6 +217,8 @@ def describe_failure(exc: Exception, seconds: float) -> str:
         return f"timed out after {seconds:g} s"
     if isinstance(exc.__cause__, AddressNotAllowed):
         return str(exc.__cause__)  # names the URL's host only, never what it resolved to
+    if isinstance(exc, httpx.LocalProtocolError | httpx.UnsupportedProtocol):
+        return UNSENDABLE  # our side refused to frame the request
     if isinstance(exc, httpx.ConnectError):
         return "ConnectError: could not connect to the receiver"
     if isinstance(exc, httpx.ProtocolError):
