@@ -50,11 +50,23 @@ BLOCKED = [
     "fec0::1",  # site-local
     "ff02::1",  # multicast
 ]
+ADDED_RANGES = [
+    "::7f00:1",  # IPv4-compatible (::/96): 127.0.0.1
+    "::a00:1",  # IPv4-compatible: 10.0.0.1
+    "::a9fe:a9fe",  # IPv4-compatible: 169.254.169.254
+    "::808:808",  # IPv4-compatible, even of a public IPv4: deprecated, never routed
+    "::ffff:0:7f00:1",  # IPv4-translated (::ffff:0:0:0/96)
+]
 PUBLIC = ["8.8.8.8", "1.1.1.1", "93.184.216.34", "2606:4700:4700::1111", "2a00:1450::1"]
 
 
 @pytest.mark.parametrize("address", BLOCKED)
 def test_each_blocked_range_is_refused(address: str) -> None:
+    assert is_blocked(address)
+
+
+@pytest.mark.parametrize("address", ADDED_RANGES)
+def test_ipv4_compatible_and_translated_ipv6_are_refused(address: str) -> None:
     assert is_blocked(address)
 
 
@@ -88,6 +100,7 @@ async def test_a_name_that_resolves_to_127_0_0_1_is_not_connected_to(
     )
     assert received == 0
     assert error is not None and "localhost resolves to" in error and "not allowed" in error
+    assert "127.0.0.1" not in error and "::1" not in error  # never what the name resolved to
 
 
 async def test_a_literal_loopback_address_is_not_connected_to(

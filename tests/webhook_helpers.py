@@ -32,8 +32,14 @@ class Clock:
 def delivery_worker(
     app: FastAPI, settings: Settings, clock: Clock | None = None, name: str = "test"
 ) -> Worker:
+    """A worker on the database's clock, or on ``clock`` when the test drives time."""
     ctx = WorkerContext(
-        settings, app.state.engine, app.state.sessionmaker, clock=clock or utcnow, worker_id=name
+        settings,
+        app.state.engine,
+        app.state.sessionmaker,
+        clock=clock or utcnow,
+        worker_id=name,
+        database_clock=clock is None,
     )
     return Worker(ctx, [fan_out_events, deliver_due], [PURGE_JOB])
 

@@ -6,13 +6,15 @@ through asyncpg with a pool. The request owns the transaction: see ``get_session
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any, ClassVar
 
+import anyio
 from fastapi import Depends, Request
-from sqlalchemy import JSON, DateTime, MetaData, String, TypeDecorator, event
+from sqlalchemy import JSON, DateTime, MetaData, String, TypeDecorator, event, func, select
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Dialect, make_url
 from sqlalchemy.ext.asyncio import (
@@ -26,6 +28,9 @@ from sqlalchemy.pool import ConnectionPoolEntry
 
 from officehub.ids import new_id
 from officehub.timeutil import as_utc, utcnow
+
+logger = logging.getLogger("officehub.db")
+_ON_ROLLBACK = "officehub.on_rollback"
 
 NAMING = {
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",
@@ -76,6 +81,38 @@ def is_sqlite(url: str) -> bool:
     return make_url(url).get_backend_name() == "sqlite"
 
 
+async def database_now(session: AsyncSession) -> datetime:
+    """The database's clock on PostgreSQL (hosts may disagree; it is the one they share).
+
+    SQLite has no clock of its own and lives on one host: the host's clock.
+    """
+    if session.get_bind().dialect.name == "sqlite":
+        return utcnow()
+    now = await session.scalar(select(func.now()))
+    if now is None:  # pragma: no cover (now() always answers)
+        return utcnow()
+    return as_utc(now)
+
+
+def on_rollback(session: AsyncSession, undo: Callable[[], Awaitable[object]]) -> None:
+    """Runs ``undo`` if the request's transaction does not commit.
+
+    For what a request does outside the database before its commit, such as writing a
+    file: a request that fails afterwards leaves nothing behind.
+    """
+    session.info.setdefault(_ON_ROLLBACK, []).append(undo)
+
+
+async def _undo(session: AsyncSession) -> None:
+    actions: list[Callable[[], Awaitable[object]]] = session.info.pop(_ON_ROLLBACK, [])
+    with anyio.CancelScope(shield=True):
+        for undo in reversed(actions):
+            try:
+                await undo()
+            except Exception:
+                logger.exception("undoing a rolled-back request's side effect failed")
+
+
 def _sqlite_pragmas(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None:
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
@@ -112,9 +149,15 @@ async def get_session(request: Request) -> AsyncIterator[AsyncSession]:
             yield session
         except BaseException:
             await session.rollback()
+            await _undo(session)
             raise
-        else:
+        try:
             await session.commit()
+        except BaseException:
+            await session.rollback()
+            await _undo(session)
+            raise
+        session.info.pop(_ON_ROLLBACK, None)
 
 
 SessionDep = Annotated[AsyncSession, Depends(get_session, scope="function")]

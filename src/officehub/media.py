@@ -3,15 +3,35 @@
 from __future__ import annotations
 
 import mimetypes
+import re
 from typing import Annotated
+from urllib.parse import quote
 
 from fastapi import APIRouter, Query
 from fastapi.responses import StreamingResponse
 
-from officehub.errors import Forbidden, NotFound, error_responses
+from officehub.errors import Forbidden, NotFound, ValidationFailed, error_responses
 from officehub.storage import StorageDep, is_valid_key
 
 router = APIRouter(tags=["Media"])
+
+INLINE_TYPES = frozenset({"image/jpeg", "image/png", "image/webp", "image/gif"})
+"""Raster images are shown inline; everything else (documents, video, SVG) is downloaded."""
+MAX_EXPIRES = 253_402_300_799  # 9999-12-31T23:59:59Z: no link outlives it
+_SIGNATURE = re.compile(r"^[0-9a-f]{64}$")
+
+
+def media_headers(key: str, media_type: str) -> dict[str, str]:
+    """A served file is never run as a page: no sniffing, no scripts, documents downloaded."""
+    headers = {
+        "Cache-Control": "private, max-age=300",
+        "X-Content-Type-Options": "nosniff",
+        "Content-Security-Policy": "default-src 'none'",
+    }
+    if media_type not in INLINE_TYPES:
+        name = key.rsplit("/", 1)[-1]
+        headers["Content-Disposition"] = f"attachment; filename*=UTF-8''{quote(name)}"
+    return headers
 
 
 @router.get(
@@ -19,7 +39,7 @@ router = APIRouter(tags=["Media"])
     response_class=StreamingResponse,
     responses={
         200: {"description": "The file", "content": {"application/octet-stream": {}}},
-        **error_responses(403, 404),
+        **error_responses(400, 403, 404),
     },
     summary="A stored file, by signed link (no API key)",
 )
@@ -27,15 +47,21 @@ async def read_media(
     key: str,
     storage: StorageDep,
     expires: Annotated[int | None, Query(description="Unix time the link expires")] = None,
-    signature: Annotated[str | None, Query(description="HMAC-SHA256 of key and expiry")] = None,
+    signature: Annotated[
+        str | None, Query(description="HMAC-SHA256 of key and expiry, 64 hex digits")
+    ] = None,
 ) -> StreamingResponse:
     if not is_valid_key(key):
         raise NotFound("File not found", details="No stored file by that name")
+    if expires is not None and not 0 <= expires <= MAX_EXPIRES:
+        raise ValidationFailed.field("query.expires", f"a unix time from 0 to {MAX_EXPIRES}")
+    if signature and not _SIGNATURE.match(signature):
+        raise ValidationFailed.field("query.signature", "64 hexadecimal digits")
     if expires is None or not signature or not storage.verify_link(key, expires, signature):
         raise Forbidden("Invalid or expired link", details="Ask the service for a fresh link")
     if not await storage.exists(key):
         raise NotFound("File not found", details="No stored file by that name")
     media_type = mimetypes.guess_type(key)[0] or "application/octet-stream"
     return StreamingResponse(
-        storage.read(key), media_type=media_type, headers={"Cache-Control": "private, max-age=300"}
+        storage.read(key), media_type=media_type, headers=media_headers(key, media_type)
     )

@@ -71,7 +71,7 @@ class Signer:
     def verify(self, key: str, expires: int, signature: str) -> bool:
         if expires < self.clock():
             return False
-        return hmac.compare_digest(self.sign(key, expires), signature)
+        return hmac.compare_digest(self.sign(key, expires).encode(), signature.encode())
 
 
 def signing_secret(settings: Settings) -> bytes:
@@ -80,13 +80,30 @@ def signing_secret(settings: Settings) -> bytes:
         return settings.signing_key.encode()
     path = Path(settings.data_dir) / "signing.key"
     path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        return path.read_bytes().strip()
-    with os.fdopen(fd, "w") as f:
-        f.write(secrets.token_urlsafe(32))
+    if not path.exists():
+        _publish_new_key(path)
     return path.read_bytes().strip()
+
+
+def _publish_new_key(path: Path) -> None:
+    """Writes a key to a temporary file, then links it into place if none is there yet.
+
+    The name appears only with its whole content (a concurrent process never reads an
+    empty key), and the first process to link wins: every process then reads its key.
+    """
+    temporary = path.with_name(f".{path.name}.{secrets.token_hex(8)}.tmp")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(secrets.token_urlsafe(32))
+            f.flush()
+            os.fsync(f.fileno())
+        try:
+            os.link(temporary, path)
+        except FileExistsError:
+            pass  # another process published its key first; it is the one to use
+    finally:
+        temporary.unlink(missing_ok=True)
 
 
 class LocalStorage:

@@ -4,6 +4,7 @@ from collections.abc import Sequence
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from officehub.db import on_rollback
 from officehub.errors import Conflict, NotFound, UnsupportedMediaType
 from officehub.ids import new_id
 from officehub.inboxes import service as inboxes
@@ -133,6 +134,7 @@ async def set_avatar(
     extension, _media_type = kind
     key = f"avatars/{office_id}/{user.id}/{new_id()}.{extension}"
     await storage.save(key, upload.chunks, AVATAR_MAX_BYTES)
+    on_rollback(session, lambda: storage.delete(key))
     previous = user.image_path
     user.image_path = key
     user.image_url = storage.url(key)

@@ -42,7 +42,7 @@ from officehub.webhooks.models import (
 )
 from officehub.webhooks.service import SECRET_GRACE
 from officehub.webhooks.signing import SIGNATURE_HEADER, signature_header
-from officehub.webhooks.ssrf import delivery_client
+from officehub.webhooks.ssrf import AddressNotAllowed, delivery_client
 from officehub.worker.runner import PeriodicJob, WorkerContext
 
 logger = logging.getLogger("officehub.webhooks")
@@ -117,10 +117,10 @@ def event_body(event: OutboxEvent) -> dict[str, Any]:
 async def fan_out_events(ctx: WorkerContext) -> int:
     """Turns undispatched outbox events into one delivery per subscribed active webhook."""
     skip_locked = not is_sqlite(ctx.settings.database_url)
-    now = ctx.now()
-    expires = now + timedelta(days=ctx.settings.delivery_retention_days)
     try:
         async with ctx.sessionmaker() as session, session.begin():
+            now = await ctx.time_in(session)
+            expires = now + timedelta(days=ctx.settings.delivery_retention_days)
             events = await repository.undispatched_events(
                 session, _FAN_OUT_BATCH, skip_locked=skip_locked
             )
@@ -205,6 +205,29 @@ def delivery_headers(
     }
 
 
+UNSENDABLE = (
+    "the request could not be made from the webhook's URL and headers; "
+    "correct them with PATCH /webhooks/{id}"
+)
+
+
+def describe_failure(exc: Exception, seconds: float) -> str:
+    """A failure as the office may read it: no resolved address, no stack trace."""
+    if isinstance(exc, TimeoutError | httpx.TimeoutException):
+        return f"timed out after {seconds:g} s"
+    if isinstance(exc.__cause__, AddressNotAllowed):
+        return str(exc.__cause__)  # names the URL's host only, never what it resolved to
+    if isinstance(exc, httpx.LocalProtocolError | httpx.UnsupportedProtocol):
+        return UNSENDABLE  # our side refused to frame the request
+    if isinstance(exc, httpx.ConnectError):
+        return "ConnectError: could not connect to the receiver"
+    if isinstance(exc, httpx.ProtocolError):
+        return f"{type(exc).__name__}: the receiver did not answer with valid HTTP"
+    if isinstance(exc, httpx.HTTPError):
+        return f"{type(exc).__name__}: the connection failed"
+    return UNSENDABLE
+
+
 async def send(
     client: httpx.AsyncClient,
     webhook: Webhook,
@@ -212,14 +235,16 @@ async def send(
     now: datetime,
     seconds: float,
 ) -> Outcome:
-    body = json.dumps(delivery.payload, separators=(",", ":"), ensure_ascii=False).encode()
-    headers = delivery_headers(webhook, delivery, body, now)
+    """One attempt. Whatever goes wrong (a setting httpx cannot send included) is its
+    outcome: it never raises, so one webhook cannot take its batch down."""
     started = time.perf_counter()
     status: int | None = None
     text: str | None = None
     error: str | None = None
     retry_after: float | None = None
     try:
+        body = json.dumps(delivery.payload, separators=(",", ":"), ensure_ascii=False).encode()
+        headers = delivery_headers(webhook, delivery, body, now)
         async with (
             asyncio.timeout(seconds),
             client.stream("POST", webhook.url, content=body, headers=headers) as response,
@@ -227,10 +252,15 @@ async def send(
             status = response.status_code
             retry_after = parse_retry_after(response.headers.get("retry-after"), time.time())
             text = await _read_start(response)
-    except TimeoutError:
-        status, error = None, f"timed out after {seconds:g} s"
-    except httpx.HTTPError as exc:
-        status, error = None, f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    except Exception as exc:
+        status, text, error = None, None, describe_failure(exc, seconds)
+        if error == UNSENDABLE:
+            logger.warning(
+                "delivery %s of webhook %s could not be sent: %s",
+                delivery.id,
+                webhook.id,
+                type(exc).__name__,
+            )
     elapsed = time.perf_counter() - started
     duration = int(elapsed * 1000)
     ATTEMPT_SECONDS.observe(elapsed)
@@ -256,13 +286,18 @@ async def _read_start(response: httpx.Response) -> str:
     return text.replace("\x00", "\ufffd")
 
 
+def new_claim_token() -> str:
+    """A fresh, whole token per claimed batch (the worker's name is kept on each attempt)."""
+    return new_id()
+
+
 async def deliver_due(ctx: WorkerContext) -> int:
     """Claims a batch of due deliveries, sends them concurrently, records every attempt."""
     settings = ctx.settings
-    now = ctx.now()
-    token = f"{ctx.worker_id}:{new_id()}"[:64]
-    lease_until = now + lease_for(settings)
+    token = new_claim_token()
     async with ctx.sessionmaker() as session, session.begin():
+        now = await ctx.time_in(session)
+        lease_until = now + lease_for(settings)
         ids = await repository.claim_due(
             session,
             now,
@@ -301,8 +336,8 @@ async def record_outcomes(
     results: list[tuple[tuple[WebhookDelivery, Webhook], Outcome]],
 ) -> None:
     """Writes the outcomes this worker still holds the claim of, in a few statements."""
-    now = ctx.now()
     async with ctx.sessionmaker() as session, session.begin():
+        now = await ctx.time_in(session)
         held = await repository.still_held(
             session,
             [d.id for (d, _w), _o in results],
@@ -362,7 +397,8 @@ async def purge_expired_deliveries(ctx: WorkerContext) -> int:
     total = 0
     while True:
         async with ctx.sessionmaker() as session, session.begin():
-            removed = await repository.purge_expired(session, ctx.now(), _PURGE_BATCH)
+            now = await ctx.time_in(session)
+            removed = await repository.purge_expired(session, now, _PURGE_BATCH)
         total += removed
         if removed < _PURGE_BATCH:
             return total

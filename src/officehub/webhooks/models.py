@@ -11,6 +11,7 @@ from officehub.db import Base, IdMixin, JSONType, TimestampMixin
 PENDING, RETRYING, SUCCESS, FAILED = "PENDING", "RETRYING", "SUCCESS", "FAILED"
 DELIVERY_STATUSES = (PENDING, SUCCESS, FAILED, RETRYING)
 OPEN_STATUSES = (PENDING, RETRYING)
+CLAIM_TOKEN_LENGTH = 64
 
 
 class Webhook(IdMixin, TimestampMixin, Base):
@@ -80,7 +81,7 @@ class WebhookDelivery(IdMixin, Base):
     duration_ms: Mapped[int | None]
     attempt_count: Mapped[int] = mapped_column(default=0)
     next_retry_at: Mapped[datetime | None]
-    claim_token: Mapped[str | None] = mapped_column(String(64))
+    claim_token: Mapped[str | None] = mapped_column(String(CLAIM_TOKEN_LENGTH))
     created_at: Mapped[datetime]
     expires_at: Mapped[datetime]
 

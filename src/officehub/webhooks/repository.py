@@ -16,6 +16,8 @@ from officehub.timeutil import isoformat
 from officehub.webhooks.models import (
     FAILED,
     OPEN_STATUSES,
+    PENDING,
+    RETRYING,
     SUCCESS,
     Webhook,
     WebhookDelivery,
@@ -96,6 +98,35 @@ async def attempts_of(
         .order_by(WebhookDeliveryAttempt.number)
     )
     return list(await session.scalars(stmt))
+
+
+def in_flight(delivery: WebhookDelivery, now: datetime) -> bool:
+    """A worker holds it: claimed, and the lease (``next_retry_at``) not over at ``now``."""
+    return (
+        delivery.claim_token is not None
+        and delivery.next_retry_at is not None
+        and delivery.next_retry_at > now
+    )
+
+
+async def mark_for_retry(session: AsyncSession, office_id: str, ident: str, now: datetime) -> bool:
+    """``FAILED``/``RETRYING`` and not held by a worker → ``PENDING`` due ``now``, atomically."""
+    result = await session.execute(
+        update(WebhookDelivery)
+        .where(
+            WebhookDelivery.office_id == office_id,
+            WebhookDelivery.id == ident,
+            WebhookDelivery.status.in_((FAILED, RETRYING)),
+            or_(
+                WebhookDelivery.claim_token.is_(None),
+                WebhookDelivery.next_retry_at.is_(None),
+                WebhookDelivery.next_retry_at <= now,
+            ),
+        )
+        .values(status=PENDING, next_retry_at=now, claim_token=None)
+        .execution_options(synchronize_session=False)
+    )
+    return bool(result.rowcount)  # type: ignore[attr-defined]
 
 
 FAILING_PAUSE_AFTER = timedelta(days=5)

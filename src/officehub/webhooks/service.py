@@ -5,18 +5,20 @@ from __future__ import annotations
 import secrets as secrets_module
 from datetime import timedelta
 from typing import Any
-from urllib.parse import urlsplit
 
+import httpx
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from officehub.db import database_now
 from officehub.errors import Conflict, NotFound, ValidationFailed
 from officehub.events.service import emit
 from officehub.pagination import PageParams
 from officehub.timeutil import utcnow
 from officehub.webhooks import repository
-from officehub.webhooks.models import FAILED, PENDING, RETRYING, Webhook, WebhookDelivery
+from officehub.webhooks.models import Webhook, WebhookDelivery
 from officehub.webhooks.schemas import WebhookCreate, WebhookStats, WebhookUpdate
 from officehub.webhooks.ssrf import is_blocked, literal_address
+from officehub.webhooks.validation import HeaderRefused, check_headers
 
 SECRET_GRACE = timedelta(hours=24)
 """How long deliveries also carry a signature under the previous secret after a rotation."""
@@ -29,8 +31,11 @@ def new_secret() -> str:
 
 
 def check_url(url: str, *, allow_private: bool) -> None:
-    """Refuses a literal blocked address at once; names are checked when sent."""
-    host = urlsplit(url).hostname or ""
+    """Refuses a literal blocked address at once; names are checked when sent.
+
+    ``url`` has passed ``validation.check_url`` (the schema), so httpx parses it.
+    """
+    host = httpx.URL(url).host
     literal = literal_address(host)
     if not allow_private and (host == "localhost" or (literal and is_blocked(literal))):
         raise ValidationFailed.field(
@@ -38,6 +43,17 @@ def check_url(url: str, *, allow_private: bool) -> None:
             f"{host} is a loopback, private or reserved address",
             code="WEBHOOK_URL_NOT_ALLOWED",
         )
+
+
+def check_custom_headers(headers: dict[str, str] | None) -> None:
+    """400 naming the header (``body.headers.<Name>``) that could never be sent."""
+    if not headers:
+        return
+    try:
+        check_headers(headers)
+    except HeaderRefused as exc:
+        path = "body.headers" if exc.name is None else f"body.headers.{exc.name}"
+        raise ValidationFailed.field(path, exc.reason) from exc
 
 
 async def get_webhook(session: AsyncSession, office_id: str, ident: str) -> Webhook:
@@ -51,6 +67,7 @@ async def create_webhook(
     session: AsyncSession, office_id: str, body: WebhookCreate, *, allow_private: bool
 ) -> Webhook:
     check_url(body.url, allow_private=allow_private)
+    check_custom_headers(body.headers)
     record = Webhook(
         office_id=office_id,
         name=body.name,
@@ -90,6 +107,7 @@ async def update_webhook(
     if body.events is not None:
         record.events = body.events
     if "headers" in sent:
+        check_custom_headers(body.headers)
         record.headers = body.headers
     if body.secret is not None and body.secret != record.secret:
         record.previous_secret = record.secret
@@ -167,16 +185,29 @@ async def get_delivery(
 
 
 async def retry_delivery(session: AsyncSession, office_id: str, ident: str) -> WebhookDelivery:
+    """``FAILED`` or ``RETRYING`` → ``PENDING``, due now; never one a worker holds.
+
+    One conditional UPDATE decides, so a worker's claim and concurrent retries cannot
+    both win: a delivery leased to a worker (claim token set, lease not over by the
+    database's clock) answers 409 ``DELIVERY_IN_FLIGHT``.
+    """
+    now = await database_now(session)
+    if await repository.mark_for_retry(session, office_id, ident, now):
+        record = await repository.get_delivery(session, office_id, ident)
+        if record is not None:
+            await session.refresh(record)
+            return record
     record = await repository.get_delivery(session, office_id, ident)
     if record is None:
         raise NotFound.of("Delivery", ident)
-    if record.status not in (FAILED, RETRYING):
+    if repository.in_flight(record, now):
         raise Conflict(
-            "Only a FAILED or RETRYING delivery can be retried",
-            details=f"delivery {ident} is {record.status}",
+            "The delivery is being sent right now",
+            details=f"delivery {ident} is held by a worker until its attempt is recorded; "
+            "retry it after that",
+            code="DELIVERY_IN_FLIGHT",
         )
-    record.status = PENDING
-    record.next_retry_at = utcnow()
-    record.claim_token = None
-    await session.flush()
-    return record
+    raise Conflict(
+        "Only a FAILED or RETRYING delivery can be retried",
+        details=f"delivery {ident} is {record.status}",
+    )

@@ -20,7 +20,8 @@ import httpx
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
-# The ranges Svix blocks: IANA special-purpose registries for IPv4 and IPv6.
+# The IANA special-purpose registries for IPv4 and IPv6: a superset of what Svix blocks
+# (see docs/decisions.md for the comparison).
 BLOCKED_NETWORKS = tuple(
     ipaddress.ip_network(n)
     for n in (
@@ -41,7 +42,9 @@ BLOCKED_NETWORKS = tuple(
         "240.0.0.0/4",  # reserved, and the broadcast address
         "::/128",  # unspecified
         "::1/128",  # loopback
+        "::/96",  # IPv4-compatible (deprecated): ::7f00:1 is 127.0.0.1 to some stacks
         "::ffff:0:0/96",  # IPv4-mapped (checked again as IPv4 below)
+        "::ffff:0:0:0/96",  # IPv4-translated (SIIT)
         "64:ff9b::/96",  # IPv4/IPv6 translation
         "64:ff9b:1::/48",  # local-use IPv4/IPv6 translation
         "100::/64",  # discard-only
@@ -100,11 +103,12 @@ class GuardedBackend(httpcore.AsyncNetworkBackend):
         try:
             addresses = await _resolve(host, port)
         except OSError as exc:
-            raise httpcore.ConnectError(f"cannot resolve {host}: {exc}") from exc
-        blocked = [a for a in addresses if is_blocked(a)]
-        if blocked or not addresses:
+            raise httpcore.ConnectError(f"cannot resolve {host}") from exc
+        if not addresses or any(is_blocked(a) for a in addresses):
+            # The message names the URL's host, never the addresses it resolved to: it is
+            # shown to the office, and internal names must not be mapped through it.
             raise AddressNotAllowed(
-                f"{host} resolves to {', '.join(blocked) or 'nothing'}, which is not allowed"
+                f"{host} resolves to a loopback, private or reserved address, which is not allowed"
             )
         last: Exception | None = None
         for address in addresses:
@@ -118,7 +122,10 @@ class GuardedBackend(httpcore.AsyncNetworkBackend):
             peer = stream.get_extra_info("server_addr")
             if peer is None or is_blocked(str(peer[0])):
                 await stream.aclose()
-                raise AddressNotAllowed(f"connected to {peer}, which is not allowed")
+                raise AddressNotAllowed(
+                    f"{host} connected to a loopback, private or reserved address, "
+                    "which is not allowed"
+                )
             return stream
         raise last or httpcore.ConnectError(f"cannot connect to {host}")
 

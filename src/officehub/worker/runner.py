@@ -22,6 +22,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from officehub.config import Settings
+from officehub.db import database_now
 from officehub.events.models import JobLease
 from officehub.timeutil import utcnow
 
@@ -32,13 +33,29 @@ Clock = Callable[[], datetime]
 
 @dataclass
 class WorkerContext:
+    """What a job runs with.
+
+    ``clock`` is this host's clock (tests pass one they control). ``database_clock``: jobs
+    that compare with times other hosts wrote (the delivery queue's due times and leases)
+    read the time with ``time_in``, which on PostgreSQL is the database's ``now()`` — the
+    one clock every worker shares — unless it is false (a test driving time with its own
+    ``clock``). SQLite lives on one host, so there it is always ``clock``.
+    """
+
     settings: Settings
     engine: AsyncEngine
     sessionmaker: async_sessionmaker[AsyncSession]
     clock: Clock = utcnow
     worker_id: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")
+    database_clock: bool = True
 
     def now(self) -> datetime:
+        return self.clock()
+
+    async def time_in(self, session: AsyncSession) -> datetime:
+        """Now, by the clock the workers share (see the class)."""
+        if self.database_clock and session.get_bind().dialect.name != "sqlite":
+            return await database_now(session)
         return self.clock()
 
 
