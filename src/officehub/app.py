@@ -104,7 +104,7 @@ def _state_scopes(app: FastAPI, schema: dict[str, Any]) -> None:
         if not isinstance(route, APIRoute) or is_keyless(route.path_format):
             continue
         scope = required_scope(route)
-        for method in route.methods:
+        for method in route.methods or ():
             operation = paths.get(route.path_format, {}).get(method.lower())
             if operation is None:
                 continue

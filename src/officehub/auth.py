@@ -56,7 +56,7 @@ def required_scope(route: APIRoute) -> str:
     for tag in route.tags:
         if isinstance(tag, str) and tag in TAG_SCOPES:
             return TAG_SCOPES[tag]
-    return READ if route.methods <= {"GET", "HEAD"} else WRITE
+    return READ if (route.methods or set()) <= {"GET", "HEAD"} else WRITE
 
 
 @dataclass(frozen=True)

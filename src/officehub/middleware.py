@@ -14,6 +14,7 @@ import json
 import logging
 import re
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from prometheus_client import Counter, Histogram
@@ -58,6 +59,16 @@ def route_body_limit(scope: Scope, default: int) -> int:
     return limit if isinstance(limit, int) else default
 
 
+@dataclass
+class _Body:
+    pending: bool
+
+
+def _declares_body(headers: Headers) -> bool:
+    length = headers.get("content-length", "")
+    return "transfer-encoding" in headers or (length.isdigit() and int(length) > 0)
+
+
 class RequestContextMiddleware:
     def __init__(self, app: ASGIApp, max_json_body: int) -> None:
         self.app = app
@@ -78,6 +89,7 @@ class RequestContextMiddleware:
         started = time.perf_counter()
         status = 500
         response_started = False
+        body = _Body(pending=_declares_body(headers))
 
         async def send_with_id(message: Message) -> None:
             nonlocal status, response_started
@@ -89,6 +101,8 @@ class RequestContextMiddleware:
                     *message["headers"],
                     (b"x-request-id", request_id.encode()),
                 ]
+                if body.pending:  # answered before the body was read: it never will be
+                    message["headers"].append((b"connection", b"close"))
             await send(message)
 
         try:
@@ -109,7 +123,9 @@ class RequestContextMiddleware:
                     state["key"] = key
                     if key.office is not None:
                         state["office_id"] = key.office.office_id
-                await self.app(scope, self._guarded(scope, headers, key, receive), send_with_id)
+                await self.app(
+                    scope, self._guarded(scope, headers, key, body, receive), send_with_id
+                )
         except BodyTooLarge as exc:
             if not response_started:
                 await self._reject_too_large(send_with_id, str(exc.detail))
@@ -146,7 +162,12 @@ class RequestContextMiddleware:
             LATENCY.labels(route).observe(elapsed)
 
     def _guarded(
-        self, scope: Scope, headers: Headers, key: KeyOutcome | None, receive: Receive
+        self,
+        scope: Scope,
+        headers: Headers,
+        key: KeyOutcome | None,
+        body: _Body,
+        receive: Receive,
     ) -> Receive:
         """``receive`` that reads no body without a valid key, nor past the route's limit.
 
@@ -170,6 +191,7 @@ class RequestContextMiddleware:
                 seen += len(message.get("body", b""))
                 if seen > limit:
                     raise BodyTooLarge(limit)
+                body.pending = bool(message.get("more_body"))
             return message
 
         return guarded

@@ -13,8 +13,8 @@ from officehub.params import Id, PathId
 from officehub.storage import StorageDep
 from officehub.uploads import receive_file
 from officehub.users import service
-from officehub.users.service import AVATAR_MAX_BYTES
 from officehub.users.schemas import AvatarRemoved, UserCreate, UserOut, UserUpdate
+from officehub.users.service import AVATAR_MAX_BYTES
 
 router = APIRouter(tags=["Users"])
 MULTIPART_ALLOWANCE = 64 * 1024  # the part's headers and boundaries around the file

@@ -28,9 +28,7 @@ _keys = sa.table("api_keys", sa.column("id", sa.String(32)), sa.column("permissi
 def _rewrite(change: dict[str, list[str]]) -> None:
     bind = op.get_bind()
     for key_id, permissions in change.items():
-        bind.execute(
-            _keys.update().where(_keys.c.id == key_id).values(permissions=permissions)
-        )
+        bind.execute(_keys.update().where(_keys.c.id == key_id).values(permissions=permissions))
 
 
 def _current() -> dict[str, list[str]]:
