@@ -10,10 +10,9 @@ from typing import Any
 
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
-from fastapi.routing import APIRoute
 
 from officehub import __version__
-from officehub.auth import SCOPE_EXTRA, is_keyless, required_scope
+from officehub.auth import SCOPE_EXTRA, is_keyless, scope_of
 from officehub.config import Settings, get_settings
 from officehub.db import create_engine, create_sessionmaker
 from officehub.errors import ErrorBody, install_error_handlers
@@ -93,21 +92,20 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
                     response["content"] = {"application/json": {"schema": error_ref}}
     for name in [n for n in components if n in {"HTTPValidationError", "ValidationError"}]:
         components.pop(name)
-    _state_scopes(app, schema)
+    _state_scopes(schema)
     return schema
 
 
-def _state_scopes(app: FastAPI, schema: dict[str, Any]) -> None:
-    """Each keyed operation names its scope: ``x-required-scope``, ``security`` and a sentence."""
-    paths = schema.get("paths", {})
-    for route in app.routes:
-        if not isinstance(route, APIRoute) or is_keyless(route.path_format):
+def _state_scopes(schema: dict[str, Any]) -> None:
+    """Each keyed operation names its scope: ``x-required-scope``, ``security`` and a sentence.
+
+    The scope comes from the operation's method, tags and override, as ``OfficeDep`` finds it.
+    """
+    for path, operations in schema.get("paths", {}).items():
+        if is_keyless(path):
             continue
-        scope = required_scope(route)
-        for method in route.methods or ():
-            operation = paths.get(route.path_format, {}).get(method.lower())
-            if operation is None:
-                continue
+        for method, operation in operations.items():
+            scope = scope_of({method.upper()}, operation.get("tags", []), operation)
             operation[SCOPE_EXTRA] = scope
             operation["security"] = [{"APIKeyHeader": [scope]}]
             sentence = f"Needs an API key with the scope `{scope}`."

@@ -6,6 +6,7 @@ is read; ``OfficeDep`` reads what it found and checks the route's scope.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -49,14 +50,18 @@ def scope_override(scope: str) -> dict[str, Any]:
 
 
 def required_scope(route: APIRoute) -> str:
+    return scope_of(route.methods or set(), route.tags, route.openapi_extra or {})
+
+
+def scope_of(methods: Iterable[str], tags: Iterable[Any], extra: Mapping[str, Any]) -> str:
     """The route's own override, else its router's tag, else ``read`` for GET, ``write``."""
-    override = (route.openapi_extra or {}).get(SCOPE_EXTRA)
+    override = extra.get(SCOPE_EXTRA)
     if isinstance(override, str):
         return override
-    for tag in route.tags:
+    for tag in tags:
         if isinstance(tag, str) and tag in TAG_SCOPES:
             return TAG_SCOPES[tag]
-    return READ if (route.methods or set()) <= {"GET", "HEAD"} else WRITE
+    return READ if set(methods) <= {"GET", "HEAD"} else WRITE
 
 
 @dataclass(frozen=True)
