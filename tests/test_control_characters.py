@@ -23,14 +23,34 @@ REFUSED: list[tuple[str, str, dict[str, Any], str]] = [
     ("name with a line feed inside", "/department", {"name": "Jurí\ndico"}, "body.name"),
     ("name with a tab", "/ticket-statuses", {"name": "Aberto\tHoje"}, "body.name"),
     ("name with a C1 control", "/people", {"name": "Maria\x85Souza"}, "body.name"),
-    ("name with a line separator", "/legal-areas", {"name": "A\u2028B", "color": "#000"}, "body.name"),
-    ("single-line string other than a name", "/people", {"name": "M", "document": "1\x1b2"}, "body.document"),
+    (
+        "name with a line separator",
+        "/legal-areas",
+        {"name": "A\u2028B", "color": "#000"},
+        "body.name",
+    ),
+    (
+        "single-line string other than a name",
+        "/people",
+        {"name": "M", "document": "1\x1b2"},
+        "body.document",
+    ),
     ("colour", "/legal-areas", {"name": "Família", "color": "#00\r0"}, "body.color"),
-    ("title", "/fast-message", {"inboxId": "cxxxxxxxxxxxx", "kind": "TEXT", "text": "a", "title": "a\x1f"}, "body.title"),
+    (
+        "title",
+        "/fast-message",
+        {"inboxId": "cxxxxxxxxxxxx", "kind": "TEXT", "text": "a", "title": "a\x1f"},
+        "body.title",
+    ),
     ("string in a list", "/people", {"name": "M", "tags": ["cabcdefghij\x01"]}, "body.tags"),
-    ("long text with an escape", "/people", {"name": "M", "description": "a\x1b[31mb"}, "body.description"),
+    (
+        "long text with an escape",
+        "/people",
+        {"name": "M", "description": "a\x1b[31mb"},
+        "body.description",
+    ),
     ("long text with DEL", "/webhooks", {**WEBHOOK, "description": "a\x7fb"}, "body.description"),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(

@@ -25,8 +25,8 @@ api_key_scheme = APIKeyHeader(
 
 # The one list of paths that need no API key: operations, the API's own description,
 # signed media links, and channels' inbound webhooks (authenticated by their signature).
-KEYLESS_PATHS = frozenset({"/healthz", "/readyz", "/metrics", "/openapi.json"})
-KEYLESS_PREFIXES = ("/docs", "/redoc", "/media/", "/channels/", "/webchat/")
+KEYLESS_PATHS = frozenset({"/healthz", "/readyz", "/metrics", "/openapi.json", "/docs", "/redoc"})
+KEYLESS_PREFIXES = ("/docs/", "/media/", "/channels/", "/webchat/")
 
 # read: every GET; write: every other change; webhooks: webhooks and their deliveries
 # (they hold secrets), read or written; edit:customer: partner links (the spec's permission).
