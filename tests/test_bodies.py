@@ -211,3 +211,17 @@ async def test_keyless_paths_are_listed_in_one_place(client: httpx.AsyncClient) 
     assert is_keyless("/media/avatars/x.png") and is_keyless("/channels/whatsapp/c1/webhook")
     assert (await client.get("/media/avatars/x.png")).status_code == 403
     assert not is_keyless("/mediax") and not is_keyless("/tag")
+
+
+async def test_a_body_refused_for_want_of_a_key_answers_as_any_401(
+    client: httpx.AsyncClient,
+) -> None:
+    """Refused in ``receive`` or by ``OfficeDep``: the same body, the reason in ``details``."""
+    unread = await client.post("/tag", json={"name": "x"})
+    no_body = await client.get("/tag")
+    assert unread.status_code == no_body.status_code == 401
+    assert error_of(unread) == error_of(no_body)
+    assert "x-service-api-key" in error_of(unread)["details"]
+    unknown = await client.post("/tag", json={"name": "x"}, headers={"x-service-api-key": "k"})
+    assert error_of(unknown)["message"] == error_of(no_body)["message"]
+    assert "unknown or revoked" in error_of(unknown)["details"]
