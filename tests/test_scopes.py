@@ -154,6 +154,23 @@ async def test_scope_is_checked_after_the_key_and_before_the_body(
     assert r.status_code == 400
 
 
+async def test_a_body_is_not_read_for_a_key_lacking_the_scope(
+    app: FastAPI, client: httpx.AsyncClient, office_a: OfficeFixture
+) -> None:
+    """Malformed or too large, the body of a key lacking the scope is refused unread: 403,
+    the same answer ``OfficeDep`` gives a route without a body."""
+    read = await _key(app, office_a, ["read"])
+    json_headers = {**read, "content-type": "application/json"}
+    for content in (b'{"name": ', b"x" * (2 * 1024 * 1024)):
+        r = await client.post("/tag", content=content, headers=json_headers)
+        assert r.status_code == 403, r.text
+        assert error_of(r)["code"] == "MISSING_PERMISSION"
+        assert error_of(r)["details"] == "This operation needs the scope write"
+    no_body = await client.delete(f"/tag/{ID}", headers=read)
+    assert error_of(no_body) == error_of(r)
+    assert r.headers["connection"] == "close"
+
+
 @pytest.fixture
 async def empty_database_url(tmp_path: Path) -> AsyncIterator[str]:
     """A database with no schema at all, to migrate step by step."""

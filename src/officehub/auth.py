@@ -36,6 +36,11 @@ READ, WRITE, WEBHOOKS, EDIT_CUSTOMER = SCOPES
 TAG_SCOPES = {"Webhooks": WEBHOOKS, "Partner links": EDIT_CUSTOMER}
 SCOPE_EXTRA = "x-required-scope"
 MISSING_KEY = f"Send the office API key in the {API_KEY_HEADER} header"
+MISSING_SCOPE = "The API key lacks the scope this operation needs"
+
+
+def needs(scope: str) -> str:
+    return f"This operation needs the scope {scope}"
 
 
 def is_keyless(path: str) -> bool:
@@ -72,11 +77,7 @@ class OfficeContext:
 
     def require(self, permission: str) -> None:
         if permission not in self.permissions:
-            raise Forbidden(
-                "The API key lacks the scope this operation needs",
-                code="MISSING_PERMISSION",
-                details=f"This operation needs the scope {permission}",
-            )
+            raise Forbidden(MISSING_SCOPE, code="MISSING_PERMISSION", details=needs(permission))
 
 
 @dataclass(frozen=True)

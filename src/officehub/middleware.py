@@ -17,12 +17,21 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from fastapi.routing import APIRoute
 from prometheus_client import Counter, Histogram
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from officehub.auth import API_KEY_HEADER, MISSING_KEY, KeyOutcome, is_keyless, lookup_key
+from officehub.auth import (
+    API_KEY_HEADER,
+    MISSING_KEY,
+    KeyOutcome,
+    is_keyless,
+    lookup_key,
+    needs,
+    required_scope,
+)
 from officehub.errors import error_payload
 from officehub.ids import new_id
 
@@ -46,6 +55,15 @@ class BodyWithoutKey(HTTPException):
 
     def __init__(self, problem: str) -> None:
         super().__init__(401, problem)
+
+
+class BodyWithoutScope(HTTPException):
+    """Raised from the first ``receive`` when the key lacks the route's scope: 403, unread."""
+
+    code = "MISSING_PERMISSION"
+
+    def __init__(self, scope: str) -> None:
+        super().__init__(403, needs(scope))
 
 
 def body_limit(limit: int) -> dict[str, Any]:
@@ -169,7 +187,8 @@ class RequestContextMiddleware:
         body: _Body,
         receive: Receive,
     ) -> Receive:
-        """``receive`` that reads no body without a valid key, nor past the route's limit.
+        """``receive`` that reads no body without a valid key holding the route's scope, nor
+        past the route's limit.
 
         Runs after routing (the app reads bodies in the route), so ``scope["route"]`` says
         which limit applies; a declared ``Content-Length`` over it is refused unread.
@@ -182,6 +201,11 @@ class RequestContextMiddleware:
             if limit < 0:
                 if key is not None and key.office is None:
                     raise BodyWithoutKey(key.problem)
+                route = scope.get("route")
+                if key is not None and key.office is not None and isinstance(route, APIRoute):
+                    scope_needed = required_scope(route)
+                    if scope_needed not in key.office.permissions:
+                        raise BodyWithoutScope(scope_needed)
                 limit = route_body_limit(scope, self.max_json_body)
                 length = headers.get("content-length", "")
                 if length.isdigit() and int(length) > limit:
