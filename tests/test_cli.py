@@ -53,7 +53,7 @@ async def test_office_and_key_commands_print_json(
         await officehub(database_url, "apikey", "create", "--office", office["id"], "--json")
     )
     assert set(created) == {"id", "key", "permissions"}
-    assert created["permissions"] == ["edit:customer"]
+    assert created["permissions"] == ["read", "write", "webhooks", "edit:customer"]
     r = await client.get("/webhooks/events", headers={"x-service-api-key": created["key"]})
     assert r.status_code == 200
 
@@ -84,6 +84,22 @@ async def test_apikey_with_unknown_permission_is_refused(database_url: str) -> N
     )
     assert result.returncode == 2
     assert "unknown" in result.stdout
+
+
+async def test_apikey_create_with_permission_read_makes_a_read_only_key(
+    database_url: str, client: httpx.AsyncClient, app: FastAPI
+) -> None:
+    office = json_of(await officehub(database_url, "office", "create", "Y", "--json"))
+    args = ["apikey", "create", "--office", office["id"], "--json"]
+    created = json_of(await officehub(database_url, *args, "--permission", "read"))
+    assert created["permissions"] == ["read"]
+    headers = {"x-service-api-key": created["key"]}
+    assert (await client.get("/inbox", headers=headers)).status_code == 200
+    r = await client.post("/inbox", json={"name": "Caixa"}, headers=headers)
+    assert r.status_code == 403
+    assert error_of(r)["code"] == "MISSING_PERMISSION" and "write" in error_of(r)["details"]
+    both = await officehub(database_url, *args, "--permission", "read", "--permission", "webhooks")
+    assert json_of(both)["permissions"] == ["read", "webhooks"]
 
 
 async def test_serve_help_lists_the_settings(database_url: str) -> None:

@@ -212,8 +212,9 @@ async def test_another_offices_records_are_not_found(
         r = await client.request(method, path, json=payload, headers=h)
         assert r.status_code == 404, (method, path)
         assert error_of(r)["code"] == "NOT_FOUND"
-    listed = (await client.get(f"/fast-message?inboxId={inbox.id}", headers=h)).json()
-    assert listed["data"] == []
+    listed = await client.get(f"/fast-message?inboxId={inbox.id}", headers=h)
+    assert listed.status_code == 404  # a filter naming another office's inbox, as a path id
+    assert (await client.get("/fast-message", headers=h)).json()["data"] == []
     session.expunge_all()
     stored = await session.get(FastMessage, message.id)
     assert stored is not None and stored.title == "B"

@@ -203,7 +203,7 @@ async def test_link_and_read_need_edit_customer(
     no_perm = office_a_no_permissions.headers
     r = await client.post(_base(contact_id), json={"partner": PARTNER}, headers=no_perm)
     assert r.status_code == 403
-    assert error_of(r)["code"] == "FORBIDDEN"
+    assert error_of(r)["code"] == "MISSING_PERMISSION"
     r = await client.get(_base(contact_id), headers=no_perm)
     assert r.status_code == 403
     assert (await client.get(_base(contact_id), headers=office_a.headers)).json()["linked"] is False

@@ -12,6 +12,7 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
 from officehub import __version__
+from officehub.auth import SCOPE_EXTRA, is_keyless, scope_of
 from officehub.config import Settings, get_settings
 from officehub.db import create_engine, create_sessionmaker
 from officehub.errors import ErrorBody, install_error_handlers
@@ -23,7 +24,6 @@ from officehub.worker.jobs import periodic_jobs, queue_jobs
 from officehub.worker.runner import Worker, WorkerContext
 
 logger = logging.getLogger("officehub.app")
-_PUBLIC = {"/healthz", "/readyz", "/metrics", "/media/{key}"}
 
 
 def create_app(settings: Settings | None = None, *, embedded_worker: bool = False) -> FastAPI:
@@ -84,7 +84,7 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
         for operation in operations.values():
             responses = operation.setdefault("responses", {})
             responses.pop("422", None)
-            statuses = ["500"] if path in _PUBLIC else ["400", "401", "500"]
+            statuses = ["500"] if is_keyless(path) else ["400", "401", "403", "500"]
             for status in statuses:
                 responses.setdefault(status, {"description": "Error"})
             for status, response in responses.items():
@@ -92,4 +92,22 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
                     response["content"] = {"application/json": {"schema": error_ref}}
     for name in [n for n in components if n in {"HTTPValidationError", "ValidationError"}]:
         components.pop(name)
+    _state_scopes(schema)
     return schema
+
+
+def _state_scopes(schema: dict[str, Any]) -> None:
+    """Each keyed operation names its scope: ``x-required-scope``, ``security`` and a sentence.
+
+    The scope comes from the operation's method, tags and override, as ``OfficeDep`` finds it.
+    """
+    for path, operations in schema.get("paths", {}).items():
+        if is_keyless(path):
+            continue
+        for method, operation in operations.items():
+            scope = scope_of({method.upper()}, operation.get("tags", []), operation)
+            operation[SCOPE_EXTRA] = scope
+            operation["security"] = [{"APIKeyHeader": [scope]}]
+            sentence = f"Needs an API key with the scope `{scope}`."
+            description = operation.get("description", "")
+            operation["description"] = f"{description}\n\n{sentence}" if description else sentence

@@ -149,12 +149,20 @@ async def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
     return error_response(400, code, message, details)
 
 
+_HTTP_MESSAGES = {
+    401: Unauthorized.message,  # a body refused unread for want of a key, as OfficeDep says it
+    403: "The API key lacks the scope this operation needs",
+    404: "Route not found",
+    405: "Method not allowed",
+}
+
+
 async def _http_error(_request: Request, exc: Exception) -> JSONResponse:
     if not isinstance(exc, StarletteHTTPException):
         raise exc
     status = exc.status_code
-    code = HTTP_CODES.get(status, "HTTP_ERROR")
-    message = {404: "Route not found", 405: "Method not allowed"}.get(status, str(exc.detail))
+    code = getattr(exc, "code", None) or HTTP_CODES.get(status, "HTTP_ERROR")
+    message = _HTTP_MESSAGES.get(status, str(exc.detail))
     details = str(exc.detail) if exc.detail else ""
     return error_response(status, code, message, details, dict(exc.headers or {}))
 

@@ -1,7 +1,11 @@
-"""The outermost layer: request ids, trailing slashes, JSON body limit, access log, 500s.
+"""The outermost layer: request ids, trailing slashes, the API key, body limits, access log.
 
 It is plain ASGI so that it also wraps the response of an unexpected exception: every
-response, a 500 included, carries ``X-Request-Id``.
+response, a 500 included, carries ``X-Request-Id``. It resolves the API key before the
+app runs, so that no byte of a body is read for a request without a valid key (FastAPI
+reads a body before it solves dependencies): the first ``receive`` of such a request
+answers 401. Every body is capped by its route's limit (``body_limit``; 1 MiB unless the
+route declares its own), whatever its Content-Type.
 """
 
 from __future__ import annotations
@@ -10,19 +14,30 @@ import json
 import logging
 import re
 import time
+from dataclasses import dataclass
 from typing import Any
 
+from fastapi.routing import APIRoute
 from prometheus_client import Counter, Histogram
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from officehub.auth import (
+    API_KEY_HEADER,
+    MISSING_KEY,
+    KeyOutcome,
+    is_keyless,
+    lookup_key,
+    needs,
+    required_scope,
+)
 from officehub.errors import error_payload
 from officehub.ids import new_id
 
 logger = logging.getLogger("officehub.request")
 _REQUEST_ID_RE = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
-_BODY_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
+BODY_LIMIT_EXTRA = "x-max-body-bytes"
 
 REQUESTS = Counter("officehub_http_requests_total", "HTTP requests", ["method", "route", "status"])
 LATENCY = Histogram("officehub_http_request_seconds", "HTTP request duration", ["route"])
@@ -32,7 +47,44 @@ class BodyTooLarge(HTTPException):
     """Raised from ``receive``; an HTTPException so FastAPI's body parser lets it through."""
 
     def __init__(self, limit: int) -> None:
-        super().__init__(413, f"JSON bodies may be at most {limit} bytes")
+        super().__init__(413, f"Bodies of this route may be at most {limit} bytes")
+
+
+class BodyWithoutKey(HTTPException):
+    """Raised from the first ``receive`` of a request without a valid key: 401, body unread."""
+
+    def __init__(self, problem: str) -> None:
+        super().__init__(401, problem)
+
+
+class BodyWithoutScope(HTTPException):
+    """Raised from the first ``receive`` when the key lacks the route's scope: 403, unread."""
+
+    code = "MISSING_PERMISSION"
+
+    def __init__(self, scope: str) -> None:
+        super().__init__(403, needs(scope))
+
+
+def body_limit(limit: int) -> dict[str, Any]:
+    """``openapi_extra=`` of an upload route: its body may be up to ``limit`` bytes."""
+    return {BODY_LIMIT_EXTRA: limit}
+
+
+def route_body_limit(scope: Scope, default: int) -> int:
+    extra = getattr(scope.get("route"), "openapi_extra", None) or {}
+    limit = extra.get(BODY_LIMIT_EXTRA)
+    return limit if isinstance(limit, int) else default
+
+
+@dataclass
+class _Body:
+    pending: bool
+
+
+def _declares_body(headers: Headers) -> bool:
+    length = headers.get("content-length", "")
+    return "transfer-encoding" in headers or (length.isdigit() and int(length) > 0)
 
 
 class RequestContextMiddleware:
@@ -50,10 +102,12 @@ class RequestContextMiddleware:
         headers = Headers(scope=scope)
         incoming = headers.get("x-request-id", "")
         request_id = incoming if _REQUEST_ID_RE.match(incoming) else new_id()
-        scope.setdefault("state", {})["request_id"] = request_id
+        state: dict[str, Any] = scope.setdefault("state", {})
+        state["request_id"] = request_id
         started = time.perf_counter()
         status = 500
         response_started = False
+        body = _Body(pending=_declares_body(headers))
 
         async def send_with_id(message: Message) -> None:
             nonlocal status, response_started
@@ -65,9 +119,10 @@ class RequestContextMiddleware:
                     *message["headers"],
                     (b"x-request-id", request_id.encode()),
                 ]
+                if body.pending:  # answered before the body was read: it never will be
+                    message["headers"].append((b"connection", b"close"))
             await send(message)
 
-        limited = self._is_limited(scope["method"], headers)
         try:
             if _has_nul(scope):
                 await _send_json(
@@ -80,13 +135,18 @@ class RequestContextMiddleware:
                         "path and query may not contain NUL characters",
                     ),
                 )
-            elif limited and self._declared_too_large(headers):
-                await self._reject_too_large(send_with_id)
             else:
-                await self.app(scope, self._counting(receive) if limited else receive, send_with_id)
-        except BodyTooLarge:
+                key = None if is_keyless(scope["path"]) else await _resolve(scope, headers)
+                if key is not None:
+                    state["key"] = key
+                    if key.office is not None:
+                        state["office_id"] = key.office.office_id
+                await self.app(
+                    scope, self._guarded(scope, headers, key, body, receive), send_with_id
+                )
+        except BodyTooLarge as exc:
             if not response_started:
-                await self._reject_too_large(send_with_id)
+                await self._reject_too_large(send_with_id, str(exc.detail))
         except Exception:
             logger.exception(
                 "unhandled error", extra={"request_id": request_id, "path": scope["path"]}
@@ -105,7 +165,6 @@ class RequestContextMiddleware:
         finally:
             elapsed = time.perf_counter() - started
             route = _route_template(scope)
-            state: dict[str, Any] = scope.get("state", {})
             logger.info(
                 "request",
                 extra={
@@ -120,40 +179,62 @@ class RequestContextMiddleware:
             REQUESTS.labels(scope["method"], route, str(status)).inc()
             LATENCY.labels(route).observe(elapsed)
 
-    def _is_limited(self, method: str, headers: Headers) -> bool:
-        if method not in _BODY_METHODS:
-            return False
-        return not headers.get("content-type", "").lower().startswith("multipart/")
+    def _guarded(
+        self,
+        scope: Scope,
+        headers: Headers,
+        key: KeyOutcome | None,
+        body: _Body,
+        receive: Receive,
+    ) -> Receive:
+        """``receive`` that reads no body without a valid key holding the route's scope, nor
+        past the route's limit.
 
-    def _declared_too_large(self, headers: Headers) -> bool:
-        length = headers.get("content-length")
-        return bool(length and length.isdigit() and int(length) > self.max_json_body)
-
-    def _counting(self, receive: Receive) -> Receive:
+        Runs after routing (the app reads bodies in the route), so ``scope["route"]`` says
+        which limit applies; a declared ``Content-Length`` over it is refused unread.
+        """
         seen = 0
+        limit = -1
 
-        async def counted() -> Message:
-            nonlocal seen
+        async def guarded() -> Message:
+            nonlocal seen, limit
+            if limit < 0:
+                if key is not None and key.office is None:
+                    raise BodyWithoutKey(key.problem)
+                route = scope.get("route")
+                if key is not None and key.office is not None and isinstance(route, APIRoute):
+                    scope_needed = required_scope(route)
+                    if scope_needed not in key.office.permissions:
+                        raise BodyWithoutScope(scope_needed)
+                limit = route_body_limit(scope, self.max_json_body)
+                length = headers.get("content-length", "")
+                if length.isdigit() and int(length) > limit:
+                    raise BodyTooLarge(limit)
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
-                if seen > self.max_json_body:
-                    raise BodyTooLarge(self.max_json_body)
+                if seen > limit:
+                    raise BodyTooLarge(limit)
+                body.pending = bool(message.get("more_body"))
             return message
 
-        return counted
+        return guarded
 
-    async def _reject_too_large(self, send: Send) -> None:
+    async def _reject_too_large(self, send: Send, details: str) -> None:
         await _send_json(
             send,
             413,
-            error_payload(
-                413,
-                "PAYLOAD_TOO_LARGE",
-                "Request body too large",
-                f"JSON bodies may be at most {self.max_json_body} bytes",
-            ),
+            error_payload(413, "PAYLOAD_TOO_LARGE", "Request body too large", details),
         )
+
+
+async def _resolve(scope: Scope, headers: Headers) -> KeyOutcome:
+    """The office of the request's key: one lookup by the key's hash, in its own session."""
+    key = headers.get(API_KEY_HEADER)
+    if not key:
+        return KeyOutcome(None, MISSING_KEY)
+    async with scope["app"].state.sessionmaker() as session:
+        return await lookup_key(session, key)
 
 
 def _has_nul(scope: Scope) -> bool:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+import re
+from functools import cache
+from typing import Annotated, Any, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator
 from pydantic.alias_generators import to_camel
 
 
@@ -33,13 +35,57 @@ def _refuse_nul(value: Any) -> None:
             _refuse_nul(item)
 
 
+class _LongTextMarker:
+    def __repr__(self) -> str:
+        return "LONG_TEXT"
+
+
+LONG_TEXT = _LongTextMarker()
+LongText = Annotated[str, LONG_TEXT]
+"""A string of several lines (a description, a message): it may hold tab and line breaks."""
+
+# Control characters (Unicode category Cc) and the Unicode line and paragraph separators
+# are refused in single-line strings; long text may hold tab, LF and CR (CRLF line breaks).
+_SINGLE_LINE_REFUSED = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_LONG_TEXT_REFUSED = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+def _holds_long_text(annotation: Any) -> bool:
+    if get_origin(annotation) is Annotated:
+        if any(meta is LONG_TEXT for meta in get_args(annotation)[1:]):
+            return True
+    return any(_holds_long_text(arg) for arg in get_args(annotation))
+
+
+@cache
+def _is_long_text(model: type[BaseModel], name: str) -> bool:
+    field = model.model_fields[name]
+    return any(m is LONG_TEXT for m in field.metadata) or _holds_long_text(field.annotation)
+
+
+def _refuse_controls(value: Any, refused: re.Pattern[str]) -> None:
+    texts = [value] if isinstance(value, str) else value if isinstance(value, list | tuple) else []
+    for text in texts:
+        found = refused.search(text) if isinstance(text, str) else None
+        if found:
+            raise ValueError(f"may not contain the control character U+{ord(found[0]):04X}")
+
+
 class BodyModel(ApiModel):
-    """Request bodies: no text may hold a NUL character (PostgreSQL cannot store one)."""
+    """Request bodies: no text may hold a NUL character (PostgreSQL cannot store one), and
+    no string field a control character, except tab and line breaks in ``LongText`` fields.
+
+    The control rule applies to the strings of a field (or of a list field); free-form
+    objects (``dict``/``Any`` fields) are checked for NUL only.
+    """
 
     @field_validator("*", mode="after")
     @classmethod
-    def _no_nul(cls, value: Any) -> Any:
+    def _text_rules(cls, value: Any, info: ValidationInfo) -> Any:
         _refuse_nul(value)
+        name = info.field_name
+        long_text = name is not None and _is_long_text(cls, name)
+        _refuse_controls(value, _LONG_TEXT_REFUSED if long_text else _SINGLE_LINE_REFUSED)
         return value
 
 

@@ -4,7 +4,7 @@ from typing import Annotated
 
 from pydantic import Field, StringConstraints
 
-from officehub.schemas import ApiModel, BodyModel
+from officehub.schemas import ApiModel, BodyModel, LongText
 from officehub.timeutil import Timestamp
 
 Email = Annotated[str, StringConstraints(max_length=320, pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$")]
@@ -23,7 +23,7 @@ class ContactIn(BodyModel):
     phone: Annotated[str, StringConstraints(max_length=32)] | None = None
     email: Email | None = None
     document: Annotated[str, StringConstraints(max_length=64)] | None = None
-    description: Annotated[str, StringConstraints(max_length=5000)] | None = None
+    description: Annotated[LongText, StringConstraints(max_length=5000)] | None = None
     inbox_id: Annotated[str, StringConstraints(max_length=32)] | None = None
     is_blocked: bool = False
     tags: TagIds = Field(default_factory=list, description="Tag ids")
@@ -36,7 +36,7 @@ class ContactPatch(BodyModel):
     phone: Annotated[str, StringConstraints(max_length=32)] | None = None
     email: Email | None = None
     document: Annotated[str, StringConstraints(max_length=64)] | None = None
-    description: Annotated[str, StringConstraints(max_length=5000)] | None = None
+    description: Annotated[LongText, StringConstraints(max_length=5000)] | None = None
     inbox_id: Annotated[str, StringConstraints(max_length=32)] | None = None
     is_blocked: bool | None = None
     tags: TagIds | None = Field(default=None, description="Tag ids")

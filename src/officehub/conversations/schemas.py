@@ -6,7 +6,7 @@ from pydantic import Field, StringConstraints
 
 from officehub.contacts.schemas import TagRef
 from officehub.params import Id
-from officehub.schemas import ApiModel, BodyModel
+from officehub.schemas import ApiModel, BodyModel, LongText
 from officehub.timeutil import Timestamp
 
 Status = Literal["OPEN", "CLOSED"]
@@ -56,7 +56,7 @@ class EndHumanSupport(BodyModel):
 
 class NoteIn(BodyModel):
     conversation_id: Id
-    text: Annotated[str, StringConstraints(min_length=1, max_length=10_000)]
+    text: Annotated[LongText, StringConstraints(min_length=1, max_length=10_000)]
     user_id: RefId | None = Field(default=None, description="The operator who wrote it")
 
 

@@ -7,13 +7,14 @@ from typing import Annotated, Literal
 from pydantic import Field, StringConstraints
 
 from officehub.params import Id
-from officehub.schemas import ApiModel, BodyModel
+from officehub.schemas import ApiModel, BodyModel, LongText
 from officehub.timeutil import Timestamp
 
 Kind = Literal["NORMAL", "WON", "LOST"]
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
 Color = Annotated[str, StringConstraints(min_length=1, max_length=32)]
 Text = Annotated[str, StringConstraints(max_length=2000)]
+LongTextField = Annotated[LongText, StringConstraints(max_length=2000)]
 TimeLimitDays = Annotated[int, Field(ge=1, le=3650)]
 ColumnIndex = Annotated[int, Field(ge=0, le=1000)]
 
@@ -30,8 +31,8 @@ class CustomField(BodyModel):
     id: Annotated[str, StringConstraints(min_length=1, max_length=100)]
     name: Annotated[str, StringConstraints(max_length=200)]
     type: Annotated[str, StringConstraints(max_length=50)]
-    value: Text = ""
-    options: Text = ""
+    value: LongTextField = ""
+    options: LongTextField = ""
 
 
 CustomFields = Annotated[list[CustomField], Field(max_length=100)]
@@ -40,10 +41,10 @@ CustomFields = Annotated[list[CustomField], Field(max_length=100)]
 class LeadOrigin(BodyModel):
     source: Text | None = None
     campaign_name: Text | None = None
-    ad_content: Text | None = None
+    ad_content: LongTextField | None = None
     thumbnail_url: Text | None = None
     ad_url: Text | None = None
-    conversion_message: Text | None = None
+    conversion_message: LongTextField | None = None
     message_at: Timestamp | None = None
 
 

@@ -169,6 +169,8 @@ async def funnel_board(
 ) -> FunnelBoard:
     """The funnel with one page of cards per column: four queries whatever its size."""
     funnel = await get_funnel(session, office_id, ident)
+    if query.user_ids:
+        await users.require_users(session, office_id, query.user_ids)
     columns = await repository.columns_of(session, office_id, [funnel.id])
     column_ids = [c.id for c in columns]
     rows = await repository.board_page(session, office_id, column_ids, query.user_ids, query.page)

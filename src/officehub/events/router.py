@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from officehub.auth import OfficeDep
+from officehub.auth import READ, OfficeDep, scope_override
 from officehub.errors import error_responses
 from officehub.events.catalogue import EVENT_TYPES
 from officehub.events.schemas import EventTypeList, EventTypeOut
@@ -15,6 +15,7 @@ router = APIRouter(tags=["Webhooks"])
     response_model=EventTypeList,
     responses=error_responses(401),
     summary="The event catalogue",
+    openapi_extra=scope_override(READ),  # names only, no secret: any reading key may list it
 )
 async def list_event_types(_office: OfficeDep) -> EventTypeList:
     data = [

@@ -5,13 +5,13 @@ from typing import Annotated, Literal
 from pydantic import Field, StringConstraints
 
 from officehub.params import Id
-from officehub.schemas import ApiModel, BodyModel, StrictBodyModel
+from officehub.schemas import ApiModel, BodyModel, LongText, StrictBodyModel
 from officehub.timeutil import Timestamp
 
 Kind = Literal["TEXT", "AUDIO", "SEQUENCE"]
 BlockKind = Literal["TEXT", "IMAGE", "AUDIO", "VIDEO", "DOCUMENT"]
 Url = Annotated[str, StringConstraints(max_length=2000, pattern=r"^https?://\S+$")]
-Text = Annotated[str, StringConstraints(min_length=1, max_length=4096)]
+Text = Annotated[LongText, StringConstraints(min_length=1, max_length=4096)]
 
 
 class Block(StrictBodyModel):

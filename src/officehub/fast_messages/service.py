@@ -59,6 +59,8 @@ async def list_fast_messages(
     inbox_id: str | None = None,
     kind: str | None = None,
 ) -> tuple[list[FastMessage], int]:
+    if inbox_id is not None:
+        await inboxes.get_inbox(session, office_id, inbox_id)
     return await repository.list_fast_messages(
         session, office_id, params, inbox_id=inbox_id, kind=kind
     )

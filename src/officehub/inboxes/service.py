@@ -87,6 +87,8 @@ async def list_integrations(
     inbox_id: str | None = None,
     type: str | None = None,
 ) -> tuple[list[Integration], int]:
+    if inbox_id is not None:
+        await get_inbox(session, office_id, inbox_id)
     return await repository.list_integrations(
         session, office_id, params, inbox_id=inbox_id, type=type
     )

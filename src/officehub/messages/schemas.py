@@ -4,10 +4,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import StringConstraints
 
-from officehub.schemas import ApiModel, BodyModel
+from officehub.schemas import ApiModel, BodyModel, LongText
 from officehub.timeutil import Timestamp
 
-Text = Annotated[str, StringConstraints(min_length=1, max_length=4096)]
+Text = Annotated[LongText, StringConstraints(min_length=1, max_length=4096)]
 MediaUrl = Annotated[str, StringConstraints(max_length=2000, pattern=r"^https?://\S+$")]
 
 

@@ -13,7 +13,7 @@ from officehub.errors import NotFound, ValidationFailed
 from officehub.offices.models import ApiKey, Office
 from officehub.timeutil import utcnow
 
-PERMISSIONS = ("edit:customer",)
+PERMISSIONS = ("read", "write", "webhooks", "edit:customer")
 KEY_PREFIX = "ohk_"
 
 

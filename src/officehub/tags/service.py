@@ -46,6 +46,8 @@ async def list_tags(
     module: str | None = None,
     inbox_id: str | None = None,
 ) -> tuple[list[Tag], int]:
+    if inbox_id is not None:
+        await inboxes.get_inbox(session, office_id, inbox_id)
     return await repository.list_tags(session, office_id, params, module=module, inbox_id=inbox_id)
 
 

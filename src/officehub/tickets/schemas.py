@@ -5,7 +5,7 @@ from typing import Literal
 from pydantic import Field
 
 from officehub.params import Id
-from officehub.schemas import ApiModel, BodyModel
+from officehub.schemas import ApiModel, BodyModel, LongText
 from officehub.timeutil import Timestamp
 
 Priority = Literal["LOW", "MEDIUM", "HIGH"]
@@ -33,7 +33,7 @@ class TicketStatusRef(ApiModel):
 
 class TicketCreate(BodyModel):
     title: str = Field(min_length=1, max_length=200)
-    description: str | None = Field(None, max_length=10_000)
+    description: LongText | None = Field(None, max_length=10_000)
     status_id: Id
     priority: Priority = "MEDIUM"
     assignee_ids: list[Id] = Field(default_factory=list, max_length=50)
@@ -43,7 +43,7 @@ class TicketCreate(BodyModel):
 
 class TicketUpdate(BodyModel):
     title: str | None = Field(None, min_length=1, max_length=200)
-    description: str | None = Field(None, max_length=10_000)
+    description: LongText | None = Field(None, max_length=10_000)
     status_id: Id | None = None
     priority: Priority | None = None
     assignee_ids: list[Id] | None = Field(None, max_length=50)

@@ -85,6 +85,16 @@ async def list_tickets(
     department_id: str | None = None,
     conversation_id: str | None = None,
 ) -> tuple[list[Ticket], int]:
+    if status_id is not None:
+        await get_ticket_status(session, office_id, status_id)
+    await _check_people(
+        session,
+        office_id,
+        [assignee_id] if assignee_id else None,
+        [department_id] if department_id else None,
+    )
+    if conversation_id is not None:
+        await conversations.get_conversation(session, office_id, conversation_id)
     return await repository.list_tickets(
         session,
         office_id,

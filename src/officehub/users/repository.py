@@ -14,6 +14,11 @@ async def get_user(session: AsyncSession, office_id: str, ident: str) -> User | 
     return await get_scoped(session, User, office_id, ident)
 
 
+async def existing_ids(session: AsyncSession, office_id: str, idents: Sequence[str]) -> set[str]:
+    users = await session.scalars(scoped(User, office_id).where(User.id.in_(list(idents))))
+    return {user.id for user in users}
+
+
 async def get_by_email(session: AsyncSession, office_id: str, email: str) -> User | None:
     stmt = scoped(User, office_id).where(User.email_key == email_key(email))
     return (await session.scalars(stmt)).first()

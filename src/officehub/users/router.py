@@ -7,14 +7,17 @@ from fastapi import APIRouter, BackgroundTasks, Query, Request
 from officehub.auth import OfficeDep
 from officehub.db import SessionDep
 from officehub.errors import error_responses
+from officehub.middleware import body_limit
 from officehub.pagination import Page, PageDep
 from officehub.params import Id, PathId
 from officehub.storage import StorageDep
 from officehub.uploads import receive_file
 from officehub.users import service
 from officehub.users.schemas import AvatarRemoved, UserCreate, UserOut, UserUpdate
+from officehub.users.service import AVATAR_MAX_BYTES
 
 router = APIRouter(tags=["Users"])
+MULTIPART_ALLOWANCE = 64 * 1024  # the part's headers and boundaries around the file
 
 _AVATAR_BODY = {
     "requestBody": {
@@ -84,7 +87,7 @@ async def update_user(
     "/user/{id}/avatar",
     response_model=UserOut,
     responses=error_responses(400, 401, 404, 413, 415),
-    openapi_extra=_AVATAR_BODY,
+    openapi_extra={**_AVATAR_BODY, **body_limit(AVATAR_MAX_BYTES + MULTIPART_ALLOWANCE)},
     summary="Upload the user's picture (multipart field file: JPEG, PNG or WebP, at most 5 MB)",
 )
 async def upload_avatar(

@@ -26,6 +26,14 @@ async def get_user(session: AsyncSession, office_id: str, ident: str) -> User:
     return record
 
 
+async def require_users(session: AsyncSession, office_id: str, idents: Sequence[str]) -> None:
+    """404 naming the first of ``idents`` that is not a user of the office (one query)."""
+    found = await repository.existing_ids(session, office_id, idents)
+    missing = [ident for ident in idents if ident not in found]
+    if missing:
+        raise NotFound.of("User", missing[0])
+
+
 def image_url_of(user: User, storage: Storage) -> str | None:
     """A freshly signed link to the stored avatar (the stored ``image_url`` may have expired)."""
     if user.image_path:
@@ -62,6 +70,8 @@ async def list_users(
     inbox_id: str | None = None,
     search: str | None = None,
 ) -> tuple[list[User], int]:
+    if inbox_id is not None:
+        await inboxes.get_inbox(session, office_id, inbox_id)
     return await repository.list_users(session, office_id, params, inbox_id=inbox_id, search=search)
 
 

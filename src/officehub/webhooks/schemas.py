@@ -5,7 +5,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, Field, StringConstraints
 
 from officehub.events.catalogue import EVENT_NAMES
-from officehub.schemas import ApiModel, BodyModel
+from officehub.schemas import ApiModel, BodyModel, LongText
 from officehub.timeutil import Timestamp
 from officehub.webhooks.validation import check_url
 
@@ -23,7 +23,7 @@ def _catalogue_names(values: list[str]) -> list[str]:
 
 
 Name = Annotated[str, StringConstraints(min_length=1, max_length=100)]
-Description = Annotated[str, StringConstraints(max_length=500)]
+Description = Annotated[LongText, StringConstraints(max_length=500)]
 Secret = Annotated[str, StringConstraints(min_length=8, max_length=256)]
 Url = Annotated[str, StringConstraints(max_length=2048), AfterValidator(_sendable_url)]
 Events = Annotated[list[str], Field(min_length=1), AfterValidator(_catalogue_names)]
