@@ -97,6 +97,7 @@ def _install_docs(app: FastAPI) -> None:
             swagger_js_url=f"{root}{DOCS_ASSETS_URL}/swagger-ui-bundle.js",
             swagger_css_url=f"{root}{DOCS_ASSETS_URL}/swagger-ui.css",
             swagger_favicon_url=f"{root}{DOCS_ASSETS_URL}/favicon.png",
+            swagger_ui_parameters={"validatorUrl": None},  # no call to validator.swagger.io
         )
 
     @app.get("/redoc", include_in_schema=False)

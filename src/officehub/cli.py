@@ -226,8 +226,10 @@ def _first_start_banner(settings: Settings, office_id: str, key: str) -> None:
         f"officehub is starting at {settings.public_url}\n\n"
         f"Created a demo office:  {office_id}\n"
         f"Its API key (shown once, keep it):  {key}\n\n"
-        f'Try:  curl -H "x-service-api-key: {key}" {settings.public_url}/webhooks/events\n'
-        f"Docs: {settings.public_url}/docs   Offices later: officehub office list"
+        f"Try it:  examples/quickstart.sh with OFFICEHUB_URL={settings.public_url}\n"
+        f"         and OFFICEHUB_API_KEY={key}\n"
+        f"Docs:    {settings.public_url}/docs\n"
+        "Find the office again:  officehub office list"
     )
     panel = Panel(body, title="First start", expand=False, border_style="green")
     Console(stderr=True, highlight=False, width=max(len(key) + 60, 100)).print(panel)
