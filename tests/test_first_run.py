@@ -90,7 +90,7 @@ async def test_quickstart_script_runs_against_a_started_server(tmp_path: Path) -
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
             )
-            out, err = await asyncio.wait_for(proc.communicate(), 120)
+            _out, err = await asyncio.wait_for(proc.communicate(), 120)
             assert proc.returncode == 0, err.decode()
             assert "every call answered as expected" in err.decode()
             assert f"avatar link works: {server.url}/media/" in err.decode()

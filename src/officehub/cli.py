@@ -33,7 +33,6 @@ from typer.exceptions import TyperException
 
 from officehub import __version__
 from officehub import backup as backups
-from officehub.app import create_app
 from officehub.config import Settings, get_settings
 from officehub.db import create_engine, create_sessionmaker
 from officehub.errors import ServiceError
@@ -42,8 +41,6 @@ from officehub.migrate import migrate
 from officehub.offices import service as offices
 from officehub.offices.models import Office
 from officehub.timeutil import isoformat
-from officehub.worker.jobs import periodic_jobs, queue_jobs
-from officehub.worker.runner import Worker, WorkerContext
 
 T = TypeVar("T")
 EXIT_BAD_INPUT = 2
@@ -246,6 +243,8 @@ def serve(
     ] = True,
 ) -> None:
     """Migrate, then serve the API (and, by default, the background worker)."""
+    from officehub.app import create_app  # the app's imports cost a second: only here
+
     settings = _settings().served_at(host, port)
     migrate(settings.database_url)
     demo = asyncio.run(_ensure_demo_office(settings))
@@ -264,6 +263,9 @@ def serve(
 @app.command(name="worker", epilog=_settings_help())
 def worker_command() -> None:
     """Run the background worker alone (deliveries and scheduled jobs)."""
+    from officehub.worker.jobs import periodic_jobs, queue_jobs
+    from officehub.worker.runner import Worker, WorkerContext
+
     settings = _settings()
     migrate(settings.database_url)
     configure_logging(settings.log_level, settings.log_format)
