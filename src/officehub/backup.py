@@ -1,14 +1,21 @@
 """Backups of an embedded (SQLite) installation: the database and the files of DATA_DIR.
 
-The database is copied with SQLite's online backup API in one step: a single read
-transaction, so the copy is one consistent moment even while the server writes (WAL
-readers never block writers). The files (``DATA_DIR/files``, ``signing.key``) are copied
-after it.
+The copy is one consistent moment while the server keeps running. For a few
+milliseconds the backup holds SQLite's write lock (writers wait; the busy timeout is
+10 s): it opens a read transaction, which pins the database as it is, and hard-links
+every stored file into a staging folder next to them. Then it lets writers go on and
+copies the pinned database (SQLite's online backup API) and the staged files at leisure.
+Stored files are never changed once written and are deleted only after the change that
+stops referring to them has committed, so every file the copied database refers to is
+among the staged ones.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import secrets
 import shutil
 import sqlite3
 from collections.abc import Callable
@@ -68,8 +75,23 @@ def _copy_files(source: Path, target: Path, progress: Progress | None) -> int:
 
 
 def _integrity(path: Path) -> str:
-    with sqlite3.connect(path) as conn:
+    with contextlib.closing(sqlite3.connect(path)) as conn:
         return str(conn.execute("PRAGMA integrity_check").fetchone()[0])
+
+
+def _stage_files(source: Path, staging: Path) -> None:
+    """Hard links (a copy where linking is impossible) of every stored file."""
+    for path in _stored_files(source):
+        if path.is_dir():
+            continue
+        dest = staging / path.relative_to(source)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.link(path, dest)
+        except FileNotFoundError:
+            continue
+        except OSError:
+            shutil.copy2(path, dest)
 
 
 def backup(
@@ -80,21 +102,32 @@ def backup(
     if not _is_empty_dir(target):
         raise BackupError(f"{target} is not empty; give a new folder")
     target.mkdir(parents=True, exist_ok=True)
+    staging = data_dir / f".backup-{secrets.token_hex(6)}"
     copy = target / DATABASE_FILE
-    source = sqlite3.connect(database, timeout=30)
+    writer = sqlite3.connect(database, timeout=30, isolation_level=None)
+    reader = sqlite3.connect(database, timeout=30, isolation_level=None)
     try:
-        with sqlite3.connect(copy) as dest:
-            if progress:
-                progress("database", 0, 1)
-            source.backup(dest)  # pages=-1: one step, one consistent snapshot
-            if progress:
-                progress("database", 1, 1)
-        dest.close()
+        writer.execute("BEGIN IMMEDIATE")  # no commit can happen until the files are staged
+        reader.execute("BEGIN")
+        reader.execute("SELECT count(*) FROM sqlite_master").fetchone()  # pins this moment
+        try:
+            _stage_files(data_dir / FILES, staging)
+        finally:
+            writer.execute("ROLLBACK")
+        if progress:
+            progress("database", 0, 1)
+        with contextlib.closing(sqlite3.connect(copy)) as dest:
+            reader.backup(dest)  # copies the pinned moment, whatever was written since
+        reader.execute("COMMIT")
+        if progress:
+            progress("database", 1, 1)
+        if (check := _integrity(copy)) != "ok":
+            raise BackupError(f"the copied database failed its integrity check: {check}")
+        files = _copy_files(staging, target / FILES, progress)
     finally:
-        source.close()
-    if (check := _integrity(copy)) != "ok":
-        raise BackupError(f"the copied database failed its integrity check: {check}")
-    files = _copy_files(data_dir / FILES, target / FILES, progress)
+        writer.close()
+        reader.close()
+        shutil.rmtree(staging, ignore_errors=True)
     if (data_dir / SIGNING_KEY).is_file():
         shutil.copy2(data_dir / SIGNING_KEY, target / SIGNING_KEY)
     manifest = {
@@ -118,10 +151,11 @@ def restore(
         raise BackupError(f"{data_dir} is not empty; restore into an empty OFFICEHUB_DATA_DIR")
     database.parent.mkdir(parents=True, exist_ok=True)
     data_dir.mkdir(parents=True, exist_ok=True)
-    with sqlite3.connect(source / DATABASE_FILE) as src, sqlite3.connect(database) as dest:
+    with (
+        contextlib.closing(sqlite3.connect(source / DATABASE_FILE)) as src,
+        contextlib.closing(sqlite3.connect(database)) as dest,
+    ):
         src.backup(dest)
-    src.close()
-    dest.close()
     if progress:
         progress("database", 1, 1)
     files = _copy_files(source / FILES, data_dir / FILES, progress)
