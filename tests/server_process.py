@@ -15,6 +15,10 @@ from pathlib import Path
 
 import httpx
 
+PNG_1X1 = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010802000000907753de"
+    "0000000c49444154789c633830c1000003940181906255580000000049454e44ae426082"
+)
 KEY_RE = re.compile(r"ohk_[A-Za-z0-9_-]+")
 OFFICE_RE = re.compile(r"demo office:\s+(c[a-z0-9]+)")
 

@@ -14,9 +14,8 @@ from officehub.app import create_app
 from officehub.config import Settings
 from officehub.migrate import migrate_async
 from tests.helpers import make_office
-from tests.server_process import clean_env
+from tests.server_process import PNG_1X1, clean_env
 from tests.test_cli import json_of, officehub
-from tests.test_first_run import PNG_1X1
 
 
 def _settings(data_dir: Path) -> Settings:

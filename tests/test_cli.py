@@ -13,8 +13,9 @@ from typing import Any
 import httpx
 from fastapi import FastAPI
 
-from tests.helpers import error_of
-from tests.server_process import clean_env, free_port
+from officehub.config import Settings
+from tests.helpers import error_of, make_office
+from tests.server_process import PNG_1X1, clean_env, free_port
 
 
 @dataclass
@@ -297,3 +298,25 @@ async def test_config_masks_secrets(tmp_path: Path) -> None:
         assert "very-secret-signing-key" not in result.stdout
         assert "db-password" not in result.stdout
         assert "db.internal" in result.stdout
+
+
+async def test_office_delete_removes_its_files_only(
+    database_url: str, settings: Settings, client: httpx.AsyncClient, app: FastAPI
+) -> None:
+    gone = await make_office(app, "Gone")
+    kept = await make_office(app, "Kept")
+    for office in (gone, kept):
+        r = await client.post(
+            "/user", json={"name": "Ana", "email": "ana@example.com"}, headers=office.headers
+        )
+        r = await client.put(
+            f"/user/{r.json()['id']}/avatar",
+            files={"file": ("a.png", PNG_1X1, "image/png")},
+            headers=office.headers,
+        )
+        assert r.status_code == 200, r.text
+    avatars = settings.data_dir / "files" / "avatars"
+    env = {**os.environ, "OFFICEHUB_DATA_DIR": str(settings.data_dir)}
+    json_of(await officehub(database_url, "office", "delete", gone.id, "--yes", "--json", env=env))
+    assert not (avatars / gone.id).exists()
+    assert any((avatars / kept.id).rglob("*.png"))

@@ -9,13 +9,9 @@ from pathlib import Path
 
 import httpx
 
-from tests.server_process import clean_env, running_server
+from tests.server_process import PNG_1X1, clean_env, running_server
 
 ROOT = Path(__file__).resolve().parent.parent
-PNG_1X1 = bytes.fromhex(
-    "89504e470d0a1a0a0000000d4948445200000001000000010802000000907753de"
-    "0000000c49444154789c633830c1000003940181906255580000000049454e44ae426082"
-)
 
 
 async def test_first_start_prints_the_demo_office_in_a_frame_before_the_logs(
