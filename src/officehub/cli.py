@@ -635,13 +635,11 @@ def main(argv: list[str] | None = None) -> None:
         if debug:
             raise
         _fail(_service_error(exc), as_json)
-    except pydantic.ValidationError as exc:
-        if debug or exc.title != Settings.__name__:
-            raise
-        _fail(_settings_error(exc), as_json)
     except Exception as exc:
         if debug:
             raise
+        if isinstance(exc, pydantic.ValidationError) and exc.title == Settings.__name__:
+            _fail(_settings_error(exc), as_json)
         explained = _explain(exc)
         if explained is None:
             explained = CliError(
