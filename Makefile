@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test lint types pytest bench clean
+.PHONY: install run quickstart test lint types pytest bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -14,7 +14,12 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/officehub serve
+	$(BIN)/officehub serve $(if $(PORT),--port $(PORT))
+
+# The README walkthrough against a running server:
+#   make quickstart OFFICEHUB_URL=http://127.0.0.1:8000 OFFICEHUB_API_KEY=ohk_...
+quickstart:
+	OFFICEHUB_URL=$(OFFICEHUB_URL) OFFICEHUB_API_KEY=$(OFFICEHUB_API_KEY) examples/quickstart.sh
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench

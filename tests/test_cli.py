@@ -7,12 +7,15 @@ import json
 import os
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import httpx
 from fastapi import FastAPI
 
-from tests.helpers import error_of
+from officehub.config import Settings
+from tests.helpers import error_of, make_office
+from tests.server_process import PNG_1X1, clean_env, free_port
 
 
 @dataclass
@@ -22,18 +25,29 @@ class Result:
     stderr: str
 
 
-async def officehub(database_url: str, *args: str) -> Result:
-    env = {**os.environ, "OFFICEHUB_DATABASE_URL": database_url}
+async def officehub(
+    database_url: str | None,
+    *args: str,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    stdin: bytes | None = None,
+) -> Result:
+    """The command in a subprocess; ``database_url`` None leaves the default database."""
+    env = dict(env if env is not None else os.environ)
+    if database_url is not None:
+        env["OFFICEHUB_DATABASE_URL"] = database_url
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
         "officehub",
         *args,
+        cwd=cwd,
         env=env,
+        stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
-    out, err = await asyncio.wait_for(proc.communicate(), timeout=120)
+    out, err = await asyncio.wait_for(proc.communicate(stdin), timeout=120)
     assert proc.returncode is not None
     return Result(proc.returncode, out.decode(), err.decode())
 
@@ -83,7 +97,10 @@ async def test_apikey_with_unknown_permission_is_refused(database_url: str) -> N
         "--json",
     )
     assert result.returncode == 2
-    assert "unknown" in result.stdout
+    assert result.stdout == ""
+    error = json.loads(result.stderr)
+    assert error["exitCode"] == 2 and error["code"] == "VALIDATION_ERROR"
+    assert "unknown" in error["message"]
 
 
 async def test_apikey_create_with_permission_read_makes_a_read_only_key(
@@ -107,3 +124,215 @@ async def test_serve_help_lists_the_settings(database_url: str) -> None:
     assert result.returncode == 0
     for name in ("OFFICEHUB_DATABASE_URL", "OFFICEHUB_DATA_DIR", "OFFICEHUB_WEBHOOK_ALLOW_PRIVATE"):
         assert name in result.stdout
+
+
+def one_line_error(result: Result) -> str:
+    """The error a failing command printed: one line on stderr, nothing on stdout."""
+    assert result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    return lines[0]
+
+
+async def test_version_prints_the_package_version(tmp_path: Path) -> None:
+    result = await officehub(None, "--version", cwd=tmp_path, env=clean_env())
+    assert result.returncode == 0
+    assert result.stdout.strip() == "officehub 1.0.0"
+
+
+async def test_usage_error_exits_2_on_stderr(tmp_path: Path) -> None:
+    result = await officehub(None, "office", "frobnicate", cwd=tmp_path, env=clean_env())
+    assert result.returncode == 2 and result.stdout == ""
+    assert "No such command" in result.stderr
+    as_json = await officehub(None, "office", "frobnicate", "--json", cwd=tmp_path, env=clean_env())
+    assert as_json.returncode == 2 and as_json.stdout == ""
+    assert json.loads(as_json.stderr)["code"] == "BAD_USAGE"
+
+
+async def test_unknown_office_exits_1_and_names_the_database(database_url: str) -> None:
+    result = await officehub(database_url, "apikey", "list", "--office", "cnotanoffice01")
+    assert result.returncode == 1
+    line = one_line_error(result)
+    assert line.startswith("error: Office not found") and "database:" in line
+    as_json = await officehub(
+        database_url, "apikey", "list", "--office", "cnotanoffice01", "--json"
+    )
+    assert as_json.returncode == 1 and as_json.stdout == ""
+    error = json.loads(as_json.stderr)
+    assert error == {"message": error["message"], "code": "NOT_FOUND", "exitCode": 1}
+
+
+async def test_office_list_rename_and_delete(database_url: str, client: httpx.AsyncClient) -> None:
+    first = json_of(await officehub(database_url, "office", "create", "Silva", "--json"))
+    second = json_of(await officehub(database_url, "office", "create", "Souza", "--json"))
+    key = json_of(
+        await officehub(database_url, "apikey", "create", "--office", second["id"], "--json")
+    )
+    listed = json_of(await officehub(database_url, "office", "list", "--json"))["data"]
+    assert [(o["id"], o["name"], o["activeKeys"]) for o in listed] == [
+        (first["id"], "Silva", 0),
+        (second["id"], "Souza", 1),
+    ]
+    table = await officehub(database_url, "office", "list")
+    assert table.returncode == 0
+    assert first["id"] in table.stdout and second["id"] in table.stdout
+
+    renamed = json_of(
+        await officehub(database_url, "office", "rename", first["id"], "Silva & Lima", "--json")
+    )
+    assert renamed["name"] == "Silva & Lima"
+    bad = await officehub(database_url, "office", "rename", first["id"], "  ", "--json")
+    assert bad.returncode == 2 and "name" in json.loads(bad.stderr)["message"]
+
+    deleted = json_of(
+        await officehub(database_url, "office", "delete", second["id"], "--yes", "--json")
+    )
+    assert deleted["id"] == second["id"] and deleted["deleted"] is True
+    listed = json_of(await officehub(database_url, "office", "list", "--json"))["data"]
+    assert [o["id"] for o in listed] == [first["id"]]
+    r = await client.get("/webhooks/events", headers={"x-service-api-key": key["key"]})
+    assert r.status_code == 401  # its keys went with it
+
+
+async def test_office_delete_asks_for_confirmation(database_url: str) -> None:
+    office = json_of(await officehub(database_url, "office", "create", "Silva", "--json"))
+    refused = await officehub(database_url, "office", "delete", office["id"])
+    assert refused.returncode == 2
+    assert "--yes" in one_line_error(refused)
+    listed = json_of(await officehub(database_url, "office", "list", "--json"))["data"]
+    assert [o["id"] for o in listed] == [office["id"]]
+
+
+async def test_office_list_with_no_offices_says_so(database_url: str) -> None:
+    result = await officehub(database_url, "office", "list")
+    assert result.returncode == 0 and result.stdout == ""
+    assert "no offices in" in result.stderr
+    assert json_of(await officehub(database_url, "office", "list", "--json")) == {"data": []}
+
+
+async def test_apikey_list_prints_full_ids_at_80_columns(database_url: str) -> None:
+    office = json_of(await officehub(database_url, "office", "create", "Silva", "--json"))
+    created = [
+        json_of(
+            await officehub(
+                database_url, "apikey", "create", "--office", office["id"], "--name", n, "--json"
+            )
+        )
+        for n in ("integration with a rather long label", "second")
+    ]
+    env = {**os.environ, "COLUMNS": "80"}
+    table = await officehub(database_url, "apikey", "list", "--office", office["id"], env=env)
+    assert table.returncode == 0
+    for key in created:
+        assert key["id"] in table.stdout
+    assert "integration with a rather long label" in table.stdout
+
+
+async def test_bad_setting_is_one_line_naming_the_variable(tmp_path: Path) -> None:
+    result = await officehub(
+        None, "office", "list", cwd=tmp_path, env=clean_env(OFFICEHUB_PORT="eighty")
+    )
+    assert result.returncode == 2
+    line = one_line_error(result)
+    assert "OFFICEHUB_PORT" in line and ".env" in line
+
+
+async def test_bad_database_url_is_one_line_naming_the_variable(tmp_path: Path) -> None:
+    env = clean_env(OFFICEHUB_DATABASE_URL="mysqlx://nobody@localhost/db")
+    result = await officehub(None, "migrate", cwd=tmp_path, env=env)
+    assert result.returncode == 2
+    assert "OFFICEHUB_DATABASE_URL" in one_line_error(result)
+
+
+async def test_unreachable_database_is_one_line(tmp_path: Path) -> None:
+    url = f"postgresql+asyncpg://postgres@127.0.0.1:{free_port()}/officehub"
+    result = await officehub(
+        None, "migrate", "--json", cwd=tmp_path, env=clean_env(OFFICEHUB_DATABASE_URL=url)
+    )
+    assert result.returncode == 1 and result.stdout == ""
+    error = json.loads(result.stderr)
+    assert error["code"] == "DATABASE_UNAVAILABLE" and "OFFICEHUB_DATABASE_URL" in error["message"]
+
+
+async def test_unwritable_data_dir_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("not a folder")
+    env = clean_env(OFFICEHUB_DATA_DIR=str(tmp_path / "a-file" / "data"))
+    result = await officehub(None, "migrate", cwd=tmp_path, env=env)
+    assert result.returncode == 1
+    assert "OFFICEHUB_DATA_DIR" in one_line_error(result)
+
+
+async def test_debug_prints_the_traceback(tmp_path: Path) -> None:
+    env = clean_env(OFFICEHUB_DATABASE_URL="mysqlx://nobody@localhost/db")
+    result = await officehub(None, "--debug", "migrate", cwd=tmp_path, env=env)
+    assert result.returncode == 1
+    assert "Traceback" in result.stderr
+
+
+async def test_cli_from_another_folder_does_not_create_a_database(tmp_path: Path) -> None:
+    result = await officehub(None, "office", "list", cwd=tmp_path, env=clean_env())
+    assert result.returncode == 1
+    line = one_line_error(result)
+    assert "no database at" in line and "OFFICEHUB_DATA_DIR" in line
+    assert not any(tmp_path.iterdir())  # noqa: ASYNC240
+
+
+async def test_default_database_lives_in_the_data_dir(tmp_path: Path) -> None:
+    data_dir = tmp_path / "office-data"
+    env = clean_env(OFFICEHUB_DATA_DIR=str(data_dir))
+    run_in = tmp_path / "somewhere"
+    run_in.mkdir()
+    json_of(await officehub(None, "migrate", "--json", cwd=run_in, env=env))
+    office = json_of(
+        await officehub(None, "office", "create", "Silva", "--json", cwd=run_in, env=env)
+    )
+    assert (data_dir / "officehub.db").is_file() and list(run_in.iterdir()) == []
+    elsewhere = json_of(await officehub(None, "office", "list", "--json", cwd=tmp_path, env=env))
+    assert [o["id"] for o in elsewhere["data"]] == [office["id"]]
+
+
+async def test_env_file_in_the_working_folder_is_read(tmp_path: Path) -> None:
+    (tmp_path / ".env").write_text("OFFICEHUB_PORT=8123\nOFFICEHUB_DATA_DIR=from-dotenv\n")
+    shown = json_of(await officehub(None, "config", "--json", cwd=tmp_path, env=clean_env()))
+    settings = shown["settings"]
+    assert settings["OFFICEHUB_PORT"] == 8123
+    assert settings["OFFICEHUB_PUBLIC_URL"] == "http://127.0.0.1:8123"
+    assert settings["OFFICEHUB_DATA_DIR"] == str(tmp_path / "from-dotenv")
+    assert settings["OFFICEHUB_DATABASE_URL"].endswith("from-dotenv/officehub.db")
+    assert shown["envFile"] == str(tmp_path / ".env")
+
+
+async def test_config_masks_secrets(tmp_path: Path) -> None:
+    env = clean_env(
+        OFFICEHUB_SIGNING_KEY="very-secret-signing-key",
+        OFFICEHUB_DATABASE_URL="postgresql+asyncpg://app:db-password@db.internal/officehub",
+    )
+    for args in (("config",), ("config", "--json")):
+        result = await officehub(None, *args, cwd=tmp_path, env=env)
+        assert result.returncode == 0
+        assert "very-secret-signing-key" not in result.stdout
+        assert "db-password" not in result.stdout
+        assert "db.internal" in result.stdout
+
+
+async def test_office_delete_removes_its_files_only(
+    database_url: str, settings: Settings, client: httpx.AsyncClient, app: FastAPI
+) -> None:
+    gone = await make_office(app, "Gone")
+    kept = await make_office(app, "Kept")
+    for office in (gone, kept):
+        r = await client.post(
+            "/user", json={"name": "Ana", "email": "ana@example.com"}, headers=office.headers
+        )
+        r = await client.put(
+            f"/user/{r.json()['id']}/avatar",
+            files={"file": ("a.png", PNG_1X1, "image/png")},
+            headers=office.headers,
+        )
+        assert r.status_code == 200, r.text
+    avatars = settings.data_dir / "files" / "avatars"
+    env = {**os.environ, "OFFICEHUB_DATA_DIR": str(settings.data_dir)}
+    json_of(await officehub(database_url, "office", "delete", gone.id, "--yes", "--json", env=env))
+    assert not (avatars / gone.id).exists()
+    assert any((avatars / kept.id).rglob("*.png"))

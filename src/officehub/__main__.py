@@ -1,3 +1,3 @@
-from officehub.cli import app
+from officehub.cli import main
 
-app()
+main()

@@ -6,10 +6,15 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
-from fastapi import FastAPI
+import fastapi_offline
+from fastapi import FastAPI, Request
+from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
 from fastapi.openapi.utils import get_openapi
+from fastapi.responses import HTMLResponse
+from fastapi.staticfiles import StaticFiles
 
 from officehub import __version__
 from officehub.auth import SCOPE_EXTRA, is_keyless, scope_of
@@ -24,6 +29,10 @@ from officehub.worker.jobs import periodic_jobs, queue_jobs
 from officehub.worker.runner import Worker, WorkerContext
 
 logger = logging.getLogger("officehub.app")
+# Swagger UI and ReDoc assets shipped by the fastapi-offline package: no CDN, so the docs
+# work on an offline or firewalled server.
+DOCS_ASSETS = Path(fastapi_offline.__file__).parent / "static"
+DOCS_ASSETS_URL = "/docs-assets"
 
 
 def create_app(settings: Settings | None = None, *, embedded_worker: bool = False) -> FastAPI:
@@ -54,6 +63,8 @@ def create_app(settings: Settings | None = None, *, embedded_worker: bool = Fals
         description="Messaging, CRM and automation for law offices.",
         lifespan=lifespan,
         redirect_slashes=False,
+        docs_url=None,
+        redoc_url=None,
     )
     app.state.settings = settings
     install_error_handlers(app)
@@ -61,6 +72,7 @@ def create_app(settings: Settings | None = None, *, embedded_worker: bool = Fals
     app.include_router(events_router)
     for router in domain_routers():
         app.include_router(router)
+    _install_docs(app)
     app.add_middleware(RequestContextMiddleware, max_json_body=settings.max_json_body_bytes)
 
     def openapi() -> dict[str, Any]:
@@ -70,6 +82,34 @@ def create_app(settings: Settings | None = None, *, embedded_worker: bool = Fals
 
     app.openapi = openapi  # type: ignore[method-assign]
     return app
+
+
+def _install_docs(app: FastAPI) -> None:
+    """``/docs`` (Swagger UI) and ``/redoc``, their scripts served by this process."""
+    app.mount(DOCS_ASSETS_URL, StaticFiles(directory=DOCS_ASSETS), name="docs-assets")
+
+    @app.get("/docs", include_in_schema=False)
+    async def swagger_ui(request: Request) -> HTMLResponse:
+        root = request.scope.get("root_path", "")
+        return get_swagger_ui_html(
+            openapi_url=f"{root}/openapi.json",
+            title="officehub - Swagger UI",
+            swagger_js_url=f"{root}{DOCS_ASSETS_URL}/swagger-ui-bundle.js",
+            swagger_css_url=f"{root}{DOCS_ASSETS_URL}/swagger-ui.css",
+            swagger_favicon_url=f"{root}{DOCS_ASSETS_URL}/favicon.png",
+            swagger_ui_parameters={"validatorUrl": None},  # no call to validator.swagger.io
+        )
+
+    @app.get("/redoc", include_in_schema=False)
+    async def redoc(request: Request) -> HTMLResponse:
+        root = request.scope.get("root_path", "")
+        return get_redoc_html(
+            openapi_url=f"{root}/openapi.json",
+            title="officehub - ReDoc",
+            redoc_js_url=f"{root}{DOCS_ASSETS_URL}/redoc.standalone.js",
+            redoc_favicon_url=f"{root}{DOCS_ASSETS_URL}/favicon.png",
+            with_google_fonts=False,
+        )
 
 
 def _openapi(app: FastAPI) -> dict[str, Any]:
@@ -82,6 +122,10 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
     error_ref = {"$ref": "#/components/schemas/ErrorBody"}
     for path, operations in schema.get("paths", {}).items():
         for operation in operations.values():
+            # A route's own tag wins over its router's (integrations live in the inboxes
+            # router): each operation is listed once in the docs.
+            if len(operation.get("tags", [])) > 1:
+                operation["tags"] = operation["tags"][-1:]
             responses = operation.setdefault("responses", {})
             responses.pop("422", None)
             statuses = ["500"] if is_keyless(path) else ["400", "401", "403", "500"]

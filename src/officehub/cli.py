@@ -1,52 +1,158 @@
-"""The ``officehub`` command: serve, worker, migrate, offices and API keys."""
+"""The ``officehub`` command: serve, worker, migrate, config, offices, API keys, backups.
+
+Results go to stdout (one JSON object with ``--json``); errors go to stderr as one line
+(one JSON object with ``--json``). Exit codes: 0 success, 2 bad input (usage, a bad
+value, a bad setting), 1 any other failure (not found, database unreachable, …).
+A traceback is printed only with ``--debug``.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
+import shutil
 import signal
-from collections.abc import Awaitable, Callable
-from typing import Annotated, Any, TypeVar
+import socket
+import sys
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any, NoReturn, TypeVar
 
+import pydantic
 import typer
 import uvicorn
 from rich.console import Console
-from rich.table import Table
+from rich.panel import Panel
+from rich.progress import BarColumn, Progress, TaskID, TextColumn
+from sqlalchemy import exc as sa_exc
+from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncSession
+from typer.exceptions import TyperException
 
-from officehub.app import create_app
+from officehub import __version__
+from officehub import backup as backups
 from officehub.config import Settings, get_settings
 from officehub.db import create_engine, create_sessionmaker
 from officehub.errors import ServiceError
 from officehub.logs import configure_logging
 from officehub.migrate import migrate
 from officehub.offices import service as offices
+from officehub.offices.models import Office
 from officehub.timeutil import isoformat
-from officehub.worker.jobs import periodic_jobs, queue_jobs
-from officehub.worker.runner import Worker, WorkerContext
 
 T = TypeVar("T")
-console = Console()
+EXIT_BAD_INPUT = 2
+EXIT_FAILURE = 1
+stderr = Console(stderr=True, highlight=False)
+
+
+class CliError(Exception):
+    """A failure the command explains in one line."""
+
+    def __init__(self, message: str, exit_code: int = EXIT_FAILURE, code: str = "FAILED") -> None:
+        super().__init__(message)
+        self.message = message
+        self.exit_code = exit_code
+        self.code = code
 
 
 def _settings_help() -> str:
-    lines = ["Settings (environment variables):\n"]
+    lines = ["Settings (environment variables, or a .env file in the working folder):\n"]
     for name, field in Settings.model_fields.items():
         lines.append(f"OFFICEHUB_{name.upper()}: {field.description} (default: {field.default})\n")
     return "\n".join(lines)
 
 
-app = typer.Typer(help="officehub: messaging, CRM and automation for law offices.", epilog=None)
-office_app = typer.Typer(help="Offices.")
-apikey_app = typer.Typer(help="Office API keys.")
+EPILOG = (
+    "Exit codes: 0 success; 2 bad input (usage, a bad value or setting); 1 any other failure. "
+    "Errors go to stderr (one JSON object with --json)."
+)
+app = typer.Typer(
+    help="officehub: messaging, CRM and automation for law offices.",
+    epilog=EPILOG,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+office_app = typer.Typer(help="Offices.", no_args_is_help=True)
+apikey_app = typer.Typer(help="Office API keys.", no_args_is_help=True)
 app.add_typer(office_app, name="office")
 app.add_typer(apikey_app, name="apikey")
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
 
 
+def _show_version(value: bool) -> None:
+    if value:
+        typer.echo(f"officehub {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main_options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_show_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+    debug: Annotated[
+        bool, typer.Option("--debug", help="Print the traceback of a failure.")
+    ] = False,
+) -> None:
+    """officehub: messaging, CRM and automation for law offices."""
+
+
+# --- output -------------------------------------------------------------------------------
+
+
+def _print(payload: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        typer.echo(json.dumps(payload))
+        return
+    for key, value in payload.items():
+        typer.echo(f"{key}: {value}")
+
+
+def _print_rows(rows: list[dict[str, Any]], columns: list[str]) -> None:
+    """A plain table: every value in full, whatever the terminal's width."""
+    cells = [[("" if r[c] is None else str(r[c])) for c in columns] for r in rows]
+    widths = [max([len(c), *(len(row[i]) for row in cells)]) for i, c in enumerate(columns)]
+    typer.echo("  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True)).rstrip())
+    for row in cells:
+        typer.echo("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip())
+
+
+def _database_label(settings: Settings) -> str:
+    path = settings.sqlite_path()
+    if path is not None:
+        return str(path)
+    return make_url(settings.database_url).render_as_string(hide_password=True)
+
+
+# --- the database ---------------------------------------------------------------------------
+
+
+def _settings() -> Settings:
+    return get_settings()
+
+
+def _require_database(settings: Settings) -> None:
+    """Commands that read offices never create an empty database by accident."""
+    path = settings.sqlite_path()
+    if path is not None and not path.is_file():
+        raise CliError(
+            f"no database at {path}. Run the command from the folder you ran `officehub serve` "
+            "in, or set OFFICEHUB_DATA_DIR (or OFFICEHUB_DATABASE_URL) to where the database "
+            "is; `officehub migrate` creates a new one there.",
+            code="NO_DATABASE",
+        )
+
+
 def _in_session(work: Callable[[AsyncSession], Awaitable[T]]) -> T:
-    settings = get_settings()
+    settings = _settings()
+    _require_database(settings)
 
     async def run() -> T:
         engine = create_engine(settings.database_url)
@@ -62,27 +168,43 @@ def _in_session(work: Callable[[AsyncSession], Awaitable[T]]) -> T:
     try:
         return asyncio.run(run())
     except ServiceError as exc:
-        console.print(f"[red]{exc.message}[/red] {exc.details}")
-        raise typer.Exit(2) from exc
+        if exc.status_code == 404:
+            exc.details = f"{exc.details} (database: {_database_label(settings)})".lstrip()
+        raise
 
 
-def _print(payload: dict[str, Any], as_json: bool) -> None:
-    if as_json:
-        typer.echo(json.dumps(payload))
-        return
-    for key, value in payload.items():
-        console.print(f"[bold]{key}[/bold]: {value}")
+# --- commands -------------------------------------------------------------------------------
 
 
 @app.command(name="migrate")
-def migrate_command() -> None:
-    """Migrate the database to the newest schema."""
-    settings = get_settings()
-    migrate(settings.database_url)
-    console.print("database migrated")
+def migrate_command(as_json: JsonFlag = False) -> None:
+    """Migrate the database to the newest schema (creating it if needed)."""
+    settings = _settings()
+    with stderr.status("migrating the database…", spinner="line"):
+        migrate(settings.database_url)
+    _print({"migrated": True, "database": _database_label(settings)}, as_json)
 
 
-async def _ensure_demo_office(settings: Settings) -> str | None:
+@app.command(name="config")
+def config_command(as_json: JsonFlag = False) -> None:
+    """Print the effective settings (secrets masked) and where they come from."""
+    settings = _settings()
+    shown = settings.effective()
+    env_file = Path(".env").resolve()
+    if as_json:
+        typer.echo(
+            json.dumps(
+                {"settings": shown, "envFile": str(env_file) if env_file.is_file() else None}
+            )
+        )
+        return
+    for name, value in shown.items():
+        source = "environment" if name in os.environ else ""
+        typer.echo(f"{name}={value}" + (f"    ({source})" if source else ""))
+    typer.echo(f"# .env: {env_file if env_file.is_file() else 'none in ' + str(Path.cwd())}")
+
+
+async def _ensure_demo_office(settings: Settings) -> tuple[str, str] | None:
     engine = create_engine(settings.database_url)
     try:
         async with create_sessionmaker(engine)() as session:
@@ -91,30 +213,48 @@ async def _ensure_demo_office(settings: Settings) -> str | None:
             office = await offices.create_office(session, "Demo office")
             created = await offices.create_api_key(session, office.id, "demo")
             await session.commit()
-            return f"office {office.id}\nAPI key (shown once): {created.key}"
+            return office.id, created.key
     finally:
         await engine.dispose()
+
+
+def _first_start_banner(settings: Settings, office_id: str, key: str) -> None:
+    body = (
+        f"officehub is starting at {settings.public_url}\n\n"
+        f"Created a demo office:  {office_id}\n"
+        f"Its API key (shown once, keep it):  {key}\n\n"
+        f"Try it:  examples/quickstart.sh with OFFICEHUB_URL={settings.public_url}\n"
+        f"         and OFFICEHUB_API_KEY={key}\n"
+        f"Docs:    {settings.public_url}/docs\n"
+        "Find the office again:  officehub office list"
+    )
+    panel = Panel(body, title="First start", expand=False, border_style="green")
+    Console(stderr=True, highlight=False, width=max(len(key) + 60, 100)).print(panel)
 
 
 @app.command(epilog=_settings_help())
 def serve(
     host: Annotated[str | None, typer.Option(help="Overrides OFFICEHUB_HOST.")] = None,
-    port: Annotated[int | None, typer.Option(help="Overrides OFFICEHUB_PORT.")] = None,
+    port: Annotated[
+        int | None, typer.Option(min=1, max=65535, help="Overrides OFFICEHUB_PORT.")
+    ] = None,
     worker: Annotated[
         bool, typer.Option("--worker/--no-worker", help="Run the background worker in-process.")
     ] = True,
 ) -> None:
     """Migrate, then serve the API (and, by default, the background worker)."""
-    settings = get_settings()
-    configure_logging(settings.log_level)
+    from officehub.app import create_app  # the app's imports cost a second: only here
+
+    settings = _settings().served_at(host, port)
     migrate(settings.database_url)
     demo = asyncio.run(_ensure_demo_office(settings))
     if demo:
-        typer.echo(f"First start: created a demo {demo}")
+        _first_start_banner(settings, *demo)
+    configure_logging(settings.log_level, settings.log_format)
     uvicorn.run(
         create_app(settings, embedded_worker=worker),
-        host=host or settings.host,
-        port=port or settings.port,
+        host=settings.host,
+        port=settings.port,
         log_config=None,
         access_log=False,
     )
@@ -123,9 +263,12 @@ def serve(
 @app.command(name="worker", epilog=_settings_help())
 def worker_command() -> None:
     """Run the background worker alone (deliveries and scheduled jobs)."""
-    settings = get_settings()
-    configure_logging(settings.log_level)
+    from officehub.worker.jobs import periodic_jobs, queue_jobs
+    from officehub.worker.runner import Worker, WorkerContext
+
+    settings = _settings()
     migrate(settings.database_url)
+    configure_logging(settings.log_level, settings.log_format)
 
     async def run() -> None:
         engine = create_engine(settings.database_url, settings.db_pool_size)
@@ -142,6 +285,17 @@ def worker_command() -> None:
     asyncio.run(run())
 
 
+def _office_out(office: Office, active_keys: int | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "id": office.id,
+        "name": office.name,
+        "createdAt": isoformat(office.created_at),
+    }
+    if active_keys is not None:
+        out["activeKeys"] = active_keys
+    return out
+
+
 @office_app.command("create")
 def office_create(name: str, as_json: JsonFlag = False) -> None:
     """Create an office."""
@@ -151,6 +305,70 @@ def office_create(name: str, as_json: JsonFlag = False) -> None:
         return {"id": office.id, "name": office.name}
 
     _print(_in_session(work), as_json)
+
+
+@office_app.command("list")
+def office_list(as_json: JsonFlag = False) -> None:
+    """List every office (oldest first) with its number of active keys."""
+
+    async def work(session: AsyncSession) -> list[dict[str, Any]]:
+        return [_office_out(s.office, s.active_keys) for s in await offices.list_offices(session)]
+
+    rows = _in_session(work)
+    if as_json:
+        typer.echo(json.dumps({"data": rows}))
+        return
+    if not rows:
+        typer.echo(
+            f"no offices in {_database_label(_settings())}; "
+            "create one with `officehub office create NAME`",
+            err=True,
+        )
+        return
+    _print_rows(rows, ["id", "name", "createdAt", "activeKeys"])
+
+
+@office_app.command("rename")
+def office_rename(office_id: str, name: str, as_json: JsonFlag = False) -> None:
+    """Rename an office."""
+
+    async def work(session: AsyncSession) -> dict[str, Any]:
+        return _office_out(await offices.rename_office(session, office_id, name))
+
+    _print(_in_session(work), as_json)
+
+
+@office_app.command("delete")
+def office_delete(
+    office_id: str,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """Delete an office with everything it holds (contacts, keys, files…). Cannot be undone."""
+
+    async def read(session: AsyncSession) -> Office:
+        return await offices.get_office(session, office_id)
+
+    office = _in_session(read)
+    if not yes:
+        if not sys.stdin.isatty():
+            raise CliError(
+                "refusing to delete without confirmation: add --yes",
+                EXIT_BAD_INPUT,
+                "NOT_CONFIRMED",
+            )
+        typer.confirm(
+            f"Delete office {office.id} ({office.name}) and everything it holds?", abort=True
+        )
+
+    async def work(session: AsyncSession) -> dict[str, Any]:
+        return _office_out(await offices.delete_office(session, office_id))
+
+    deleted = _in_session(work)
+    files = _settings().data_dir / "files"
+    for folder in files.glob(f"*/{office_id}"):
+        shutil.rmtree(folder, ignore_errors=True)
+    _print({**deleted, "deleted": True}, as_json)
 
 
 @apikey_app.command("create")
@@ -200,17 +418,8 @@ def apikey_list(
     if as_json:
         typer.echo(json.dumps({"data": keys}))
         return
-    table = Table("id", "name", "prefix", "permissions", "created", "revoked")
-    for k in keys:
-        table.add_row(
-            k["id"],
-            k["name"],
-            k["prefix"],
-            ",".join(k["permissions"]),
-            k["createdAt"],
-            k["revokedAt"] or "",
-        )
-    console.print(table)
+    rows = [{**k, "permissions": ",".join(k["permissions"])} for k in keys]
+    _print_rows(rows, ["id", "name", "prefix", "permissions", "createdAt", "revokedAt"])
 
 
 @apikey_app.command("revoke")
@@ -223,3 +432,218 @@ def apikey_revoke(key_id: str, as_json: JsonFlag = False) -> None:
         return {"id": record.id, "revokedAt": isoformat(revoked_at) if revoked_at else None}
 
     _print(_in_session(work), as_json)
+
+
+@contextmanager
+def _progress(enabled: bool) -> Iterator[backups.Progress | None]:
+    if not enabled:
+        yield None
+        return
+    tasks: dict[str, TaskID] = {}
+    with Progress(
+        TextColumn("{task.description:<9}"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total}"),
+        console=stderr,
+        transient=True,
+    ) as bar:
+
+        def update(step: str, done: int, total: int) -> None:
+            if step not in tasks:
+                tasks[step] = bar.add_task(step, total=total)
+            bar.update(tasks[step], completed=done, total=total)
+
+        yield update
+
+
+def _embedded_database(settings: Settings, command: str) -> Path:
+    path = settings.sqlite_path()
+    if path is None:
+        raise CliError(
+            f"`officehub {command}` works on the embedded SQLite database; "
+            "OFFICEHUB_DATABASE_URL is PostgreSQL: use pg_dump/pg_restore (docs/deployment.md)",
+            EXIT_BAD_INPUT,
+            "NOT_EMBEDDED",
+        )
+    return path
+
+
+@app.command(name="backup")
+def backup_command(
+    path: Annotated[Path, typer.Argument(help="A new (or empty) folder for the backup.")],
+    as_json: JsonFlag = False,
+) -> None:
+    """Copy the embedded database (consistently, while the server runs) and the files."""
+    settings = _settings()
+    database = _embedded_database(settings, "backup")
+    _require_database(settings)
+    with _progress(not as_json and sys.stderr.isatty()) as progress:
+        try:
+            made = backups.backup(database, settings.data_dir, path, progress)
+        except backups.BackupError as exc:
+            raise CliError(str(exc), EXIT_BAD_INPUT, "BAD_TARGET") from exc
+    _print(
+        {
+            "path": str(made.path.resolve()),
+            "databaseBytes": made.database_bytes,
+            "files": made.files,
+        },
+        as_json,
+    )
+
+
+@app.command(name="restore")
+def restore_command(
+    path: Annotated[Path, typer.Argument(help="A folder made by `officehub backup`.")],
+    as_json: JsonFlag = False,
+) -> None:
+    """Restore a backup into an empty OFFICEHUB_DATA_DIR (then start the server as usual)."""
+    settings = _settings()
+    database = _embedded_database(settings, "restore")
+    with _progress(not as_json and sys.stderr.isatty()) as progress:
+        try:
+            made = backups.restore(path, database, settings.data_dir, progress)
+        except backups.BackupError as exc:
+            raise CliError(str(exc), EXIT_BAD_INPUT, "BAD_SOURCE") from exc
+    migrate(settings.database_url)
+    _print(
+        {
+            "database": str(database),
+            "dataDir": str(settings.data_dir.resolve()),
+            "files": made.files,
+        },
+        as_json,
+    )
+
+
+# --- errors -----------------------------------------------------------------------------------
+
+
+def _settings_error(exc: pydantic.ValidationError) -> CliError:
+    problems = []
+    for error in exc.errors():
+        name = "OFFICEHUB_" + "_".join(str(p) for p in error["loc"]).upper()
+        problems.append(f"{name}: {error['msg']}")
+    return CliError(
+        "bad setting " + "; ".join(problems) + " (fix it in the environment or .env)",
+        EXIT_BAD_INPUT,
+        "BAD_SETTING",
+    )
+
+
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
+
+
+def _explain(exc: BaseException) -> CliError | None:
+    """One line for a configuration or database failure; None when not one of those."""
+    try:
+        settings = get_settings()
+    except pydantic.ValidationError:
+        return None
+    for cause in _chain(exc):
+        if isinstance(cause, sa_exc.ArgumentError | sa_exc.NoSuchModuleError):
+            return CliError(
+                f"OFFICEHUB_DATABASE_URL is not a usable database URL ({cause}); use "
+                "sqlite+aiosqlite:///PATH or postgresql+asyncpg://USER@HOST:PORT/DB",
+                EXIT_BAD_INPUT,
+                "BAD_SETTING",
+            )
+        if isinstance(cause, OSError) and _in_data_dir(cause.filename, settings):
+            return CliError(
+                f"cannot write {cause.filename}: {cause.strerror}; make OFFICEHUB_DATA_DIR "
+                f"({settings.data_dir.resolve()}) a folder this user can create and write",
+                EXIT_FAILURE,
+                "DATA_DIR_NOT_WRITABLE",
+            )
+    for cause in _chain(exc):
+        if isinstance(cause, sa_exc.OperationalError) and "unable to open" in str(cause):
+            return CliError(
+                f"cannot open the database file {_database_label(settings)}; make "
+                "OFFICEHUB_DATA_DIR a folder this user can write",
+                EXIT_FAILURE,
+                "DATA_DIR_NOT_WRITABLE",
+            )
+    for cause in _chain(exc):
+        if isinstance(cause, OSError | socket.gaierror | sa_exc.DBAPIError) or (
+            type(cause).__module__.startswith("asyncpg")
+        ):
+            reason = str(cause).splitlines()[0] if str(cause) else type(cause).__name__
+            return CliError(
+                f"cannot use the database {_database_label(settings)}: {reason}; check "
+                "OFFICEHUB_DATABASE_URL (and that the database server is running)",
+                EXIT_FAILURE,
+                "DATABASE_UNAVAILABLE",
+            )
+    return None
+
+
+def _in_data_dir(filename: object, settings: Settings) -> bool:
+    if not isinstance(filename, str):
+        return False
+    path = Path(filename).resolve()
+    database = settings.sqlite_path()
+    roots = [settings.data_dir.resolve(), *([database.parent] if database else [])]
+    return any(
+        path == root or root.is_relative_to(path) or path.is_relative_to(root) for root in roots
+    )
+
+
+def _fail(error: CliError, as_json: bool) -> NoReturn:
+    if as_json:
+        body = {"message": error.message, "code": error.code, "exitCode": error.exit_code}
+        typer.echo(json.dumps(body), err=True)
+    else:
+        typer.echo(f"error: {error.message}", err=True)
+    sys.exit(error.exit_code)
+
+
+def _service_error(exc: ServiceError) -> CliError:
+    message = exc.message + (f": {exc.details}" if exc.details else "")
+    exit_code = EXIT_BAD_INPUT if exc.status_code == 400 else EXIT_FAILURE
+    return CliError(message, exit_code, exc.code)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """The console entry point: runs a command and turns every failure into one line."""
+    args = sys.argv[1:] if argv is None else argv
+    as_json = "--json" in args
+    debug = "--debug" in args or os.environ.get("OFFICEHUB_DEBUG", "") not in ("", "0", "false")
+    command = typer.main.get_command(app)
+    try:
+        result = command.main(args, prog_name="officehub", standalone_mode=False)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        _fail(CliError("aborted", EXIT_FAILURE, "ABORTED"), as_json)
+    except TyperException as exc:  # usage errors: exit code 2
+        show = getattr(exc, "show", None)
+        if as_json or show is None:
+            _fail(CliError(exc.format_message(), exc.exit_code, "BAD_USAGE"), as_json)
+        show()
+        sys.exit(exc.exit_code)
+    except CliError as exc:
+        if debug:
+            raise
+        _fail(exc, as_json)
+    except ServiceError as exc:
+        if debug:
+            raise
+        _fail(_service_error(exc), as_json)
+    except Exception as exc:
+        if debug:
+            raise
+        if isinstance(exc, pydantic.ValidationError) and exc.title == Settings.__name__:
+            _fail(_settings_error(exc), as_json)
+        explained = _explain(exc)
+        if explained is None:
+            explained = CliError(
+                f"unexpected {type(exc).__name__}: {exc}; run again with --debug for the traceback"
+            )
+        _fail(explained, as_json)
+    sys.exit(result if isinstance(result, int) else 0)

@@ -1,26 +1,48 @@
+"""Settings: ``OFFICEHUB_*`` environment variables, then a ``.env`` file in the working folder.
+
+Two defaults follow other settings rather than being fixed: the SQLite database lives in
+``DATA_DIR`` (``DATA_DIR/officehub.db``), and the public URL is the address actually
+served (``http://HOST:PORT``, re-derived when ``officehub serve --host/--port`` override
+them). Setting either variable explicitly wins.
+"""
+
 from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
+from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, PrivateAttr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+from sqlalchemy.engine import make_url
+
+DATABASE_FILE = "officehub.db"
+# Settings whose value is shown masked by ``officehub config``.
+SECRETS = frozenset({"signing_key"})
+_ANY_ADDRESS = {"0.0.0.0", "::", ""}  # noqa: S104 - compared against, never bound
 
 
 class Settings(BaseSettings):
     """Every setting is read from the environment with the prefix ``OFFICEHUB_``."""
 
-    model_config = SettingsConfigDict(env_prefix="OFFICEHUB_", extra="ignore")
+    model_config = SettingsConfigDict(
+        env_prefix="OFFICEHUB_", env_file=".env", env_file_encoding="utf-8", extra="ignore"
+    )
 
     database_url: str = Field(
-        "sqlite+aiosqlite:///./data/officehub.db", description="SQLAlchemy async database URL"
+        "", description="SQLAlchemy async database URL; empty: SQLite file DATA_DIR/officehub.db"
     )
     data_dir: Path = Field(Path("./data"), description="Folder for the SQLite file and uploads")
     host: str = Field("127.0.0.1", description="Address the API listens on")
-    port: int = Field(8000, description="Port the API listens on")
-    log_level: str = Field("INFO", description="Log level (DEBUG, INFO, WARNING, ERROR)")
+    port: int = Field(8000, ge=1, le=65535, description="Port the API listens on")
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
+        "INFO", description="Log level (DEBUG, INFO, WARNING, ERROR)"
+    )
+    log_format: Literal["auto", "json", "text"] = Field(
+        "auto", description="Log lines: text on a terminal, JSON otherwise (auto), or forced"
+    )
     public_url: str = Field(
-        "http://127.0.0.1:8000", description="Base URL the service is reached at (signed links)"
+        "", description="Base URL the service is reached at (signed links); empty: http://HOST:PORT"
     )
     signing_key: str = Field(
         "", description="Key for signed media links; generated under DATA_DIR when empty"
@@ -41,6 +63,66 @@ class Settings(BaseSettings):
     worker_poll_seconds: float = Field(1.0, description="How often an idle worker looks for work")
     db_pool_size: int = Field(10, description="PostgreSQL connection pool size")
     max_json_body_bytes: int = Field(1024 * 1024, description="Largest JSON body accepted")
+
+    _public_url_derived: bool = PrivateAttr(False)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _upper_log_level(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            for name in ("log_level", "LOG_LEVEL"):
+                if isinstance(data.get(name), str):
+                    data[name] = data[name].upper()
+        return data
+
+    @model_validator(mode="after")
+    def _derive_defaults(self) -> Settings:
+        if not self.database_url:
+            self.database_url = f"sqlite+aiosqlite:///{self.data_dir.resolve() / DATABASE_FILE}"
+        if not self.public_url:
+            self.public_url = address_url(self.host, self.port)
+            self._public_url_derived = True
+        self.public_url = self.public_url.rstrip("/")
+        return self
+
+    def served_at(self, host: str | None, port: int | None) -> Settings:
+        """These settings for a server on ``host:port``; a derived public URL follows them."""
+        host = self.host if host is None else host
+        port = self.port if port is None else port
+        update: dict[str, Any] = {"host": host, "port": port}
+        if self._public_url_derived:
+            update["public_url"] = address_url(host, port)
+        return self.model_copy(update=update)
+
+    def sqlite_path(self) -> Path | None:
+        """The database file when the database is SQLite on disk."""
+        url = make_url(self.database_url)
+        if url.get_backend_name() != "sqlite" or url.database in (None, "", ":memory:"):
+            return None
+        return Path(url.database).resolve()
+
+    def effective(self) -> dict[str, Any]:
+        """Every setting as used, secrets and database passwords masked."""
+        shown: dict[str, Any] = {}
+        for name in type(self).model_fields:
+            value = getattr(self, name)
+            if name in SECRETS:
+                value = "********" if value else ""
+            elif name == "database_url":
+                value = make_url(value).render_as_string(hide_password=True)
+            elif isinstance(value, Path):
+                value = str(value.resolve())
+            shown[f"OFFICEHUB_{name.upper()}"] = value
+        return shown
+
+
+def address_url(host: str, port: int) -> str:
+    """The URL a client on this machine reaches a server listening on ``host:port`` at."""
+    if host in _ANY_ADDRESS:
+        host = "127.0.0.1"
+    elif ":" in host and not host.startswith("["):
+        host = f"[{host}]"
+    return f"http://{host}:{port}"
 
 
 @lru_cache

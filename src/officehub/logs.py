@@ -1,13 +1,28 @@
-"""One JSON object per log line. Never pass headers, keys or secrets to a logger."""
+"""Log lines on stderr: JSON (one object per line) or text for a person at a terminal.
+
+Never pass headers, keys or secrets to a logger.
+"""
 
 from __future__ import annotations
 
 import json
 import logging
 import sys
-from typing import Any
+from typing import Any, TextIO
 
-_RESERVED = set(vars(logging.makeLogRecord({})))
+_RESERVED = set(vars(logging.makeLogRecord({}))) | {"color_message"}
+_COLOURS = {
+    "DEBUG": "\x1b[2m",
+    "INFO": "\x1b[32m",
+    "WARNING": "\x1b[33m",
+    "ERROR": "\x1b[31m",
+    "CRITICAL": "\x1b[1;31m",
+}
+_RESET = "\x1b[0m"
+
+
+def _extras(record: logging.LogRecord) -> dict[str, Any]:
+    return {k: v for k, v in vars(record).items() if k not in _RESERVED}
 
 
 class JsonFormatter(logging.Formatter):
@@ -18,15 +33,46 @@ class JsonFormatter(logging.Formatter):
             "logger": record.name,
             "message": record.getMessage(),
         }
-        entry.update({k: v for k, v in vars(record).items() if k not in _RESERVED})
+        entry.update(_extras(record))
         if record.exc_info:
             entry["trace"] = self.formatException(record.exc_info)
         return json.dumps(entry, default=str)
 
 
-def configure_logging(level: str = "INFO") -> None:
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(JsonFormatter())
+class TextFormatter(logging.Formatter):
+    """``12:00:01 INFO  officehub.request  GET /tag 200 method=GET status=200``."""
+
+    def __init__(self, colour: bool) -> None:
+        super().__init__()
+        self.colour = colour
+
+    def format(self, record: logging.LogRecord) -> str:
+        level = f"{record.levelname:<7}"
+        if self.colour:
+            level = f"{_COLOURS.get(record.levelname, '')}{level}{_RESET}"
+        extras = " ".join(f"{k}={v}" for k, v in _extras(record).items())
+        line = f"{self.formatTime(record, '%H:%M:%S')} {level} {record.name}  {record.getMessage()}"
+        if extras:
+            line += f"  {extras}"
+        if record.exc_info:
+            line += "\n" + self.formatException(record.exc_info)
+        return line
+
+
+def chosen_format(log_format: str, stream: TextIO) -> str:
+    """``json`` or ``text``: ``auto`` is text when the stream is a terminal."""
+    if log_format in ("json", "text"):
+        return log_format
+    return "text" if stream.isatty() else "json"
+
+
+def configure_logging(level: str = "INFO", log_format: str = "auto") -> None:
+    stream = sys.stderr
+    handler = logging.StreamHandler(stream)
+    if chosen_format(log_format, stream) == "text":
+        handler.setFormatter(TextFormatter(colour=stream.isatty()))
+    else:
+        handler.setFormatter(JsonFormatter())
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())

@@ -6,7 +6,7 @@ import hashlib
 import secrets
 from dataclasses import dataclass
 
-from sqlalchemy import select
+from sqlalchemy import delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.errors import NotFound, ValidationFailed
@@ -96,3 +96,48 @@ async def revoke_api_key(session: AsyncSession, key_id: str) -> ApiKey:
 async def resolve_key(session: AsyncSession, key: str) -> ApiKey | None:
     stmt = select(ApiKey).where(ApiKey.key_hash == hash_key(key), ApiKey.revoked_at.is_(None))
     return (await session.scalars(stmt)).first()
+
+
+@dataclass(frozen=True)
+class OfficeSummary:
+    office: Office
+    active_keys: int
+
+
+def _valid_name(name: str) -> str:
+    name = name.strip()
+    if not name or len(name) > 200:
+        raise ValidationFailed.field("name", "must be 1 to 200 characters")
+    return name
+
+
+async def list_offices(session: AsyncSession) -> list[OfficeSummary]:
+    """Every office, oldest first, with its number of unrevoked keys."""
+    active = (
+        select(ApiKey.office_id, func.count().label("n"))
+        .where(ApiKey.revoked_at.is_(None))
+        .group_by(ApiKey.office_id)
+        .subquery()
+    )
+    stmt = (
+        select(Office, func.coalesce(active.c.n, 0))
+        .outerjoin(active, active.c.office_id == Office.id)
+        .order_by(Office.created_at, Office.id)
+    )
+    return [OfficeSummary(office, int(n)) for office, n in (await session.execute(stmt)).all()]
+
+
+async def rename_office(session: AsyncSession, office_id: str, name: str) -> Office:
+    name = _valid_name(name)
+    office = await get_office(session, office_id)
+    office.name = name
+    await session.flush()
+    return office
+
+
+async def delete_office(session: AsyncSession, office_id: str) -> Office:
+    """Deletes the office; the database's ``ON DELETE CASCADE`` removes all it holds."""
+    office = await get_office(session, office_id)
+    await session.execute(delete(Office).where(Office.id == office_id))
+    await session.flush()
+    return office

@@ -1,0 +1,119 @@
+"""A first run as a new user makes it: a real ``officehub serve`` on a port other than 8000."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from pathlib import Path
+
+import httpx
+
+from tests.server_process import PNG_1X1, clean_env, running_server
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+async def test_first_start_prints_the_demo_office_in_a_frame_before_the_logs(
+    tmp_path: Path,
+) -> None:
+    async with running_server(tmp_path) as server:
+        lines = server.stderr_lines
+        first_log = next(i for i, line in enumerate(lines) if line.startswith("{"))
+        banner = "".join(lines[:first_log])
+        assert banner.lstrip().startswith("╭") and "First start" in banner
+        assert server.demo_key in banner and server.demo_office in banner
+        assert server.url in banner
+        for line in lines[first_log:]:
+            json.loads(line)  # not a terminal: every log line after the frame is JSON
+        async with httpx.AsyncClient() as client:
+            r = await client.get(
+                f"{server.url}/webhooks/events", headers={"x-service-api-key": server.demo_key}
+            )
+        assert r.status_code == 200
+    async with running_server(tmp_path) as again:
+        assert "First start" not in again.stderr  # the demo office is made once
+
+
+async def test_public_url_follows_the_served_port_so_avatar_links_work(tmp_path: Path) -> None:
+    async with running_server(tmp_path) as server, httpx.AsyncClient() as client:
+        headers = {"x-service-api-key": server.demo_key}
+        r = await client.post(
+            f"{server.url}/user",
+            json={"name": "Ana Lima", "email": "ana@example.com"},
+            headers=headers,
+        )
+        assert r.status_code == 201, r.text
+        r = await client.put(
+            f"{server.url}/user/{r.json()['id']}/avatar",
+            files={"file": ("a.png", PNG_1X1, "image/png")},
+            headers=headers,
+        )
+        assert r.status_code == 200, r.text
+        link = r.json()["imageUrl"]
+        assert link.startswith(f"{server.url}/media/")
+        fetched = await client.get(link)
+        assert fetched.status_code == 200 and fetched.content == PNG_1X1
+
+
+async def test_default_database_lives_in_the_data_dir(tmp_path: Path) -> None:
+    data_dir = tmp_path / "elsewhere"
+    run_in = tmp_path / "run"
+    run_in.mkdir()
+    env = clean_env(OFFICEHUB_DATA_DIR=str(data_dir))
+    async with running_server(run_in, env=env):
+        pass
+    assert (data_dir / "officehub.db").is_file()
+    assert list(run_in.iterdir()) == []
+
+
+async def test_log_format_setting_gives_text_lines(tmp_path: Path) -> None:
+    env = clean_env(OFFICEHUB_LOG_FORMAT="text")
+    async with running_server(tmp_path, env=env) as server:
+        after_frame = server.stderr.split("╯", 1)[1].strip().splitlines()
+    assert after_frame and not any(line.startswith("{") for line in after_frame)
+    assert any(re.match(r"\d\d:\d\d:\d\d INFO ", line) for line in after_frame)
+
+
+async def test_quickstart_script_runs_against_a_started_server(tmp_path: Path) -> None:
+    async with running_server(tmp_path) as server:
+        env = clean_env(OFFICEHUB_URL=server.url, OFFICEHUB_API_KEY=server.demo_key)
+        for _ in range(2):  # it can run again against the same office
+            proc = await asyncio.create_subprocess_exec(
+                "bash",
+                str(ROOT / "examples" / "quickstart.sh"),
+                env=env,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+            )
+            _out, err = await asyncio.wait_for(proc.communicate(), 120)
+            assert proc.returncode == 0, err.decode()
+            assert "every call answered as expected" in err.decode()
+            assert f"avatar link works: {server.url}/media/" in err.decode()
+
+
+async def test_quickstart_script_stops_at_the_first_unexpected_answer(tmp_path: Path) -> None:
+    async with running_server(tmp_path) as server:
+        env = clean_env(OFFICEHUB_URL=server.url, OFFICEHUB_API_KEY="ohk_not-a-key")
+        proc = await asyncio.create_subprocess_exec(
+            "bash",
+            str(ROOT / "examples" / "quickstart.sh"),
+            env=env,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        _, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode != 0
+    assert "FAILED: GET /webhooks/events answered 401" in err.decode()
+
+
+def test_readme_shows_the_quickstart_calls() -> None:
+    """Every call the script makes is in the README's walkthrough, so neither can rot."""
+    script = (ROOT / "examples" / "quickstart.sh").read_text()
+    readme = (ROOT / "README.md").read_text()
+    call = r"^\s*(?:\w+=\$\()?(?:post|patch|call) (?:\d{3} )?(?:[A-Z]+ )?\"?(/[^\s\"']*)"
+    calls = re.findall(call, script, re.M)
+    assert len(calls) > 30
+    missing = [path for path in calls if path.split("?")[0] not in readme]
+    assert missing == []
+    assert "examples/quickstart.sh" in readme
