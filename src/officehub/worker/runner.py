@@ -22,6 +22,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from officehub.config import Settings
+from officehub.events import wakeup
 from officehub.events.models import JobLease
 from officehub.timeutil import utcnow
 
@@ -83,6 +84,7 @@ class Worker:
         self.queue_jobs = list(queue_jobs)
         self.periodic_jobs = list(periodic_jobs)
         self.stopping = asyncio.Event()
+        self.wake = asyncio.Event()
 
     async def run_once(self) -> int:
         """One pass over every job; returns how much work was done."""
@@ -110,15 +112,35 @@ class Worker:
         return total
 
     async def run(self) -> None:
+        """Works while there is work; when idle, sleeps until an event commits (woken in
+        process, or by PostgreSQL NOTIFY) or the poll interval passes (scheduled work)."""
         logger.info("worker %s started", self.ctx.worker_id)
-        while not self.stopping.is_set():
-            done = await self.run_once()
-            if done == 0:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(
-                        self.stopping.wait(), timeout=self.ctx.settings.worker_poll_seconds
-                    )
+        wakeup.subscribe(self.wake)
+        try:
+            async with wakeup.listening(self.ctx.settings.database_url, self.wake):
+                while not self.stopping.is_set():
+                    self.wake.clear()
+                    done = await self.run_once()
+                    if done == 0:
+                        await self._idle()
+        finally:
+            wakeup.unsubscribe(self.wake)
         logger.info("worker %s stopped", self.ctx.worker_id)
+
+    async def _idle(self) -> None:
+        waits = [
+            asyncio.ensure_future(self.stopping.wait()),
+            asyncio.ensure_future(self.wake.wait()),
+        ]
+        try:
+            await asyncio.wait(
+                waits,
+                timeout=self.ctx.settings.worker_poll_seconds,
+                return_when=asyncio.FIRST_COMPLETED,
+            )
+        finally:
+            for waiter in waits:
+                waiter.cancel()
 
     def stop(self) -> None:
         self.stopping.set()
