@@ -173,7 +173,9 @@ async def test_actions_are_1_to_5_and_else_actions_at_most_5(
     )
     assert len(rule["actions"]) == 5 and len(rule["elseActions"]) == 5
     r = await client.patch(
-        f"/automation-rules/{rule['id']}", json={"elseActions": [pause] * 6}, headers=office_a.headers
+        f"/automation-rules/{rule['id']}",
+        json={"elseActions": [pause] * 6},
+        headers=office_a.headers,
     )
     assert r.status_code == 400 and "body.elseActions" in error_of(r)["details"]
 
@@ -182,7 +184,8 @@ async def test_trigger_event_accepts_exactly_the_catalogue(
     client: httpx.AsyncClient, office_a: OfficeFixture
 ) -> None:
     catalogue = {
-        e["name"] for e in (await client.get("/webhooks/events", headers=office_a.headers)).json()["data"]
+        e["name"]
+        for e in (await client.get("/webhooks/events", headers=office_a.headers)).json()["data"]
     }
     assert catalogue == set(EVENT_NAMES)
     for name in sorted(catalogue):
@@ -292,7 +295,9 @@ async def test_else_actions_null_removes_the_branch(
     client: httpx.AsyncClient, office_a: OfficeFixture
 ) -> None:
     pause = {"action": "PAUSE_AUTOMATION", "actionParams": {}}
-    rule = await create_rule(client, office_a, conditions={"messageText": "oi"}, elseActions=[pause])
+    rule = await create_rule(
+        client, office_a, conditions={"messageText": "oi"}, elseActions=[pause]
+    )
     r = await client.patch(
         f"/automation-rules/{rule['id']}", json={"elseActions": None}, headers=office_a.headers
     )
@@ -336,7 +341,11 @@ async def test_patch_refuses_null_for_required_fields(
     ],
 )
 async def test_action_params_are_checked_naming_branch_index_and_key(
-    client: httpx.AsyncClient, office_a: OfficeFixture, action: str, params: dict[str, Any], key: str
+    client: httpx.AsyncClient,
+    office_a: OfficeFixture,
+    action: str,
+    params: dict[str, Any],
+    key: str,
 ) -> None:
     pause = {"action": "PAUSE_AUTOMATION", "actionParams": {}}
     body = {
@@ -352,12 +361,19 @@ async def test_action_params_are_checked_naming_branch_index_and_key(
 
 
 async def test_referenced_records_of_another_office_are_refused(
-    client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture, office_b: OfficeFixture
+    client: httpx.AsyncClient,
+    session: AsyncSession,
+    office_a: OfficeFixture,
+    office_b: OfficeFixture,
 ) -> None:
     their_tag = await _tag(session, office_b.id)
     r = await client.post(
         "/automation-rules",
-        json={"name": "x", "triggerEvent": "chat.message.received", "actions": [_tag_action(their_tag)]},
+        json={
+            "name": "x",
+            "triggerEvent": "chat.message.received",
+            "actions": [_tag_action(their_tag)],
+        },
         headers=office_a.headers,
     )
     assert r.status_code == 400

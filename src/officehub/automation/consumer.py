@@ -53,33 +53,43 @@ async def handle_event(session: AsyncSession, event: OutboxEvent, ctx: WorkerCon
     chain: list[str] | None = None
     subject: Subject | None = None
     for rule in rules:
-        decision: Decision | None = None
         if paused:
             decision = Decision("skipped", "automation is paused for this conversation", [], [])
-        elif event.depth >= MAX_DEPTH:
-            decision = Decision(
-                "skipped",
-                f"loop guard: the causal chain reached depth {MAX_DEPTH}; the chain stops here",
-                [],
-                [],
-            )
-        elif event.causation_id is not None:
-            if chain is None:
-                chain = await repository.ancestors(session, office_id, event)
-            if await repository.ran_in_chain(session, office_id, rule.id, chain):
-                decision = Decision(
-                    "skipped",
-                    "loop guard: the rule already ran in this causal chain; the chain stops here",
-                    [],
-                    [],
-                )
-        if decision is None:
+        else:
             if subject is None:
                 subject = await subject_of(
                     session, office_id, event.name, data, event.conversation_id
                 )
             decision = decide(rule, subject, first_entry)
+            if decision.branch != "skipped":
+                guard = await _loop_guard(session, office_id, event, rule, chain)
+                if guard is not None:
+                    chain, reason = guard
+                    if reason:
+                        decision = Decision("skipped", reason, decision.checks, [])
         await _run(session, ctx, event, rule, decision, subject)
+
+
+async def _loop_guard(
+    session: AsyncSession,
+    office_id: str,
+    event: OutboxEvent,
+    rule: AutomationRule,
+    chain: list[str] | None,
+) -> tuple[list[str] | None, str] | None:
+    """Why a rule that would act must not (depth 5, or it already acted in this causal
+    chain), with the chain's event ids read once per event; None when it may act."""
+    if event.depth >= MAX_DEPTH:
+        return chain, (
+            f"loop guard: the causal chain reached depth {MAX_DEPTH}; the chain stops here"
+        )
+    if event.causation_id is None:
+        return None
+    if chain is None:
+        chain = await repository.ancestors(session, office_id, event)
+    if await repository.ran_in_chain(session, office_id, rule.id, chain):
+        return chain, "loop guard: the rule already ran in this causal chain; the chain stops here"
+    return chain, ""
 
 
 async def _run(
