@@ -165,3 +165,28 @@ async def test_two_postgresql_workers_run_each_rule_once_per_event_in_conversati
         for rule in rules:
             times = [at[(rule["id"], e)] for e in ids]
             assert times == sorted(times)  # each conversation's events handled in order
+
+
+@pytest.mark.skipif(not PG_URL, reason="PostgreSQL-specific: needs OFFICEHUB_TEST_DATABASE_URL")
+async def test_a_separate_postgresql_worker_wakes_on_notify_not_at_its_poll(
+    app: FastAPI,
+    database_url: str,
+    client: httpx.AsyncClient,
+    session: AsyncSession,
+    office_a: OfficeFixture,
+) -> None:
+    world = await make_world(session, office_a.id)
+    later = [{"action": "SCHEDULE_MESSAGE", "actionParams": {"text": "x", "delayMinutes": 600}}]
+    await create_rule(client, office_a, actions=later)
+    worker = await _start_worker(database_url, poll="120")
+    try:
+        await asyncio.sleep(4)  # started, listening, idle until a notification or 120 s
+        r = await client.post(
+            f"/conversation/{world.conversation.id}/messages/inbound",
+            json={"text": "oi"},
+            headers=office_a.headers,
+        )
+        assert r.status_code == 201
+        await _until(app, select(func.count()).select_from(AutomationRun), 1, 10)
+    finally:
+        await _stop(worker)
