@@ -116,7 +116,7 @@ async def _run(
             settings=ctx.settings,
         )
         outcomes = await run_actions(session, action_ctx, decision.actions)
-    await repository.add_run(
+    repository.add_run(
         session,
         AutomationRun(
             office_id=event.office_id,

@@ -102,9 +102,9 @@ async def ancestors(session: AsyncSession, office_id: str, event: OutboxEvent) -
     return found
 
 
-async def add_run(session: AsyncSession, run: AutomationRun) -> None:
+def add_run(session: AsyncSession, run: AutomationRun) -> None:
+    """Written with the transaction's next flush or its commit."""
     session.add(run)
-    await session.flush()
 
 
 async def latest_event(session: AsyncSession, office_id: str, name: str) -> OutboxEvent | None:

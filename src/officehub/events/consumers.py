@@ -63,19 +63,19 @@ async def consume(ctx: WorkerContext, consumer: Consumer) -> int:
 
     async def one(seq: int) -> None:
         async with limit:
-            await _handle_one(ctx, consumer, seq, token, pg)
+            await _handle_one(ctx, consumer, seq, token)
 
     await asyncio.gather(*(one(seq) for seq in seqs))
     return len(seqs)
 
 
-async def _handle_one(
-    ctx: WorkerContext, consumer: Consumer, seq: int, token: str, pg: bool
-) -> None:
+async def _handle_one(ctx: WorkerContext, consumer: Consumer, seq: int, token: str) -> None:
     attempts = 0
     try:
         async with ctx.sessionmaker() as session, session.begin():
-            found = await repository.held(session, seq, token, lock=pg)
+            if not await repository.hold(session, seq, token):
+                return  # the lease ran out and another worker took it over
+            found = await repository.held(session, seq, token, lock=False)
             if found is None:
                 return  # the lease ran out and another worker took it over
             row, event = found

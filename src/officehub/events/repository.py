@@ -59,6 +59,22 @@ async def claim(
     return sorted(row[0] for row in result)
 
 
+async def hold(session: AsyncSession, seq: int, token: str) -> bool:
+    """Whether this token still holds the row, written first: the transaction takes its
+    write lock before reading anything (PostgreSQL: the row lock; SQLite: the database's,
+    so a concurrent commit cannot invalidate its snapshot halfway)."""
+    result = await session.execute(
+        update(ConsumerEvent)
+        .where(
+            ConsumerEvent.seq == seq,
+            ConsumerEvent.claim_token == token,
+            ConsumerEvent.done_at.is_(None),
+        )
+        .values(claim_token=token)
+    )
+    return bool(result.rowcount)  # type: ignore[attr-defined]
+
+
 async def held(
     session: AsyncSession, seq: int, token: str, *, lock: bool
 ) -> tuple[ConsumerEvent, OutboxEvent] | None:

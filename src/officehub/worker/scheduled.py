@@ -47,7 +47,9 @@ async def schedule(
     due_at: datetime,
     now: datetime,
 ) -> ScheduledJob:
+    """Added to the session, written with its next flush or commit."""
     job = ScheduledJob(
+        id=new_id(),
         office_id=office_id,
         kind=kind,
         payload=payload,
@@ -56,7 +58,6 @@ async def schedule(
         attempts=0,
     )
     session.add(job)
-    await session.flush()
     return job
 
 
@@ -88,26 +89,32 @@ def scheduled_runner(handlers: Mapping[str, JobHandler]) -> QueueJob:
         async with ctx.sessionmaker() as session, session.begin():
             ids = await _claim(session, ctx.now(), token, skip_locked=pg)
         for ident in ids:
-            await _run_one(ctx, handlers, ident, token, pg)
+            await _run_one(ctx, handlers, ident, token)
         return len(ids)
 
     return run_scheduled
 
 
 async def _run_one(
-    ctx: WorkerContext, handlers: Mapping[str, JobHandler], ident: str, token: str, pg: bool
+    ctx: WorkerContext, handlers: Mapping[str, JobHandler], ident: str, token: str
 ) -> None:
     attempts = 0
     try:
         async with ctx.sessionmaker() as session, session.begin():
-            stmt = select(ScheduledJob).where(
-                ScheduledJob.id == ident,
-                ScheduledJob.claim_token == token,
-                ScheduledJob.done_at.is_(None),
+            # Written first: the row lock (PostgreSQL) or the database's write lock (SQLite)
+            # before any read, so a concurrent commit cannot invalidate this transaction.
+            held = await session.execute(
+                update(ScheduledJob)
+                .where(
+                    ScheduledJob.id == ident,
+                    ScheduledJob.claim_token == token,
+                    ScheduledJob.done_at.is_(None),
+                )
+                .values(claim_token=token)
             )
-            if pg:
-                stmt = stmt.with_for_update()
-            job = (await session.scalars(stmt)).first()
+            if not held.rowcount:  # type: ignore[attr-defined]
+                return  # the lease ran out and another worker took it over
+            job = await session.get(ScheduledJob, ident)
             if job is None:
                 return  # the lease ran out and another worker took it over
             attempts = job.attempts
