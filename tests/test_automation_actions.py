@@ -557,3 +557,35 @@ async def test_a_chain_stops_at_depth_5_and_the_run_log_says_so(
     stopped = [x for x in await runs(client, office_a, rules[5]["id"]) if x["depth"] == 5]
     assert [x["branch"] for x in stopped] == ["skipped"]
     assert "depth 5" in stopped[0]["reason"]
+
+
+async def test_a_failing_action_is_logged_and_the_rest_still_run(
+    app: FastAPI,
+    settings: Settings,
+    client: httpx.AsyncClient,
+    session: AsyncSession,
+    office_a: OfficeFixture,
+) -> None:
+    s = await _setup(session, office_a)
+    _other, other_columns = await f.make_funnel(
+        session, office_a.id, s.world.inbox.id, 1, name="Outro"
+    )
+    tag = await f.make_tag(session, office_a.id, s.world.inbox.id, name="depois-da-falha")
+    await session.commit()
+    rule = await create_rule(
+        client,
+        office_a,
+        actions=[
+            {"action": "MOVE_CARD", "actionParams": {"targetFunnelColumnId": other_columns[0].id}},
+            {"action": "TAG_CONVERSATION", "actionParams": {"tagId": tag.id}},
+        ],
+    )
+    await _inbound(client, office_a, s.world.conversation.id, "Oi")
+    await _work(app, settings, s.clock)
+    [run] = await runs(client, office_a, rule["id"])
+    failed, done = run["actions"]
+    assert failed["status"] == "failed" and "COLUMN_OF_ANOTHER_FUNNEL" in failed["error"]
+    assert done["status"] == "done"
+    assert (await _card(client, office_a, s.card.id))["columnId"] == s.world.columns[0].id
+    r = await client.get(f"/conversation/{s.world.conversation.id}", headers=office_a.headers)
+    assert tag.id in {t["id"] for t in r.json()["tags"]}

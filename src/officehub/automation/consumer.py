@@ -58,7 +58,12 @@ async def handle_event(session: AsyncSession, event: OutboxEvent, ctx: WorkerCon
         else:
             if subject is None:
                 subject = await subject_of(
-                    session, office_id, event.name, data, event.conversation_id
+                    session,
+                    office_id,
+                    event.name,
+                    data,
+                    event.conversation_id,
+                    with_card=any(r.conditions.get("funnelColumnId") for r in rules),
                 )
             decision = decide(rule, subject, first_entry)
             if decision.branch != "skipped":

@@ -50,7 +50,11 @@ async def subject_of(
     name: str,
     data: dict[str, Any],
     conversation_id: str | None,
+    *,
+    with_card: bool = True,
 ) -> Subject:
+    """``with_card``: also find the conversation's card (only a ``funnelColumnId``
+    condition needs it on a non-CRM event; actions find it themselves)."""
     subject = Subject(event=name, conversation_id=conversation_id)
     if name.startswith("crm.lead."):
         subject.card_id = _str(data.get("id"))
@@ -68,7 +72,7 @@ async def subject_of(
             return subject
         subject.assigned_user_id = conversation.assigned_user_id
         subject.department_id = conversation.department_id
-        if subject.card_id is None:
+        if with_card and subject.card_id is None:
             try:
                 card = await crm.card_of_conversation(
                     session, office_id, conversation.person_id, conversation.id

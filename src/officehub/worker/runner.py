@@ -43,6 +43,10 @@ class WorkerContext:
         return self.clock()
 
 
+_PERIODIC_CHECK = timedelta(seconds=1)
+"""Periodic jobs (intervals of minutes or hours) are looked at no more than once a second,
+so a worker woken for every event does not pay their claims on each pass."""
+
 QueueJob = Callable[[WorkerContext], Awaitable[int]]
 
 
@@ -85,11 +89,17 @@ class Worker:
         self.periodic_jobs = list(periodic_jobs)
         self.stopping = asyncio.Event()
         self.wake = asyncio.Event()
+        self._periodic_checked: datetime | None = None
 
     async def run_once(self) -> int:
         """One pass over every job; returns how much work was done."""
         done = 0
-        for job in self.periodic_jobs:
+        now = self.ctx.now()
+        checked = self._periodic_checked
+        periodic = checked is None or not checked <= now < checked + _PERIODIC_CHECK
+        if periodic:
+            self._periodic_checked = now
+        for job in self.periodic_jobs if periodic else ():
             try:
                 if await claim_periodic(self.ctx, job):
                     await job.run(self.ctx)
