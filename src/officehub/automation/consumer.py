@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
-from typing import Any
+from datetime import datetime, timedelta
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -22,7 +21,7 @@ RUN_RETENTION = timedelta(days=30)
 _PURGE_BATCH = 1000
 
 
-def _paused(pause: AutomationPause | None, event: OutboxEvent, now: Any) -> bool:
+def _paused(pause: AutomationPause | None, now: datetime) -> bool:
     return pause is not None and (pause.until is None or pause.until > now)
 
 
@@ -49,7 +48,7 @@ async def handle_event(session: AsyncSession, event: OutboxEvent, ctx: WorkerCon
     rules = await repository.rules_for_event(session, office_id, event.name, event.integration_id)
     if not rules:
         return
-    paused = _paused(pause, event, now)
+    paused = _paused(pause, now)
     chain: list[str] | None = None
     subject: Subject | None = None
     for rule in rules:

@@ -75,7 +75,7 @@ async def _handle_one(ctx: WorkerContext, consumer: Consumer, seq: int, token: s
         async with ctx.sessionmaker() as session, session.begin():
             if not await repository.hold(session, seq, token):
                 return  # the lease ran out and another worker took it over
-            found = await repository.held(session, seq, token, lock=False)
+            found = await repository.held(session, seq, token)
             if found is None:
                 return  # the lease ran out and another worker took it over
             row, event = found

@@ -76,9 +76,9 @@ async def hold(session: AsyncSession, seq: int, token: str) -> bool:
 
 
 async def held(
-    session: AsyncSession, seq: int, token: str, *, lock: bool
+    session: AsyncSession, seq: int, token: str
 ) -> tuple[ConsumerEvent, OutboxEvent] | None:
-    """The claimed row and its event, if this token still holds it (locked on PostgreSQL)."""
+    """The claimed row and its event, if this token still holds it (after ``hold``)."""
     stmt = (
         select(ConsumerEvent, OutboxEvent)
         .join(OutboxEvent, OutboxEvent.id == ConsumerEvent.event_id)
@@ -88,8 +88,6 @@ async def held(
             ConsumerEvent.done_at.is_(None),
         )
     )
-    if lock:
-        stmt = stmt.with_for_update(of=ConsumerEvent)
     row = (await session.execute(stmt)).first()
     return None if row is None else (row[0], row[1])
 
@@ -110,15 +108,6 @@ async def retry_later(
         .where(ConsumerEvent.seq == seq, ConsumerEvent.claim_token == token)
         .values(lease_until=at, claim_token=None, error=error)
     )
-
-
-async def pending_count(session: AsyncSession, consumer: str) -> int:
-    rows = await session.scalars(
-        select(ConsumerEvent.seq).where(
-            ConsumerEvent.consumer == consumer, ConsumerEvent.done_at.is_(None)
-        )
-    )
-    return len(list(rows))
 
 
 async def purge_processed(session: AsyncSession, before: datetime, limit: int) -> int:
