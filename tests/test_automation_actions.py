@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.config import Settings
 from officehub.crm.models import Card
+from officehub.events.service import emit
 from officehub.webhooks import verify
 from tests import factories as f
 from tests.automation_helpers import automation_worker, create_rule, runs
@@ -589,3 +590,38 @@ async def test_a_failing_action_is_logged_and_the_rest_still_run(
     assert (await _card(client, office_a, s.card.id))["columnId"] == s.world.columns[0].id
     r = await client.get(f"/conversation/{s.world.conversation.id}", headers=office_a.headers)
     assert tag.id in {t["id"] for t in r.json()["tags"]}
+
+
+async def test_pause_with_resume_on_template_sent_lifts_when_a_template_is_sent(
+    app: FastAPI,
+    settings: Settings,
+    client: httpx.AsyncClient,
+    session: AsyncSession,
+    office_a: OfficeFixture,
+) -> None:
+    s = await _setup(session, office_a)
+    params = {"resumeOnTemplateSent": True}
+    pause = await create_rule(
+        client, office_a, actions=[{"action": "PAUSE_AUTOMATION", "actionParams": params}]
+    )
+    conversation = s.world.conversation
+    await _inbound(client, office_a, conversation.id, "1")
+    await _work(app, settings, s.clock)
+    await _inbound(client, office_a, conversation.id, "2")
+    await _work(app, settings, s.clock)
+    # A template send as the channel records it (templates are refused by the messages
+    # service until the catalogue lands, so the event is recorded here directly).
+    async with app.state.sessionmaker() as s2:
+        await emit(
+            s2,
+            office_a.id,
+            "chat.message.sent",
+            {"text": None, "templateName": "boas_vindas", "conversationId": conversation.id},
+            conversation_id=conversation.id,
+            integration_id=conversation.integration_id,
+        )
+        await s2.commit()
+    await _inbound(client, office_a, conversation.id, "3")
+    await _work(app, settings, s.clock)
+    logged = list(reversed(await runs(client, office_a, pause["id"])))
+    assert [r["branch"] for r in logged] == ["then", "skipped", "then"]
