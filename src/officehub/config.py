@@ -60,6 +60,9 @@ class Settings(BaseSettings):
     delivery_batch_size: int = Field(50, description="Deliveries a worker claims at once")
     delivery_concurrency: int = Field(20, description="Deliveries a worker sends at once")
     delivery_retention_days: int = Field(90, description="Days delivery records are kept")
+    outbox_retention_days: int = Field(
+        7, description="Days an outbox event is kept once every consumer has processed it"
+    )
     worker_poll_seconds: float = Field(1.0, description="How often an idle worker looks for work")
     db_pool_size: int = Field(10, description="PostgreSQL connection pool size")
     max_json_body_bytes: int = Field(1024 * 1024, description="Largest JSON body accepted")

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+from officehub.automation.models import (
+    AutomationPause,
+    AutomationRule,
+    AutomationRun,
+    CardColumnEntry,
+)
 from officehub.contacts.models import Contact, ContactTag, PartnerLink
 from officehub.conversations.models import (
     Conversation,
@@ -11,7 +17,7 @@ from officehub.conversations.models import (
 )
 from officehub.crm.models import Card, ColumnCount, Funnel, FunnelColumn
 from officehub.departments.models import Department
-from officehub.events.models import JobLease, OutboxEvent
+from officehub.events.models import ConsumerEvent, JobLease, OutboxEvent
 from officehub.fast_messages.models import FastMessage
 from officehub.inboxes.models import Inbox, Integration
 from officehub.legal_areas.models import LegalArea
@@ -20,11 +26,17 @@ from officehub.tags.models import Tag
 from officehub.tickets.models import Ticket, TicketAssignee, TicketDepartment, TicketStatus
 from officehub.users.models import User, UserInbox
 from officehub.webhooks.models import Webhook, WebhookDelivery, WebhookDeliveryAttempt
+from officehub.worker.models import ScheduledJob
 
 __all__ = [
     "ApiKey",
+    "AutomationPause",
+    "AutomationRule",
+    "AutomationRun",
     "Card",
+    "CardColumnEntry",
     "ColumnCount",
+    "ConsumerEvent",
     "Contact",
     "ContactTag",
     "Conversation",
@@ -42,6 +54,7 @@ __all__ = [
     "Office",
     "OutboxEvent",
     "PartnerLink",
+    "ScheduledJob",
     "Tag",
     "Ticket",
     "TicketAssignee",

@@ -3,7 +3,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ForeignKey, Index, String, text
+from sqlalchemy import ForeignKey, Index, Integer, String, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from officehub.db import Base, IdMixin, JSONType
@@ -25,6 +25,7 @@ class OutboxEvent(IdMixin, Base):
             sqlite_where=text("dispatched_at IS NULL"),
             postgresql_where=text("dispatched_at IS NULL"),
         ),
+        Index("ix_outbox_events_purge_due", "created_at"),
     )
 
     office_id: Mapped[str] = mapped_column(ForeignKey("offices.id", ondelete="CASCADE"))
@@ -46,3 +47,45 @@ class JobLease(Base):
 
     name: Mapped[str] = mapped_column(String(64), primary_key=True)
     next_run_at: Mapped[datetime]
+
+
+class ConsumerEvent(Base):
+    """One consumer's progress on one event: the idempotency record per event and consumer.
+
+    ``emit`` adds one row per consumer in the change's transaction. A worker leases a row
+    (``lease_until``, ``claim_token``), handles the event and sets ``done_at`` in the same
+    transaction as the handler's changes, so the event is acted on once. Rows of one
+    ``ordering_key`` (the conversation, else the event itself) are handled in ``seq`` order:
+    a row is claimable only when no earlier row of its key is still undone.
+    """
+
+    __tablename__ = "outbox_consumer_events"
+    __table_args__ = (
+        Index(
+            "ix_outbox_consumer_events_office_id_consumer_event_id",
+            "office_id",
+            "consumer",
+            "event_id",
+            unique=True,
+        ),
+        Index(
+            "ix_outbox_consumer_events_due",
+            "consumer",
+            "ordering_key",
+            "seq",
+            sqlite_where=text("done_at IS NULL"),
+            postgresql_where=text("done_at IS NULL"),
+        ),
+    )
+
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    office_id: Mapped[str] = mapped_column(ForeignKey("offices.id", ondelete="CASCADE"))
+    consumer: Mapped[str] = mapped_column(String(32))
+    event_id: Mapped[str] = mapped_column(ForeignKey("outbox_events.id", ondelete="CASCADE"))
+    ordering_key: Mapped[str] = mapped_column(String(40))
+    created_at: Mapped[datetime]
+    lease_until: Mapped[datetime | None]
+    claim_token: Mapped[str | None] = mapped_column(String(64))
+    attempts: Mapped[int] = mapped_column(default=0)
+    done_at: Mapped[datetime | None]
+    error: Mapped[str | None] = mapped_column(String(1000))

@@ -2,13 +2,44 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any
 
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.events.catalogue import EVENT_NAMES
-from officehub.events.models import OutboxEvent
+from officehub.events.models import ConsumerEvent, OutboxEvent
+from officehub.events.wakeup import NOTIFY_CHANNEL, mark_emitted
 from officehub.timeutil import utcnow
+
+CONSUMERS = ("automation",)
+"""The outbox consumers that keep a progress row per event (webhook fan-out keeps its
+``dispatched_at`` flag; flows will be added here)."""
+
+
+@dataclass(frozen=True)
+class Cause:
+    """The event whose handling is making changes, and that event's depth."""
+
+    event_id: str
+    depth: int
+
+
+_cause: ContextVar[Cause | None] = ContextVar("officehub_event_cause", default=None)
+
+
+@contextlib.contextmanager
+def caused_by(cause: Cause) -> Iterator[None]:
+    """Every event emitted inside is recorded as caused by ``cause`` (one level deeper)."""
+    token = _cause.set(cause)
+    try:
+        yield
+    finally:
+        _cause.reset(token)
 
 
 async def emit(
@@ -25,16 +56,22 @@ async def emit(
 ) -> OutboxEvent:
     """Adds the event to the session; it commits, or rolls back, with the change itself.
 
-    ``causation_id`` and ``depth`` name the event that caused this one (automation chains);
-    ``target_webhook_id`` limits delivery to one webhook (``webhook.test``).
+    ``causation_id`` and ``depth`` name the event that caused this one (automation chains;
+    inside ``caused_by`` they are taken from there); ``target_webhook_id`` limits delivery
+    to one webhook (``webhook.test``). Each consumer gets its progress row in the same
+    transaction, and workers are woken once it commits.
     """
     if name not in EVENT_NAMES:
         raise ValueError(f"unknown event {name!r}")
+    cause = _cause.get()
+    if causation_id is None and cause is not None:
+        causation_id, depth = cause.event_id, cause.depth + 1
+    now = utcnow()
     event = OutboxEvent(
         office_id=office_id,
         name=name,
         data=data,
-        created_at=utcnow(),
+        created_at=now,
         causation_id=causation_id,
         depth=depth,
         conversation_id=conversation_id,
@@ -44,4 +81,19 @@ async def emit(
     )
     session.add(event)
     await session.flush()
+    if target_webhook_id is None:
+        for consumer in CONSUMERS:
+            session.add(
+                ConsumerEvent(
+                    office_id=office_id,
+                    consumer=consumer,
+                    event_id=event.id,
+                    ordering_key=conversation_id or event.id,
+                    created_at=now,
+                    attempts=0,
+                )
+            )
+        await session.flush()
+    if mark_emitted(session) and session.get_bind().dialect.name == "postgresql":
+        await session.execute(text("SELECT pg_notify(:channel, '')"), {"channel": NOTIFY_CHANNEL})
     return event

@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+from officehub.automation.actions import JOB_HANDLERS as AUTOMATION_JOBS
+from officehub.automation.consumer import AUTOMATION, RUNS_PURGE_JOB
 from officehub.crm.overdue import OVERDUE_JOB
+from officehub.events.consumers import consumer_job
+from officehub.events.retention import OUTBOX_PURGE_JOB
 from officehub.webhooks.delivery import PURGE_JOB, deliver_due, fan_out_events
 from officehub.worker.runner import PeriodicJob, QueueJob
+from officehub.worker.scheduled import scheduled_runner
 
 
 def queue_jobs() -> list[QueueJob]:
-    return [fan_out_events, deliver_due]
+    return [
+        fan_out_events,
+        consumer_job(AUTOMATION),
+        scheduled_runner({**AUTOMATION_JOBS}),
+        deliver_due,
+    ]
 
 
 def periodic_jobs() -> list[PeriodicJob]:
-    return [PURGE_JOB, OVERDUE_JOB]
+    return [PURGE_JOB, OVERDUE_JOB, RUNS_PURGE_JOB, OUTBOX_PURGE_JOB]

@@ -23,6 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from officehub.config import Settings
 from officehub.db import database_now
+from officehub.events import wakeup
 from officehub.events.models import JobLease
 from officehub.timeutil import utcnow
 
@@ -58,6 +59,10 @@ class WorkerContext:
             return await database_now(session)
         return self.clock()
 
+
+_PERIODIC_CHECK = timedelta(seconds=1)
+"""Periodic jobs (intervals of minutes or hours) are looked at no more than once a second,
+so a worker woken for every event does not pay their claims on each pass."""
 
 QueueJob = Callable[[WorkerContext], Awaitable[int]]
 
@@ -100,11 +105,18 @@ class Worker:
         self.queue_jobs = list(queue_jobs)
         self.periodic_jobs = list(periodic_jobs)
         self.stopping = asyncio.Event()
+        self.wake = asyncio.Event()
+        self._periodic_checked: datetime | None = None
 
     async def run_once(self) -> int:
         """One pass over every job; returns how much work was done."""
         done = 0
-        for job in self.periodic_jobs:
+        now = self.ctx.now()
+        checked = self._periodic_checked
+        periodic = checked is None or not checked <= now < checked + _PERIODIC_CHECK
+        if periodic:
+            self._periodic_checked = now
+        for job in self.periodic_jobs if periodic else ():
             try:
                 if await claim_periodic(self.ctx, job):
                     await job.run(self.ctx)
@@ -127,15 +139,35 @@ class Worker:
         return total
 
     async def run(self) -> None:
+        """Works while there is work; when idle, sleeps until an event commits (woken in
+        process, or by PostgreSQL NOTIFY) or the poll interval passes (scheduled work)."""
         logger.info("worker %s started", self.ctx.worker_id)
-        while not self.stopping.is_set():
-            done = await self.run_once()
-            if done == 0:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(
-                        self.stopping.wait(), timeout=self.ctx.settings.worker_poll_seconds
-                    )
+        wakeup.subscribe(self.wake)
+        try:
+            async with wakeup.listening(self.ctx.settings.database_url, self.wake):
+                while not self.stopping.is_set():
+                    self.wake.clear()
+                    done = await self.run_once()
+                    if done == 0:
+                        await self._idle()
+        finally:
+            wakeup.unsubscribe(self.wake)
         logger.info("worker %s stopped", self.ctx.worker_id)
+
+    async def _idle(self) -> None:
+        waits = [
+            asyncio.ensure_future(self.stopping.wait()),
+            asyncio.ensure_future(self.wake.wait()),
+        ]
+        try:
+            await asyncio.wait(
+                waits,
+                timeout=self.ctx.settings.worker_poll_seconds,
+                return_when=asyncio.FIRST_COMPLETED,
+            )
+        finally:
+            for waiter in waits:
+                waiter.cancel()
 
     def stop(self) -> None:
         self.stopping.set()

@@ -1,0 +1,350 @@
+"""The eight actions, each done through the owning domain's service so its usual events
+follow, and the scheduled jobs that send later (sequences, delayed messages, webhooks)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from officehub.automation import repository
+from officehub.automation.evaluation import Subject
+from officehub.automation.models import AutomationPause
+from officehub.automation.schemas import ActionOutcome
+from officehub.config import Settings
+from officehub.conversations import service as conversations
+from officehub.crm import service as crm
+from officehub.crm.schemas import CardUpdate
+from officehub.errors import NotFound, ServiceError, ValidationFailed
+from officehub.events.service import Cause, caused_by
+from officehub.fast_messages import service as fast_messages
+from officehub.messages import service as messages
+from officehub.messages.schemas import OutboundIn
+from officehub.tickets import service as tickets
+from officehub.tickets.schemas import TicketCreate
+from officehub.webhooks.delivery import next_delay, parse_retry_after
+from officehub.webhooks.signing import SIGNATURE_HEADER, signature_header
+from officehub.webhooks.ssrf import delivery_client
+from officehub.worker.models import ScheduledJob
+from officehub.worker.runner import WorkerContext
+from officehub.worker.scheduled import JobHandler, RetryLater, schedule
+
+logger = logging.getLogger("officehub.automation")
+
+SEND_MESSAGE = "automation.send_message"
+SEQUENCE_BLOCK = "automation.sequence_block"
+FIRE_WEBHOOK = "automation.fire_webhook"
+
+
+@dataclass(frozen=True)
+class ActionContext:
+    office_id: str
+    rule_id: str
+    rule_name: str
+    event_id: str
+    event_name: str
+    event_created_at: str
+    event_data: dict[str, Any]
+    depth: int
+    subject: Subject
+    now: datetime
+    settings: Settings
+
+    @property
+    def cause(self) -> dict[str, Any]:
+        return {"eventId": self.event_id, "depth": self.depth}
+
+
+class ActionFailed(Exception):
+    """An action that cannot be done for this event; logged in the run."""
+
+
+async def run_actions(
+    session: AsyncSession, ctx: ActionContext, actions: list[dict[str, Any]]
+) -> list[ActionOutcome]:
+    """In order; one failing is logged (its changes rolled back) and the rest still run."""
+    outcomes: list[ActionOutcome] = []
+    with caused_by(Cause(ctx.event_id, ctx.depth)):
+        for index, action in enumerate(actions):
+            name = str(action.get("action"))
+            params = action.get("actionParams") or {}
+            try:
+                async with session.begin_nested():
+                    status, detail = await _run(session, ctx, name, params)
+                outcomes.append(
+                    ActionOutcome(index=index, action=name, status=status, detail=detail)
+                )
+            except ServiceError as exc:
+                error = f"{exc.code}: {exc.details or exc.message}"
+                outcomes.append(
+                    ActionOutcome(index=index, action=name, status="failed", error=error)
+                )
+            except ActionFailed as exc:
+                outcomes.append(
+                    ActionOutcome(index=index, action=name, status="failed", error=str(exc))
+                )
+    return outcomes
+
+
+def _conversation(ctx: ActionContext) -> str:
+    if ctx.subject.conversation_id is None:
+        raise ActionFailed("the event has no conversation")
+    return ctx.subject.conversation_id
+
+
+async def _card(session: AsyncSession, ctx: ActionContext) -> str:
+    if ctx.subject.card_id is not None:
+        return ctx.subject.card_id
+    conversation_id = _conversation(ctx)
+    conversation = await conversations.get_conversation(session, ctx.office_id, conversation_id)
+    try:
+        card = await crm.card_of_conversation(
+            session, ctx.office_id, conversation.person_id, conversation_id
+        )
+    except NotFound as exc:
+        raise ActionFailed("the conversation has no CRM card") from exc
+    return card.id
+
+
+async def _run(
+    session: AsyncSession, ctx: ActionContext, name: str, params: dict[str, Any]
+) -> tuple[Any, str | None]:
+    office_id = ctx.office_id
+    if name == "SEND_FAST_MESSAGE":
+        conversation_id = _conversation(ctx)
+        if params.get("templateName"):
+            sent = await messages.send(
+                session,
+                office_id,
+                conversation_id,
+                OutboundIn(template_name=params["templateName"]),
+            )
+            return "done", f"message {sent.id}"
+        fast = await fast_messages.get_fast_message(session, office_id, params["fastMessageId"])
+        if fast.kind == "TEXT":
+            sent = await messages.send(
+                session, office_id, conversation_id, OutboundIn(text=fast.text)
+            )
+            return "done", f"message {sent.id}"
+        if fast.kind == "SEQUENCE":
+            blocks = fast.blocks or []
+            first = _seconds(blocks[0].get("typingSeconds")) if blocks else 0.0
+            job = await schedule(
+                session,
+                office_id,
+                SEQUENCE_BLOCK,
+                {
+                    "conversationId": conversation_id,
+                    "blocks": blocks,
+                    "index": 0,
+                    "cause": ctx.cause,
+                },
+                ctx.now + timedelta(seconds=first),
+                ctx.now,
+            )
+            return "scheduled", f"{len(blocks)} blocks from job {job.id}"
+        raise ActionFailed(
+            "AUDIO fast messages are not sent yet: outbound messages carry text or a template"
+        )
+    if name == "SCHEDULE_MESSAGE":
+        conversation_id = _conversation(ctx)
+        delay = int(params.get("delayMinutes") or 0)
+        job = await schedule(
+            session,
+            office_id,
+            SEND_MESSAGE,
+            {
+                "conversationId": conversation_id,
+                "text": params.get("text") or None,
+                "templateName": params.get("templateName") or None,
+                "cause": ctx.cause,
+            },
+            ctx.now + timedelta(minutes=delay),
+            ctx.now,
+        )
+        return "scheduled", f"job {job.id} in {delay} min"
+    if name == "MOVE_CARD":
+        card_id = await _card(session, ctx)
+        card = await crm.update_card(
+            session, office_id, card_id, CardUpdate(column_id=params["targetFunnelColumnId"])
+        )
+        return "done", f"card {card.id} in column {card.column_id}"
+    if name == "TAG_CONVERSATION":
+        conversation_id = _conversation(ctx)
+        await conversations.add_tag(session, office_id, conversation_id, params["tagId"])
+        return "done", f"tag {params['tagId']}"
+    if name == "ASSIGN_LEGAL_AREA":
+        card_id = await _card(session, ctx)
+        await crm.update_card(
+            session, office_id, card_id, CardUpdate(legal_area_id=params["legalAreaId"])
+        )
+        return "done", f"card {card_id} legal area {params['legalAreaId']}"
+    if name == "CREATE_TICKET":
+        ticket = await tickets.create_ticket(
+            session,
+            office_id,
+            TicketCreate(
+                title=params["title"],
+                description=params.get("description"),
+                status_id=params["ticketStatusId"],
+                priority=params.get("priority") or "MEDIUM",
+                conversation_id=ctx.subject.conversation_id,
+            ),
+        )
+        return "done", f"ticket {ticket.id}"
+    if name == "FIRE_WEBHOOK":
+        job = await schedule(
+            session,
+            office_id,
+            FIRE_WEBHOOK,
+            {
+                "url": params["url"],
+                "method": params.get("method") or "POST",
+                "headers": params.get("headers") or {},
+                "secret": params.get("secret"),
+                "body": {
+                    "id": ctx.event_id,
+                    "event": ctx.event_name,
+                    "createdAt": ctx.event_created_at,
+                    "officeId": office_id,
+                    "data": ctx.event_data,
+                    "rule": {"id": ctx.rule_id, "name": ctx.rule_name},
+                },
+            },
+            ctx.now,
+            ctx.now,
+        )
+        return "scheduled", f"job {job.id}"
+    if name == "PAUSE_AUTOMATION":
+        conversation_id = _conversation(ctx)
+        minutes = params.get("durationMinutes")
+        until = None if not minutes else ctx.now + timedelta(minutes=int(minutes))
+        await repository.set_pause(
+            session,
+            AutomationPause(
+                office_id=office_id,
+                conversation_id=conversation_id,
+                until=until,
+                resume_on_template_sent=bool(params.get("resumeOnTemplateSent")),
+                created_at=ctx.now,
+            ),
+        )
+        return "done", "paused until resumed" if until is None else f"paused for {minutes} min"
+    raise ActionFailed(f"unknown action {name}")
+
+
+def _seconds(value: Any) -> float:
+    return float(value) if isinstance(value, int | float) else 0.0
+
+
+# Scheduled jobs -------------------------------------------------------------------------
+
+
+def _cause(job: ScheduledJob) -> Cause | None:
+    cause = job.payload.get("cause")
+    if not isinstance(cause, dict):
+        return None
+    return Cause(str(cause.get("eventId")), int(cause.get("depth") or 0))
+
+
+async def _send(session: AsyncSession, job: ScheduledJob, body: OutboundIn) -> None:
+    cause = _cause(job)
+    try:
+        if cause is None:
+            await messages.send(session, job.office_id, job.payload["conversationId"], body)
+        else:
+            with caused_by(cause):
+                await messages.send(session, job.office_id, job.payload["conversationId"], body)
+    except (ServiceError, ValidationFailed) as exc:
+        raise RetryLater(f"{exc.code}: {exc.details or exc.message}", None) from exc
+
+
+async def send_message_job(session: AsyncSession, job: ScheduledJob, ctx: WorkerContext) -> None:
+    payload = job.payload
+    await _send(
+        session,
+        job,
+        OutboundIn(text=payload.get("text"), template_name=payload.get("templateName")),
+    )
+
+
+async def sequence_block_job(session: AsyncSession, job: ScheduledJob, ctx: WorkerContext) -> None:
+    """Sends block ``index``, then schedules the next at its pace: this block's
+    ``waitSeconds``, then the next one's ``typingSeconds``. Media blocks are recorded as
+    not sent (outbound messages carry text until the channel dispatcher lands)."""
+    payload = job.payload
+    blocks: list[dict[str, Any]] = payload["blocks"]
+    index = int(payload["index"])
+    block = blocks[index]
+    if block.get("kind") == "TEXT" and block.get("text"):
+        await _send(session, job, OutboundIn(text=block["text"]))
+    else:
+        job.error = f"block {index} ({block.get('kind')}) not sent: media sends need a channel"
+    if index + 1 < len(blocks):
+        now = ctx.now()
+        wait = _seconds(block.get("waitSeconds")) + _seconds(blocks[index + 1].get("typingSeconds"))
+        await schedule(
+            session,
+            job.office_id,
+            SEQUENCE_BLOCK,
+            {**payload, "index": index + 1},
+            now + timedelta(seconds=wait),
+            now,
+        )
+
+
+async def fire_webhook_job(session: AsyncSession, job: ScheduledJob, ctx: WorkerContext) -> None:
+    """Sends through the webhook machinery's SSRF-guarded client, signed as webhooks are
+    when the action has a ``secret``, retried on the webhook schedule."""
+    payload = job.payload
+    settings = ctx.settings
+    body = json.dumps(payload["body"], separators=(",", ":"), ensure_ascii=False).encode()
+    headers = {k: v for k, v in (payload.get("headers") or {}).items()}
+    headers.update(
+        {
+            "Content-Type": "application/json",
+            "X-Service-Event": str(payload["body"].get("event")),
+            "X-Service-Delivery": job.id,
+        }
+    )
+    if payload.get("secret"):
+        headers[SIGNATURE_HEADER] = signature_header([payload["secret"]], int(time.time()), body)
+    method = str(payload.get("method") or "POST")
+    timeout = settings.webhook_timeout_seconds
+    error: str | None = None
+    retry_after: float | None = None
+    try:
+        async with (
+            delivery_client(
+                allow_private=settings.webhook_allow_private, timeout=timeout, connections=1
+            ) as client,
+            asyncio.timeout(timeout),
+        ):
+            response = await client.request(
+                method, payload["url"], content=None if method == "GET" else body, headers=headers
+            )
+            if not 200 <= response.status_code < 300:
+                error = f"HTTP {response.status_code}"
+                retry_after = parse_retry_after(response.headers.get("retry-after"), time.time())
+    except TimeoutError:
+        error = f"timed out after {timeout:g} s"
+    except Exception as exc:  # httpx errors and the SSRF guard's refusal
+        error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    if error is None:
+        job.error = None
+        return
+    delay = next_delay(job.attempts + 1, retry_after)
+    raise RetryLater(error, None if delay is None else ctx.now() + delay)
+
+
+JOB_HANDLERS: dict[str, JobHandler] = {
+    SEND_MESSAGE: send_message_job,
+    SEQUENCE_BLOCK: sequence_block_job,
+    FIRE_WEBHOOK: fire_webhook_job,
+}

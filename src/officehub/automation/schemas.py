@@ -1,0 +1,173 @@
+from __future__ import annotations
+
+import math
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, StringConstraints, field_validator
+
+from officehub.events.catalogue import EVENT_NAMES
+from officehub.params import Id
+from officehub.schemas import ApiModel, BodyModel, StrictBodyModel
+from officehub.timeutil import Timestamp
+
+ActionName = Literal[
+    "SEND_FAST_MESSAGE",
+    "SCHEDULE_MESSAGE",
+    "MOVE_CARD",
+    "TAG_CONVERSATION",
+    "ASSIGN_LEGAL_AREA",
+    "CREATE_TICKET",
+    "FIRE_WEBHOOK",
+    "PAUSE_AUTOMATION",
+]
+Branch = Literal["then", "else", "skipped"]
+Name = Annotated[str, StringConstraints(min_length=1, max_length=100)]
+Ref = Annotated[str, StringConstraints(max_length=128)]
+CONDITION_KEYS = (
+    "funnel_column_id",
+    "from_funnel_column_id",
+    "to_funnel_column_id",
+    "assigned_to_user_id",
+    "assigned_to_department_id",
+    "message_text",
+    "template_name",
+)
+
+
+def _trigger(value: str | None) -> str | None:
+    if value is not None and value not in EVENT_NAMES:
+        raise ValueError(
+            "must be an event of the catalogue (GET /webhooks/events): "
+            + ", ".join(sorted(EVENT_NAMES))
+        )
+    return value
+
+
+def _finite(value: float | None) -> float | None:
+    if value is not None and not math.isfinite(value):
+        raise ValueError("must be a finite number")
+    return value
+
+
+class Conditions(StrictBodyModel):
+    """The When part's filters; any of the string keys set non-empty is an effective
+    condition. ``restartOnReturn`` is not a filter."""
+
+    funnel_column_id: Ref | None = None
+    from_funnel_column_id: Ref | None = None
+    to_funnel_column_id: Ref | None = None
+    assigned_to_user_id: Ref | None = None
+    assigned_to_department_id: Ref | None = None
+    message_text: Annotated[str, StringConstraints(max_length=1000)] | None = None
+    template_name: Annotated[str, StringConstraints(max_length=512)] | None = None
+    restart_on_return: bool | None = None
+
+    def effective(self) -> bool:
+        return any(getattr(self, key) for key in CONDITION_KEYS)
+
+
+class Action(StrictBodyModel):
+    action: ActionName
+    action_params: dict[str, Any] = Field(
+        default_factory=dict, description="The action's params (see the spec's action table)"
+    )
+
+
+class RuleCreate(BodyModel):
+    name: Name
+    enabled: bool = True
+    trigger_event: str = Field(description="An event name of GET /webhooks/events")
+    integration_id: Id | None = Field(None, description="null: the rule applies to every one")
+    conditions: Conditions | None = None
+    actions: list[Action] = Field(min_length=1, max_length=5)
+    else_actions: list[Action] | None = Field(None, max_length=5)
+    priority: float = Field(0, description="Higher runs first; ties by creation")
+
+    _check_trigger = field_validator("trigger_event")(_trigger)
+    _check_priority = field_validator("priority")(_finite)
+
+
+class RulePatch(BodyModel):
+    """Partial update: only the fields sent change."""
+
+    name: Name | None = None
+    enabled: bool | None = None
+    trigger_event: str | None = None
+    integration_id: Id | None = None
+    conditions: Conditions | None = None
+    actions: list[Action] | None = Field(None, min_length=1, max_length=5)
+    else_actions: list[Action] | None = Field(None, max_length=5)
+    priority: float | None = None
+
+    _check_trigger = field_validator("trigger_event")(_trigger)
+    _check_priority = field_validator("priority")(_finite)
+
+
+class RuleOut(ApiModel):
+    id: str
+    office_id: str
+    integration_id: str | None
+    name: str
+    enabled: bool
+    trigger_event: str
+    conditions: dict[str, Any]
+    actions: list[dict[str, Any]]
+    else_actions: list[dict[str, Any]] | None
+    priority: float
+    created_at: Timestamp
+    updated_at: Timestamp
+
+
+class ActionOutcome(ApiModel):
+    index: int
+    action: str
+    status: Literal["done", "failed", "scheduled", "skipped"]
+    error: str | None = None
+    detail: str | None = None
+
+
+class RunOut(ApiModel):
+    id: str
+    rule_id: str
+    event_id: str
+    event: str
+    conversation_id: str | None
+    causation_id: str | None
+    depth: int
+    branch: Branch
+    reason: str | None
+    actions: list[ActionOutcome]
+    created_at: Timestamp
+
+
+class RuleTestIn(BodyModel):
+    """A recorded event (``eventId``), or an event name and its subject; neither: the
+    office's latest event of the rule's trigger."""
+
+    event_id: Id | None = None
+    event: str | None = None
+    integration_id: Id | None = None
+    conversation_id: Id | None = None
+    card_id: Id | None = None
+    from_funnel_column_id: Ref | None = None
+    to_funnel_column_id: Ref | None = None
+    message_text: Annotated[str, StringConstraints(max_length=4096)] | None = None
+    template_name: Annotated[str, StringConstraints(max_length=512)] | None = None
+
+    _check_event = field_validator("event")(_trigger)
+
+
+class ConditionCheck(ApiModel):
+    key: str
+    expected: str
+    actual: str | None
+    holds: bool
+
+
+class RuleTestOut(ApiModel):
+    event_id: str | None
+    event: str
+    branch: Branch
+    reason: str
+    conditions: list[ConditionCheck]
+    actions: list[dict[str, Any]]

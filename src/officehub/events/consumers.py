@@ -1,0 +1,93 @@
+"""Outbox consumers: each processes every event at least once and acts on it once.
+
+A consumer's handler runs in one transaction with the row that marks the event done for
+that consumer, so its changes commit exactly when the event counts as handled. A worker
+that dies mid-event leaves the row leased; when the lease ends another worker takes it.
+A handler that raises is retried with backoff, then the event is set aside with the error
+(an event must not hold its conversation's later events forever).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import timedelta
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from officehub.db import is_sqlite
+from officehub.events import repository
+from officehub.events.models import OutboxEvent
+from officehub.ids import new_id
+from officehub.worker.runner import QueueJob, WorkerContext
+
+logger = logging.getLogger("officehub.events")
+
+Handler = Callable[[AsyncSession, OutboxEvent, WorkerContext], Awaitable[None]]
+RETRY_AFTER = tuple(timedelta(seconds=s) for s in (1, 5, 30, 120, 600))
+"""The wait after the 1st, 2nd, … failed attempt; after the last the event is set aside."""
+
+
+@dataclass(frozen=True)
+class Consumer:
+    name: str
+    handle: Handler
+    batch: int = 50
+    lease: timedelta = timedelta(seconds=60)
+    concurrency: int = 8
+
+
+def consumer_job(consumer: Consumer) -> QueueJob:
+    async def job(ctx: WorkerContext) -> int:
+        return await consume(ctx, consumer)
+
+    job.__name__ = f"consume_{consumer.name}"
+    return job
+
+
+async def consume(ctx: WorkerContext, consumer: Consumer) -> int:
+    """Claims a batch and handles it: different conversations concurrently, each in its
+    own transaction. Returns how many events were claimed."""
+    pg = not is_sqlite(ctx.settings.database_url)
+    now = ctx.now()
+    token = f"{ctx.worker_id}:{new_id()}"[:64]
+    async with ctx.sessionmaker() as session, session.begin():
+        seqs = await repository.claim(
+            session, consumer.name, now, now + consumer.lease, token, consumer.batch, skip_locked=pg
+        )
+    if not seqs:
+        return 0
+    limit = asyncio.Semaphore(consumer.concurrency if pg else 1)
+
+    async def one(seq: int) -> None:
+        async with limit:
+            await _handle_one(ctx, consumer, seq, token)
+
+    await asyncio.gather(*(one(seq) for seq in seqs))
+    return len(seqs)
+
+
+async def _handle_one(ctx: WorkerContext, consumer: Consumer, seq: int, token: str) -> None:
+    attempts = 0
+    try:
+        async with ctx.sessionmaker() as session, session.begin():
+            if not await repository.hold(session, seq, token):
+                return  # the lease ran out and another worker took it over
+            found = await repository.held(session, seq, token)
+            if found is None:
+                return  # the lease ran out and another worker took it over
+            row, event = found
+            attempts = row.attempts
+            await consumer.handle(session, event, ctx)
+            await repository.finish(session, seq, ctx.now())
+    except Exception as exc:
+        logger.exception("consumer %s failed on outbox row %s", consumer.name, seq)
+        error = f"{type(exc).__name__}: {exc}"[:1000]
+        async with ctx.sessionmaker() as session, session.begin():
+            if attempts >= len(RETRY_AFTER):
+                await repository.finish(session, seq, ctx.now(), error)
+            else:
+                at = ctx.now() + RETRY_AFTER[max(attempts, 1) - 1]
+                await repository.retry_later(session, seq, token, at, error)

@@ -1,0 +1,135 @@
+"""The outbox consumers' queries: they span offices by nature (the queue)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from sqlalchemy import and_, delete, exists, or_, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import aliased
+
+from officehub.events.models import ConsumerEvent, OutboxEvent
+
+
+async def claim(
+    session: AsyncSession,
+    consumer: str,
+    now: datetime,
+    lease_until: datetime,
+    token: str,
+    limit: int,
+    *,
+    skip_locked: bool,
+) -> list[int]:
+    """Leases up to ``limit`` rows whose ordering key has no earlier undone row.
+
+    So one conversation's events go one at a time in order, while other conversations'
+    are claimed alongside. PostgreSQL: ``FOR UPDATE SKIP LOCKED`` gives concurrent workers
+    disjoint rows; SQLite: one writer, the statement is atomic by itself.
+    """
+    earlier = aliased(ConsumerEvent)
+    due = (
+        select(ConsumerEvent.seq)
+        .where(
+            ConsumerEvent.consumer == consumer,
+            ConsumerEvent.done_at.is_(None),
+            or_(ConsumerEvent.lease_until.is_(None), ConsumerEvent.lease_until <= now),
+            ~exists().where(
+                and_(
+                    earlier.consumer == ConsumerEvent.consumer,
+                    earlier.ordering_key == ConsumerEvent.ordering_key,
+                    earlier.done_at.is_(None),
+                    earlier.seq < ConsumerEvent.seq,
+                )
+            ),
+        )
+        .order_by(ConsumerEvent.seq)
+        .limit(limit)
+    )
+    if skip_locked:
+        due = due.with_for_update(of=ConsumerEvent, skip_locked=True)
+    result = await session.execute(
+        update(ConsumerEvent)
+        .where(ConsumerEvent.seq.in_(due.scalar_subquery()))
+        .values(lease_until=lease_until, claim_token=token, attempts=ConsumerEvent.attempts + 1)
+        .returning(ConsumerEvent.seq)
+        .execution_options(synchronize_session=False)
+    )
+    return sorted(row[0] for row in result)
+
+
+async def hold(session: AsyncSession, seq: int, token: str) -> bool:
+    """Whether this token still holds the row, written first: the transaction takes its
+    write lock before reading anything (PostgreSQL: the row lock; SQLite: the database's,
+    so a concurrent commit cannot invalidate its snapshot halfway)."""
+    result = await session.execute(
+        update(ConsumerEvent)
+        .where(
+            ConsumerEvent.seq == seq,
+            ConsumerEvent.claim_token == token,
+            ConsumerEvent.done_at.is_(None),
+        )
+        .values(claim_token=token)
+    )
+    return bool(result.rowcount)  # type: ignore[attr-defined]
+
+
+async def held(
+    session: AsyncSession, seq: int, token: str
+) -> tuple[ConsumerEvent, OutboxEvent] | None:
+    """The claimed row and its event, if this token still holds it (after ``hold``)."""
+    stmt = (
+        select(ConsumerEvent, OutboxEvent)
+        .join(OutboxEvent, OutboxEvent.id == ConsumerEvent.event_id)
+        .where(
+            ConsumerEvent.seq == seq,
+            ConsumerEvent.claim_token == token,
+            ConsumerEvent.done_at.is_(None),
+        )
+    )
+    row = (await session.execute(stmt)).first()
+    return None if row is None else (row[0], row[1])
+
+
+async def finish(session: AsyncSession, seq: int, now: datetime, error: str | None = None) -> None:
+    await session.execute(
+        update(ConsumerEvent)
+        .where(ConsumerEvent.seq == seq)
+        .values(done_at=now, claim_token=None, lease_until=None, error=error)
+    )
+
+
+async def retry_later(
+    session: AsyncSession, seq: int, token: str, at: datetime, error: str
+) -> None:
+    await session.execute(
+        update(ConsumerEvent)
+        .where(ConsumerEvent.seq == seq, ConsumerEvent.claim_token == token)
+        .values(lease_until=at, claim_token=None, error=error)
+    )
+
+
+async def purge_processed(session: AsyncSession, before: datetime, limit: int) -> int:
+    """Deletes up to ``limit`` events older than ``before`` that every consumer is done
+    with (fanned out to webhooks, and no consumer row undone); their rows go with them."""
+    undone = exists().where(
+        ConsumerEvent.event_id == OutboxEvent.id, ConsumerEvent.done_at.is_(None)
+    )
+    ids: Sequence[str] = list(
+        await session.scalars(
+            select(OutboxEvent.id)
+            .where(
+                OutboxEvent.created_at < before,
+                OutboxEvent.dispatched_at.is_not(None),
+                ~undone,
+            )
+            .order_by(OutboxEvent.created_at)
+            .limit(limit)
+        )
+    )
+    if not ids:
+        return 0
+    await session.execute(delete(ConsumerEvent).where(ConsumerEvent.event_id.in_(ids)))
+    await session.execute(delete(OutboxEvent).where(OutboxEvent.id.in_(ids)))
+    return len(ids)

@@ -1,0 +1,48 @@
+"""What the automation tests share: a worker on a clock the test controls, and a rule call."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+from fastapi import FastAPI
+
+from officehub.config import Settings
+from officehub.worker.jobs import queue_jobs
+from officehub.worker.runner import Worker, WorkerContext
+from tests.helpers import OfficeFixture
+from tests.webhook_helpers import Clock
+
+
+def automation_worker(
+    app: FastAPI, settings: Settings, clock: Clock | None = None, name: str = "test"
+) -> Worker:
+    """Every queue job of a real worker (fan-out, automation, scheduled work, deliveries)."""
+    ctx = WorkerContext(settings, app.state.engine, app.state.sessionmaker, worker_id=name)
+    if clock is not None:
+        ctx.clock = clock
+    return Worker(ctx, queue_jobs(), [])
+
+
+async def create_rule(
+    client: httpx.AsyncClient, office: OfficeFixture, **fields: Any
+) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "name": "Regra",
+        "triggerEvent": "chat.message.received",
+        "actions": [{"action": "PAUSE_AUTOMATION", "actionParams": {}}],
+        **fields,
+    }
+    response = await client.post("/automation-rules", json=body, headers=office.headers)
+    assert response.status_code == 201, response.text
+    created: dict[str, Any] = response.json()
+    return created
+
+
+async def runs(
+    client: httpx.AsyncClient, office: OfficeFixture, rule_id: str
+) -> list[dict[str, Any]]:
+    response = await client.get(f"/automation-rules/{rule_id}/runs", headers=office.headers)
+    assert response.status_code == 200, response.text
+    data: list[dict[str, Any]] = response.json()["data"]
+    return data
