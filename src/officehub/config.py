@@ -41,6 +41,19 @@ class Settings(BaseSettings):
     worker_poll_seconds: float = Field(1.0, description="How often an idle worker looks for work")
     db_pool_size: int = Field(10, description="PostgreSQL connection pool size")
     max_json_body_bytes: int = Field(1024 * 1024, description="Largest JSON body accepted")
+    whatsapp_api_url: str = Field(
+        "https://graph.facebook.com/v21.0",
+        description="Base URL of the official WhatsApp Cloud API (operator configuration)",
+    )
+    whatsapp_timeout_seconds: float = Field(10.0, description="Timeout of one platform call")
+    dispatch_batch_size: int = Field(50, description="Outbound messages a worker claims at once")
+    dispatch_concurrency: int = Field(10, description="Conversations a worker sends to at once")
+    dispatch_lease_seconds: float = Field(
+        120.0, description="How long a worker holds claimed outbound messages"
+    )
+    dispatch_max_attempts: int = Field(
+        8, description="Sends of one message tried before it is FAILED (429 and 5xx only)"
+    )
 
 
 @lru_cache
