@@ -9,7 +9,13 @@ import httpx
 
 from tests.helpers import error_of
 
-PUBLIC = {"/healthz", "/readyz", "/metrics", "/media/{key}"}
+PUBLIC = {
+    "/healthz",
+    "/readyz",
+    "/metrics",
+    "/media/{key}",
+    "/channels/whatsapp/{integrationId}/webhook",
+}
 
 
 async def _operations(client: httpx.AsyncClient) -> list[tuple[str, str, dict[str, Any]]]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
+from officehub.channels.router import router as channels_router
 from officehub.contacts.router import router as contacts_router
 from officehub.conversations.router import router as conversations_router
 from officehub.crm.router import router as crm_router
@@ -36,4 +37,5 @@ def domain_routers() -> list[APIRouter]:
         messages_router,
         crm_router,
         webhooks_router,
+        channels_router,
     ]

@@ -65,7 +65,7 @@ async def send(
         raise ValidationFailed.field("body.text", "send either text or templateName")
     conversation = await conversations.get_conversation(session, office_id, conversation_id)
     if body.template_name is not None:
-        return await _send_template(session, conversation, body, storage)
+        return await _send_template(session, conversation, body.template_name, body, storage)
     integration = await inboxes.get_integration(session, office_id, conversation.integration_id)
     if integration.type == inboxes.OFFICIAL:
         await _check_service_window(session, conversation)
@@ -97,15 +97,15 @@ async def _check_service_window(session: AsyncSession, conversation: Conversatio
 async def _send_template(
     session: AsyncSession,
     conversation: Conversation,
+    template_name: str,
     body: OutboundIn,
     storage: Storage | None,
 ) -> MessageOut:
-    assert body.template_name is not None
     template = await templates.approved_template(
         session,
         conversation.office_id,
         conversation.integration_id,
-        body.template_name,
+        template_name,
         body.language,
     )
     variables = body.variables or []
@@ -188,6 +188,10 @@ async def receive_from_channel(
     except IntegrityError:
         return None
     return await _emit(session, conversation, "chat.message.received", message)
+
+
+async def external_id_known(session: AsyncSession, office_id: str, external_id: str) -> bool:
+    return await repository.find_by_external_id(session, office_id, external_id) is not None
 
 
 STATUS_RANK = {"QUEUED": 0, "SENT": 1, "DELIVERED": 2, "READ": 3}

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from officehub.channels.dispatcher import download_media, send_queued
 from officehub.crm.overdue import OVERDUE_JOB
 from officehub.webhooks.delivery import PURGE_JOB, deliver_due, fan_out_events
 from officehub.worker.runner import PeriodicJob, QueueJob
 
 
 def queue_jobs() -> list[QueueJob]:
-    return [fan_out_events, deliver_due]
+    return [fan_out_events, deliver_due, send_queued, download_media]
 
 
 def periodic_jobs() -> list[PeriodicJob]:
