@@ -41,6 +41,7 @@ class Platform:
     port: int = 0
     sent: list[dict[str, Any]] = field(default_factory=list)
     send_headers: list[dict[str, str]] = field(default_factory=list)
+    send_paths: list[str] = field(default_factory=list)
     script: dict[str, list[Scripted]] = field(default_factory=dict)
     media: dict[str, tuple[bytes, str]] = field(default_factory=dict)
     media_url_override: str | None = None
@@ -70,6 +71,7 @@ class Platform:
         body = json.loads(await request.body())
         self.sent.append(body)
         self.send_headers.append(dict(request.headers))
+        self.send_paths.append(request.url.path)
         scripted = self._scripted("send")
         if scripted is not None:
             return scripted
