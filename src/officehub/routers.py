@@ -16,6 +16,7 @@ from officehub.media import router as media_router
 from officehub.messages.router import router as messages_router
 from officehub.partner_links.router import router as partner_links_router
 from officehub.tags.router import router as tags_router
+from officehub.templates.router import router as templates_router
 from officehub.tickets.router import router as tickets_router
 from officehub.users.router import router as users_router
 from officehub.webhooks.router import router as webhooks_router
@@ -32,6 +33,7 @@ def domain_routers() -> list[APIRouter]:
         fast_messages_router,
         media_router,
         contacts_router,
+        templates_router,
         partner_links_router,
         conversations_router,
         messages_router,

@@ -137,3 +137,17 @@ async def held(
     if lock:
         stmt = stmt.with_for_update()
     return (await session.scalars(stmt)).first()
+
+
+async def configured_official(
+    session: AsyncSession, only: str | None = None
+) -> list[tuple[str, str]]:
+    """(office id, integration id) of every official integration with settings (checked
+    here: an unset JSON column may hold SQL NULL or JSON null)."""
+    stmt = select(Integration.office_id, Integration.id, Integration.whatsapp).where(
+        Integration.type == "WHATSAPP_OFFICIAL"
+    )
+    if only is not None:
+        stmt = stmt.where(Integration.id == only)
+    rows = (await session.execute(stmt.order_by(Integration.id))).all()
+    return [(o, i) for o, i, settings in rows if settings]

@@ -16,7 +16,8 @@ from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import PlainTextResponse
 from pydantic import BaseModel, ValidationError
 
-from officehub.channels import service
+from officehub.auth import OfficeDep
+from officehub.channels import service, template_sync
 from officehub.channels.schemas import Notification
 from officehub.channels.whatsapp import SIGNATURE_HEADER, signature_valid
 from officehub.db import SessionDep
@@ -24,6 +25,8 @@ from officehub.errors import Forbidden, NotFound, Unauthorized, ValidationFailed
 from officehub.ids import ID_PATTERN
 from officehub.inboxes import service as inboxes
 from officehub.inboxes.models import Integration
+from officehub.params import PathId
+from officehub.templates.schemas import TemplateList
 
 logger = logging.getLogger("officehub.channels")
 router = APIRouter(tags=["Channels"])
@@ -94,3 +97,19 @@ async def receive_webhook(
         ) from exc
     stored = await service.receive_notification(session, integration, notification)
     return Received(stored=stored)
+
+
+@router.post(
+    "/integration/{id}/whatsapp-templates/sync",
+    response_model=TemplateList,
+    responses=error_responses(400, 401, 404, 409, 502),
+    tags=["Official-channel templates"],
+    summary="Pull the official integration's template catalogue from the platform",
+)
+async def sync_whatsapp_templates(
+    id: PathId, office: OfficeDep, session: SessionDep, request: Request
+) -> TemplateList:
+    rows = await template_sync.sync_integration(
+        session, request.app.state.settings, office.office_id, id
+    )
+    return TemplateList(data=rows)

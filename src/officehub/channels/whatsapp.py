@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from collections.abc import AsyncIterator
 from email.utils import parsedate_to_datetime
 from typing import Any
 
@@ -180,21 +179,31 @@ class WhatsAppAdapter:
         except (ValueError, KeyError, TypeError) as exc:
             raise SendRejected("the platform's media answer carried no url") from exc
 
-    async def template_pages(
-        self, client: httpx.AsyncClient, integration: Integration
-    ) -> AsyncIterator[list[dict[str, Any]]]:
-        """Every page of the business account's templates, following ``paging.next``."""
+    async def template_page(
+        self, client: httpx.AsyncClient, integration: Integration, url: str | None
+    ) -> tuple[list[dict[str, Any]], str | None]:
+        """One page of the business account's templates (the first when ``url`` is None)
+        and the next page's URL; a ``paging.next`` off the platform's host is not followed."""
         settings = _settings(integration)
-        url: str | None = f"{self.api_url}/{settings['businessAccountId']}/message_templates"
-        params: dict[str, str] | None = {"limit": "100"}
-        while url:
-            try:
-                response = await client.get(url, params=params, headers=_auth(integration))
-            except httpx.HTTPError as exc:
-                raise SendDeferred(f"platform unreachable: {type(exc).__name__}") from exc
-            raise_for_platform(response)
+        params: dict[str, str] | None = None
+        if url is None:
+            url = f"{self.api_url}/{settings['businessAccountId']}/message_templates"
+            params = {"limit": "100"}
+        try:
+            response = await client.get(url, params=params, headers=_auth(integration))
+        except httpx.HTTPError as exc:
+            raise SendDeferred(f"platform unreachable: {type(exc).__name__}") from exc
+        raise_for_platform(response)
+        try:
             body = response.json()
-            data = body.get("data") or []
-            yield [t for t in data if isinstance(t, dict)]
-            url = (body.get("paging") or {}).get("next")
-            params = None
+            data = [t for t in body.get("data") or [] if isinstance(t, dict)]
+            following = (body.get("paging") or {}).get("next")
+        except (ValueError, AttributeError) as exc:
+            raise SendRejected("the platform's template list is malformed") from exc
+        if not isinstance(following, str) or not self._same_origin(following):
+            following = None
+        return data, following
+
+    def _same_origin(self, url: str) -> bool:
+        ours, theirs = httpx.URL(self.api_url), httpx.URL(url)
+        return (ours.scheme, ours.host, ours.port) == (theirs.scheme, theirs.host, theirs.port)

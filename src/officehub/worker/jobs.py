@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from officehub.channels.dispatcher import download_media, send_queued
+from officehub.channels.template_sync import TEMPLATE_SYNC_JOB
 from officehub.crm.overdue import OVERDUE_JOB
 from officehub.webhooks.delivery import PURGE_JOB, deliver_due, fan_out_events
 from officehub.worker.runner import PeriodicJob, QueueJob
@@ -13,4 +14,4 @@ def queue_jobs() -> list[QueueJob]:
 
 
 def periodic_jobs() -> list[PeriodicJob]:
-    return [PURGE_JOB, OVERDUE_JOB]
+    return [PURGE_JOB, OVERDUE_JOB, TEMPLATE_SYNC_JOB]
