@@ -247,7 +247,7 @@ async def _fetch_media(
     if not link.startswith(("https://", "http://")):
         raise SendRejected("the platform's media link is not http(s)")
     extension = mimetypes.guess_extension((mime or "").split(";")[0].strip()) or ".bin"
-    key = f"inbound-media/{message.office_id}/{message.id}/{secrets.token_urlsafe(16)}{extension}"
+    key = f"inbound-media/{message.office_id}/{message.id}/{secrets.token_hex(16)}{extension}"
     token = (integration.whatsapp or {}).get("accessToken", "")
     try:
         async with guarded.stream(
