@@ -24,7 +24,7 @@ from officehub.worker.runner import Worker, WorkerContext
 from tests import factories as f
 from tests.helpers import OfficeFixture, error_of
 from tests.whatsapp_platform import Platform, Scripted, error, running_platform
-from tests.whatsapp_world import official_integration
+from tests.whatsapp_world import official_integration, worker
 
 MISSING = "c" + "0" * 24
 
@@ -345,3 +345,46 @@ async def test_template_variables_are_checked_against_its_placeholders(
         r = await client.post(url, json=body, headers=office_a.headers)
         assert r.status_code == 400
         assert "body.variables" in error_of(r)["details"]
+
+
+async def test_a_template_with_an_image_header_is_sent_with_the_uploaded_media(
+    app: FastAPI,
+    settings: Settings,
+    client: httpx.AsyncClient,
+    session: AsyncSession,
+    office_a: OfficeFixture,
+    platform: Platform,
+) -> None:
+    integration = await official_integration(session, office_a.id)
+    header = {"type": "HEADER", "format": "IMAGE"}
+    with_header = {
+        **template("com_imagem", body="Olá {{1}}"),
+        "components": [header, {"type": "BODY", "text": "Olá {{1}}"}],
+    }
+    await _put(client, office_a, integration.id, [with_header])
+    contact = await f.make_contact(session, office_a.id)
+    conversation = await f.make_conversation(session, office_a.id, contact.id, integration)
+    await session.commit()
+    jpeg = b"\xff\xd8\xff\xe0\x00\x10JFIF\x00" + b"x" * 500
+    upload = await client.post(
+        f"/conversation/{conversation.id}/template-header-media",
+        files={"file": ("logo.jpg", jpeg, "image/jpeg")},
+        headers=office_a.headers,
+    )
+    path = upload.json()["storagePath"]
+    url = f"/conversation/{conversation.id}/messages"
+    body: dict[str, Any] = {"templateName": "com_imagem", "language": "pt_BR", "variables": ["Ana"]}
+    r = await client.post(url, json=body, headers=office_a.headers)
+    assert r.status_code == 400 and "body.headerMediaPath" in error_of(r)["details"]
+    foreign = path.replace(conversation.id, MISSING)
+    r = await client.post(url, json={**body, "headerMediaPath": foreign}, headers=office_a.headers)
+    assert r.status_code == 400 and "body.headerMediaPath" in error_of(r)["details"]
+    r = await client.post(url, json={**body, "headerMediaPath": path}, headers=office_a.headers)
+    assert r.status_code == 201, r.text
+    assert await worker(app, settings).run_once() == 1
+    [sent] = platform.sent
+    [header_part, body_part] = sent["template"]["components"]
+    link = header_part["parameters"][0]["image"]["link"]
+    assert header_part["type"] == "header" and body_part["type"] == "body"
+    fetched = await client.get(link.removeprefix(settings.public_url))
+    assert fetched.status_code == 200 and fetched.content == jpeg
