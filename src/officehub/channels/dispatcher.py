@@ -29,7 +29,7 @@ from officehub.db import is_sqlite
 from officehub.errors import PayloadTooLarge
 from officehub.inboxes.models import Integration
 from officehub.messages import service as messages
-from officehub.storage import LocalStorage, Storage
+from officehub.storage import Storage, storage_from_settings
 from officehub.webhooks.ssrf import AddressNotAllowed, delivery_client
 from officehub.worker.runner import WorkerContext
 
@@ -48,7 +48,7 @@ def adapters(settings: Settings) -> dict[str, ChannelAdapter]:
 
 
 def storage_for(settings: Settings) -> Storage:
-    return LocalStorage.from_settings(settings)
+    return storage_from_settings(settings)
 
 
 def backoff(attempt: int, retry_after: float | None) -> timedelta:
