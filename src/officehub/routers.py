@@ -8,6 +8,7 @@ from officehub.channels.router import router as channels_router
 from officehub.contacts.router import router as contacts_router
 from officehub.conversations.router import router as conversations_router
 from officehub.crm.router import router as crm_router
+from officehub.dashboard.router import router as dashboard_router
 from officehub.departments.router import router as departments_router
 from officehub.fast_messages.router import router as fast_messages_router
 from officehub.inboxes.router import router as inboxes_router
@@ -40,4 +41,5 @@ def domain_routers() -> list[APIRouter]:
         crm_router,
         webhooks_router,
         channels_router,
+        dashboard_router,
     ]

@@ -1,4 +1,5 @@
-"""Official WhatsApp channel: integration settings, message delivery state, templates.
+"""Official WhatsApp channel: integration settings, message delivery state, templates,
+and the DDD kept with a contact's phone (clients map).
 
 Revision ID: 0005_whatsapp
 Revises: 0004_merge_heads
@@ -20,6 +21,13 @@ depends_on = None
 def upgrade() -> None:
     with op.batch_alter_table("integrations") as batch:
         batch.add_column(sa.Column("whatsapp", JSON, nullable=True))
+    with op.batch_alter_table("contacts") as batch:
+        batch.add_column(sa.Column("ddd", sa.String(length=2), nullable=True))
+    op.execute(
+        "UPDATE contacts SET ddd = substr(phone, 4, 2) "
+        "WHERE phone LIKE '+55%' AND length(phone) IN (13, 14) AND substr(phone, 4, 1) <> '0'"
+    )
+    op.create_index("ix_contacts_office_id_ddd", "contacts", ["office_id", "ddd"])
     with op.batch_alter_table("messages") as batch:
         batch.add_column(sa.Column("external_id", sa.String(length=128), nullable=True))
         batch.add_column(sa.Column("error", sa.Text(), nullable=True))
@@ -99,3 +107,6 @@ def downgrade() -> None:
             batch.drop_column(column)
     with op.batch_alter_table("integrations") as batch:
         batch.drop_column("whatsapp")
+    op.drop_index("ix_contacts_office_id_ddd", table_name="contacts")
+    with op.batch_alter_table("contacts") as batch:
+        batch.drop_column("ddd")
