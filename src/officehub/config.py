@@ -55,10 +55,12 @@ class Settings(BaseSettings):
         description="Base URL of the official WhatsApp Cloud API (operator configuration)",
     )
     whatsapp_timeout_seconds: float = Field(10.0, description="Timeout of one platform call")
-    dispatch_batch_size: int = Field(50, description="Outbound messages a worker claims at once")
+    dispatch_batch_size: int = Field(100, description="Outbound messages a worker claims at once")
     dispatch_concurrency: int = Field(10, description="Conversations a worker sends to at once")
     dispatch_lease_seconds: float = Field(
-        120.0, description="How long a worker holds claimed outbound messages"
+        120.0,
+        description="How long a worker holds claimed outbound messages (at least what "
+        "sending a whole batch can take)",
     )
     dispatch_max_attempts: int = Field(
         8, description="Sends of one message tried before it is FAILED (429 and 5xx only)"

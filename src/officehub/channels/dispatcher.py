@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import mimetypes
 import random
 import secrets
@@ -18,7 +19,6 @@ from collections.abc import AsyncIterator
 from datetime import datetime, timedelta
 
 import httpx
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.channels import repository
 from officehub.channels.adapter import ChannelAdapter, Outbound, SendDeferred, SendRejected
@@ -61,8 +61,14 @@ def backoff(attempt: int, retry_after: float | None) -> timedelta:
 
 
 def _lease(ctx: WorkerContext) -> tuple[datetime, datetime]:
+    """Now and the end of a claim's lease: the setting, but never shorter than sending a
+    whole batch can take (rounds of ``dispatch_concurrency`` calls, each up to the timeout;
+    a media download may take a few of them)."""
+    settings = ctx.settings
+    rounds = math.ceil(settings.dispatch_batch_size / max(1, settings.dispatch_concurrency))
+    worst = rounds * settings.whatsapp_timeout_seconds * 3 + 1
     now = ctx.now()
-    return now, now + timedelta(seconds=ctx.settings.dispatch_lease_seconds)
+    return now, now + timedelta(seconds=max(settings.dispatch_lease_seconds, worst))
 
 
 Outcome = str | SendDeferred | SendRejected
@@ -120,55 +126,47 @@ async def send_queued(ctx: WorkerContext) -> int:
     ) as client:
         outcomes = await asyncio.gather(*(one(m, i, p) for m, i, p in rows))
     await _record_sends(
-        ctx, lease, [(m.id, o) for (m, _, _), o in zip(rows, outcomes, strict=True)]
+        ctx, lease, [(m.id, i.id, o) for (m, i, _), o in zip(rows, outcomes, strict=True)]
     )
     return len(ids)
 
 
 async def _record_sends(
-    ctx: WorkerContext, lease: datetime, outcomes: list[tuple[str, Outcome]]
+    ctx: WorkerContext, lease: datetime, outcomes: list[tuple[str, str, Outcome]]
 ) -> None:
-    lock = not is_sqlite(ctx.settings.database_url)
+    """Writes every outcome of a batch in one transaction, only for messages whose lease
+    is still this one (a message whose lease ran out belongs to another worker now)."""
     now = ctx.now()
+    settings = ctx.settings
     async with ctx.sessionmaker() as session, session.begin():
-        for message_id, outcome in outcomes:
-            try:
-                async with session.begin_nested():
-                    message = await repository.held(session, message_id, lease, lock=lock)
-                    if message is None:
-                        continue  # the lease ran out and another worker took it over
-                    if isinstance(outcome, str):
-                        await messages.change_status(session, message, "SENT", external_id=outcome)
-                    elif isinstance(outcome, SendRejected):
-                        await messages.change_status(
-                            session, message, "FAILED", error=outcome.reason
-                        )
-                    else:
-                        await _defer(session, message, outcome, now, ctx.settings)
-            except Exception:
-                logger.exception("recording the send of message %s failed", message_id)
-
-
-async def _defer(
-    session: AsyncSession,
-    message: Message,
-    outcome: SendDeferred,
-    now: datetime,
-    settings: Settings,
-) -> None:
-    message.attempts += 1
-    if message.attempts >= settings.dispatch_max_attempts:
-        await messages.change_status(
-            session,
-            message,
-            "FAILED",
-            error=f"gave up after {message.attempts} tries: {outcome.reason}",
+        held = await repository.held(
+            session, [m for m, _, _ in outcomes], lease, lock=not is_sqlite(settings.database_url)
         )
-        return
-    message.error = outcome.reason
-    message.lease_until = None
-    message.next_attempt_at = now + backoff(message.attempts, outcome.retry_after)
-    await session.flush()
+        changes: list[messages.StatusChange] = []
+        for message_id, integration_id, outcome in outcomes:
+            message = held.get(message_id)
+            if message is None:
+                continue
+            if isinstance(outcome, str):
+                changes.append(
+                    messages.StatusChange(message, "SENT", integration_id, external_id=outcome)
+                )
+            elif isinstance(outcome, SendRejected):
+                changes.append(
+                    messages.StatusChange(message, "FAILED", integration_id, error=outcome.reason)
+                )
+            else:
+                message.attempts += 1
+                if message.attempts >= settings.dispatch_max_attempts:
+                    reason = f"gave up after {message.attempts} tries: {outcome.reason}"
+                    changes.append(
+                        messages.StatusChange(message, "FAILED", integration_id, error=reason)
+                    )
+                    continue
+                message.error = outcome.reason
+                message.lease_until = None
+                message.next_attempt_at = now + backoff(message.attempts, outcome.retry_after)
+        await messages.change_statuses(session, changes)
 
 
 async def download_media(ctx: WorkerContext) -> int:
@@ -215,8 +213,9 @@ async def download_media(ctx: WorkerContext) -> int:
         outcomes = await asyncio.gather(*(one(m, i) for m, i, _ in rows))
     lock = not is_sqlite(settings.database_url)
     async with ctx.sessionmaker() as session, session.begin():
+        held = await repository.held(session, [m.id for m, _, _ in rows], lease, lock=lock)
         for (stale, _, _), outcome in zip(rows, outcomes, strict=True):
-            message = await repository.held(session, stale.id, lease, lock=lock)
+            message = held.get(stale.id)
             if message is None:
                 continue
             message.lease_until = None

@@ -131,12 +131,13 @@ async def claimed(
 
 
 async def held(
-    session: AsyncSession, ident: str, lease_until: datetime, *, lock: bool
-) -> Message | None:
-    stmt = select(Message).where(Message.id == ident, Message.lease_until == lease_until)
+    session: AsyncSession, ids: Sequence[str], lease_until: datetime, *, lock: bool
+) -> dict[str, Message]:
+    """The messages among ``ids`` still under this lease (locked on PostgreSQL)."""
+    stmt = select(Message).where(Message.id.in_(ids), Message.lease_until == lease_until)
     if lock:
         stmt = stmt.with_for_update()
-    return (await session.scalars(stmt)).first()
+    return {m.id: m for m in await session.scalars(stmt)}
 
 
 async def configured_official(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -45,3 +47,38 @@ async def emit(
     session.add(event)
     await session.flush()
     return event
+
+
+@dataclass(frozen=True)
+class PendingEvent:
+    office_id: str
+    name: str
+    data: dict[str, Any]
+    conversation_id: str | None = None
+    integration_id: str | None = None
+
+
+async def emit_many(session: AsyncSession, events: Sequence[PendingEvent]) -> None:
+    """``emit`` for a batch (a worker recording many outcomes): one flush for them all."""
+    for pending in events:
+        if pending.name not in EVENT_NAMES:
+            raise ValueError(f"unknown event {pending.name!r}")
+    now = utcnow()
+    session.add_all(
+        [
+            OutboxEvent(
+                office_id=e.office_id,
+                name=e.name,
+                data=e.data,
+                created_at=now,
+                causation_id=None,
+                depth=0,
+                conversation_id=e.conversation_id,
+                integration_id=e.integration_id,
+                target_webhook_id=None,
+                dispatched_at=None,
+            )
+            for e in events
+        ]
+    )
+    await session.flush()

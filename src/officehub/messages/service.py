@@ -7,6 +7,8 @@ conversation's integration.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -16,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from officehub.conversations import service as conversations
 from officehub.conversations.models import Conversation, Message
 from officehub.errors import Conflict, ValidationFailed
-from officehub.events.service import emit
+from officehub.events.service import PendingEvent, emit, emit_many
 from officehub.inboxes import service as inboxes
 from officehub.messages import repository
 from officehub.messages.schemas import InboundIn, MessageOut, OutboundIn
@@ -214,6 +216,42 @@ async def apply_channel_status(
     return await change_status(session, message, status, error=error)
 
 
+@dataclass(frozen=True)
+class StatusChange:
+    message: Message
+    status: str
+    integration_id: str
+    external_id: str | None = None
+    error: str | None = None
+
+
+def _apply(change: StatusChange) -> PendingEvent:
+    message = change.message
+    previous = message.status
+    message.status = change.status
+    if change.external_id is not None:
+        message.external_id = change.external_id
+    if change.error is not None:
+        message.error = change.error
+    message.lease_until = None
+    message.next_attempt_at = None
+    out = MessageOut.model_validate(message)
+    return PendingEvent(
+        message.office_id,
+        "chat.message.status",
+        {**out.model_dump(mode="json", by_alias=True), "previousStatus": previous},
+        conversation_id=message.conversation_id,
+        integration_id=change.integration_id,
+    )
+
+
+async def change_statuses(session: AsyncSession, changes: Sequence[StatusChange]) -> None:
+    """Sets outbound messages' statuses (with channel id or error) and emits one
+    ``chat.message.status`` per change, carrying ``previousStatus``; one flush for all."""
+    if changes:
+        await emit_many(session, [_apply(c) for c in changes])
+
+
 async def change_status(
     session: AsyncSession,
     message: Message,
@@ -222,28 +260,12 @@ async def change_status(
     external_id: str | None = None,
     error: str | None = None,
 ) -> MessageOut:
-    previous = message.status
-    message.status = status
-    if external_id is not None:
-        message.external_id = external_id
-    if error is not None:
-        message.error = error
-    message.lease_until = None
-    message.next_attempt_at = None
-    await session.flush()
-    out = MessageOut.model_validate(message)
     conversation = await conversations.get_conversation(
         session, message.office_id, message.conversation_id
     )
-    await emit(
-        session,
-        message.office_id,
-        "chat.message.status",
-        {**out.model_dump(mode="json", by_alias=True), "previousStatus": previous},
-        conversation_id=conversation.id,
-        integration_id=conversation.integration_id,
-    )
-    return out
+    change = StatusChange(message, status, conversation.integration_id, external_id, error)
+    await change_statuses(session, [change])
+    return MessageOut.model_validate(message)
 
 
 async def list_messages(
