@@ -52,6 +52,11 @@ def status_kib(pid: int, field: str) -> int:
     raise RuntimeError(field)
 
 
+def reset_peak(pid: int) -> None:
+    """Sets the process's peak RSS (``VmHWM``) back to its current RSS."""
+    Path(f"/proc/{pid}/clear_refs").write_text("5")
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -112,7 +117,7 @@ async def main() -> None:
                 warm = await client.post(path, content=body(1_000_000), headers=headers)
                 assert warm.status_code == 201, warm.text
                 before = status_kib(server.pid, "VmRSS")
-                Path(f"/proc/{server.pid}/clear_refs").write_text("5")
+                reset_peak(server.pid)
                 started = time.perf_counter()
                 r = await client.post(path, content=body(SIZE), headers=headers)
                 elapsed = time.perf_counter() - started
