@@ -9,8 +9,10 @@ from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.config import Settings
+from officehub.conversations.models import Message
 from officehub.crm.overdue import OVERDUE_JOB
 from officehub.events.catalogue import BY_NAME, EVENT_NAMES
+from officehub.messages import service as messages
 from officehub.timeutil import utcnow
 from officehub.worker.runner import Worker, WorkerContext
 from tests import factories as f
@@ -43,7 +45,13 @@ async def test_catalogue_examples_have_the_keys_of_emitted_events(
     await client.patch(f"/conversation/{cid}", json={"assignedUserId": user.id}, headers=h)
     await client.post(f"/conversation/{cid}/tags", json={"tagId": tag.id}, headers=h)
     await client.post(f"/conversation/{cid}/messages/inbound", json={"text": "Oi"}, headers=h)
-    await client.post(f"/conversation/{cid}/messages", json={"text": "Olá"}, headers=h)
+    sent = (
+        await client.post(f"/conversation/{cid}/messages", json={"text": "Olá"}, headers=h)
+    ).json()
+    async with app.state.sessionmaker() as s, s.begin():
+        message = await s.get(Message, sent["id"])
+        assert message is not None
+        await messages.change_status(s, message, "SENT", external_id="wamid.catalogue")
     card_body = {"columnId": columns[0].id, "personId": person["id"], "conversationId": cid}
     card = (await client.post("/funnel-column-card", json=card_body, headers=h)).json()
     await client.patch(f"/funnel-column-card/{card['id']}", json={"userId": user.id}, headers=h)

@@ -79,6 +79,8 @@ office_app = typer.Typer(help="Offices.", no_args_is_help=True)
 apikey_app = typer.Typer(help="Office API keys.", no_args_is_help=True)
 app.add_typer(office_app, name="office")
 app.add_typer(apikey_app, name="apikey")
+templates_app = typer.Typer(help="Official-channel message templates.")
+app.add_typer(templates_app, name="templates")
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
 
@@ -432,6 +434,35 @@ def apikey_revoke(key_id: str, as_json: JsonFlag = False) -> None:
         return {"id": record.id, "revokedAt": isoformat(revoked_at) if revoked_at else None}
 
     _print(_in_session(work), as_json)
+
+
+@templates_app.command("sync")
+def templates_sync(
+    integration: Annotated[
+        str | None, typer.Option("--integration", help="Only this integration id.")
+    ] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Pull the template catalogues of the official integrations from the platform."""
+    from officehub.channels.template_sync import sync_all
+    from officehub.worker.runner import WorkerContext
+
+    settings = _settings()
+    _require_database(settings)
+    migrate(settings.database_url)
+
+    async def run() -> int:
+        engine = create_engine(settings.database_url)
+        try:
+            ctx = WorkerContext(settings, engine, create_sessionmaker(engine))
+            return await sync_all(ctx, integration)
+        finally:
+            await engine.dispose()
+
+    synced = asyncio.run(run())
+    _print({"synced": synced}, as_json)
+    if integration is not None and synced == 0:
+        raise typer.Exit(1)
 
 
 @contextmanager

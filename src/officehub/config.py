@@ -66,6 +66,29 @@ class Settings(BaseSettings):
     worker_poll_seconds: float = Field(1.0, description="How often an idle worker looks for work")
     db_pool_size: int = Field(10, description="PostgreSQL connection pool size")
     max_json_body_bytes: int = Field(1024 * 1024, description="Largest JSON body accepted")
+    storage_backend: Literal["local", "s3"] = Field(
+        "local", description="Where uploaded files live: the data folder or an S3 bucket"
+    )
+    s3_endpoint_url: str = Field("", description="S3-compatible endpoint (empty: AWS)")
+    s3_bucket: str = Field("", description="Bucket of the S3 storage")
+    s3_region: str = Field("us-east-1", description="Region of the S3 storage")
+    s3_access_key_id: str = Field("", description="Access key of the S3 storage")
+    s3_secret_access_key: str = Field("", description="Secret key of the S3 storage")
+    whatsapp_api_url: str = Field(
+        "https://graph.facebook.com/v21.0",
+        description="Base URL of the official WhatsApp Cloud API (operator configuration)",
+    )
+    whatsapp_timeout_seconds: float = Field(10.0, description="Timeout of one platform call")
+    dispatch_batch_size: int = Field(100, description="Outbound messages a worker claims at once")
+    dispatch_concurrency: int = Field(10, description="Conversations a worker sends to at once")
+    dispatch_lease_seconds: float = Field(
+        120.0,
+        description="How long a worker holds claimed outbound messages (at least what "
+        "sending a whole batch can take)",
+    )
+    dispatch_max_attempts: int = Field(
+        8, description="Sends of one message tried before it is FAILED (429 and 5xx only)"
+    )
 
     _public_url_derived: bool = PrivateAttr(False)
 

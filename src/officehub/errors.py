@@ -100,6 +100,14 @@ class RateLimited(ServiceError):
     message = "Too many requests"
 
 
+class BadGateway(ServiceError):
+    """A platform the service depends on (the messaging platform) failed to answer."""
+
+    status_code = 502
+    code = "PLATFORM_ERROR"
+    message = "The messaging platform failed"
+
+
 HTTP_CODES = {
     400: "BAD_REQUEST",
     401: "UNAUTHORIZED",
@@ -110,6 +118,7 @@ HTTP_CODES = {
     413: "PAYLOAD_TOO_LARGE",
     415: "UNSUPPORTED_MEDIA_TYPE",
     429: "RATE_LIMITED",
+    502: "PLATFORM_ERROR",
 }
 
 

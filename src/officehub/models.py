@@ -23,6 +23,7 @@ from officehub.inboxes.models import Inbox, Integration
 from officehub.legal_areas.models import LegalArea
 from officehub.offices.models import ApiKey, Office
 from officehub.tags.models import Tag
+from officehub.templates.models import WhatsAppTemplate
 from officehub.tickets.models import Ticket, TicketAssignee, TicketDepartment, TicketStatus
 from officehub.users.models import User, UserInbox
 from officehub.webhooks.models import Webhook, WebhookDelivery, WebhookDeliveryAttempt
@@ -65,4 +66,5 @@ __all__ = [
     "Webhook",
     "WebhookDelivery",
     "WebhookDeliveryAttempt",
+    "WhatsAppTemplate",
 ]

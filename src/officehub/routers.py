@@ -5,9 +5,11 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from officehub.automation.router import router as automation_router
+from officehub.channels.router import router as channels_router
 from officehub.contacts.router import router as contacts_router
 from officehub.conversations.router import router as conversations_router
 from officehub.crm.router import router as crm_router
+from officehub.dashboard.router import router as dashboard_router
 from officehub.departments.router import router as departments_router
 from officehub.fast_messages.router import router as fast_messages_router
 from officehub.inboxes.router import router as inboxes_router
@@ -16,6 +18,7 @@ from officehub.media import router as media_router
 from officehub.messages.router import router as messages_router
 from officehub.partner_links.router import router as partner_links_router
 from officehub.tags.router import router as tags_router
+from officehub.templates.router import router as templates_router
 from officehub.tickets.router import router as tickets_router
 from officehub.users.router import router as users_router
 from officehub.webhooks.router import router as webhooks_router
@@ -32,10 +35,13 @@ def domain_routers() -> list[APIRouter]:
         fast_messages_router,
         media_router,
         contacts_router,
+        templates_router,
         partner_links_router,
         conversations_router,
         messages_router,
         crm_router,
         webhooks_router,
         automation_router,
+        channels_router,
+        dashboard_router,
     ]

@@ -177,11 +177,20 @@ class LocalStorage:
         return self.signer.verify(key, expires, signature)
 
 
+def storage_from_settings(settings: Settings) -> Storage:
+    """The local folder, or the S3-compatible bucket when ``STORAGE_BACKEND`` is ``s3``."""
+    if settings.storage_backend == "s3":
+        from officehub.s3storage import S3Storage  # only needed, and imported, for S3
+
+        return S3Storage.from_settings(settings)
+    return LocalStorage.from_settings(settings)
+
+
 def get_storage(request: Request) -> Storage:
     """The application's storage, made on first use from its settings."""
     storage: Storage | None = getattr(request.app.state, "storage", None)
     if storage is None:
-        storage = LocalStorage.from_settings(request.app.state.settings)
+        storage = storage_from_settings(request.app.state.settings)
         request.app.state.storage = storage
     return storage
 

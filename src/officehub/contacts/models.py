@@ -4,8 +4,9 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import ForeignKey, Index, String, Text, text
-from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy.orm import Mapped, mapped_column, validates
 
+from officehub.contacts.normalize import brazilian_ddd
 from officehub.db import Base, IdMixin, JSONType, TimestampMixin
 
 LINK_SOURCES = ("MANUAL", "BUTTON", "CRM", "backfill")
@@ -31,6 +32,7 @@ class Contact(IdMixin, TimestampMixin, Base):
         ),
         Index("ix_contacts_office_id_search_name", "office_id", "search_name"),
         Index("ix_contacts_office_id_created_at", "office_id", "created_at"),
+        Index("ix_contacts_office_id_ddd", "office_id", "ddd"),
     )
 
     office_id: Mapped[str] = mapped_column(ForeignKey("offices.id", ondelete="CASCADE"))
@@ -43,6 +45,13 @@ class Contact(IdMixin, TimestampMixin, Base):
     description: Mapped[str | None] = mapped_column(Text)
     image_url: Mapped[str | None] = mapped_column(String(1000))
     is_blocked: Mapped[bool] = mapped_column(default=False)
+    # The Brazilian area code (DDD) of ``phone``, kept with it for the clients map.
+    ddd: Mapped[str | None] = mapped_column(String(2))
+
+    @validates("phone")
+    def _derive_ddd(self, _key: str, phone: str | None) -> str | None:
+        self.ddd = brazilian_ddd(phone)
+        return phone
 
 
 class ContactTag(Base):

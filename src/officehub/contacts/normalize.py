@@ -29,3 +29,11 @@ def to_e164(raw: str) -> str | None:
 
 def digits(text: str) -> str:
     return "".join(c for c in text if c.isdigit())
+
+
+def brazilian_ddd(phone: str | None) -> str | None:
+    """The two-digit area code of a Brazilian E.164 number (``+55`` and 10 or 11 digits)."""
+    if not phone or not phone.startswith("+55") or len(phone) not in (13, 14):
+        return None
+    ddd = phone[3:5]
+    return ddd if ddd.isdigit() and ddd[0] != "0" else None

@@ -105,6 +105,35 @@ async def create_contact(session: AsyncSession, office_id: str, body: ContactIn)
     return out
 
 
+async def find_or_create_by_phone(
+    session: AsyncSession, office_id: str, wa_id: str, name: str | None, inbox_id: str | None
+) -> Contact:
+    """The contact with this channel sender's phone, else a new one (``contact.created``).
+
+    ``wa_id`` is the digits a channel identifies the sender by; it is stored in E.164 (as
+    given, with ``+``, when the numbering plan does not know it). The caller serialises
+    concurrent calls (the channel webhook locks its integration).
+    """
+    raw = "+" + digits(wa_id)
+    phone = to_e164(raw) or raw
+    existing = await repository.find_by_phone(session, office_id, phone)
+    if existing is not None:
+        return existing
+    clean = " ".join((name or "").replace("\x00", "").split())[:200] or phone
+    contact = Contact(
+        office_id=office_id,
+        inbox_id=inbox_id,
+        name=clean,
+        search_name=fold(clean)[:200],
+        phone=phone,
+        is_blocked=False,
+    )
+    session.add(contact)
+    await session.flush()
+    await emit(session, office_id, "contact.created", _data(contact_out(contact, [])))
+    return contact
+
+
 async def update_contact(
     session: AsyncSession, office_id: str, ident: str, body: ContactPatch
 ) -> ContactOut:

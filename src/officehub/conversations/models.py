@@ -1,11 +1,12 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import ForeignKey, Index, String, Text, text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from officehub.db import Base, IdMixin, TimestampMixin
+from officehub.db import Base, IdMixin, JSONType, TimestampMixin
 
 CONVERSATION_STATUSES = ("OPEN", "CLOSED")
 MESSAGE_DIRECTIONS = ("INBOUND", "OUTBOUND")
@@ -82,6 +83,22 @@ class Message(IdMixin, Base):
             "conversation_id",
             "created_at",
         ),
+        # A channel's message id is stored once: the platform retries its notifications.
+        Index("ix_messages_office_id_external_id", "office_id", "external_id", unique=True),
+        # The dispatcher's queue: outbound messages still to send, oldest first.
+        Index(
+            "ix_messages_send_due",
+            "created_at",
+            sqlite_where=text("status = 'QUEUED'"),
+            postgresql_where=text("status = 'QUEUED'"),
+        ),
+        # Inbound media still to fetch from the platform.
+        Index(
+            "ix_messages_media_due",
+            "created_at",
+            sqlite_where=text("media_external_id IS NOT NULL AND media_url IS NULL"),
+            postgresql_where=text("media_external_id IS NOT NULL AND media_url IS NULL"),
+        ),
     )
 
     office_id: Mapped[str] = mapped_column(ForeignKey("offices.id", ondelete="CASCADE"))
@@ -93,3 +110,11 @@ class Message(IdMixin, Base):
     media_url: Mapped[str | None] = mapped_column(String(2000))
     status: Mapped[str] = mapped_column(String(16))
     created_at: Mapped[datetime]
+    external_id: Mapped[str | None] = mapped_column(String(128))
+    error: Mapped[str | None] = mapped_column(Text)
+    # What a send needs beyond text: template language, variables, header media, options.
+    payload: Mapped[dict[str, Any] | None] = mapped_column(JSONType)
+    attempts: Mapped[int] = mapped_column(default=0, server_default="0")
+    next_attempt_at: Mapped[datetime | None]
+    lease_until: Mapped[datetime | None]
+    media_external_id: Mapped[str | None] = mapped_column(String(128))

@@ -54,6 +54,8 @@ _MESSAGE: dict[str, Any] = {
     "templateName": None,
     "mediaUrl": None,
     "status": "RECEIVED",
+    "externalId": "wamid.HBgNNTUxMTk4NzY1NDMyMRUCABIYFjNFQjBDMEY3",
+    "error": None,
     "createdAt": _AT,
 }
 
@@ -117,6 +119,20 @@ EVENT_TYPES: tuple[EventType, ...] = (
             "direction": "OUTBOUND",
             "text": "Olá! Como podemos ajudar?",
             "status": "QUEUED",
+            "externalId": None,
+        },
+    ),
+    EventType(
+        "chat.message.status",
+        "Chat",
+        "An outbound message's delivery status changed (SENT, DELIVERED, READ, FAILED)",
+        {
+            **_MESSAGE,
+            "direction": "OUTBOUND",
+            "text": "Olá! Como podemos ajudar?",
+            "status": "DELIVERED",
+            "externalId": "wamid.HBgNNTUxMTk4NzY1NDMyMRUCABEYEjQ4QkY5",
+            "previousStatus": "SENT",
         },
     ),
     EventType("contact.created", "Contact", "A contact was created", _PERSON),

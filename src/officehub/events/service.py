@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from officehub.events.catalogue import EVENT_NAMES
 from officehub.events.models import ConsumerEvent, OutboxEvent
 from officehub.events.wakeup import NOTIFY_CHANNEL, mark_emitted
+from officehub.ids import new_id
 from officehub.timeutil import utcnow
 
 CONSUMERS = ("automation",)
@@ -97,3 +98,57 @@ async def emit(
     if mark_emitted(session) and session.get_bind().dialect.name == "postgresql":
         await session.execute(text("SELECT pg_notify(:channel, '')"), {"channel": NOTIFY_CHANNEL})
     return event
+
+
+@dataclass(frozen=True)
+class PendingEvent:
+    office_id: str
+    name: str
+    data: dict[str, Any]
+    conversation_id: str | None = None
+    integration_id: str | None = None
+
+
+async def emit_many(session: AsyncSession, events: Sequence[PendingEvent]) -> None:
+    """``emit`` for a batch (a worker recording many outcomes): one flush for them all."""
+    for pending in events:
+        if pending.name not in EVENT_NAMES:
+            raise ValueError(f"unknown event {pending.name!r}")
+    if not events:
+        return
+    now = utcnow()
+    records = [
+        OutboxEvent(
+            id=new_id(),
+            office_id=e.office_id,
+            name=e.name,
+            data=e.data,
+            created_at=now,
+            causation_id=None,
+            depth=0,
+            conversation_id=e.conversation_id,
+            integration_id=e.integration_id,
+            target_webhook_id=None,
+            dispatched_at=None,
+        )
+        for e in events
+    ]
+    session.add_all(records)
+    await session.flush()
+    session.add_all(
+        [
+            ConsumerEvent(
+                office_id=record.office_id,
+                consumer=consumer,
+                event_id=record.id,
+                ordering_key=record.conversation_id or record.id,
+                created_at=now,
+                attempts=0,
+            )
+            for record in records
+            for consumer in CONSUMERS
+        ]
+    )
+    await session.flush()
+    if mark_emitted(session) and session.get_bind().dialect.name == "postgresql":
+        await session.execute(text("SELECT pg_notify(:channel, '')"), {"channel": NOTIFY_CHANNEL})

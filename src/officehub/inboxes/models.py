@@ -1,9 +1,11 @@
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import ForeignKey, Index, String
 from sqlalchemy.orm import Mapped, mapped_column
 
-from officehub.db import Base, IdMixin, TimestampMixin
+from officehub.db import Base, IdMixin, JSONType, TimestampMixin
 
 INTEGRATION_TYPES = ("WHATSAPP_OFFICIAL", "WHATSAPP", "INSTAGRAM", "WEBCHAT")
 
@@ -30,3 +32,5 @@ class Integration(IdMixin, TimestampMixin, Base):
     type: Mapped[str] = mapped_column(String(32))
     name: Mapped[str] = mapped_column(String(200))
     device_id: Mapped[str | None] = mapped_column(String(200))
+    # WHATSAPP_OFFICIAL: phoneNumberId, businessAccountId, accessToken, appSecret, verifyToken.
+    whatsapp: Mapped[dict[str, Any] | None] = mapped_column(JSONType)

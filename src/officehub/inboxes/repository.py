@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.conversations.models import Conversation
@@ -73,3 +73,18 @@ async def delete(session: AsyncSession, record: Inbox | Integration) -> None:
     """An inbox's channels, tags, fast messages and memberships go with it (foreign keys)."""
     await session.delete(record)
     await session.flush()
+
+
+async def get_integration_any_office(session: AsyncSession, ident: str) -> Integration | None:
+    """By id alone: only for the channel webhooks, where the id itself names the office."""
+    return await session.get(Integration, ident)
+
+
+async def lock_integration(session: AsyncSession, office_id: str, ident: str) -> None:
+    """A no-op UPDATE: locks the row on PostgreSQL, takes the write lock on SQLite."""
+    await session.execute(
+        update(Integration)
+        .where(Integration.office_id == office_id, Integration.id == ident)
+        .values(updated_at=Integration.updated_at)
+        .execution_options(synchronize_session=False)
+    )

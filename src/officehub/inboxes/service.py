@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.errors import Conflict, NotFound, ValidationFailed
@@ -10,6 +12,7 @@ from officehub.inboxes.schemas import (
     InboxUpdate,
     IntegrationCreate,
     IntegrationUpdate,
+    WhatsAppSettingsIn,
 )
 from officehub.pagination import PageParams
 from officehub.repository import flush_or_conflict
@@ -102,6 +105,12 @@ async def _check_device_id(
         raise _device_taken(f"Integration {other.id} already has the deviceId {device_id}")
 
 
+async def find_by_device_id(
+    session: AsyncSession, office_id: str, device_id: str
+) -> Integration | None:
+    return await repository.get_by_device_id(session, office_id, device_id)
+
+
 def _device_taken(details: str) -> Conflict:
     return Conflict("Device id already used", details=details, code="DEVICE_ID_TAKEN")
 
@@ -114,12 +123,14 @@ async def create_integration(
     await get_inbox(session, office_id, body.inbox_id)
     if body.device_id is not None:
         await _check_device_id(session, office_id, body.device_id)
+    _check_settings_type(body.type, body.whatsapp)
     integration = Integration(
         office_id=office_id,
         inbox_id=body.inbox_id,
         type=body.type,
         name=body.name,
         device_id=body.device_id,
+        whatsapp=_stored_settings(body.whatsapp),
     )
     session.add(integration)
     await flush_or_conflict(
@@ -143,10 +154,36 @@ async def update_integration(
         if body.device_id is not None:
             await _check_device_id(session, office_id, body.device_id, integration.id)
         integration.device_id = body.device_id
+    if "whatsapp" in sent:
+        _check_settings_type(integration.type, body.whatsapp)
+        integration.whatsapp = _stored_settings(body.whatsapp)
     await flush_or_conflict(
         session, _device_taken(f"Another channel has the deviceId {integration.device_id}")
     )
     return integration
+
+
+def _check_settings_type(type: str, settings: WhatsAppSettingsIn | None) -> None:
+    if settings is not None and type != OFFICIAL:
+        raise ValidationFailed.field("body.whatsapp", "only a WHATSAPP_OFFICIAL channel has it")
+
+
+def _stored_settings(settings: WhatsAppSettingsIn | None) -> dict[str, Any] | None:
+    return None if settings is None else settings.model_dump(by_alias=True)
+
+
+async def get_official_by_id(session: AsyncSession, ident: str) -> Integration | None:
+    """An official integration with its settings, by id alone: for the platform's
+    webhook, which carries no API key (the integration id names the office)."""
+    record = await repository.get_integration_any_office(session, ident)
+    if record is None or record.type != OFFICIAL or not record.whatsapp:
+        return None
+    return record
+
+
+async def lock_integration(session: AsyncSession, office_id: str, ident: str) -> None:
+    """Write-locks the integration's row to the end of the transaction."""
+    await repository.lock_integration(session, office_id, ident)
 
 
 async def delete_integration(session: AsyncSession, office_id: str, ident: str) -> Integration:

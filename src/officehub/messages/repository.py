@@ -1,8 +1,9 @@
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select
+from sqlalchemy import Select, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.conversations.models import Message
@@ -22,3 +23,22 @@ def messages_query(office_id: str, conversation_id: str) -> Select[Any]:
         .where(Message.conversation_id == conversation_id)
         .order_by(Message.created_at.desc(), Message.id.desc())
     )
+
+
+async def last_inbound_at(
+    session: AsyncSession, office_id: str, conversation_id: str
+) -> datetime | None:
+    stmt = select(func.max(Message.created_at)).where(
+        Message.office_id == office_id,
+        Message.conversation_id == conversation_id,
+        Message.direction == "INBOUND",
+    )
+    value: datetime | None = await session.scalar(stmt)
+    return value
+
+
+async def find_by_external_id(
+    session: AsyncSession, office_id: str, external_id: str
+) -> Message | None:
+    stmt = scoped(Message, office_id).where(Message.external_id == external_id)
+    return (await session.scalars(stmt)).first()

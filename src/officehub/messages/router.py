@@ -9,6 +9,7 @@ from officehub.messages import service
 from officehub.messages.schemas import InboundIn, MessageOut, OutboundIn
 from officehub.pagination import Page, PageDep
 from officehub.params import PathId
+from officehub.storage import StorageDep
 
 router = APIRouter(tags=["Messages"])
 
@@ -34,9 +35,9 @@ async def receive_message(
     summary="Send a message to the contact",
 )
 async def send_message(
-    id: PathId, body: OutboundIn, office: OfficeDep, session: SessionDep
+    id: PathId, body: OutboundIn, office: OfficeDep, session: SessionDep, storage: StorageDep
 ) -> MessageOut:
-    return await service.send(session, office.office_id, id, body)
+    return await service.send(session, office.office_id, id, body, storage)
 
 
 @router.get(

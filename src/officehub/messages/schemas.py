@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import StringConstraints
 
@@ -24,7 +24,7 @@ class OutboundIn(BodyModel):
     text: Text | None = None
     template_name: Annotated[str, StringConstraints(min_length=1, max_length=512)] | None = None
     language: Annotated[str, StringConstraints(max_length=16)] | None = None
-    variables: list[Any] | dict[str, Any] | None = None
+    variables: list[Annotated[str, StringConstraints(max_length=1024)]] | None = None
     header_media_path: Annotated[str, StringConstraints(max_length=1000)] | None = None
 
 
@@ -37,4 +37,6 @@ class MessageOut(ApiModel):
     template_name: str | None
     media_url: str | None
     status: str
+    external_id: str | None = None
+    error: str | None = None
     created_at: Timestamp

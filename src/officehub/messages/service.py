@@ -1,21 +1,30 @@
 """Messages of a conversation: inbound (posted by a channel adapter) and outbound text.
 
-Outbound messages are stored ``QUEUED`` for the channel to deliver. Template sends need an
-``APPROVED`` template of the conversation's integration; until the official channel keeps a
-template catalogue none is approved, so every template send answers 409.
+Outbound messages are stored ``QUEUED``; a channel's dispatcher (``officehub.channels``)
+sends them and moves their status. Template sends need an ``APPROVED`` template of the
+conversation's integration.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.conversations import service as conversations
 from officehub.conversations.models import Conversation, Message
 from officehub.errors import Conflict, ValidationFailed
-from officehub.events.service import emit
+from officehub.events.service import PendingEvent, emit, emit_many
+from officehub.inboxes import service as inboxes
 from officehub.messages import repository
 from officehub.messages.schemas import InboundIn, MessageOut, OutboundIn
 from officehub.pagination import PageParams, paginate
+from officehub.storage import Storage, is_valid_key
+from officehub.templates import service as templates
 from officehub.timeutil import utcnow
 
 
@@ -37,21 +46,31 @@ async def receive(
     return await _emit(session, conversation, "chat.message.received", message)
 
 
+SERVICE_WINDOW = timedelta(hours=24)
+HEADER_MEDIA_PREFIX = "template-header-media"
+
+
 async def send(
-    session: AsyncSession, office_id: str, conversation_id: str, body: OutboundIn
+    session: AsyncSession,
+    office_id: str,
+    conversation_id: str,
+    body: OutboundIn,
+    storage: Storage | None = None,
 ) -> MessageOut:
+    """Stores an outbound message ``QUEUED`` for the channel's dispatcher.
+
+    On the official channel free text needs the contact's last inbound message within 24 h
+    (409 ``OUTSIDE_SERVICE_WINDOW``); a template needs to be APPROVED for the conversation's
+    integration (409 ``TEMPLATE_NOT_APPROVED``) and its placeholders filled (400).
+    """
     if (body.text is None) == (body.template_name is None):
         raise ValidationFailed.field("body.text", "send either text or templateName")
     conversation = await conversations.get_conversation(session, office_id, conversation_id)
     if body.template_name is not None:
-        raise Conflict(
-            "The template is not approved",
-            details=(
-                f"Template {body.template_name!r} is not an APPROVED template of integration "
-                f"{conversation.integration_id}"
-            ),
-            code="TEMPLATE_NOT_APPROVED",
-        )
+        return await _send_template(session, conversation, body.template_name, body, storage)
+    integration = await inboxes.get_integration(session, office_id, conversation.integration_id)
+    if integration.type == inboxes.OFFICIAL:
+        await _check_service_window(session, conversation)
     message = await _store(
         session,
         conversation,
@@ -62,6 +81,191 @@ async def send(
         status="QUEUED",
     )
     return await _emit(session, conversation, "chat.message.sent", message)
+
+
+async def _check_service_window(session: AsyncSession, conversation: Conversation) -> None:
+    last = await repository.last_inbound_at(session, conversation.office_id, conversation.id)
+    if last is None or utcnow() - last > SERVICE_WINDOW:
+        raise Conflict(
+            "Outside the customer-service window",
+            details=(
+                "Free-form messages may be sent only within 24 hours of the contact's last "
+                "message; send an approved template instead"
+            ),
+            code="OUTSIDE_SERVICE_WINDOW",
+        )
+
+
+async def _send_template(
+    session: AsyncSession,
+    conversation: Conversation,
+    template_name: str,
+    body: OutboundIn,
+    storage: Storage | None,
+) -> MessageOut:
+    template = await templates.approved_template(
+        session,
+        conversation.office_id,
+        conversation.integration_id,
+        template_name,
+        body.language,
+    )
+    variables = body.variables or []
+    wanted = templates.placeholders(template.components, "BODY")
+    if len(variables) != wanted:
+        raise ValidationFailed.field(
+            "body.variables",
+            f"template {template.name!r} has {wanted} placeholder(s); {len(variables)} sent",
+        )
+    header = templates.header_format(template.components)
+    if header in templates.MEDIA_HEADERS:
+        await _check_header_media(conversation, body.header_media_path, storage)
+    elif body.header_media_path is not None:
+        raise ValidationFailed.field(
+            "body.headerMediaPath", f"template {template.name!r} has no media header"
+        )
+    message = await _store(
+        session,
+        conversation,
+        direction="OUTBOUND",
+        type="TEMPLATE",
+        text=None,
+        media_url=None,
+        status="QUEUED",
+        template_name=template.name,
+        payload={
+            "language": template.language,
+            "variables": variables,
+            "headerFormat": header,
+            "headerMediaPath": body.header_media_path,
+        },
+    )
+    return await _emit(session, conversation, "chat.message.sent", message)
+
+
+async def _check_header_media(
+    conversation: Conversation, path: str | None, storage: Storage | None
+) -> None:
+    if path is None:
+        raise ValidationFailed.field(
+            "body.headerMediaPath", "the template's header needs media: upload it first"
+        )
+    prefix = f"{HEADER_MEDIA_PREFIX}/{conversation.office_id}/{conversation.id}/"
+    if not path.startswith(prefix) or not is_valid_key(path):
+        raise ValidationFailed.field(
+            "body.headerMediaPath", "not a header media upload of this conversation"
+        )
+    if storage is not None and not await storage.exists(path):
+        raise ValidationFailed.field("body.headerMediaPath", "no file is stored there")
+
+
+async def receive_from_channel(
+    session: AsyncSession,
+    conversation: Conversation,
+    *,
+    external_id: str,
+    type: str,
+    text: str | None,
+    media_external_id: str | None = None,
+    payload: dict[str, Any] | None = None,
+) -> MessageOut | None:
+    """An inbound message a channel delivered; None when its id is already stored (the
+    platform retried). The unique index on the external id holds the rule."""
+    if await repository.find_by_external_id(session, conversation.office_id, external_id):
+        return None
+    try:
+        async with session.begin_nested():
+            message = await _store(
+                session,
+                conversation,
+                direction="INBOUND",
+                type=type,
+                text=text,
+                media_url=None,
+                status="RECEIVED",
+                external_id=external_id,
+                media_external_id=media_external_id,
+                payload=payload,
+            )
+    except IntegrityError:
+        return None
+    return await _emit(session, conversation, "chat.message.received", message)
+
+
+async def external_id_known(session: AsyncSession, office_id: str, external_id: str) -> bool:
+    return await repository.find_by_external_id(session, office_id, external_id) is not None
+
+
+STATUS_RANK = {"QUEUED": 0, "SENT": 1, "DELIVERED": 2, "READ": 3}
+
+
+async def apply_channel_status(
+    session: AsyncSession, office_id: str, external_id: str, status: str, error: str | None
+) -> MessageOut | None:
+    """Moves an outbound message forward (SENT → DELIVERED → READ, or FAILED before READ);
+    emits ``chat.message.status``. None when the id is unknown or the change goes back."""
+    message = await repository.find_by_external_id(session, office_id, external_id)
+    if message is None or message.direction != "OUTBOUND" or message.status == "FAILED":
+        return None
+    current = STATUS_RANK.get(message.status, 0)
+    if status == "FAILED":
+        if current >= STATUS_RANK["READ"]:
+            return None
+    elif STATUS_RANK[status] <= current:
+        return None
+    return await change_status(session, message, status, error=error)
+
+
+@dataclass(frozen=True)
+class StatusChange:
+    message: Message
+    status: str
+    integration_id: str
+    external_id: str | None = None
+    error: str | None = None
+
+
+def _apply(change: StatusChange) -> PendingEvent:
+    message = change.message
+    previous = message.status
+    message.status = change.status
+    if change.external_id is not None:
+        message.external_id = change.external_id
+    if change.error is not None:
+        message.error = change.error
+    message.lease_until = None
+    message.next_attempt_at = None
+    out = MessageOut.model_validate(message)
+    return PendingEvent(
+        message.office_id,
+        "chat.message.status",
+        {**out.model_dump(mode="json", by_alias=True), "previousStatus": previous},
+        conversation_id=message.conversation_id,
+        integration_id=change.integration_id,
+    )
+
+
+async def change_statuses(session: AsyncSession, changes: Sequence[StatusChange]) -> None:
+    """Sets outbound messages' statuses (with channel id or error) and emits one
+    ``chat.message.status`` per change, carrying ``previousStatus``; one flush for all."""
+    if changes:
+        await emit_many(session, [_apply(c) for c in changes])
+
+
+async def change_status(
+    session: AsyncSession,
+    message: Message,
+    status: str,
+    *,
+    external_id: str | None = None,
+    error: str | None = None,
+) -> MessageOut:
+    conversation = await conversations.get_conversation(
+        session, message.office_id, message.conversation_id
+    )
+    change = StatusChange(message, status, conversation.integration_id, external_id, error)
+    await change_statuses(session, [change])
+    return MessageOut.model_validate(message)
 
 
 async def list_messages(
@@ -83,6 +287,10 @@ async def _store(
     text: str | None,
     media_url: str | None,
     status: str,
+    template_name: str | None = None,
+    external_id: str | None = None,
+    media_external_id: str | None = None,
+    payload: dict[str, Any] | None = None,
 ) -> Message:
     now = utcnow()
     message = await repository.add_message(
@@ -93,10 +301,14 @@ async def _store(
             direction=direction,
             type=type,
             text=text,
-            template_name=None,
+            template_name=template_name,
             media_url=media_url,
             status=status,
             created_at=now,
+            external_id=external_id,
+            media_external_id=media_external_id,
+            payload=payload,
+            attempts=0,
         ),
     )
     await conversations.record_message_time(session, conversation, now)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from officehub.automation.actions import JOB_HANDLERS as AUTOMATION_JOBS
 from officehub.automation.consumer import AUTOMATION, RUNS_PURGE_JOB
+from officehub.channels.dispatcher import download_media, send_queued
+from officehub.channels.template_sync import TEMPLATE_SYNC_JOB
 from officehub.crm.overdue import OVERDUE_JOB
 from officehub.events.consumers import consumer_job
 from officehub.events.retention import OUTBOX_PURGE_JOB
@@ -18,8 +20,10 @@ def queue_jobs() -> list[QueueJob]:
         consumer_job(AUTOMATION),
         scheduled_runner({**AUTOMATION_JOBS}),
         deliver_due,
+        send_queued,
+        download_media,
     ]
 
 
 def periodic_jobs() -> list[PeriodicJob]:
-    return [PURGE_JOB, OVERDUE_JOB, RUNS_PURGE_JOB, OUTBOX_PURGE_JOB]
+    return [PURGE_JOB, OVERDUE_JOB, RUNS_PURGE_JOB, OUTBOX_PURGE_JOB, TEMPLATE_SYNC_JOB]

@@ -1,0 +1,280 @@
+"""Queue jobs of the channels: sending ``QUEUED`` outbound messages, fetching inbound media.
+
+A batch is claimed under a lease (``FOR UPDATE SKIP LOCKED`` on PostgreSQL), sent outside
+any transaction, and each outcome written in its own savepoint: one message's trouble is
+recorded on it and the rest go on. 429, 5xx and network errors are retried with backoff
+(the platform's ``Retry-After`` honoured); anything else makes the message ``FAILED`` with
+the platform's error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import mimetypes
+import random
+import secrets
+from collections.abc import AsyncIterator
+from datetime import datetime, timedelta
+
+import httpx
+
+from officehub.channels import repository
+from officehub.channels.adapter import ChannelAdapter, Outbound, SendDeferred, SendRejected
+from officehub.channels.whatsapp import WhatsAppAdapter
+from officehub.config import Settings
+from officehub.conversations.models import Message
+from officehub.db import is_sqlite
+from officehub.errors import PayloadTooLarge
+from officehub.inboxes.models import Integration
+from officehub.messages import service as messages
+from officehub.storage import Storage, storage_from_settings
+from officehub.webhooks.ssrf import AddressNotAllowed, delivery_client
+from officehub.worker.runner import WorkerContext
+
+logger = logging.getLogger("officehub.channels")
+
+OFFICIAL = "WHATSAPP_OFFICIAL"
+MEDIA_MAX_BYTES = 100 * 1024 * 1024
+_BACKOFF_BASE = 2.0
+_BACKOFF_CAP = 300.0
+_RETRY_AFTER_CAP = 3600.0
+
+
+def adapters(settings: Settings) -> dict[str, ChannelAdapter]:
+    """The channel types the dispatcher sends through; other types stay stored only."""
+    return {OFFICIAL: WhatsAppAdapter(settings.whatsapp_api_url)}
+
+
+def storage_for(settings: Settings) -> Storage:
+    return storage_from_settings(settings)
+
+
+def backoff(attempt: int, retry_after: float | None) -> timedelta:
+    """The wait after failed attempt ``attempt`` (1-based): 2 s doubling to 5 min, ±20 %;
+    a ``Retry-After`` is honoured when longer (up to an hour)."""
+    step = min(_BACKOFF_CAP, _BACKOFF_BASE * 2 ** (attempt - 1)) * random.uniform(0.8, 1.2)  # noqa: S311
+    if retry_after is not None:
+        step = max(step, min(retry_after, _RETRY_AFTER_CAP))
+    return timedelta(seconds=step)
+
+
+def _lease(ctx: WorkerContext) -> tuple[datetime, datetime]:
+    """Now and the end of a claim's lease: the setting, but never shorter than sending a
+    whole batch can take (rounds of ``dispatch_concurrency`` calls, each up to the timeout;
+    a media download may take a few of them)."""
+    settings = ctx.settings
+    rounds = math.ceil(settings.dispatch_batch_size / max(1, settings.dispatch_concurrency))
+    worst = rounds * settings.whatsapp_timeout_seconds * 3 + 1
+    now = ctx.now()
+    return now, now + timedelta(seconds=max(settings.dispatch_lease_seconds, worst))
+
+
+Outcome = str | SendDeferred | SendRejected
+
+
+async def send_queued(ctx: WorkerContext) -> int:
+    """Claims the head message of up to a batch of conversations and sends them."""
+    settings = ctx.settings
+    registry = adapters(settings)
+    now, lease = _lease(ctx)
+    skip_locked = not is_sqlite(settings.database_url)
+    async with ctx.sessionmaker() as session, session.begin():
+        ids = await repository.claim_outbound(
+            session,
+            list(registry),
+            now,
+            lease,
+            settings.dispatch_batch_size,
+            skip_locked=skip_locked,
+        )
+        if not ids:
+            return 0
+        rows = await repository.claimed(session, ids, lease)
+    storage = storage_for(settings)
+    limit = asyncio.Semaphore(settings.dispatch_concurrency)
+
+    async def one(message: Message, integration: Integration, phone: str | None) -> Outcome:
+        async with limit:
+            if not phone:
+                return SendRejected("the contact has no phone number")
+            payload = dict(message.payload or {})
+            path = payload.get("headerMediaPath")
+            outbound = Outbound(
+                message_id=message.id,
+                type=message.type,
+                text=message.text,
+                template_name=message.template_name,
+                media_url=message.media_url,
+                payload=payload,
+                to_phone=phone,
+                header_media_link=storage.url(str(path)) if path else None,
+            )
+            try:
+                return await registry[integration.type].send(client, integration, outbound)
+            except (SendDeferred, SendRejected) as outcome:
+                return outcome
+            except Exception as exc:
+                logger.exception("send of message %s failed unexpectedly", message.id)
+                return SendDeferred(f"unexpected error: {type(exc).__name__}")
+
+    async with httpx.AsyncClient(
+        timeout=settings.whatsapp_timeout_seconds,
+        trust_env=False,
+        limits=httpx.Limits(max_connections=settings.dispatch_concurrency),
+    ) as client:
+        outcomes = await asyncio.gather(*(one(m, i, p) for m, i, p in rows))
+    await _record_sends(
+        ctx, lease, [(m.id, i.id, o) for (m, i, _), o in zip(rows, outcomes, strict=True)]
+    )
+    return len(ids)
+
+
+async def _record_sends(
+    ctx: WorkerContext, lease: datetime, outcomes: list[tuple[str, str, Outcome]]
+) -> None:
+    """Writes every outcome of a batch in one transaction, only for messages whose lease
+    is still this one (a message whose lease ran out belongs to another worker now)."""
+    now = ctx.now()
+    settings = ctx.settings
+    async with ctx.sessionmaker() as session, session.begin():
+        held = await repository.held(
+            session, [m for m, _, _ in outcomes], lease, lock=not is_sqlite(settings.database_url)
+        )
+        changes: list[messages.StatusChange] = []
+        for message_id, integration_id, outcome in outcomes:
+            message = held.get(message_id)
+            if message is None:
+                continue
+            if isinstance(outcome, str):
+                changes.append(
+                    messages.StatusChange(message, "SENT", integration_id, external_id=outcome)
+                )
+            elif isinstance(outcome, SendRejected):
+                changes.append(
+                    messages.StatusChange(message, "FAILED", integration_id, error=outcome.reason)
+                )
+            else:
+                message.attempts += 1
+                if message.attempts >= settings.dispatch_max_attempts:
+                    reason = f"gave up after {message.attempts} tries: {outcome.reason}"
+                    changes.append(
+                        messages.StatusChange(message, "FAILED", integration_id, error=reason)
+                    )
+                    continue
+                message.error = outcome.reason
+                message.lease_until = None
+                message.next_attempt_at = now + backoff(message.attempts, outcome.retry_after)
+        await messages.change_statuses(session, changes)
+
+
+async def download_media(ctx: WorkerContext) -> int:
+    """Fetches inbound media through the platform's media API into storage."""
+    settings = ctx.settings
+    now, lease = _lease(ctx)
+    skip_locked = not is_sqlite(settings.database_url)
+    async with ctx.sessionmaker() as session, session.begin():
+        ids = await repository.claim_media(
+            session,
+            [OFFICIAL],
+            now,
+            lease,
+            settings.dispatch_batch_size,
+            settings.dispatch_max_attempts,
+            skip_locked=skip_locked,
+        )
+        if not ids:
+            return 0
+        rows = await repository.claimed(session, ids, lease)
+    storage = storage_for(settings)
+    adapter = WhatsAppAdapter(settings.whatsapp_api_url)
+    limit = asyncio.Semaphore(settings.dispatch_concurrency)
+
+    async def one(message: Message, integration: Integration) -> Outcome:
+        async with limit:
+            try:
+                return await _fetch_media(adapter, platform, guarded, storage, message, integration)
+            except (SendDeferred, SendRejected) as outcome:
+                return outcome
+            except Exception as exc:
+                logger.exception("media download of message %s failed unexpectedly", message.id)
+                return SendDeferred(f"unexpected error: {type(exc).__name__}")
+
+    timeout = settings.whatsapp_timeout_seconds
+    async with (
+        httpx.AsyncClient(timeout=timeout, trust_env=False) as platform,
+        delivery_client(
+            allow_private=settings.webhook_allow_private,
+            timeout=timeout,
+            connections=settings.dispatch_concurrency,
+        ) as guarded,
+    ):
+        outcomes = await asyncio.gather(*(one(m, i) for m, i, _ in rows))
+    lock = not is_sqlite(settings.database_url)
+    async with ctx.sessionmaker() as session, session.begin():
+        held = await repository.held(session, [m.id for m, _, _ in rows], lease, lock=lock)
+        for (stale, _, _), outcome in zip(rows, outcomes, strict=True):
+            message = held.get(stale.id)
+            if message is None:
+                continue
+            message.lease_until = None
+            if isinstance(outcome, str):
+                message.media_url = storage.url(outcome)
+                message.error = None
+            elif isinstance(outcome, SendRejected):
+                message.attempts = settings.dispatch_max_attempts
+                message.error = f"media download failed: {outcome.reason}"
+            else:
+                message.attempts += 1
+                message.error = f"media download failed: {outcome.reason}"
+                message.next_attempt_at = now + backoff(message.attempts, outcome.retry_after)
+    return len(ids)
+
+
+async def _fetch_media(
+    adapter: WhatsAppAdapter,
+    platform: httpx.AsyncClient,
+    guarded: httpx.AsyncClient,
+    storage: Storage,
+    message: Message,
+    integration: Integration,
+) -> str:
+    """Stores the media under an unguessable key and answers the key."""
+    assert message.media_external_id is not None  # noqa: S101 (claimed on it)
+    link, mime = await adapter.media_link(platform, integration, message.media_external_id)
+    if not link.startswith(("https://", "http://")):
+        raise SendRejected("the platform's media link is not http(s)")
+    extension = mimetypes.guess_extension((mime or "").split(";")[0].strip()) or ".bin"
+    key = f"inbound-media/{message.office_id}/{message.id}/{secrets.token_hex(16)}{extension}"
+    token = (integration.whatsapp or {}).get("accessToken", "")
+    try:
+        async with guarded.stream(
+            "GET", link, headers={"Authorization": f"Bearer {token}"}
+        ) as response:
+            if response.status_code == 429 or response.status_code >= 500:
+                raise SendDeferred(f"media download answered {response.status_code}")
+            if not response.is_success:
+                raise SendRejected(f"media download answered {response.status_code}")
+            await storage.save(key, _chunks(response), MEDIA_MAX_BYTES)
+    except PayloadTooLarge as exc:
+        raise SendRejected(f"the media is larger than {MEDIA_MAX_BYTES} bytes") from exc
+    except httpx.HTTPError as exc:
+        if _blocked(exc):
+            raise SendRejected("the media link points at a private or reserved address") from exc
+        raise SendDeferred(f"media download failed: {type(exc).__name__}") from exc
+    return key
+
+
+def _blocked(exc: BaseException) -> bool:
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, AddressNotAllowed):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+async def _chunks(response: httpx.Response) -> AsyncIterator[bytes]:
+    async for chunk in response.aiter_bytes():
+        yield chunk

@@ -1,0 +1,154 @@
+"""The dispatcher's queries. They span offices by nature (the queue) and never serve a
+request; each row they touch carries its office id onward."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from sqlalchemy import ColumnElement, and_, exists, or_, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import aliased
+
+from officehub.contacts.models import Contact
+from officehub.conversations.models import Conversation, Message
+from officehub.inboxes.models import Integration
+
+
+def _due(now: datetime) -> ColumnElement[bool]:
+    return and_(
+        or_(Message.next_attempt_at.is_(None), Message.next_attempt_at <= now),
+        or_(Message.lease_until.is_(None), Message.lease_until < now),
+    )
+
+
+async def claim_outbound(
+    session: AsyncSession,
+    channel_types: Sequence[str],
+    now: datetime,
+    lease_until: datetime,
+    limit: int,
+    *,
+    skip_locked: bool,
+) -> list[str]:
+    """Leases the oldest due ``QUEUED`` outbound message of up to ``limit`` conversations.
+
+    Only a conversation's first queued message is ever claimed, so its sends keep their
+    order (a message waiting for a retry holds the ones behind it). PostgreSQL: the rows
+    are locked ``FOR UPDATE SKIP LOCKED``, so workers take disjoint batches; SQLite: one
+    writer at a time, the statement is atomic by itself.
+    """
+    earlier = aliased(Message)
+    ahead = exists().where(
+        earlier.office_id == Message.office_id,
+        earlier.conversation_id == Message.conversation_id,
+        earlier.status == "QUEUED",
+        earlier.direction == "OUTBOUND",
+        or_(
+            earlier.created_at < Message.created_at,
+            and_(earlier.created_at == Message.created_at, earlier.id < Message.id),
+        ),
+    )
+    due = (
+        select(Message.id)
+        .join(Conversation, Conversation.id == Message.conversation_id)
+        .join(Integration, Integration.id == Conversation.integration_id)
+        .where(
+            Message.status == "QUEUED",
+            Message.direction == "OUTBOUND",
+            Integration.type.in_(channel_types),
+            _due(now),
+            ~ahead,
+        )
+        .order_by(Message.created_at, Message.id)
+        .limit(limit)
+    )
+    if skip_locked:
+        due = due.with_for_update(of=Message, skip_locked=True)
+    ids = list(await session.scalars(due))
+    if ids:
+        await session.execute(
+            update(Message)
+            .where(Message.id.in_(ids))
+            .values(lease_until=lease_until)
+            .execution_options(synchronize_session=False)
+        )
+    return ids
+
+
+async def claim_media(
+    session: AsyncSession,
+    channel_types: Sequence[str],
+    now: datetime,
+    lease_until: datetime,
+    limit: int,
+    max_attempts: int,
+    *,
+    skip_locked: bool,
+) -> list[str]:
+    """Leases inbound messages whose media is still to be fetched from the platform."""
+    due = (
+        select(Message.id)
+        .join(Conversation, Conversation.id == Message.conversation_id)
+        .join(Integration, Integration.id == Conversation.integration_id)
+        .where(
+            Message.media_external_id.is_not(None),
+            Message.media_url.is_(None),
+            Message.attempts < max_attempts,
+            Integration.type.in_(channel_types),
+            _due(now),
+        )
+        .order_by(Message.created_at, Message.id)
+        .limit(limit)
+    )
+    if skip_locked:
+        due = due.with_for_update(of=Message, skip_locked=True)
+    ids = list(await session.scalars(due))
+    if ids:
+        await session.execute(
+            update(Message)
+            .where(Message.id.in_(ids))
+            .values(lease_until=lease_until)
+            .execution_options(synchronize_session=False)
+        )
+    return ids
+
+
+async def claimed(
+    session: AsyncSession, ids: Sequence[str], lease_until: datetime
+) -> list[tuple[Message, Integration, str | None]]:
+    """The messages among ``ids`` still under this lease, with their channel and the
+    contact's phone."""
+    stmt = (
+        select(Message, Integration, Contact.phone)
+        .join(Conversation, Conversation.id == Message.conversation_id)
+        .join(Integration, Integration.id == Conversation.integration_id)
+        .join(Contact, Contact.id == Conversation.person_id)
+        .where(Message.id.in_(ids), Message.lease_until == lease_until)
+        .order_by(Message.created_at, Message.id)
+    )
+    return [(m, i, p) for m, i, p in (await session.execute(stmt)).all()]
+
+
+async def held(
+    session: AsyncSession, ids: Sequence[str], lease_until: datetime, *, lock: bool
+) -> dict[str, Message]:
+    """The messages among ``ids`` still under this lease (locked on PostgreSQL)."""
+    stmt = select(Message).where(Message.id.in_(ids), Message.lease_until == lease_until)
+    if lock:
+        stmt = stmt.with_for_update()
+    return {m.id: m for m in await session.scalars(stmt)}
+
+
+async def configured_official(
+    session: AsyncSession, only: str | None = None
+) -> list[tuple[str, str]]:
+    """(office id, integration id) of every official integration with settings (checked
+    here: an unset JSON column may hold SQL NULL or JSON null)."""
+    stmt = select(Integration.office_id, Integration.id, Integration.whatsapp).where(
+        Integration.type == "WHATSAPP_OFFICIAL"
+    )
+    if only is not None:
+        stmt = stmt.where(Integration.id == only)
+    rows = (await session.execute(stmt.order_by(Integration.id))).all()
+    return [(o, i) for o, i, settings in rows if settings]

@@ -1,0 +1,50 @@
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy import delete
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from officehub.repository import scoped
+from officehub.templates.models import WhatsAppTemplate
+
+
+async def list_templates(
+    session: AsyncSession, office_id: str, integration_id: str, status: str | None = None
+) -> list[WhatsAppTemplate]:
+    stmt = scoped(WhatsAppTemplate, office_id).where(
+        WhatsAppTemplate.integration_id == integration_id
+    )
+    if status is not None:
+        stmt = stmt.where(WhatsAppTemplate.status == status)
+    stmt = stmt.order_by(WhatsAppTemplate.name, WhatsAppTemplate.language)
+    return list(await session.scalars(stmt))
+
+
+async def find_template(
+    session: AsyncSession, office_id: str, integration_id: str, name: str, language: str | None
+) -> list[WhatsAppTemplate]:
+    stmt = scoped(WhatsAppTemplate, office_id).where(
+        WhatsAppTemplate.integration_id == integration_id, WhatsAppTemplate.name == name
+    )
+    if language is not None:
+        stmt = stmt.where(WhatsAppTemplate.language == language)
+    return list(await session.scalars(stmt.order_by(WhatsAppTemplate.language)))
+
+
+async def delete_templates(
+    session: AsyncSession, office_id: str, integration_id: str, ids: Sequence[str]
+) -> None:
+    if ids:
+        await session.execute(
+            delete(WhatsAppTemplate).where(
+                WhatsAppTemplate.office_id == office_id,
+                WhatsAppTemplate.integration_id == integration_id,
+                WhatsAppTemplate.id.in_(ids),
+            )
+        )
+
+
+async def add(session: AsyncSession, record: WhatsAppTemplate) -> None:
+    session.add(record)
+    await session.flush()

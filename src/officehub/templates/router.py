@@ -1,0 +1,134 @@
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Path, Query, Request
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel
+
+from officehub.auth import OfficeDep
+from officehub.conversations import service as conversations
+from officehub.db import SessionDep
+from officehub.errors import ServiceError, ValidationFailed, error_responses
+from officehub.ids import ID_RE
+from officehub.params import PathId
+from officehub.schemas import ApiModel
+from officehub.storage import StorageDep
+from officehub.templates import header_media, service
+from officehub.templates.schemas import TemplateCatalogueIn, TemplateList, TemplateStatus
+from officehub.uploads import receive_file
+
+router = APIRouter(tags=["Official-channel templates"])
+
+
+@router.get(
+    "/integration/partner/whatsapp-templates",
+    response_model=TemplateList,
+    responses=error_responses(400, 401, 404),
+    summary="The official integration's templates of one status (default APPROVED)",
+)
+async def list_whatsapp_templates(
+    office: OfficeDep,
+    session: SessionDep,
+    device_id: Annotated[str, Query(alias="deviceId", min_length=1, max_length=200)],
+    status: Annotated[TemplateStatus, Query()] = "APPROVED",
+) -> TemplateList:
+    rows = await service.list_by_device(session, office.office_id, device_id, status)
+    return TemplateList(data=rows)
+
+
+@router.put(
+    "/integration/{id}/whatsapp-templates",
+    response_model=TemplateList,
+    responses=error_responses(400, 401, 404, 409),
+    summary="Replace the official integration's template catalogue",
+)
+async def replace_whatsapp_templates(
+    id: PathId, body: TemplateCatalogueIn, office: OfficeDep, session: SessionDep
+) -> TemplateList:
+    rows = await service.replace_catalogue(session, office.office_id, id, body.data)
+    return TemplateList(data=rows)
+
+
+class HeaderMediaOut(ApiModel):
+    storage_path: str
+    url: str
+    file_name: str
+
+
+class UploadErrorBody(BaseModel):
+    """This route's error body: as the spec says, without ``code``."""
+
+    message: str
+    statusCode: int
+    details: str
+
+
+_UPLOAD_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "multipart/form-data": {
+                "schema": {
+                    "type": "object",
+                    "required": ["file"],
+                    "properties": {
+                        "file": {
+                            "type": "string",
+                            "format": "binary",
+                            "description": (
+                                "JPEG/PNG image ≤ 5 MB, MP4/3GPP video ≤ 16 MB, or PDF, "
+                                "Office or plain-text document ≤ 100 MB"
+                            ),
+                        }
+                    },
+                }
+            }
+        },
+    }
+}
+
+
+@router.post(
+    "/conversation/{conversationId}/template-header-media",
+    status_code=201,
+    response_model=HeaderMediaOut,
+    responses={
+        **error_responses(401),
+        **{
+            s: {"model": UploadErrorBody, "description": d}
+            for s, d in (
+                (400, "Bad input"),
+                (404, "Conversation not found"),
+                (413, "Too large for its kind"),
+                (415, "Not an accepted type"),
+            )
+        },
+    },
+    openapi_extra=_UPLOAD_BODY,
+    summary="Upload the header media of a template send (type read from the bytes)",
+)
+async def upload_template_header_media(
+    conversation_id: Annotated[str, Path(alias="conversationId")],
+    request: Request,
+    office: OfficeDep,
+    session: SessionDep,
+    storage: StorageDep,
+) -> HeaderMediaOut | JSONResponse:
+    try:
+        if not ID_RE.match(conversation_id):
+            raise ValidationFailed.field(
+                "path.conversationId", "must match the id pattern ^[cC][^\\s-]{8,}$"
+            )
+        await conversations.get_conversation(session, office.office_id, conversation_id)
+        upload = await receive_file(request, "file")
+        stored = await header_media.store(storage, office.office_id, conversation_id, upload)
+    except ServiceError as exc:
+        return JSONResponse(
+            {"message": exc.message, "statusCode": exc.status_code, "details": exc.details},
+            exc.status_code,
+            headers=exc.headers,
+        )
+    return HeaderMediaOut(
+        storage_path=stored.storage_path, url=stored.url, file_name=stored.file_name
+    )

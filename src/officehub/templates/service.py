@@ -1,0 +1,173 @@
+"""The official channel's template catalogue, one per integration.
+
+A catalogue is replaced entry by entry (``PUT`` or a sync): entries are matched on name and
+language, changed in place (a status change is recorded), new ones inserted, missing ones
+deleted; the unique index on (integration, name, language) holds the rule.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from officehub.errors import Conflict, NotFound, ValidationFailed
+from officehub.inboxes import service as inboxes
+from officehub.inboxes.models import Integration
+from officehub.repository import flush_or_conflict
+from officehub.templates import repository
+from officehub.templates.models import WhatsAppTemplate
+from officehub.templates.schemas import TemplateIn, TemplateOut
+from officehub.timeutil import utcnow
+
+_PLACEHOLDER = re.compile(r"\{\{\s*(\d+)\s*\}\}")
+MEDIA_HEADERS = ("IMAGE", "VIDEO", "DOCUMENT")
+
+
+def template_out(record: WhatsAppTemplate) -> TemplateOut:
+    return TemplateOut(
+        name=record.name,
+        status=record.status,
+        category=record.category,
+        language=record.language,
+        components=record.components,
+        id=record.external_id or record.id,
+    )
+
+
+async def official_integration(
+    session: AsyncSession, office_id: str, integration_id: str
+) -> Integration:
+    integration = await inboxes.get_integration(session, office_id, integration_id)
+    if integration.type != inboxes.OFFICIAL:
+        raise NotFound(
+            "Integration not found",
+            details=f"No WHATSAPP_OFFICIAL integration with id {integration_id}",
+        )
+    return integration
+
+
+async def list_by_device(
+    session: AsyncSession, office_id: str, device_id: str, status: str
+) -> list[TemplateOut]:
+    integration = await inboxes.find_by_device_id(session, office_id, device_id)
+    if integration is None or integration.type != inboxes.OFFICIAL:
+        raise NotFound(
+            "Integration not found",
+            details=f"No WHATSAPP_OFFICIAL integration with deviceId {device_id}",
+        )
+    rows = await repository.list_templates(session, office_id, integration.id, status)
+    return [template_out(r) for r in rows]
+
+
+async def list_all(session: AsyncSession, office_id: str, integration_id: str) -> list[TemplateOut]:
+    return [
+        template_out(r) for r in await repository.list_templates(session, office_id, integration_id)
+    ]
+
+
+async def replace_catalogue(
+    session: AsyncSession, office_id: str, integration_id: str, entries: Sequence[TemplateIn]
+) -> list[TemplateOut]:
+    await official_integration(session, office_id, integration_id)
+    seen: set[tuple[str, str]] = set()
+    for index, entry in enumerate(entries):
+        key = (entry.name, entry.language)
+        if key in seen:
+            raise ValidationFailed.field(
+                f"body.data.{index}", f"template {entry.name!r} ({entry.language}) appears twice"
+            )
+        seen.add(key)
+    await upsert_catalogue(session, office_id, integration_id, entries)
+    return await list_all(session, office_id, integration_id)
+
+
+async def upsert_catalogue(
+    session: AsyncSession, office_id: str, integration_id: str, entries: Sequence[TemplateIn]
+) -> int:
+    """Makes the stored catalogue equal to ``entries``; answers how many statuses changed."""
+    await inboxes.lock_integration(session, office_id, integration_id)
+    stored = {
+        (t.name, t.language): t
+        for t in await repository.list_templates(session, office_id, integration_id)
+    }
+    now = utcnow()
+    changed = 0
+    for entry in entries:
+        record = stored.pop((entry.name, entry.language), None)
+        if record is None:
+            await repository.add(
+                session,
+                WhatsAppTemplate(
+                    office_id=office_id,
+                    integration_id=integration_id,
+                    name=entry.name,
+                    language=entry.language,
+                    status=entry.status,
+                    category=entry.category,
+                    components=entry.components,
+                    external_id=entry.id,
+                    status_changed_at=now,
+                ),
+            )
+            continue
+        if record.status != entry.status:
+            record.status = entry.status
+            record.status_changed_at = now
+            changed += 1
+        record.category = entry.category
+        record.components = entry.components
+        record.external_id = entry.id or record.external_id
+    await repository.delete_templates(
+        session, office_id, integration_id, [t.id for t in stored.values()]
+    )
+    await flush_or_conflict(
+        session, Conflict("Template catalogue changed meanwhile", details="Try again")
+    )
+    return changed
+
+
+def placeholders(components: Sequence[dict[str, Any]], kind: str) -> int:
+    """The highest ``{{n}}`` in the text of the component of ``kind`` (BODY, HEADER)."""
+    for component in components:
+        if str(component.get("type", "")).upper() == kind:
+            numbers = [int(n) for n in _PLACEHOLDER.findall(str(component.get("text", "")))]
+            return max(numbers, default=0)
+    return 0
+
+
+def header_format(components: Sequence[dict[str, Any]]) -> str | None:
+    for component in components:
+        if str(component.get("type", "")).upper() == "HEADER":
+            return str(component.get("format", "TEXT")).upper()
+    return None
+
+
+async def approved_template(
+    session: AsyncSession,
+    office_id: str,
+    integration_id: str,
+    name: str,
+    language: str | None,
+) -> WhatsAppTemplate:
+    """The APPROVED template of that integration, name and language (any language when
+    none is given and only one is approved); else 409 ``TEMPLATE_NOT_APPROVED``."""
+    found = [
+        t
+        for t in await repository.find_template(session, office_id, integration_id, name, language)
+        if t.status == "APPROVED"
+    ]
+    if len(found) != 1:
+        raise Conflict(
+            "The template is not approved",
+            details=(
+                f"Template {name!r}"
+                + (f" ({language})" if language else "")
+                + f" is not an APPROVED template of integration {integration_id}"
+                + ("; send its language" if len(found) > 1 else "")
+            ),
+            code="TEMPLATE_NOT_APPROVED",
+        )
+    return found[0]

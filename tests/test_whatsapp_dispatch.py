@@ -1,0 +1,410 @@
+"""Sending on the official channel: the dispatcher, retries, failures, statuses, order,
+and the 24-hour customer-service window."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from datetime import timedelta
+from pathlib import Path
+
+import httpx
+import pytest
+from fastapi import FastAPI
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from officehub.config import Settings
+from officehub.conversations.models import Message
+from officehub.templates.models import WhatsAppTemplate
+from officehub.timeutil import utcnow
+from tests import factories as f
+from tests.helpers import OfficeFixture, error_of, outbox
+from tests.whatsapp_platform import TOKEN, Platform, Scripted, error, running_platform
+from tests.whatsapp_world import (
+    PHONE_NUMBER_ID,
+    notification,
+    official_integration,
+    post_notification,
+    status,
+    text_message,
+    worker,
+)
+
+
+@pytest.fixture
+async def platform() -> AsyncIterator[Platform]:
+    async with running_platform() as running:
+        yield running
+
+
+@pytest.fixture
+def settings(database_url: str, tmp_path: Path, platform: Platform) -> Settings:
+    return Settings(
+        database_url=database_url,
+        data_dir=tmp_path / "data",
+        webhook_allow_private=True,
+        worker_poll_seconds=0.05,
+        signing_key="test-signing-key",
+        whatsapp_api_url=platform.url,
+    )
+
+
+async def _open_window(
+    client: httpx.AsyncClient, session: AsyncSession, office: OfficeFixture
+) -> tuple[str, str]:
+    """An official integration and a conversation whose contact just wrote."""
+    integration = await official_integration(session, office.id)
+    await post_notification(client, integration.id, notification([text_message("wamid.in1")]))
+    conversation_id = await session.scalar(
+        select(Message.conversation_id).where(Message.office_id == office.id)
+    )
+    assert conversation_id is not None
+    return integration.id, conversation_id
+
+
+async def _send(
+    client: httpx.AsyncClient, office: OfficeFixture, conversation_id: str, text: str
+) -> str:
+    r = await client.post(
+        f"/conversation/{conversation_id}/messages", json={"text": text}, headers=office.headers
+    )
+    assert r.status_code == 201, r.text
+    assert r.json()["status"] == "QUEUED"
+    message_id: str = r.json()["id"]
+    return message_id
+
+
+async def _message(session: AsyncSession, ident: str) -> Message:
+    session.expire_all()
+    message = await session.get(Message, ident)
+    assert message is not None
+    return message
+
+
+async def test_a_send_goes_out_and_its_statuses_reach_read(
+    app: FastAPI,
+    settings: Settings,
+    client: httpx.AsyncClient,
+    session: AsyncSession,
+    office_a: OfficeFixture,
+    platform: Platform,
+) -> None:
+    integration_id, conversation_id = await _open_window(client, session, office_a)
+    message_id = await _send(client, office_a, conversation_id, "Bom dia! Recebemos seu contato.")
+    assert await worker(app, settings).run_once() == 1
+    [sent] = platform.sent
+    assert sent == {
+        "messaging_product": "whatsapp",
+        "recipient_type": "individual",
+        "to": "5511987654321",
+        "type": "text",
+        "text": {"body": "Bom dia! Recebemos seu contato.", "preview_url": False},
+    }
+    assert platform.send_headers[0]["authorization"] == f"Bearer {TOKEN}"
+    assert platform.send_paths == [f"/v21.0/{PHONE_NUMBER_ID}/messages"]
+    message = await _message(session, message_id)
+    assert (message.status, message.external_id) == ("SENT", "wamid.test0001")
+    for state in ("delivered", "read"):
+        r = await post_notification(
+            client, integration_id, notification(statuses=[status("wamid.test0001", state)])
+        )
+        assert r.status_code == 200
+    listed = await client.get(f"/conversation/{conversation_id}/messages", headers=office_a.headers)
+    newest = listed.json()["data"][0]
+    assert (newest["status"], newest["externalId"]) == ("READ", "wamid.test0001")
+    events = await outbox(app, office_a.id, "chat.message.status")
+    assert [(e.data["previousStatus"], e.data["status"]) for e in events] == [
+        ("QUEUED", "SENT"),
+        ("SENT", "DELIVERED"),
+        ("DELIVERED", "READ"),
+    ]
+    assert await worker(app, settings).run_once() == 0
+
+
+async def test_a_late_delivered_status_does_not_move_read_back(
+    client: httpx.AsyncClient,
+    app: FastAPI,
+    settings: Settings,
+    session: AsyncSession,
+    office_a: OfficeFixture,
+) -> None:
+    integration_id, conversation_id = await _open_window(client, session, office_a)
+    message_id = await _send(client, office_a, conversation_id, "Olá")
+    await worker(app, settings).run_once()
+    for state in ("read", "delivered"):
+        await post_notification(
+            client, integration_id, notification(statuses=[status("wamid.test0001", state)])
+        )
+    assert (await _message(session, message_id)).status == "READ"
+
+
+async def test_a_429_is_retried_with_backoff_then_sent(
+    app: FastAPI,
+    settings: Settings,
+    client: httpx.AsyncClient,
+    session: AsyncSession,
+    office_a: OfficeFixture,
+    platform: Platform,
+) -> None:
+    _, conversation_id = await _open_window(client, session, office_a)
+    message_id = await _send(client, office_a, conversation_id, "Olá")
+    platform.script["send"] = [
+        Scripted(429, error(429, 130429, "Rate limit hit").body, {"Retry-After": "30"})
+    ]
+    now = utcnow()
+    assert await worker(app, settings, now).run_once() == 1
+    message = await _message(session, message_id)
+    assert (message.status, message.attempts) == ("QUEUED", 1)
+    assert message.next_attempt_at is not None
+    assert message.next_attempt_at >= now + timedelta(seconds=30)
+    assert await worker(app, settings, now + timedelta(seconds=5)).run_once() == 0
+    assert await worker(app, settings, now + timedelta(seconds=61)).run_once() == 1
+    message = await _message(session, message_id)
+    assert (message.status, message.external_id) == ("SENT", "wamid.test0001")
+    assert len(platform.sent) == 2
+
+
+async def test_a_5xx_is_retried(
+    app: FastAPI,
+    settings: Settings,
+    client: httpx.AsyncClient,
+    session: AsyncSession,
+    office_a: OfficeFixture,
+    platform: Platform,
+) -> None:
+    _, conversation_id = await _open_window(client, session, office_a)
+    message_id = await _send(client, office_a, conversation_id, "Olá")
+    platform.script["send"] = [error(500, 1, "An unknown error occurred")]
+    now = utcnow()
+    await worker(app, settings, now).run_once()
+    assert (await _message(session, message_id)).status == "QUEUED"
+    await worker(app, settings, now + timedelta(minutes=10)).run_once()
+    assert (await _message(session, message_id)).status == "SENT"
+
+
+async def test_a_permanent_error_fails_the_message_with_the_platforms_error(
+    app: FastAPI,
+    settings: Settings,
+    client: httpx.AsyncClient,
+    session: AsyncSession,
+    office_a: OfficeFixture,
+    platform: Platform,
+) -> None:
+    _, conversation_id = await _open_window(client, session, office_a)
+    message_id = await _send(client, office_a, conversation_id, "Olá")
+    platform.script["send"] = [error(400, 131026, "Message undeliverable")]
+    assert await worker(app, settings).run_once() == 1
+    message = await _message(session, message_id)
+    assert message.status == "FAILED"
+    assert message.error == "400 131026: Message undeliverable"
+    [event] = await outbox(app, office_a.id, "chat.message.status")
+    assert (event.data["status"], event.data["error"]) == ("FAILED", message.error)
+    assert await worker(app, settings, utcnow() + timedelta(hours=1)).run_once() == 0
+
+
+async def test_retries_give_up_after_the_last_attempt(
+    app: FastAPI,
+    database_url: str,
+    tmp_path: Path,
+    client: httpx.AsyncClient,
+    session: AsyncSession,
+    office_a: OfficeFixture,
+    platform: Platform,
+) -> None:
+    few = Settings(
+        database_url=database_url,
+        data_dir=tmp_path / "data",
+        signing_key="test-signing-key",
+        whatsapp_api_url=platform.url,
+        dispatch_max_attempts=2,
+    )
+    _, conversation_id = await _open_window(client, session, office_a)
+    message_id = await _send(client, office_a, conversation_id, "Olá")
+    platform.script["send"] = [error(503, 2, "Service unavailable")] * 2
+    now = utcnow()
+    await worker(app, few, now).run_once()
+    await worker(app, few, now + timedelta(hours=1)).run_once()
+    message = await _message(session, message_id)
+    assert message.status == "FAILED"
+    assert message.error is not None and "gave up after 2 tries" in message.error
+
+
+async def test_sends_of_one_conversation_keep_their_order(
+    app: FastAPI,
+    settings: Settings,
+    client: httpx.AsyncClient,
+    session: AsyncSession,
+    office_a: OfficeFixture,
+    platform: Platform,
+) -> None:
+    _, conversation_id = await _open_window(client, session, office_a)
+    texts = ["primeira", "segunda", "terceira"]
+    for text in texts:
+        await _send(client, office_a, conversation_id, text)
+    platform.script["send"] = [error(503, 2, "Service unavailable")]
+    now = utcnow()
+    for minutes in range(0, 60, 10):
+        await worker(app, settings, now + timedelta(minutes=minutes)).run_until_idle()
+    assert [s["text"]["body"] for s in platform.sent] == ["primeira", *texts]
+
+
+async def test_conversations_are_sent_side_by_side(
+    app: FastAPI,
+    settings: Settings,
+    client: httpx.AsyncClient,
+    session: AsyncSession,
+    office_a: OfficeFixture,
+    platform: Platform,
+) -> None:
+    integration = await official_integration(session, office_a.id)
+    for n in range(3):
+        sender = f"55119876543{n:02d}"
+        body = notification([text_message(f"wamid.side{n}", sender=sender)], sender=sender)
+        await post_notification(client, integration.id, body)
+    conversation_ids = list(
+        await session.scalars(
+            select(Message.conversation_id).where(Message.office_id == office_a.id)
+        )
+    )
+    for conversation_id in conversation_ids:
+        await _send(client, office_a, conversation_id, "Olá")
+    assert await worker(app, settings).run_once() == 3
+    assert len({s["to"] for s in platform.sent}) == 3
+
+
+async def test_concurrent_workers_send_each_message_once(
+    app: FastAPI,
+    settings: Settings,
+    client: httpx.AsyncClient,
+    session: AsyncSession,
+    office_a: OfficeFixture,
+    platform: Platform,
+) -> None:
+    integration = await official_integration(session, office_a.id)
+    for n in range(6):
+        sender = f"55119876543{n:02d}"
+        body = notification([text_message(f"wamid.many{n}", sender=sender)], sender=sender)
+        await post_notification(client, integration.id, body)
+    conversation_ids = list(
+        await session.scalars(
+            select(Message.conversation_id).where(Message.office_id == office_a.id)
+        )
+    )
+    for conversation_id in conversation_ids:
+        for text in ("um", "dois"):
+            await _send(client, office_a, conversation_id, text)
+    await asyncio.gather(*(worker(app, settings).run_until_idle() for _ in range(8)))
+    assert len(platform.sent) == 12
+    by_phone: dict[str, list[str]] = {}
+    for sent in platform.sent:
+        by_phone.setdefault(sent["to"], []).append(sent["text"]["body"])
+    assert all(texts == ["um", "dois"] for texts in by_phone.values()), by_phone
+    statuses = await session.scalars(
+        select(Message.status).where(
+            Message.office_id == office_a.id, Message.direction == "OUTBOUND"
+        )
+    )
+    assert set(statuses) == {"SENT"}
+
+
+async def test_other_channel_types_stay_queued(
+    app: FastAPI,
+    settings: Settings,
+    client: httpx.AsyncClient,
+    session: AsyncSession,
+    office_a: OfficeFixture,
+    platform: Platform,
+) -> None:
+    inbox = await f.make_inbox(session, office_a.id)
+    integration = await f.make_integration(session, office_a.id, inbox.id, type="WHATSAPP")
+    contact = await f.make_contact(session, office_a.id)
+    conversation = await f.make_conversation(session, office_a.id, contact.id, integration)
+    await session.commit()
+    message_id = await _send(client, office_a, conversation.id, "Olá")
+    assert await worker(app, settings).run_once() == 0
+    assert (await _message(session, message_id)).status == "QUEUED"
+    assert platform.sent == []
+
+
+# The 24-hour customer-service window
+
+
+async def test_outside_service_window_free_text_is_409(
+    client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    integration = await official_integration(session, office_a.id)
+    contact = await f.make_contact(session, office_a.id)
+    conversation = await f.make_conversation(session, office_a.id, contact.id, integration)
+    await session.commit()
+    r = await client.post(
+        f"/conversation/{conversation.id}/messages", json={"text": "Olá"}, headers=office_a.headers
+    )
+    assert r.status_code == 409
+    assert error_of(r)["code"] == "OUTSIDE_SERVICE_WINDOW"
+
+
+async def test_outside_service_window_after_24_hours_is_409(
+    client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    _, conversation_id = await _open_window(client, session, office_a)
+    inbound = await session.scalar(select(Message).where(Message.office_id == office_a.id))
+    assert inbound is not None
+    inbound.created_at = utcnow() - timedelta(hours=24, minutes=1)
+    await session.commit()
+    r = await client.post(
+        f"/conversation/{conversation_id}/messages", json={"text": "Olá"}, headers=office_a.headers
+    )
+    assert r.status_code == 409
+    assert error_of(r)["code"] == "OUTSIDE_SERVICE_WINDOW"
+
+
+async def test_outside_service_window_an_approved_template_is_accepted_and_sent(
+    app: FastAPI,
+    settings: Settings,
+    client: httpx.AsyncClient,
+    session: AsyncSession,
+    office_a: OfficeFixture,
+    platform: Platform,
+) -> None:
+    integration = await official_integration(session, office_a.id)
+    contact = await f.make_contact(session, office_a.id)
+    conversation = await f.make_conversation(session, office_a.id, contact.id, integration)
+    session.add(
+        WhatsAppTemplate(
+            office_id=office_a.id,
+            integration_id=integration.id,
+            name="retorno_atendimento",
+            language="pt_BR",
+            status="APPROVED",
+            category="UTILITY",
+            components=[{"type": "BODY", "text": "Olá {{1}}, seu processo {{2}} andou."}],
+        )
+    )
+    await session.commit()
+    body = {
+        "templateName": "retorno_atendimento",
+        "language": "pt_BR",
+        "variables": ["Maria", "0001234-56.2025.8.26.0100"],
+    }
+    r = await client.post(
+        f"/conversation/{conversation.id}/messages", json=body, headers=office_a.headers
+    )
+    assert r.status_code == 201, r.text
+    assert (r.json()["type"], r.json()["templateName"]) == ("TEMPLATE", "retorno_atendimento")
+    assert await worker(app, settings).run_once() == 1
+    [sent] = platform.sent
+    assert sent["type"] == "template"
+    assert sent["template"] == {
+        "name": "retorno_atendimento",
+        "language": {"code": "pt_BR"},
+        "components": [
+            {
+                "type": "body",
+                "parameters": [
+                    {"type": "text", "text": "Maria"},
+                    {"type": "text", "text": "0001234-56.2025.8.26.0100"},
+                ],
+            }
+        ],
+    }

@@ -1,0 +1,155 @@
+"""A local stand-in for the WhatsApp Cloud API, served by uvicorn on 127.0.0.1.
+
+It answers as the platform does: ``POST /{phoneNumberId}/messages`` (a ``wamid`` per send),
+``GET /{mediaId}`` (a download URL) and the download itself (bearer token required),
+``GET /{businessAccountId}/message_templates`` paged by ``paging.next``. ``script`` holds
+replies to give instead of the normal answer, first in first out, per route kind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+TOKEN = "EAAG-test-access-token"
+
+
+@dataclass
+class Scripted:
+    status: int
+    body: dict[str, Any]
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+def error(status: int, code: int, message: str) -> Scripted:
+    return Scripted(status, {"error": {"message": message, "type": "OAuthException", "code": code}})
+
+
+@dataclass
+class Platform:
+    port: int = 0
+    sent: list[dict[str, Any]] = field(default_factory=list)
+    send_headers: list[dict[str, str]] = field(default_factory=list)
+    send_paths: list[str] = field(default_factory=list)
+    script: dict[str, list[Scripted]] = field(default_factory=dict)
+    media: dict[str, tuple[bytes, str]] = field(default_factory=dict)
+    media_url_override: str | None = None
+    templates: list[dict[str, Any]] = field(default_factory=list)
+    template_calls: int = 0
+    page_size: int = 2
+    counter: int = 0
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v21.0"
+
+    def _scripted(self, kind: str) -> Response | None:
+        queue = self.script.get(kind) or []
+        if not queue:
+            return None
+        reply = queue.pop(0)
+        return JSONResponse(reply.body, status_code=reply.status, headers=reply.headers)
+
+    @staticmethod
+    def _authorised(request: Request) -> bool:
+        return request.headers.get("authorization") == f"Bearer {TOKEN}"
+
+    async def send(self, request: Request) -> Response:
+        if not self._authorised(request):
+            return JSONResponse(error(401, 190, "Invalid OAuth access token").body, 401)
+        body = json.loads(await request.body())
+        self.sent.append(body)
+        self.send_headers.append(dict(request.headers))
+        self.send_paths.append(request.url.path)
+        scripted = self._scripted("send")
+        if scripted is not None:
+            return scripted
+        self.counter += 1
+        return JSONResponse(
+            {
+                "messaging_product": "whatsapp",
+                "contacts": [{"input": body["to"], "wa_id": body["to"]}],
+                "messages": [{"id": f"wamid.test{self.counter:04d}"}],
+            }
+        )
+
+    async def media_info(self, request: Request) -> Response:
+        if not self._authorised(request):
+            return JSONResponse(error(401, 190, "Invalid OAuth access token").body, 401)
+        media_id = request.path_params["node"]
+        if media_id not in self.media:
+            return JSONResponse(error(400, 100, "Unsupported get request").body, 400)
+        _, mime = self.media[media_id]
+        url = self.media_url_override or f"http://127.0.0.1:{self.port}/download/{media_id}"
+        return JSONResponse({"url": url, "mime_type": mime, "id": media_id})
+
+    async def download(self, request: Request) -> Response:
+        if not self._authorised(request):
+            return Response(status_code=401)
+        content, mime = self.media[request.path_params["media_id"]]
+        return Response(content, media_type=mime)
+
+    async def message_templates(self, request: Request) -> Response:
+        if not self._authorised(request):
+            return JSONResponse(error(401, 190, "Invalid OAuth access token").body, 401)
+        self.template_calls += 1
+        scripted = self._scripted("templates")
+        if scripted is not None:
+            return scripted
+        after = int(request.query_params.get("after", "0"))
+        page = self.templates[after : after + self.page_size]
+        body: dict[str, Any] = {"data": page, "paging": {"cursors": {"after": str(after)}}}
+        if after + self.page_size < len(self.templates):
+            waba = request.path_params["waba"]
+            body["paging"]["next"] = (
+                f"{self.url}/{waba}/message_templates?after={after + self.page_size}"
+            )
+        return JSONResponse(body)
+
+    def app(self) -> Starlette:
+        return Starlette(
+            routes=[
+                Route("/v21.0/{phone}/messages", self.send, methods=["POST"]),
+                Route("/v21.0/{waba}/message_templates", self.message_templates),
+                Route("/v21.0/{node}", self.media_info),
+                Route("/download/{media_id}", self.download),
+            ]
+        )
+
+
+@asynccontextmanager
+async def running_platform() -> AsyncIterator[Platform]:
+    platform = Platform()
+    config = uvicorn.Config(
+        platform.app(),
+        host="127.0.0.1",
+        port=0,
+        lifespan="off",
+        ws="none",
+        log_level="warning",
+        access_log=False,
+        timeout_graceful_shutdown=1,
+    )
+    server = uvicorn.Server(config)
+    server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]
+    task = asyncio.create_task(server.serve())
+    try:
+        async with asyncio.timeout(10):
+            while not server.started:  # noqa: ASYNC110 (uvicorn offers no event)
+                await asyncio.sleep(0.01)
+        platform.port = server.servers[0].sockets[0].getsockname()[1]
+        yield platform
+    finally:
+        server.should_exit = True
+        await task
