@@ -1,4 +1,6 @@
-"""The one place that scopes a read by office: a record of another office is not there."""
+"""The one place that scopes a read by office (a record of another office is not there),
+and the write helpers every domain shares: row locks, row-by-row set changes, and a flush
+whose refusal by the database answers the rule's 409."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.db import Base
 from officehub.errors import ServiceError
+from officehub.integrity import conflict_for
 
 M = TypeVar("M", bound=Base)
 
@@ -58,8 +61,6 @@ async def flush_or_conflict(session: AsyncSession, conflict: ServiceError) -> No
     race between two requests that both passed them. A refusal of another rule (a foreign
     key, say) raises that rule's own conflict (``officehub.integrity``), never ``conflict``.
     """
-    from officehub.integrity import conflict_for
-
     try:
         await session.flush()
     except IntegrityError as exc:
