@@ -1,4 +1,6 @@
-"""The one place that scopes a read by office: a record of another office is not there."""
+"""The one place that scopes a read by office (a record of another office is not there),
+and the write helpers every domain shares: row locks, row-by-row set changes, and a flush
+whose refusal by the database answers the rule's 409."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.db import Base
 from officehub.errors import ServiceError
+from officehub.integrity import conflict_for
 
 M = TypeVar("M", bound=Base)
 
@@ -28,19 +31,28 @@ async def get_scoped(session: AsyncSession, model: type[M], office_id: str, iden
     return (await session.scalars(scoped(model, office_id).where(column == ident))).first()
 
 
-async def lock_rows(session: AsyncSession, model: type[Base], office_id: str, *where: Any) -> None:
+async def lock_rows(
+    session: AsyncSession, model: type[Base], office_id: str, *where: Any, referring: bool = False
+) -> None:
     """Write-locks the office's rows of ``model`` matching ``where`` to the end of the
     transaction, before the checks that depend on them.
 
     PostgreSQL: ``SELECT … FOR UPDATE``, which also waits for (and then blocks) concurrent
     inserts referring to the rows by foreign key (they hold ``FOR KEY SHARE``), so a delete
-    guard's check sees them. SQLite: a no-op ``UPDATE``, which takes the database's write
-    lock; every later read of the transaction then sees the latest committed data.
+    guard's check sees them. ``referring`` takes that ``FOR KEY SHARE`` up front instead, for
+    a writer that must hold its references in a set order (no deadlock with a guard). SQLite:
+    a no-op ``UPDATE``, which takes the database's write lock; every later read of the
+    transaction then sees the latest committed data.
     """
     table: Any = model.__table__
     condition = [table.c.office_id == office_id, *where]
     if session.get_bind().dialect.name == "postgresql":
-        await session.execute(select(table.c.id).where(*condition).with_for_update())
+        stmt = select(table.c.id).where(*condition)
+        if referring:
+            stmt = stmt.with_for_update(read=True, key_share=True)  # FOR KEY SHARE
+        else:
+            stmt = stmt.with_for_update()
+        await session.execute(stmt)
     else:
         # Every column with an ``onupdate`` (``updated_at``) keeps its value: a lock changes
         # nothing.
@@ -58,8 +70,6 @@ async def flush_or_conflict(session: AsyncSession, conflict: ServiceError) -> No
     race between two requests that both passed them. A refusal of another rule (a foreign
     key, say) raises that rule's own conflict (``officehub.integrity``), never ``conflict``.
     """
-    from officehub.integrity import conflict_for
-
     try:
         await session.flush()
     except IntegrityError as exc:

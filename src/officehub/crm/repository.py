@@ -68,6 +68,13 @@ async def lock_funnel(session: AsyncSession, office_id: str, funnel_id: str) -> 
     await lock_rows(session, Funnel, office_id, Funnel.id == funnel_id)
 
 
+async def hold_funnel(session: AsyncSession, office_id: str, funnel_id: str) -> None:
+    """Holds the funnel as a card insert's foreign key would (``FOR KEY SHARE``), before the
+    insert's count trigger holds its column: references are then taken funnel first, column
+    second, the order a column delete locks them in, so the two cannot deadlock."""
+    await lock_rows(session, Funnel, office_id, Funnel.id == funnel_id, referring=True)
+
+
 async def lock_column(session: AsyncSession, office_id: str, column_id: str) -> None:
     """Locks the column against a concurrent card insert or move into it."""
     await lock_rows(session, FunnelColumn, office_id, FunnelColumn.id == column_id)

@@ -364,6 +364,7 @@ async def create_card(session: AsyncSession, office_id: str, body: CardCreate) -
         created_at=now,
         updated_at=now,
     )
+    await repository.hold_funnel(session, office_id, funnel.id)
     session.add(card)
     await flush_or_conflict(session, _duplicate(""))
     await events.emit_lead(session, card, events.LEAD_CREATED)
