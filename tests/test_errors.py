@@ -189,7 +189,7 @@ async def test_trailing_slash_is_accepted_without_redirect(
 ) -> None:
     r = await client.get("/webhooks/events/", headers=office_a.headers)
     assert r.status_code == 200
-    assert len(r.json()["data"]) == 14
+    assert len(r.json()["data"]) == 15
 
 
 async def test_no_log_line_contains_an_api_key(

@@ -81,14 +81,17 @@ async def test_docs_are_served(client: httpx.AsyncClient) -> None:
     assert r.status_code == 200 and "swagger" in r.text.lower()
 
 
-async def test_event_catalogue_lists_the_14_spec_events(
+CONTRACT_EVENTS = {"chat.message.status"}  # the contract's event table adds it
+
+
+async def test_event_catalogue_lists_the_spec_and_contract_events(
     client: httpx.AsyncClient, office_a: OfficeFixture
 ) -> None:
     r = await client.get("/webhooks/events", headers=office_a.headers)
     assert r.status_code == 200
     body = r.json()
-    assert {e["name"] for e in body["data"]} == SPEC_EVENTS == EVENT_NAMES
-    assert body["totalResults"] == 14 and body["totalPages"] == 1
+    assert {e["name"] for e in body["data"]} == SPEC_EVENTS | CONTRACT_EVENTS == EVENT_NAMES
+    assert body["totalResults"] == 15 and body["totalPages"] == 1
     for entry in body["data"]:
         assert entry["group"] in {"CRM", "Chat", "Contact", "Test"}
         assert entry["description"] and isinstance(entry["examplePayload"], dict)

@@ -27,6 +27,7 @@ from officehub.config import Settings
 from officehub.conversations.models import Message
 from officehub.db import is_sqlite
 from officehub.errors import PayloadTooLarge
+from officehub.ids import new_id
 from officehub.inboxes.models import Integration
 from officehub.messages import service as messages
 from officehub.storage import Storage, storage_from_settings
@@ -74,11 +75,16 @@ def _lease(ctx: WorkerContext) -> tuple[datetime, datetime]:
 Outcome = str | SendDeferred | SendRejected
 
 
+def _token(ctx: WorkerContext) -> str:
+    return f"{ctx.worker_id}:{new_id()}"[:64]
+
+
 async def send_queued(ctx: WorkerContext) -> int:
     """Claims the head message of up to a batch of conversations and sends them."""
     settings = ctx.settings
     registry = adapters(settings)
     now, lease = _lease(ctx)
+    token = _token(ctx)
     skip_locked = not is_sqlite(settings.database_url)
     async with ctx.sessionmaker() as session, session.begin():
         ids = await repository.claim_outbound(
@@ -86,12 +92,13 @@ async def send_queued(ctx: WorkerContext) -> int:
             list(registry),
             now,
             lease,
+            token,
             settings.dispatch_batch_size,
             skip_locked=skip_locked,
         )
         if not ids:
             return 0
-        rows = await repository.claimed(session, ids, lease)
+        rows = await repository.claimed(session, ids, token)
     storage = storage_for(settings)
     limit = asyncio.Semaphore(settings.dispatch_concurrency)
 
@@ -126,21 +133,21 @@ async def send_queued(ctx: WorkerContext) -> int:
     ) as client:
         outcomes = await asyncio.gather(*(one(m, i, p) for m, i, p in rows))
     await _record_sends(
-        ctx, lease, [(m.id, i.id, o) for (m, i, _), o in zip(rows, outcomes, strict=True)]
+        ctx, token, [(m.id, i.id, o) for (m, i, _), o in zip(rows, outcomes, strict=True)]
     )
     return len(ids)
 
 
 async def _record_sends(
-    ctx: WorkerContext, lease: datetime, outcomes: list[tuple[str, str, Outcome]]
+    ctx: WorkerContext, token: str, outcomes: list[tuple[str, str, Outcome]]
 ) -> None:
-    """Writes every outcome of a batch in one transaction, only for messages whose lease
-    is still this one (a message whose lease ran out belongs to another worker now)."""
+    """Writes every outcome of a batch in one transaction, only for messages still under
+    this claim (a message whose lease ran out may belong to another worker now)."""
     now = ctx.now()
     settings = ctx.settings
     async with ctx.sessionmaker() as session, session.begin():
         held = await repository.held(
-            session, [m for m, _, _ in outcomes], lease, lock=not is_sqlite(settings.database_url)
+            session, [m for m, _, _ in outcomes], token, lock=not is_sqlite(settings.database_url)
         )
         changes: list[messages.StatusChange] = []
         for message_id, integration_id, outcome in outcomes:
@@ -173,6 +180,7 @@ async def download_media(ctx: WorkerContext) -> int:
     """Fetches inbound media through the platform's media API into storage."""
     settings = ctx.settings
     now, lease = _lease(ctx)
+    token = _token(ctx)
     skip_locked = not is_sqlite(settings.database_url)
     async with ctx.sessionmaker() as session, session.begin():
         ids = await repository.claim_media(
@@ -180,13 +188,14 @@ async def download_media(ctx: WorkerContext) -> int:
             [OFFICIAL],
             now,
             lease,
+            token,
             settings.dispatch_batch_size,
             settings.dispatch_max_attempts,
             skip_locked=skip_locked,
         )
         if not ids:
             return 0
-        rows = await repository.claimed(session, ids, lease)
+        rows = await repository.claimed(session, ids, token)
     storage = storage_for(settings)
     adapter = WhatsAppAdapter(settings.whatsapp_api_url)
     limit = asyncio.Semaphore(settings.dispatch_concurrency)
@@ -213,7 +222,7 @@ async def download_media(ctx: WorkerContext) -> int:
         outcomes = await asyncio.gather(*(one(m, i) for m, i, _ in rows))
     lock = not is_sqlite(settings.database_url)
     async with ctx.sessionmaker() as session, session.begin():
-        held = await repository.held(session, [m.id for m, _, _ in rows], lease, lock=lock)
+        held = await repository.held(session, [m.id for m, _, _ in rows], token, lock=lock)
         for (stale, _, _), outcome in zip(rows, outcomes, strict=True):
             message = held.get(stale.id)
             if message is None:

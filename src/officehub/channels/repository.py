@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import ColumnElement, and_, exists, or_, select, update
+from sqlalchemy import ColumnElement, Select, and_, exists, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
@@ -22,11 +23,27 @@ def _due(now: datetime) -> ColumnElement[bool]:
     )
 
 
+async def _lease(
+    session: AsyncSession, due: Select[Any], lease_until: datetime, token: str
+) -> list[str]:
+    """Leases the rows ``due`` selects in one atomic UPDATE (its subquery locks them
+    ``FOR UPDATE SKIP LOCKED`` on PostgreSQL; SQLite runs one writer at a time)."""
+    result = await session.execute(
+        update(Message)
+        .where(Message.id.in_(due.scalar_subquery()))
+        .values(lease_until=lease_until, claim_token=token)
+        .returning(Message.id)
+        .execution_options(synchronize_session=False)
+    )
+    return [row[0] for row in result]
+
+
 async def claim_outbound(
     session: AsyncSession,
     channel_types: Sequence[str],
     now: datetime,
     lease_until: datetime,
+    token: str,
     limit: int,
     *,
     skip_locked: bool,
@@ -65,15 +82,7 @@ async def claim_outbound(
     )
     if skip_locked:
         due = due.with_for_update(of=Message, skip_locked=True)
-    ids = list(await session.scalars(due))
-    if ids:
-        await session.execute(
-            update(Message)
-            .where(Message.id.in_(ids))
-            .values(lease_until=lease_until)
-            .execution_options(synchronize_session=False)
-        )
-    return ids
+    return await _lease(session, due, lease_until, token)
 
 
 async def claim_media(
@@ -81,6 +90,7 @@ async def claim_media(
     channel_types: Sequence[str],
     now: datetime,
     lease_until: datetime,
+    token: str,
     limit: int,
     max_attempts: int,
     *,
@@ -103,19 +113,11 @@ async def claim_media(
     )
     if skip_locked:
         due = due.with_for_update(of=Message, skip_locked=True)
-    ids = list(await session.scalars(due))
-    if ids:
-        await session.execute(
-            update(Message)
-            .where(Message.id.in_(ids))
-            .values(lease_until=lease_until)
-            .execution_options(synchronize_session=False)
-        )
-    return ids
+    return await _lease(session, due, lease_until, token)
 
 
 async def claimed(
-    session: AsyncSession, ids: Sequence[str], lease_until: datetime
+    session: AsyncSession, ids: Sequence[str], token: str
 ) -> list[tuple[Message, Integration, str | None]]:
     """The messages among ``ids`` still under this lease, with their channel and the
     contact's phone."""
@@ -124,17 +126,17 @@ async def claimed(
         .join(Conversation, Conversation.id == Message.conversation_id)
         .join(Integration, Integration.id == Conversation.integration_id)
         .join(Contact, Contact.id == Conversation.person_id)
-        .where(Message.id.in_(ids), Message.lease_until == lease_until)
+        .where(Message.id.in_(ids), Message.claim_token == token)
         .order_by(Message.created_at, Message.id)
     )
     return [(m, i, p) for m, i, p in (await session.execute(stmt)).all()]
 
 
 async def held(
-    session: AsyncSession, ids: Sequence[str], lease_until: datetime, *, lock: bool
+    session: AsyncSession, ids: Sequence[str], token: str, *, lock: bool
 ) -> dict[str, Message]:
-    """The messages among ``ids`` still under this lease (locked on PostgreSQL)."""
-    stmt = select(Message).where(Message.id.in_(ids), Message.lease_until == lease_until)
+    """The messages among ``ids`` still under this claim (locked on PostgreSQL)."""
+    stmt = select(Message).where(Message.id.in_(ids), Message.claim_token == token)
     if lock:
         stmt = stmt.with_for_update()
     return {m.id: m for m in await session.scalars(stmt)}

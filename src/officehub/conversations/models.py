@@ -117,4 +117,5 @@ class Message(IdMixin, Base):
     attempts: Mapped[int] = mapped_column(default=0, server_default="0")
     next_attempt_at: Mapped[datetime | None]
     lease_until: Mapped[datetime | None]
+    claim_token: Mapped[str | None] = mapped_column(String(64))
     media_external_id: Mapped[str | None] = mapped_column(String(128))

@@ -35,6 +35,7 @@ def upgrade() -> None:
         batch.add_column(sa.Column("attempts", sa.Integer(), nullable=False, server_default="0"))
         batch.add_column(ts("next_attempt_at", nullable=True))
         batch.add_column(ts("lease_until", nullable=True))
+        batch.add_column(sa.Column("claim_token", sa.String(length=64), nullable=True))
         batch.add_column(sa.Column("media_external_id", sa.String(length=128), nullable=True))
     op.create_index(
         "ix_messages_office_id_external_id", "messages", ["office_id", "external_id"], unique=True
@@ -97,6 +98,7 @@ def downgrade() -> None:
     with op.batch_alter_table("messages") as batch:
         for column in (
             "media_external_id",
+            "claim_token",
             "lease_until",
             "next_attempt_at",
             "attempts",
