@@ -1,10 +1,11 @@
 """Backups of an embedded (SQLite) installation: the database and the files of DATA_DIR.
 
-The copy is one consistent moment while the server keeps running. For a few
-milliseconds the backup holds SQLite's write lock (writers wait; the busy timeout is
-10 s): it opens a read transaction, which pins the database as it is, and hard-links
-every stored file into a staging folder next to them. Then it lets writers go on and
-copies the pinned database (SQLite's online backup API) and the staged files at leisure.
+The copy is one consistent moment while the server keeps running. For as long as it
+takes to hard-link the stored files, the backup holds SQLite's write lock (writers wait;
+their busy timeout is 10 s): it opens a read transaction, which pins the database as
+it is, and hard-links every stored file into a staging folder next to them. Then it
+lets writers go on and copies the pinned database (SQLite's online backup API) and the
+staged files at leisure.
 Stored files are never changed once written and are deleted only after the change that
 stops referring to them has committed, so every file the copied database refers to is
 among the staged ones.
