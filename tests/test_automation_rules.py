@@ -190,7 +190,7 @@ async def test_trigger_event_accepts_exactly_the_catalogue(
     assert catalogue == set(EVENT_NAMES)
     for name in sorted(catalogue):
         assert (await create_rule(client, office_a, triggerEvent=name))["triggerEvent"] == name
-    for name in ("crm.lead", "CRM.LEAD.CREATED", "chat.message.status", ""):
+    for name in ("crm.lead", "CRM.LEAD.CREATED", "chat.message.unknown", ""):
         r = await client.post(
             "/automation-rules",
             json={
@@ -394,3 +394,57 @@ async def test_fire_webhook_url_passes_the_webhook_checks(
     body = error_of(r)
     assert body["code"] == "WEBHOOK_URL_NOT_ALLOWED"
     assert "body.actions.0.actionParams.url" in body["details"]
+
+
+async def test_template_name_must_be_an_approved_template_of_the_catalogue(
+    client: httpx.AsyncClient,
+    session: AsyncSession,
+    office_a: OfficeFixture,
+    office_b: OfficeFixture,
+) -> None:
+    """A rule's `templateName` names an APPROVED template of the office's catalogue (of the
+    rule's integration, or of any official integration when the rule applies to all)."""
+
+    def catalogue(*entries: tuple[str, str]) -> dict[str, Any]:
+        return {
+            "data": [
+                {
+                    "name": name,
+                    "status": status,
+                    "category": "UTILITY",
+                    "language": "pt_BR",
+                    "components": [{"type": "BODY", "text": "Olá {{1}}!"}],
+                    "id": f"tpl-{name}",
+                }
+                for name, status in entries
+            ]
+        }
+
+    for office, device, body in (
+        (
+            office_a,
+            "5511900000001",
+            catalogue(("boas_vindas", "APPROVED"), ("pendente", "PENDING")),
+        ),
+        (office_b, "5511900000002", catalogue(("so_do_b", "APPROVED"))),
+    ):
+        inbox = await f.make_inbox(session, office.id)
+        official = await f.make_integration(
+            session, office.id, inbox.id, "WHATSAPP_OFFICIAL", device_id=device
+        )
+        await session.commit()
+        r = await client.put(
+            f"/integration/{official.id}/whatsapp-templates", json=body, headers=office.headers
+        )
+        assert r.status_code == 200, r.text
+    action = {"action": "SCHEDULE_MESSAGE", "actionParams": {"templateName": "boas_vindas"}}
+    rule = await create_rule(client, office_a, actions=[action])
+    assert rule["actions"][0]["actionParams"]["templateName"] == "boas_vindas"
+    for name in ("pendente", "desconhecido", "so_do_b"):
+        refused = {"action": "SCHEDULE_MESSAGE", "actionParams": {"templateName": name}}
+        r = await client.post(
+            "/automation-rules",
+            json={"name": "x", "triggerEvent": "chat.message.received", "actions": [refused]},
+            headers=office_a.headers,
+        )
+        assert r.status_code == 400 and "templateName" in error_of(r)["details"], name

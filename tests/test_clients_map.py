@@ -17,16 +17,19 @@ from tests.helpers import OfficeFixture, error_of
 
 
 async def _arrange(session: AsyncSession, office_id: str, phones: list[str | None]) -> None:
-    """One conversation per entry; the same phone twice is one contact with two."""
+    """One conversation per entry; the same phone twice is one contact with two (the
+    earlier one closed: a contact has one open conversation per channel)."""
     inbox = await f.make_inbox(session, office_id)
     integration = await f.make_integration(session, office_id, inbox.id)
     contacts: dict[str | None, Contact] = {}
     for n, phone in enumerate(phones):
         contact = contacts.get(phone) if phone is not None else None
+        status = "CLOSED"
         if contact is None:
             contact = await f.make_contact(session, office_id, name=f"Pessoa {n}", phone=phone)
             contacts[phone] = contact
-        await f.make_conversation(session, office_id, contact.id, integration)
+            status = "OPEN"
+        await f.make_conversation(session, office_id, contact.id, integration, status=status)
     await session.commit()
 
 

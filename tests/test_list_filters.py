@@ -36,6 +36,7 @@ class Others:
     funnel: str
     status: str
     own_funnel: str
+    device: str
 
 
 # (route, query parameter, which of office B's records it names)
@@ -56,6 +57,7 @@ FILTERS: list[tuple[str, str, str]] = [
     ("/funnel", "inboxId", "inbox"),
     ("/funnel-column", "funnelId", "funnel"),
     ("/funnel/{ownFunnel}", "userIds", "user"),
+    ("/integration/partner/whatsapp-templates", "deviceId", "device"),
 ]
 
 
@@ -74,6 +76,9 @@ async def others(
     contact = await make_contact(session, office_b.id)
     conversation = await make_conversation(session, office_b.id, contact.id, integration)
     funnel = await make_funnel(session, office_b.id, inbox.id)
+    await make_integration(
+        session, office_b.id, inbox.id, "WHATSAPP_OFFICIAL", device_id="5511999990000"
+    )
     own_inbox = await make_inbox(session, office_a.id)
     own_funnel = await make_funnel(session, office_a.id, own_inbox.id)
     await session.commit()
@@ -91,6 +96,7 @@ async def others(
         funnel[0].id if isinstance(funnel, tuple) else funnel.id,
         status.json()["id"],
         own_funnel[0].id if isinstance(own_funnel, tuple) else own_funnel.id,
+        "5511999990000",
     )
 
 

@@ -69,8 +69,22 @@ async def test_the_integrity_migration_refuses_duplicates_and_fills_the_email_ke
             office = Office(name="Old")
             session.add(office)
             await session.flush()
-            for name in ("A", "B"):
-                await f.make_contact(session, office.id, name=name, phone="+5511911112222")
+            for n, name in enumerate(("A", "B")):
+                # Raw rows: the models describe the newest schema, not 0004's.
+                await conn.execute(
+                    text(
+                        "INSERT INTO contacts (id, office_id, name, search_name, phone,"
+                        " is_blocked, created_at, updated_at)"
+                        " VALUES (:id, :o, :name, :search, '+5511911112222', false, :t, :t)"
+                    ),
+                    {
+                        "id": f"ccontact00000{n}",
+                        "o": office.id,
+                        "name": name,
+                        "search": name.lower(),
+                        "t": datetime(2026, 1, 1),
+                    },
+                )
             inbox = await f.make_inbox(session, office.id)
             funnel, columns = await f.make_funnel(session, office.id, inbox.id, 2)
             await conn.execute(text("UPDATE crm_columns SET position = 0"))

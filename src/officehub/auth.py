@@ -23,10 +23,11 @@ api_key_scheme = APIKeyHeader(
     name=API_KEY_HEADER, auto_error=False, description="The office's API key"
 )
 
-# The one list of paths that need no API key: operations, the API's own description,
-# signed media links, and channels' inbound webhooks (authenticated by their signature).
+# The one list of paths that need no API key: operations, the API's own description and
+# its assets, signed media links, and channels' inbound webhooks (authenticated by their
+# signature).
 KEYLESS_PATHS = frozenset({"/healthz", "/readyz", "/metrics", "/openapi.json", "/docs", "/redoc"})
-KEYLESS_PREFIXES = ("/docs/", "/media/", "/channels/", "/webchat/")
+KEYLESS_PREFIXES = ("/docs/", "/docs-assets/", "/media/", "/channels/", "/webchat/")
 
 # read: every GET; write: every other change; webhooks: webhooks and their deliveries
 # (they hold secrets), read or written; edit:customer: partner links (the spec's permission).

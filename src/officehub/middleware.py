@@ -66,6 +66,10 @@ class BodyWithoutScope(HTTPException):
         super().__init__(403, needs(scope))
 
 
+MULTIPART_ALLOWANCE = 64 * 1024
+"""What an upload's multipart framing (the part's headers and boundaries) adds to the file."""
+
+
 def body_limit(limit: int) -> dict[str, Any]:
     """``openapi_extra=`` of an upload route: its body may be up to ``limit`` bytes."""
     return {BODY_LIMIT_EXTRA: limit}
@@ -199,9 +203,10 @@ class RequestContextMiddleware:
         async def guarded() -> Message:
             nonlocal seen, limit
             if limit < 0:
-                if key is not None and key.office is None:
-                    raise BodyWithoutKey(key.problem)
                 route = scope.get("route")
+                # Only API routes read bodies; a static file asks ``receive`` for a disconnect.
+                if key is not None and key.office is None and isinstance(route, APIRoute):
+                    raise BodyWithoutKey(key.problem)
                 if key is not None and key.office is not None and isinstance(route, APIRoute):
                     scope_needed = required_scope(route)
                     if scope_needed not in key.office.permissions:

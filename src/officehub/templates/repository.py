@@ -48,3 +48,15 @@ async def delete_templates(
 async def add(session: AsyncSession, record: WhatsAppTemplate) -> None:
     session.add(record)
     await session.flush()
+
+
+async def approved_exists(
+    session: AsyncSession, office_id: str, integration_id: str | None, name: str
+) -> bool:
+    """An APPROVED template of that name: of the integration, or of any when it is None."""
+    stmt = scoped(WhatsAppTemplate, office_id).where(
+        WhatsAppTemplate.name == name, WhatsAppTemplate.status == "APPROVED"
+    )
+    if integration_id is not None:
+        stmt = stmt.where(WhatsAppTemplate.integration_id == integration_id)
+    return (await session.scalars(stmt.limit(1))).first() is not None

@@ -11,6 +11,7 @@ from officehub.conversations import service as conversations
 from officehub.db import SessionDep
 from officehub.errors import ServiceError, ValidationFailed, error_responses
 from officehub.ids import ID_RE
+from officehub.middleware import MULTIPART_ALLOWANCE, body_limit
 from officehub.params import PathId
 from officehub.schemas import ApiModel
 from officehub.storage import StorageDep
@@ -105,7 +106,7 @@ _UPLOAD_BODY = {
             )
         },
     },
-    openapi_extra=_UPLOAD_BODY,
+    openapi_extra={**_UPLOAD_BODY, **body_limit(header_media.DOCUMENT + MULTIPART_ALLOWANCE)},
     summary="Upload the header media of a template send (type read from the bytes)",
 )
 async def upload_template_header_media(

@@ -171,3 +171,11 @@ async def approved_template(
             code="TEMPLATE_NOT_APPROVED",
         )
     return found[0]
+
+
+async def has_approved_template(
+    session: AsyncSession, office_id: str, integration_id: str | None, name: str
+) -> bool:
+    """Whether a rule may name the template: an APPROVED one of the integration (of any of
+    the office's official integrations when the rule applies to all)."""
+    return await repository.approved_exists(session, office_id, integration_id, name)

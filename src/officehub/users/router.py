@@ -7,7 +7,7 @@ from fastapi import APIRouter, BackgroundTasks, Query, Request
 from officehub.auth import OfficeDep
 from officehub.db import SessionDep
 from officehub.errors import error_responses
-from officehub.middleware import body_limit
+from officehub.middleware import MULTIPART_ALLOWANCE, body_limit
 from officehub.pagination import Page, PageDep
 from officehub.params import Id, PathId
 from officehub.storage import StorageDep
@@ -17,7 +17,6 @@ from officehub.users.schemas import AvatarRemoved, UserCreate, UserOut, UserUpda
 from officehub.users.service import AVATAR_MAX_BYTES
 
 router = APIRouter(tags=["Users"])
-MULTIPART_ALLOWANCE = 64 * 1024  # the part's headers and boundaries around the file
 
 _AVATAR_BODY = {
     "requestBody": {
