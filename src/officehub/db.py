@@ -14,7 +14,17 @@ from typing import Annotated, Any, ClassVar
 
 import anyio
 from fastapi import Depends, Request
-from sqlalchemy import JSON, DateTime, MetaData, String, TypeDecorator, event, func, select
+from sqlalchemy import (
+    JSON,
+    DateTime,
+    MetaData,
+    String,
+    TypeDecorator,
+    event,
+    func,
+    select,
+    text,
+)
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Dialect, make_url
 from sqlalchemy.ext.asyncio import (
@@ -31,6 +41,8 @@ from officehub.timeutil import as_utc, utcnow
 
 logger = logging.getLogger("officehub.db")
 _ON_ROLLBACK = "officehub.on_rollback"
+_AIOSQLITE_LOG = logging.getLogger("aiosqlite")
+_READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 NAMING = {
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",
@@ -127,10 +139,18 @@ def create_engine(url: str, pool_size: int = 10) -> AsyncEngine:
         database = make_url(url).database
         if database and database != ":memory:":
             Path(database).parent.mkdir(parents=True, exist_ok=True)
-        engine = create_async_engine(url, connect_args={"timeout": 10})
+        # aiosqlite's debug lines quote every statement with its values (personal data).
+        _AIOSQLITE_LOG.setLevel(max(logging.INFO, _AIOSQLITE_LOG.level))
+        engine = create_async_engine(url, connect_args={"timeout": 10}, hide_parameters=True)
         event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
         return engine
-    return create_async_engine(url, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True)
+    return create_async_engine(
+        url,
+        pool_size=pool_size,
+        max_overflow=pool_size,
+        pool_pre_ping=True,
+        hide_parameters=True,  # errors and logs never quote a statement's values
+    )
 
 
 def create_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
@@ -142,10 +162,17 @@ async def get_session(request: Request) -> AsyncIterator[AsyncSession]:
 
     Used with ``scope="function"`` so the commit happens before the response is sent: a
     client never sees a success for a change that did not commit.
+
+    On SQLite a request that may write (any method but GET, HEAD, OPTIONS) opens its
+    transaction with ``BEGIN IMMEDIATE``: it waits (``busy_timeout``) for the write lock up
+    front. A deferred transaction that reads and then writes fails at once with "database is
+    locked" in WAL mode when another writer committed in between; no timeout helps there.
     """
     sessionmaker: async_sessionmaker[AsyncSession] = request.app.state.sessionmaker
     async with sessionmaker() as session:
         try:
+            if request.method not in _READ_METHODS and session.get_bind().dialect.name == "sqlite":
+                await session.execute(text("BEGIN IMMEDIATE"))
             yield session
         except BaseException:
             await session.rollback()

@@ -10,6 +10,8 @@ import logging
 import sys
 from typing import Any, TextIO
 
+from officehub.safe_trace import ExcInfo, format_exception_safely
+
 _RESERVED = set(vars(logging.makeLogRecord({}))) | {"color_message"}
 _COLOURS = {
     "DEBUG": "\x1b[2m",
@@ -25,7 +27,14 @@ def _extras(record: logging.LogRecord) -> dict[str, Any]:
     return {k: v for k, v in vars(record).items() if k not in _RESERVED}
 
 
-class JsonFormatter(logging.Formatter):
+class _SafeFormatter(logging.Formatter):
+    """Traces without the values a database error quotes (``officehub/safe_trace.py``)."""
+
+    def formatException(self, ei: ExcInfo) -> str:
+        return format_exception_safely(ei)
+
+
+class JsonFormatter(_SafeFormatter):
     def format(self, record: logging.LogRecord) -> str:
         entry: dict[str, Any] = {
             "time": self.formatTime(record, "%Y-%m-%dT%H:%M:%S"),
@@ -39,7 +48,7 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(entry, default=str)
 
 
-class TextFormatter(logging.Formatter):
+class TextFormatter(_SafeFormatter):
     """``12:00:01 INFO  officehub.request  GET /tag 200 method=GET status=200``."""
 
     def __init__(self, colour: bool) -> None:

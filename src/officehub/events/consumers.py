@@ -21,6 +21,7 @@ from officehub.db import is_sqlite
 from officehub.events import repository
 from officehub.events.models import OutboxEvent
 from officehub.ids import new_id
+from officehub.safe_trace import safe_message
 from officehub.worker.runner import QueueJob, WorkerContext
 
 logger = logging.getLogger("officehub.events")
@@ -84,7 +85,7 @@ async def _handle_one(ctx: WorkerContext, consumer: Consumer, seq: int, token: s
             await repository.finish(session, seq, ctx.now())
     except Exception as exc:
         logger.exception("consumer %s failed on outbox row %s", consumer.name, seq)
-        error = f"{type(exc).__name__}: {exc}"[:1000]
+        error = safe_message(exc)[:1000]
         async with ctx.sessionmaker() as session, session.begin():
             if attempts >= len(RETRY_AFTER):
                 await repository.finish(session, seq, ctx.now(), error)

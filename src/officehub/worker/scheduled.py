@@ -18,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.db import is_sqlite
 from officehub.ids import new_id
+from officehub.safe_trace import safe_message
 from officehub.worker.models import ScheduledJob
 from officehub.worker.runner import QueueJob, WorkerContext
 
@@ -129,7 +130,7 @@ async def _run_one(
     except Exception as exc:
         logger.exception("scheduled job %s failed", ident)
         at = ctx.now() + RETRY_AFTER[attempts] if attempts < len(RETRY_AFTER) else None
-        await _failed(ctx, ident, token, attempts, f"{type(exc).__name__}: {exc}", at)
+        await _failed(ctx, ident, token, attempts, safe_message(exc), at)
 
 
 async def _failed(
