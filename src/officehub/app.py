@@ -133,7 +133,12 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
                 responses.setdefault(status, {"description": "Error"})
             for status, response in responses.items():
                 if status.startswith(("4", "5")) and not (path == "/readyz" and status == "503"):
-                    response["content"] = {"application/json": {"schema": error_ref}}
+                    # A route's own error model (the header-media upload's) is kept.
+                    own = response.get("content", {}).get("application/json", {}).get("schema")
+                    keep = own is not None and own != error_ref
+                    response["content"] = {
+                        "application/json": {"schema": own if keep else error_ref}
+                    }
     for name in [n for n in components if n in {"HTTPValidationError", "ValidationError"}]:
         components.pop(name)
     _state_scopes(schema)

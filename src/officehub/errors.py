@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -151,9 +152,50 @@ async def _service_error(_request: Request, exc: Exception) -> JSONResponse:
     return error_response(exc.status_code, exc.code, exc.message, exc.details, exc.headers)
 
 
-async def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
+def _path_methods(app: FastAPI) -> list[tuple[re.Pattern[str], bool, frozenset[str]]]:
+    """(path pattern, has no parameter, methods) of every path of the OpenAPI document."""
+    cached: list[tuple[re.Pattern[str], bool, frozenset[str]]] | None = getattr(
+        app.state, "path_methods", None
+    )
+    if cached is None:
+        cached = []
+        for path, operations in app.openapi().get("paths", {}).items():
+            pattern = re.sub(r"\\\{[^/]+?\\\}", "[^/]+", re.escape(path))
+            methods = frozenset(m.upper() for m in operations)
+            cached.append((re.compile(pattern + r"\Z"), "{" not in path, methods))
+        app.state.path_methods = cached
+    return cached
+
+
+def allowed_methods(request: Request, static_only: bool = False) -> list[str]:
+    """Every method the document lists at this request's path (``static_only``: at the
+    paths without parameters), sorted: the ``Allow`` of a 405."""
+    methods: set[str] = set()
+    for pattern, static, listed in _path_methods(request.app):
+        if (static or not static_only) and pattern.match(request.url.path):
+            methods |= listed
+    return sorted(methods)
+
+
+def _method_not_allowed(allow: list[str]) -> JSONResponse:
+    return error_response(
+        405,
+        "METHOD_NOT_ALLOWED",
+        "Method not allowed",
+        "Method Not Allowed",
+        {"allow": ", ".join(allow)},
+    )
+
+
+async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     if not isinstance(exc, RequestValidationError):
         raise exc
+    if any(tuple(e.get("loc", ()))[:1] == ("path",) for e in exc.errors()):
+        # ``PATCH /conversation/note`` reached ``PATCH /conversation/{id}`` only because
+        # ``note`` is no id: the path is a fixed route's, which lacks the method.
+        fixed = allowed_methods(request, static_only=True)
+        if fixed and request.method not in fixed:
+            return _method_not_allowed(fixed)
     message, code, details = describe_validation_errors(exc.errors())
     return error_response(400, code, message, details)
 
@@ -166,10 +208,14 @@ _HTTP_MESSAGES = {
 }
 
 
-async def _http_error(_request: Request, exc: Exception) -> JSONResponse:
+async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     if not isinstance(exc, StarletteHTTPException):
         raise exc
     status = exc.status_code
+    if status == 405:  # Starlette's Allow names the first route of the path only
+        allow = allowed_methods(request)
+        if allow:
+            return _method_not_allowed(allow)
     code = getattr(exc, "code", None) or HTTP_CODES.get(status, "HTTP_ERROR")
     message = _HTTP_MESSAGES.get(status, str(exc.detail))
     details = str(exc.detail) if exc.detail else ""

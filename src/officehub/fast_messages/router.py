@@ -23,7 +23,7 @@ router = APIRouter(tags=["Fast messages"])
 @router.get(
     "/fast-message",
     response_model=Page[FastMessageOut],
-    responses=error_responses(400, 401),
+    responses=error_responses(400, 401, 404),
     summary="The office's fast messages, by inbox",
 )
 async def list_fast_messages(

@@ -75,7 +75,7 @@ async def create_integration(
 @router.get(
     "/integration",
     response_model=Page[IntegrationOut],
-    responses=error_responses(400, 401),
+    responses=error_responses(400, 401, 404),
     tags=["Integrations"],
     summary="List the office's channels",
 )

@@ -26,7 +26,7 @@ async def create_tag(body: TagCreate, office: OfficeDep, session: SessionDep) ->
     return TagOut.model_validate(await service.create_tag(session, office.office_id, body))
 
 
-@router.get("/tag", response_model=Page[TagOut], responses=error_responses(400, 401))
+@router.get("/tag", response_model=Page[TagOut], responses=error_responses(400, 401, 404))
 async def list_tags(
     office: OfficeDep,
     session: SessionDep,

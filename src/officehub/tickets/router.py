@@ -59,7 +59,7 @@ async def create_ticket(body: TicketCreate, office: OfficeDep, session: SessionD
     return (await service.present(session, office.office_id, [ticket]))[0]
 
 
-@router.get("/ticket", response_model=Page[TicketOut], responses=error_responses(400, 401))
+@router.get("/ticket", response_model=Page[TicketOut], responses=error_responses(400, 401, 404))
 async def list_tickets(
     office: OfficeDep,
     session: SessionDep,

@@ -50,7 +50,7 @@ async def create_user(
     return (await service.present(session, storage, office.office_id, [user]))[0]
 
 
-@router.get("/user", response_model=Page[UserOut], responses=error_responses(400, 401))
+@router.get("/user", response_model=Page[UserOut], responses=error_responses(400, 401, 404))
 async def list_users(
     office: OfficeDep,
     session: SessionDep,

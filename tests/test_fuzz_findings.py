@@ -1,0 +1,81 @@
+"""Regressions of what schemathesis found (``tests/test_schemathesis.py``)."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from tests.helpers import OfficeFixture, error_of
+
+UNKNOWN = "c00000000unknown"
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "allow"),
+    [
+        ("HEAD", "/inbox", "GET, POST"),
+        ("PUT", "/inbox", "GET, POST"),
+        ("OPTIONS", f"/tag/{UNKNOWN}", "DELETE, GET, PATCH"),
+        ("PUT", f"/people/{UNKNOWN}", "DELETE, GET, PATCH"),
+    ],
+)
+async def test_405_allow_lists_every_method_of_the_path(
+    client: httpx.AsyncClient, office_a: OfficeFixture, method: str, path: str, allow: str
+) -> None:
+    r = await client.request(method, path, headers=office_a.headers)
+    assert r.status_code == 405
+    assert r.headers["allow"] == allow
+    if method != "HEAD":
+        assert error_of(r)["code"] == "METHOD_NOT_ALLOWED"
+
+
+@pytest.mark.parametrize("path", ["/conversation/note", "/conversation/end-human-support"])
+async def test_wrong_method_on_a_fixed_path_is_405_not_a_bad_id(
+    client: httpx.AsyncClient, office_a: OfficeFixture, path: str
+) -> None:
+    """``PATCH /conversation/note`` is not ``PATCH /conversation/{id}`` with a bad id."""
+    r = await client.patch(path, json={"conversationId": UNKNOWN}, headers=office_a.headers)
+    assert r.status_code == 405
+    assert r.headers["allow"] == "POST"
+    assert error_of(r)["code"] == "METHOD_NOT_ALLOWED"
+
+
+async def test_a_bad_id_on_a_parameter_route_is_still_400(
+    client: httpx.AsyncClient, office_a: OfficeFixture
+) -> None:
+    r = await client.patch("/conversation/not-an-id", json={}, headers=office_a.headers)
+    assert r.status_code == 400
+    assert "path.id" in error_of(r)["message"]
+
+
+@pytest.mark.parametrize(
+    ("path", "query"),
+    [
+        ("/tag", "inboxId"),
+        ("/ticket", "assigneeId"),
+        ("/user", "inboxId"),
+        ("/integration", "inboxId"),
+        ("/fast-message", "inboxId"),
+    ],
+)
+async def test_list_filter_naming_an_unknown_record_is_a_documented_404(
+    client: httpx.AsyncClient, office_a: OfficeFixture, path: str, query: str
+) -> None:
+    r = await client.get(path, params={query: UNKNOWN}, headers=office_a.headers)
+    assert r.status_code == 404
+    assert error_of(r)["code"] == "NOT_FOUND"
+    doc = (await client.get("/openapi.json")).json()
+    assert "404" in doc["paths"][path]["get"]["responses"]
+
+
+async def test_header_media_upload_documents_its_error_body_without_code(
+    client: httpx.AsyncClient,
+) -> None:
+    doc = (await client.get("/openapi.json")).json()
+    responses = doc["paths"]["/conversation/{conversationId}/template-header-media"]["post"][
+        "responses"
+    ]
+    for status in ("400", "404", "413", "415"):
+        ref = responses[status]["content"]["application/json"]["schema"]["$ref"]
+        schema = doc["components"]["schemas"][ref.rsplit("/", 1)[1]]
+        assert "code" not in schema["properties"], status
