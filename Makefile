@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install run quickstart test lint types pytest bench clean
+.PHONY: install run quickstart test lint types pytest fuzz bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -32,6 +32,10 @@ pytest: $(STAMP)
 	$(BIN)/pytest
 
 test: lint types pytest
+
+# Schemathesis with 100 examples per operation and every phase (make test runs 3).
+fuzz: $(STAMP)
+	OFFICEHUB_FUZZ_EXAMPLES=100 $(BIN)/pytest -p no:cacheprovider -s tests/test_schemathesis.py
 
 clean:
 	rm -rf $(VENV) data .pytest_cache .mypy_cache .ruff_cache

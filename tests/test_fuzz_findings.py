@@ -79,3 +79,45 @@ async def test_header_media_upload_documents_its_error_body_without_code(
         ref = responses[status]["content"]["application/json"]["schema"]["$ref"]
         schema = doc["components"]["schemas"][ref.rsplit("/", 1)[1]]
         assert "code" not in schema["properties"], status
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "field"),
+    [
+        ("/funnel", {"name": "F", "columns": [{"name": "A", "showBadgeProgress": 0}]}, "0"),
+        ("/funnel-column", {"name": "A", "index": False}, "index"),
+        ("/people", {"name": "Ana", "isBlocked": 0}, "isBlocked"),
+        ("/people", {"name": "Ana", "isBlocked": "true"}, "isBlocked"),
+    ],
+)
+async def test_a_typed_scalar_is_not_coerced(
+    client: httpx.AsyncClient,
+    office_a: OfficeFixture,
+    path: str,
+    body: dict[str, object],
+    field: str,
+) -> None:
+    """``0`` is no boolean and ``false`` no number: the schema's type holds (lax coercion)."""
+    r = await client.post(
+        path, json={"inboxId": UNKNOWN, "funnelId": UNKNOWN, **body}, headers=office_a.headers
+    )
+    assert r.status_code == 400, r.text
+    assert field in error_of(r)["details"]
+
+
+@pytest.mark.parametrize(
+    ("path", "allow"),
+    [
+        ("/conversation/note", "POST"),
+        ("/conversation/notes", "GET"),
+        ("/webhooks/events", "GET"),
+        ("/integration/partner/whatsapp-templates", "GET"),
+    ],
+)
+async def test_405_on_a_fixed_path_lists_its_own_methods(
+    client: httpx.AsyncClient, office_a: OfficeFixture, path: str, allow: str
+) -> None:
+    """Not those of a parameter route its path also fits (``/conversation/{id}``)."""
+    r = await client.options(path, headers=office_a.headers)
+    assert r.status_code == 405
+    assert r.headers["allow"] == allow

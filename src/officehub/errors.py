@@ -167,14 +167,27 @@ def _path_methods(app: FastAPI) -> list[tuple[re.Pattern[str], bool, frozenset[s
     return cached
 
 
-def allowed_methods(request: Request, static_only: bool = False) -> list[str]:
-    """Every method the document lists at this request's path (``static_only``: at the
-    paths without parameters), sorted: the ``Allow`` of a 405."""
-    methods: set[str] = set()
+def allowed_methods(request: Request) -> list[str]:
+    """The methods the document lists at this request's path, sorted: a 405's ``Allow``.
+
+    A fixed path wins over a parameter's (``/conversation/note`` is not the conversation
+    ``note``), as the document reads."""
+    fixed: set[str] = set()
+    templated: set[str] = set()
     for pattern, static, listed in _path_methods(request.app):
-        if (static or not static_only) and pattern.match(request.url.path):
-            methods |= listed
-    return sorted(methods)
+        if pattern.match(request.url.path):
+            (fixed if static else templated).update(listed)
+    return sorted(fixed or templated)
+
+
+def fixed_path_methods(request: Request) -> list[str]:
+    """The methods of the document's fixed (parameterless) path equal to this request's."""
+    return sorted(
+        m
+        for pattern, static, listed in _path_methods(request.app)
+        if static and pattern.match(request.url.path)
+        for m in listed
+    )
 
 
 def _method_not_allowed(allow: list[str]) -> JSONResponse:
@@ -193,7 +206,7 @@ async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     if any(tuple(e.get("loc", ()))[:1] == ("path",) for e in exc.errors()):
         # ``PATCH /conversation/note`` reached ``PATCH /conversation/{id}`` only because
         # ``note`` is no id: the path is a fixed route's, which lacks the method.
-        fixed = allowed_methods(request, static_only=True)
+        fixed = fixed_path_methods(request)
         if fixed and request.method not in fixed:
             return _method_not_allowed(fixed)
     message, code, details = describe_validation_errors(exc.errors())

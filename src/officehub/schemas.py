@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 from functools import cache
-from typing import Annotated, Any, get_args, get_origin
+from types import UnionType
+from typing import Annotated, Any, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator
 from pydantic.alias_generators import to_camel
@@ -71,13 +72,48 @@ def _refuse_controls(value: Any, refused: re.Pattern[str]) -> None:
             raise ValueError(f"may not contain the control character U+{ord(found[0]):04X}")
 
 
+def _plain_types(annotation: Any) -> set[Any]:
+    """The types a field's annotation admits (``Annotated`` and unions unwrapped)."""
+    if get_origin(annotation) is Annotated:
+        return _plain_types(get_args(annotation)[0])
+    args = get_args(annotation)
+    if args and get_origin(annotation) in (UnionType, Union):
+        return set().union(*(_plain_types(a) for a in args))
+    return {get_origin(annotation) or annotation}
+
+
+@cache
+def _scalar_kind(model: type[BaseModel], name: str) -> str | None:
+    """``bool`` or ``int`` where the field is one of these (or null) and nothing else."""
+    types = _plain_types(model.model_fields[name].annotation) - {type(None)}
+    if types == {bool}:
+        return "bool"
+    if types <= {int, float} and types:
+        return "number"
+    return None
+
+
 class BodyModel(ApiModel):
     """Request bodies: no text may hold a NUL character (PostgreSQL cannot store one), and
     no string field a control character, except tab and line breaks in ``LongText`` fields.
 
     The control rule applies to the strings of a field (or of a list field); free-form
     objects (``dict``/``Any`` fields) are checked for NUL only.
+
+    A boolean field takes only ``true``/``false`` and a number field only numbers: the
+    document says the type, so ``0``, ``"yes"`` or ``false`` for a number are refused
+    rather than coerced.
     """
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _strict_scalars(cls, value: Any, info: ValidationInfo) -> Any:
+        kind = None if info.field_name is None else _scalar_kind(cls, info.field_name)
+        if kind == "bool" and value is not None and not isinstance(value, bool):
+            raise ValueError("must be a boolean (true or false)")
+        if kind == "number" and (isinstance(value, bool | str)):
+            raise ValueError("must be a number")
+        return value
 
     @field_validator("*", mode="after")
     @classmethod
