@@ -8,16 +8,19 @@ checks the row locks and constraints hold without a server error.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import asyncio
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
 from functools import partial
 
 import httpx
 from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from tests.factories import make_contact, make_inbox, make_tag
+from tests.factories import make_contact, make_inbox, make_tag, make_user
 from tests.helpers import OfficeFixture
 from tests.server import concurrent_client, fire, running_server
+from tests.server_process import PNG_1X1
 
 WRITERS = 32
 
@@ -69,3 +72,45 @@ async def test_concurrent_mixed_writes_never_answer_5xx(
     assert listed.status_code == 200
     names = {c["name"] for c in listed.json()["data"]}
     assert {f"Nova {i}" for i in range(0, 2 * WRITERS, 4)} <= names
+
+
+async def test_a_slow_upload_does_not_hold_the_write_lock(
+    app: FastAPI, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    """A multipart upload opens no write transaction up front: other writers go on while
+    a slow client is still sending."""
+    user = await make_user(session, office_a.id)
+    await session.commit()
+    boundary = "b0undary"
+    head = (
+        f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.png"\r\n'
+        "Content-Type: image/png\r\n\r\n"
+    ).encode() + PNG_1X1
+    tail = f"\r\n--{boundary}--\r\n".encode()
+    other_done = asyncio.Event()
+
+    async def slow_body() -> AsyncIterator[bytes]:
+        yield head
+        await asyncio.wait_for(other_done.wait(), 8)  # the upload is still open meanwhile
+        yield tail
+
+    async with running_server(app) as base_url, concurrent_client(base_url) as client:
+        upload = asyncio.create_task(
+            client.put(
+                f"/user/{user.id}/avatar",
+                content=slow_body(),
+                headers={
+                    **office_a.headers,
+                    "content-type": f"multipart/form-data; boundary={boundary}",
+                },
+            )
+        )
+        await asyncio.sleep(0.3)
+        started = time.perf_counter()
+        other = await client.post("/people", json={"name": "Outra"}, headers=office_a.headers)
+        waited = time.perf_counter() - started
+        other_done.set()
+        uploaded = await upload
+    assert other.status_code == 201, other.text
+    assert waited < 5, waited  # not held behind the upload (busy timeout: 10 s)
+    assert uploaded.status_code == 200, uploaded.text

@@ -157,21 +157,30 @@ def create_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]
     return async_sessionmaker(engine, expire_on_commit=False, autoflush=False)
 
 
+def _takes_write_lock_first(request: Request) -> bool:
+    """A request that may write, unless it streams an upload: holding the one writer's lock
+    while a slow client sends 100 MB would stall every other writer past its timeout."""
+    if request.method in _READ_METHODS:
+        return False
+    return not request.headers.get("content-type", "").startswith("multipart/")
+
+
 async def get_session(request: Request) -> AsyncIterator[AsyncSession]:
     """One session per request: committed when the handler returns, rolled back on error.
 
     Used with ``scope="function"`` so the commit happens before the response is sent: a
     client never sees a success for a change that did not commit.
 
-    On SQLite a request that may write (any method but GET, HEAD, OPTIONS) opens its
-    transaction with ``BEGIN IMMEDIATE``: it waits (``busy_timeout``) for the write lock up
-    front. A deferred transaction that reads and then writes fails at once with "database is
-    locked" in WAL mode when another writer committed in between; no timeout helps there.
+    On SQLite a request that may write (any method but GET, HEAD, OPTIONS; not a multipart
+    upload) opens its transaction with ``BEGIN IMMEDIATE``: it waits (``busy_timeout``) for
+    the write lock up front. A deferred transaction that reads and then writes fails at once
+    with "database is locked" in WAL mode when another writer committed in between; no
+    timeout helps there.
     """
     sessionmaker: async_sessionmaker[AsyncSession] = request.app.state.sessionmaker
     async with sessionmaker() as session:
         try:
-            if request.method not in _READ_METHODS and session.get_bind().dialect.name == "sqlite":
+            if _takes_write_lock_first(request) and session.get_bind().dialect.name == "sqlite":
                 await session.execute(text("BEGIN IMMEDIATE"))
             yield session
         except BaseException:
