@@ -17,9 +17,9 @@ from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
 
 from officehub import __version__
-from officehub.auth import SCOPE_EXTRA, is_keyless, scope_of
+from officehub.auth import SCOPE_EXTRA, KeyCache, is_keyless, scope_of
 from officehub.config import Settings, get_settings
-from officehub.db import create_engine, create_sessionmaker
+from officehub.db import create_engine, create_read_sessionmaker, create_sessionmaker
 from officehub.errors import ErrorBody, install_error_handlers
 from officehub.events.router import router as events_router
 from officehub.health import router as health_router
@@ -43,6 +43,7 @@ def create_app(settings: Settings | None = None, *, embedded_worker: bool = Fals
         engine = create_engine(settings.database_url, settings.db_pool_size)
         app.state.engine = engine
         app.state.sessionmaker = create_sessionmaker(engine)
+        app.state.read_sessionmaker = create_read_sessionmaker(engine)
         worker_task: asyncio.Task[None] | None = None
         worker: Worker | None = None
         if embedded_worker:
@@ -67,6 +68,7 @@ def create_app(settings: Settings | None = None, *, embedded_worker: bool = Fals
         redoc_url=None,
     )
     app.state.settings = settings
+    app.state.key_cache = KeyCache(settings.key_cache_seconds)
     install_error_handlers(app)
     app.include_router(health_router)
     app.include_router(events_router)

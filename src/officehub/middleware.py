@@ -234,12 +234,13 @@ class RequestContextMiddleware:
 
 
 async def _resolve(scope: Scope, headers: Headers) -> KeyOutcome:
-    """The office of the request's key: one lookup by the key's hash, in its own session."""
+    """The office of the request's key: from the process's key cache, else one lookup by
+    the key's hash in a read-only session of its own."""
     key = headers.get(API_KEY_HEADER)
     if not key:
         return KeyOutcome(None, MISSING_KEY)
-    async with scope["app"].state.sessionmaker() as session:
-        return await lookup_key(session, key)
+    state = scope["app"].state
+    return await lookup_key(state.read_sessionmaker, key, getattr(state, "key_cache", None))
 
 
 def _has_nul(scope: Scope) -> bool:
