@@ -8,6 +8,7 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -25,6 +26,7 @@ from officehub.offices import service as offices
 from tests import factories as f
 from tests.crm_world import make_world
 from tests.helpers import OfficeFixture, error_of
+from tests.server_process import running_server
 
 
 @contextmanager
@@ -250,3 +252,33 @@ async def test_updating_a_conversation_costs_the_same_statements_for_1_and_4_tag
     )
     # one tag swapped for one, then one for four: each set change is one statement
     assert len(one) == len(five), (one, five)
+
+
+# -- serve --workers -------------------------------------------------------------------------
+
+
+def _spawned_in(folder: Path) -> list[int]:
+    """Processes started by multiprocessing whose working folder is ``folder``."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cwd = (proc / "cwd").resolve()
+            cmdline = (proc / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if cwd == folder.resolve() and b"spawn_main" in cmdline:
+            found.append(int(proc.name))
+    return found
+
+
+async def test_serve_with_workers_runs_that_many_api_processes(tmp_path: Path) -> None:
+    async with running_server(tmp_path, "--workers", "2", "--no-worker") as server:
+        headers = {"x-service-api-key": server.demo_key}
+        async with httpx.AsyncClient(base_url=server.url, timeout=30) as client:
+            answers = await asyncio.gather(
+                *(client.get("/tag", headers=headers) for _ in range(20))
+            )
+        assert [r.status_code for r in answers] == [200] * 20
+        assert len(_spawned_in(tmp_path)) == 2

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from officehub.db import create_engine, create_read_sessionmaker, create_session
 from officehub.errors import ErrorBody, install_error_handlers
 from officehub.events.router import router as events_router
 from officehub.health import router as health_router
+from officehub.logs import configure_logging
 from officehub.middleware import RequestContextMiddleware
 from officehub.routers import domain_routers
 from officehub.worker.jobs import periodic_jobs, queue_jobs
@@ -33,6 +35,16 @@ logger = logging.getLogger("officehub.app")
 # work on an offline or firewalled server.
 DOCS_ASSETS = Path(fastapi_offline.__file__).parent / "static"
 DOCS_ASSETS_URL = "/docs-assets"
+
+
+SERVE_WORKER_ENV = "OFFICEHUB_SERVE_EMBEDDED_WORKER"
+
+
+def served_app() -> FastAPI:
+    """The app of each process of ``officehub serve --workers N`` (a uvicorn factory)."""
+    settings = get_settings()
+    configure_logging(settings.log_level, settings.log_format)
+    return create_app(settings, embedded_worker=os.environ.get(SERVE_WORKER_ENV) == "1")
 
 
 def create_app(settings: Settings | None = None, *, embedded_worker: bool = False) -> FastAPI:
