@@ -26,6 +26,7 @@ from officehub.events.router import router as events_router
 from officehub.health import router as health_router
 from officehub.logs import configure_logging
 from officehub.middleware import RequestContextMiddleware
+from officehub.ratelimit import RateLimiter
 from officehub.routers import domain_routers
 from officehub.worker.jobs import periodic_jobs, queue_jobs
 from officehub.worker.runner import Worker, WorkerContext
@@ -69,6 +70,7 @@ def create_app(settings: Settings | None = None, *, embedded_worker: bool = Fals
                 worker.stop()
                 await worker_task
             await engine.dispose()
+            await app.state.rate_limiter.close()
 
     app = FastAPI(
         title="officehub",
@@ -81,6 +83,9 @@ def create_app(settings: Settings | None = None, *, embedded_worker: bool = Fals
     )
     app.state.settings = settings
     app.state.key_cache = KeyCache(settings.key_cache_seconds)
+    app.state.rate_limiter = RateLimiter(
+        settings.rate_limits, settings.redis_url, settings.redis_key_prefix
+    )
     install_error_handlers(app)
     app.include_router(health_router)
     app.include_router(events_router)
