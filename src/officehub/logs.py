@@ -5,10 +5,11 @@ Never pass headers, keys or secrets to a logger.
 
 from __future__ import annotations
 
-import json
 import logging
 import sys
 from typing import Any, TextIO
+
+import orjson
 
 _RESERVED = set(vars(logging.makeLogRecord({}))) | {"color_message"}
 _COLOURS = {
@@ -26,9 +27,20 @@ def _extras(record: logging.LogRecord) -> dict[str, Any]:
 
 
 class JsonFormatter(logging.Formatter):
+    """One JSON object per line, made by orjson: a request's line costs microseconds."""
+
+    _second = -1
+    _stamp = ""
+
+    def _time(self, record: logging.LogRecord) -> str:
+        second = int(record.created)
+        if second != self._second:  # the formatted second, made once a second
+            self._second, self._stamp = second, self.formatTime(record, "%Y-%m-%dT%H:%M:%S")
+        return self._stamp
+
     def format(self, record: logging.LogRecord) -> str:
         entry: dict[str, Any] = {
-            "time": self.formatTime(record, "%Y-%m-%dT%H:%M:%S"),
+            "time": self._time(record),
             "level": record.levelname,
             "logger": record.name,
             "message": record.getMessage(),
@@ -36,7 +48,7 @@ class JsonFormatter(logging.Formatter):
         entry.update(_extras(record))
         if record.exc_info:
             entry["trace"] = self.formatException(record.exc_info)
-        return json.dumps(entry, default=str)
+        return orjson.dumps(entry, default=str).decode()
 
 
 class TextFormatter(logging.Formatter):
