@@ -19,6 +19,7 @@ from officehub.crm.models import Card, ColumnCount, Funnel, FunnelColumn
 from officehub.departments.models import Department
 from officehub.events.models import ConsumerEvent, JobLease, OutboxEvent
 from officehub.fast_messages.models import FastMessage
+from officehub.flows.models import Flow
 from officehub.inboxes.models import Inbox, Integration
 from officehub.legal_areas.models import LegalArea
 from officehub.offices.models import ApiKey, Office
@@ -45,6 +46,7 @@ __all__ = [
     "ConversationTag",
     "Department",
     "FastMessage",
+    "Flow",
     "Funnel",
     "FunnelColumn",
     "Inbox",
