@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, StringConstraints, field_validator
+from pydantic import AwareDatetime, Field, StringConstraints, field_validator
 
 from officehub.params import Id
 from officehub.schemas import ApiModel, BodyModel, LongText, StrictBodyModel
@@ -167,3 +167,45 @@ class FlowOut(ApiModel):
     warnings: list[FlowWarning]
     created_at: Timestamp
     updated_at: Timestamp
+
+
+class SessionStep(ApiModel):
+    step_id: str | None
+    outcome: str
+    detail: str | None
+    at: str
+
+
+class FlowSessionOut(ApiModel):
+    """``waitingFor``: ``REPLY`` (a list step awaits the contact), ``HUMAN`` (a person has the
+    conversation), null when the session is over."""
+
+    id: str
+    conversation_id: str
+    flow_id: str
+    flow_name: str
+    status: Literal["RUNNING", "WAITING", "PAUSED", "ENDED", "EXPIRED"]
+    current_step_id: str | None
+    waiting_for: Literal["REPLY", "HUMAN"] | None
+    reasked: bool
+    end_reason: str | None
+    expires_at: Timestamp | None
+    last_activity_at: Timestamp
+    steps: list[SessionStep]
+    created_at: Timestamp
+
+
+class MovementCreate(BodyModel):
+    person_id: Id
+    case_number: Annotated[str, StringConstraints(min_length=1, max_length=64)]
+    description: Annotated[LongText, StringConstraints(min_length=1, max_length=4000)]
+    occurred_at: AwareDatetime
+
+
+class MovementOut(ApiModel):
+    id: str
+    person_id: str
+    case_number: str
+    description: str
+    occurred_at: Timestamp
+    created_at: Timestamp

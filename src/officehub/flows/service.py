@@ -3,22 +3,28 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Sequence
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from officehub.contacts import service as contacts
+from officehub.conversations import service as conversations
 from officehub.crm import service as crm
 from officehub.departments import service as departments
 from officehub.errors import NotFound, ServiceError, ValidationFailed
 from officehub.flows import graph, repository
 from officehub.flows.graph import Problem
-from officehub.flows.models import Flow
+from officehub.flows.models import CaseMovement, Flow
 from officehub.flows.schemas import (
     FlowContent,
     FlowCreate,
     FlowOut,
+    FlowSessionOut,
     FlowUpdate,
     FlowWarning,
+    MovementCreate,
+    SessionStep,
     Step,
     StepMetadata,
     SystemStep,
@@ -33,6 +39,8 @@ from officehub.webhooks.validation import HeaderRefused, check_headers
 from officehub.webhooks.validation import check_url as parse_url
 
 INVALID_FLOW_GRAPH = "INVALID_FLOW_GRAPH"
+EXPIRY = timedelta(hours=24)
+"""A waiting session expires after this long without a reply."""
 
 
 async def get_flow(session: AsyncSession, office_id: str, ident: str) -> Flow:
@@ -262,3 +270,71 @@ async def delete_flow(session: AsyncSession, office_id: str, ident: str) -> Flow
     out = flow_out(flow)
     await repository.delete(session, flow)
     return out
+
+
+async def flow_session(
+    session: AsyncSession, office_id: str, conversation_id: str, now: datetime
+) -> FlowSessionOut:
+    """A waiting session past its 24 h shows as expired even before the next message
+    records it."""
+    await conversations.get_conversation(session, office_id, conversation_id)
+    record = await repository.session_of(session, office_id, conversation_id)
+    flow = None if record is None else await repository.get_flow(session, office_id, record.flow_id)
+    if record is None or flow is None:
+        raise NotFound(
+            "Flow session not found",
+            details=f"No flow has run in conversation {conversation_id}",
+        )
+    status, end_reason = record.status, record.end_reason
+    expires_at = record.last_activity_at + EXPIRY if status == "WAITING" else None
+    if expires_at is not None and now > expires_at:
+        status, end_reason, expires_at = "EXPIRED", "EXPIRED", None
+    waiting = {"WAITING": "REPLY", "PAUSED": "HUMAN"}.get(status)
+    return FlowSessionOut(
+        id=record.id,
+        conversation_id=record.conversation_id,
+        flow_id=record.flow_id,
+        flow_name=flow.name,
+        status=status,
+        current_step_id=record.current_step_id if status not in ("ENDED", "EXPIRED") else None,
+        waiting_for=waiting,
+        reasked=record.reasked,
+        end_reason=end_reason,
+        expires_at=expires_at,
+        last_activity_at=record.last_activity_at,
+        steps=[SessionStep.model_validate(s) for s in record.steps],
+        created_at=record.created_at,
+    )
+
+
+async def record_movement(
+    session: AsyncSession, office_id: str, body: MovementCreate
+) -> CaseMovement:
+    await contacts.get_contact(session, office_id, body.person_id)
+    movement = CaseMovement(
+        office_id=office_id,
+        person_id=body.person_id,
+        case_number=body.case_number,
+        description=body.description,
+        occurred_at=body.occurred_at,
+    )
+    session.add(movement)
+    await session.flush()
+    return movement
+
+
+async def list_movements(
+    session: AsyncSession, office_id: str, params: PageParams, *, person_id: str | None = None
+) -> tuple[list[CaseMovement], int]:
+    if person_id is not None:
+        await contacts.get_contact(session, office_id, person_id)
+    return await repository.list_movements(session, office_id, params, person_id=person_id)
+
+
+async def delete_movement(session: AsyncSession, office_id: str, ident: str) -> CaseMovement:
+    movement = await repository.get_movement(session, office_id, ident)
+    if movement is None:
+        raise NotFound.of("Case movement", ident)
+    await session.delete(movement)
+    await session.flush()
+    return movement
