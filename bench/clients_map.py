@@ -58,7 +58,7 @@ async def fill(conn: asyncpg.Connection, office_id: str, conversations: int) -> 
         INSERT INTO contacts (id, office_id, name, search_name, phone, ddd, is_blocked,
                               created_at, updated_at)
         SELECT 'cp' || lpad(i::text, 23, '0'), $1, 'P' || i, 'p' || i,
-               CASE WHEN i % 20 = 0 THEN '+1202555' || lpad((i % 10000)::text, 4, '0')
+               CASE WHEN i % 20 = 0 THEN '+1202' || lpad(i::text, 7, '0')
                     ELSE '+55' || ($2::text[])[1 + i % 67] || '9' || lpad(i::text, 8, '0') END,
                CASE WHEN i % 20 = 0 THEN NULL ELSE ($2::text[])[1 + i % 67] END,
                false, now(), now()
@@ -74,7 +74,8 @@ async def fill(conn: asyncpg.Connection, office_id: str, conversations: int) -> 
                                    priority, created_at, updated_at)
         SELECT 'cv' || lpad(i::text, 23, '0'), $1, 'cp' || lpad((1 + i % $3)::text, 23, '0'),
                'cbenchinbox000000000000000', 'cbenchintegration00000000',
-               CASE WHEN i % 3 = 0 THEN 'CLOSED' ELSE 'OPEN' END, 'MEDIUM', now(), now()
+               -- one open conversation per contact and channel (a unique index holds it)
+               CASE WHEN i <= $3 THEN 'OPEN' ELSE 'CLOSED' END, 'MEDIUM', now(), now()
         FROM generate_series(1, $2) AS i
         """,
         office_id,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import httpx
 from fastapi import FastAPI
 
@@ -21,13 +23,15 @@ async def test_unknown_key_is_401(client: httpx.AsyncClient) -> None:
     assert error_of(r)["code"] == "UNAUTHORIZED"
 
 
-async def test_revoked_key_is_401(
+async def test_revoked_key_is_401_within_a_second(
     app: FastAPI, client: httpx.AsyncClient, office_a: OfficeFixture
 ) -> None:
+    """A process trusts a key it resolved for ``key_cache_seconds`` (1 s) at most."""
     assert (await client.get("/webhooks/events", headers=office_a.headers)).status_code == 200
     async with app.state.sessionmaker() as s:
         await offices.revoke_api_key(s, office_a.key_id)
         await s.commit()
+    await asyncio.sleep(app.state.settings.key_cache_seconds)
     r = await client.get("/webhooks/events", headers=office_a.headers)
     assert r.status_code == 401
 

@@ -11,7 +11,6 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.config import Settings
 from officehub.crm.models import Card
-from officehub.events.service import emit
 from officehub.webhooks import verify
 from tests import factories as f
 from tests.automation_helpers import automation_worker, create_rule, runs
@@ -604,23 +603,39 @@ async def test_pause_with_resume_on_template_sent_lifts_when_a_template_is_sent(
     pause = await create_rule(
         client, office_a, actions=[{"action": "PAUSE_AUTOMATION", "actionParams": params}]
     )
-    conversation = s.world.conversation
+    # A conversation of the same contact on the official channel, whose catalogue holds an
+    # approved template: the template goes through the API as an operator would send it.
+    official = await f.make_integration(
+        session, office_a.id, s.world.inbox.id, "WHATSAPP_OFFICIAL", device_id="5511900000009"
+    )
+    conversation = await f.make_conversation(
+        session, office_a.id, s.world.conversation.person_id, official
+    )
+    await session.commit()
+    template = {
+        "name": "boas_vindas",
+        "status": "APPROVED",
+        "category": "UTILITY",
+        "language": "pt_BR",
+        "components": [{"type": "BODY", "text": "Olá!"}],
+        "id": "tpl-boas-vindas",
+    }
+    r = await client.put(
+        f"/integration/{official.id}/whatsapp-templates",
+        json={"data": [template]},
+        headers=office_a.headers,
+    )
+    assert r.status_code == 200, r.text
     await _inbound(client, office_a, conversation.id, "1")
     await _work(app, settings, s.clock)
     await _inbound(client, office_a, conversation.id, "2")
     await _work(app, settings, s.clock)
-    # A template send as the channel records it (templates are refused by the messages
-    # service until the catalogue lands, so the event is recorded here directly).
-    async with app.state.sessionmaker() as s2:
-        await emit(
-            s2,
-            office_a.id,
-            "chat.message.sent",
-            {"text": None, "templateName": "boas_vindas", "conversationId": conversation.id},
-            conversation_id=conversation.id,
-            integration_id=conversation.integration_id,
-        )
-        await s2.commit()
+    r = await client.post(
+        f"/conversation/{conversation.id}/messages",
+        json={"templateName": "boas_vindas", "language": "pt_BR"},
+        headers=office_a.headers,
+    )
+    assert r.status_code == 201, r.text
     await _inbound(client, office_a, conversation.id, "3")
     await _work(app, settings, s.clock)
     logged = list(reversed(await runs(client, office_a, pause["id"])))

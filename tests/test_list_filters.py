@@ -58,6 +58,8 @@ FILTERS: list[tuple[str, str, str]] = [
     ("/funnel-column", "funnelId", "funnel"),
     ("/funnel/{ownFunnel}", "userIds", "user"),
     ("/integration/partner/whatsapp-templates", "deviceId", "device"),
+    ("/flow", "inboxId", "inbox"),
+    ("/case-movements", "personId", "contact"),
 ]
 
 

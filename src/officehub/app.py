@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -17,13 +18,15 @@ from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
 
 from officehub import __version__
-from officehub.auth import SCOPE_EXTRA, is_keyless, scope_of
+from officehub.auth import SCOPE_EXTRA, KeyCache, is_keyless, scope_of
 from officehub.config import Settings, get_settings
-from officehub.db import create_engine, create_sessionmaker
+from officehub.db import create_engine, create_read_sessionmaker, create_sessionmaker
 from officehub.errors import ErrorBody, install_error_handlers
 from officehub.events.router import router as events_router
 from officehub.health import router as health_router
+from officehub.logs import configure_logging
 from officehub.middleware import RequestContextMiddleware
+from officehub.ratelimit import RateLimiter
 from officehub.routers import domain_routers
 from officehub.worker.jobs import periodic_jobs, queue_jobs
 from officehub.worker.runner import Worker, WorkerContext
@@ -35,6 +38,16 @@ DOCS_ASSETS = Path(fastapi_offline.__file__).parent / "static"
 DOCS_ASSETS_URL = "/docs-assets"
 
 
+SERVE_WORKER_ENV = "OFFICEHUB_SERVE_EMBEDDED_WORKER"
+
+
+def served_app() -> FastAPI:
+    """The app of each process of ``officehub serve --workers N`` (a uvicorn factory)."""
+    settings = get_settings()
+    configure_logging(settings.log_level, settings.log_format)
+    return create_app(settings, embedded_worker=os.environ.get(SERVE_WORKER_ENV) == "1")
+
+
 def create_app(settings: Settings | None = None, *, embedded_worker: bool = False) -> FastAPI:
     settings = settings or get_settings()
 
@@ -43,6 +56,7 @@ def create_app(settings: Settings | None = None, *, embedded_worker: bool = Fals
         engine = create_engine(settings.database_url, settings.db_pool_size)
         app.state.engine = engine
         app.state.sessionmaker = create_sessionmaker(engine)
+        app.state.read_sessionmaker = create_read_sessionmaker(engine)
         worker_task: asyncio.Task[None] | None = None
         worker: Worker | None = None
         if embedded_worker:
@@ -56,6 +70,7 @@ def create_app(settings: Settings | None = None, *, embedded_worker: bool = Fals
                 worker.stop()
                 await worker_task
             await engine.dispose()
+            await app.state.rate_limiter.close()
 
     app = FastAPI(
         title="officehub",
@@ -67,6 +82,10 @@ def create_app(settings: Settings | None = None, *, embedded_worker: bool = Fals
         redoc_url=None,
     )
     app.state.settings = settings
+    app.state.key_cache = KeyCache(settings.key_cache_seconds)
+    app.state.rate_limiter = RateLimiter(
+        settings.rate_limits, settings.redis_url, settings.redis_key_prefix
+    )
     install_error_handlers(app)
     app.include_router(health_router)
     app.include_router(events_router)

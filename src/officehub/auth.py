@@ -6,7 +6,8 @@ is read; ``OfficeDep`` reads what it found and checks the route's scope.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import time
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -16,7 +17,7 @@ from fastapi.security import APIKeyHeader
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.errors import Forbidden, Unauthorized
-from officehub.offices.service import PERMISSIONS, resolve_key
+from officehub.offices.service import PERMISSIONS, hash_key, resolve_key_hash
 
 API_KEY_HEADER = "x-service-api-key"
 api_key_scheme = APIKeyHeader(
@@ -89,11 +90,59 @@ class KeyOutcome:
     problem: str = ""
 
 
-async def lookup_key(session: AsyncSession, key: str) -> KeyOutcome:
-    record = await resolve_key(session, key)
+UNKNOWN_KEY = "The API key is unknown or revoked"
+
+
+class KeyCache:
+    """The offices of keys this process resolved, by the key's SHA-256, each for ``ttl`` s.
+
+    A revoked (or deleted) key is refused by every process within ``ttl`` seconds: no
+    process trusts what it read longer than that. Unknown keys are not kept (a key made a
+    moment ago works at once), and at most ``size`` keys are: when full, it starts over.
+    """
+
+    def __init__(
+        self, ttl: float, size: int = 10_000, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.ttl = ttl
+        self.size = size
+        self.clock = clock
+        self._entries: dict[str, tuple[float, OfficeContext]] = {}
+
+    def get(self, key_hash: str) -> OfficeContext | None:
+        entry = self._entries.get(key_hash)
+        if entry is None:
+            return None
+        if entry[0] <= self.clock():
+            del self._entries[key_hash]
+            return None
+        return entry[1]
+
+    def put(self, key_hash: str, office: OfficeContext) -> None:
+        if self.ttl <= 0:
+            return
+        if len(self._entries) >= self.size:
+            self._entries.clear()
+        self._entries[key_hash] = (self.clock() + self.ttl, office)
+
+
+async def lookup_key(
+    open_session: Callable[[], AsyncSession], key: str, cache: KeyCache | None = None
+) -> KeyOutcome:
+    """The office of ``key``: from ``cache`` when it holds the key, else one indexed select
+    in a session of its own (opened only then)."""
+    key_hash = hash_key(key)
+    office = cache.get(key_hash) if cache is not None else None
+    if office is not None:
+        return KeyOutcome(office)
+    async with open_session() as session:
+        record = await resolve_key_hash(session, key_hash)
     if record is None:
-        return KeyOutcome(None, "The API key is unknown or revoked")
-    return KeyOutcome(OfficeContext(record.office_id, record.id, frozenset(record.permissions)))
+        return KeyOutcome(None, UNKNOWN_KEY)
+    office = OfficeContext(record.office_id, record.id, frozenset(record.permissions))
+    if cache is not None:
+        cache.put(key_hash, office)
+    return KeyOutcome(office)
 
 
 async def current_office(

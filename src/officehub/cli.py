@@ -243,9 +243,18 @@ def serve(
     worker: Annotated[
         bool, typer.Option("--worker/--no-worker", help="Run the background worker in-process.")
     ] = True,
+    workers: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            max=64,
+            help="API processes sharing the port (each with its own background worker "
+            "unless --no-worker).",
+        ),
+    ] = 1,
 ) -> None:
     """Migrate, then serve the API (and, by default, the background worker)."""
-    from officehub.app import create_app  # the app's imports cost a second: only here
+    from officehub.app import SERVE_WORKER_ENV, create_app  # the app's imports cost a second
 
     settings = _settings().served_at(host, port)
     migrate(settings.database_url)
@@ -253,8 +262,29 @@ def serve(
     if demo:
         _first_start_banner(settings, *demo)
     configure_logging(settings.log_level, settings.log_format)
+    if workers == 1:
+        uvicorn.run(
+            create_app(settings, embedded_worker=worker),
+            host=settings.host,
+            port=settings.port,
+            log_config=None,
+            access_log=False,
+        )
+        return
+    # Each process builds its app from the environment: pass on what the options decided.
+    os.environ.update(
+        {
+            "OFFICEHUB_DATABASE_URL": settings.database_url,
+            "OFFICEHUB_HOST": settings.host,
+            "OFFICEHUB_PORT": str(settings.port),
+            "OFFICEHUB_PUBLIC_URL": settings.public_url,
+            SERVE_WORKER_ENV: "1" if worker else "0",
+        }
+    )
     uvicorn.run(
-        create_app(settings, embedded_worker=worker),
+        "officehub.app:served_app",
+        factory=True,
+        workers=workers,
         host=settings.host,
         port=settings.port,
         log_config=None,

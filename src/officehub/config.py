@@ -64,6 +64,22 @@ class Settings(BaseSettings):
         7, description="Days an outbox event is kept once every consumer has processed it"
     )
     worker_poll_seconds: float = Field(1.0, description="How often an idle worker looks for work")
+    key_cache_seconds: float = Field(
+        1.0,
+        ge=0,
+        le=60,
+        description="How long a process trusts an API key it resolved (a revoked key is "
+        "refused within this time); 0 looks every key up",
+    )
+    rate_limits: str = Field(
+        "6000/minute",
+        description="Requests each API key may make, e.g. '100/second;6000/minute' (every "
+        "limit holds); empty: unlimited",
+    )
+    redis_url: str = Field(
+        "", description="Redis for rate limit counts shared by every process (empty: in memory)"
+    )
+    redis_key_prefix: str = Field("officehub", description="Prefix of this service's Redis keys")
     db_pool_size: int = Field(10, description="PostgreSQL connection pool size")
     max_json_body_bytes: int = Field(1024 * 1024, description="Largest JSON body accepted")
     storage_backend: Literal["local", "s3"] = Field(

@@ -33,7 +33,7 @@ from sqlalchemy.ext.asyncio import (
     async_sessionmaker,
     create_async_engine,
 )
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.orm import DeclarativeBase, Mapped, ORMExecuteState, Session, mapped_column
 from sqlalchemy.pool import ConnectionPoolEntry
 
 from officehub.ids import new_id
@@ -42,7 +42,6 @@ from officehub.timeutil import as_utc, utcnow
 logger = logging.getLogger("officehub.db")
 _ON_ROLLBACK = "officehub.on_rollback"
 _AIOSQLITE_LOG = logging.getLogger("aiosqlite")
-_READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 NAMING = {
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",
@@ -157,16 +156,58 @@ def create_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]
     return async_sessionmaker(engine, expire_on_commit=False, autoflush=False)
 
 
+READ_METHODS = frozenset({"GET", "HEAD"})
+
+
+class WriteInReadOnlySession(RuntimeError):
+    """A GET tried to change something: a bug, refused before it reaches the database."""
+
+
+def create_read_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]:
+    """Sessions for requests that only read: no ``BEGIN`` and no ``COMMIT`` round trip.
+
+    Each statement runs in its own implicit transaction (autocommit). A read request
+    loses nothing by it: under READ COMMITTED (PostgreSQL's default) each statement of a
+    transaction sees its own snapshot anyway, and SQLite reads outside a transaction as
+    inside one. A write through such a session is a bug and raises before it runs.
+    """
+    return async_sessionmaker(
+        engine.execution_options(isolation_level="AUTOCOMMIT"),
+        expire_on_commit=False,
+        autoflush=False,
+        sync_session_class=ReadOnlySession,
+    )
+
+
+class ReadOnlySession(Session):
+    """The session class behind ``create_read_sessionmaker``."""
+
+
+@event.listens_for(ReadOnlySession, "before_flush")
+def _refuse_flush(session: Session, _context: Any, _instances: Any) -> None:
+    if session.new or session.dirty or session.deleted:
+        raise WriteInReadOnlySession("a read-only request tried to flush changes")
+
+
+@event.listens_for(ReadOnlySession, "do_orm_execute")
+def _refuse_write(state: ORMExecuteState) -> None:
+    if state.is_insert or state.is_update or state.is_delete:
+        raise WriteInReadOnlySession("a read-only request tried to write")
+
+
 def _takes_write_lock_first(request: Request) -> bool:
     """A request that may write, unless it streams an upload: holding the one writer's lock
     while a slow client sends 100 MB would stall every other writer past its timeout."""
-    if request.method in _READ_METHODS:
+    if request.method in READ_METHODS or request.method == "OPTIONS":
         return False
     return not request.headers.get("content-type", "").startswith("multipart/")
 
 
 async def get_session(request: Request) -> AsyncIterator[AsyncSession]:
     """One session per request: committed when the handler returns, rolled back on error.
+
+    A GET or HEAD gets a read-only session without a transaction of its own (see
+    ``create_read_sessionmaker``): nothing to commit, no round trip spent on it.
 
     Used with ``scope="function"`` so the commit happens before the response is sent: a
     client never sees a success for a change that did not commit.
@@ -177,7 +218,12 @@ async def get_session(request: Request) -> AsyncIterator[AsyncSession]:
     with "database is locked" in WAL mode when another writer committed in between; no
     timeout helps there.
     """
-    sessionmaker: async_sessionmaker[AsyncSession] = request.app.state.sessionmaker
+    state = request.app.state
+    if request.method in READ_METHODS:
+        async with state.read_sessionmaker() as session:
+            yield session
+        return
+    sessionmaker: async_sessionmaker[AsyncSession] = state.sessionmaker
     async with sessionmaker() as session:
         try:
             if _takes_write_lock_first(request) and session.get_bind().dialect.name == "sqlite":

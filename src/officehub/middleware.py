@@ -34,6 +34,7 @@ from officehub.auth import (
 )
 from officehub.errors import error_payload
 from officehub.ids import new_id
+from officehub.ratelimit import RateLimiter, Refusal
 
 logger = logging.getLogger("officehub.request")
 _REQUEST_ID_RE = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
@@ -141,13 +142,23 @@ class RequestContextMiddleware:
                 )
             else:
                 key = None if is_keyless(scope["path"]) else await _resolve(scope, headers)
+                refusal = None
                 if key is not None:
                     state["key"] = key
                     if key.office is not None:
                         state["office_id"] = key.office.office_id
-                await self.app(
-                    scope, self._guarded(scope, headers, key, body, receive), send_with_id
-                )
+                        refusal = await _rate_limit(scope, key.office.key_id)
+                if refusal is not None:
+                    await _send_json(
+                        send_with_id,
+                        429,
+                        error_payload(429, "RATE_LIMITED", "Too many requests", refusal.details()),
+                        refusal.headers(),
+                    )
+                else:
+                    await self.app(
+                        scope, self._guarded(scope, headers, key, body, receive), send_with_id
+                    )
         except BodyTooLarge as exc:
             if not response_started:
                 await self._reject_too_large(send_with_id, str(exc.detail))
@@ -234,12 +245,18 @@ class RequestContextMiddleware:
 
 
 async def _resolve(scope: Scope, headers: Headers) -> KeyOutcome:
-    """The office of the request's key: one lookup by the key's hash, in its own session."""
+    """The office of the request's key: from the process's key cache, else one lookup by
+    the key's hash in a read-only session of its own."""
     key = headers.get(API_KEY_HEADER)
     if not key:
         return KeyOutcome(None, MISSING_KEY)
-    async with scope["app"].state.sessionmaker() as session:
-        return await lookup_key(session, key)
+    state = scope["app"].state
+    return await lookup_key(state.read_sessionmaker, key, getattr(state, "key_cache", None))
+
+
+async def _rate_limit(scope: Scope, key_id: str) -> Refusal | None:
+    limiter: RateLimiter | None = getattr(scope["app"].state, "rate_limiter", None)
+    return None if limiter is None else await limiter.hit(key_id)
 
 
 def _has_nul(scope: Scope) -> bool:
@@ -254,7 +271,12 @@ def _route_template(scope: Scope) -> str:
     return template if isinstance(template, str) else "<unmatched>"
 
 
-async def _send_json(send: Send, status: int, payload: dict[str, Any]) -> None:
+async def _send_json(
+    send: Send,
+    status: int,
+    payload: dict[str, Any],
+    extra_headers: list[tuple[bytes, bytes]] | None = None,
+) -> None:
     body = json.dumps(payload).encode()
     await send(
         {
@@ -263,6 +285,7 @@ async def _send_json(send: Send, status: int, payload: dict[str, Any]) -> None:
             "headers": [
                 (b"content-type", b"application/json"),
                 (b"content-length", str(len(body)).encode()),
+                *(extra_headers or []),
             ],
         }
     )

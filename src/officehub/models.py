@@ -19,6 +19,7 @@ from officehub.crm.models import Card, ColumnCount, Funnel, FunnelColumn
 from officehub.departments.models import Department
 from officehub.events.models import ConsumerEvent, JobLease, OutboxEvent
 from officehub.fast_messages.models import FastMessage
+from officehub.flows.models import CaseMovement, Flow, FlowSession
 from officehub.inboxes.models import Inbox, Integration
 from officehub.legal_areas.models import LegalArea
 from officehub.offices.models import ApiKey, Office
@@ -36,6 +37,7 @@ __all__ = [
     "AutomationRun",
     "Card",
     "CardColumnEntry",
+    "CaseMovement",
     "ColumnCount",
     "ConsumerEvent",
     "Contact",
@@ -45,6 +47,8 @@ __all__ = [
     "ConversationTag",
     "Department",
     "FastMessage",
+    "Flow",
+    "FlowSession",
     "Funnel",
     "FunnelColumn",
     "Inbox",

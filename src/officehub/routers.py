@@ -12,6 +12,7 @@ from officehub.crm.router import router as crm_router
 from officehub.dashboard.router import router as dashboard_router
 from officehub.departments.router import router as departments_router
 from officehub.fast_messages.router import router as fast_messages_router
+from officehub.flows.router import router as flows_router
 from officehub.inboxes.router import router as inboxes_router
 from officehub.legal_areas.router import router as legal_areas_router
 from officehub.media import router as media_router
@@ -42,6 +43,7 @@ def domain_routers() -> list[APIRouter]:
         crm_router,
         webhooks_router,
         automation_router,
+        flows_router,
         channels_router,
         dashboard_router,
     ]

@@ -309,7 +309,7 @@ async def fire_webhook_job(session: AsyncSession, job: ScheduledJob, ctx: Worker
     headers.update(
         {
             "Content-Type": "application/json",
-            "X-Service-Event": str(payload["body"].get("event")),
+            "X-Service-Event": str(payload.get("event") or payload["body"].get("event")),
             "X-Service-Delivery": job.id,
         }
     )

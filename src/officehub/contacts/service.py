@@ -65,8 +65,7 @@ async def list_contacts(
 ) -> tuple[list[ContactOut], int]:
     if inbox_id is not None:
         await inboxes.get_inbox(session, office_id, inbox_id)
-    for tag_id in tag_ids:
-        await tags.get_tag(session, office_id, tag_id)
+    await tags.get_tags(session, office_id, tag_ids)
     name_fragment = fold(search.strip()) if search else None
     phone_fragment = digits(search) if search else None
     stmt = repository.contacts_query(
@@ -212,8 +211,7 @@ def _phone_taken(details: str) -> Conflict:
 
 
 async def _checked_tags(session: AsyncSession, office_id: str, tag_ids: Sequence[str]) -> list[Tag]:
-    unique = list(dict.fromkeys(tag_ids))
-    found = [await tags.get_tag(session, office_id, tag_id) for tag_id in unique]
+    found = await tags.get_tags(session, office_id, tag_ids)
     return sorted(found, key=lambda t: (t.name, t.id))
 
 

@@ -314,7 +314,7 @@ def _already_open(other_id: str) -> Conflict:
 
 
 async def _checked_tags(session: AsyncSession, office_id: str, tag_ids: Sequence[str]) -> list[Tag]:
-    found = [await tags.get_tag(session, office_id, t) for t in dict.fromkeys(tag_ids)]
+    found = await tags.get_tags(session, office_id, tag_ids)
     return sorted(found, key=lambda t: (t.name, t.id))
 
 

@@ -17,7 +17,7 @@ from officehub.events.wakeup import NOTIFY_CHANNEL, mark_emitted
 from officehub.ids import new_id
 from officehub.timeutil import utcnow
 
-CONSUMERS = ("automation",)
+CONSUMERS = ("automation", "flows")
 """The outbox consumers that keep a progress row per event (webhook fan-out keeps its
 ``dispatched_at`` flag; flows will be added here)."""
 

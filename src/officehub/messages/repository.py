@@ -42,3 +42,20 @@ async def find_by_external_id(
 ) -> Message | None:
     stmt = scoped(Message, office_id).where(Message.external_id == external_id)
     return (await session.scalars(stmt)).first()
+
+
+async def first_inbound_id(
+    session: AsyncSession, office_id: str, conversation_id: str
+) -> str | None:
+    stmt = (
+        select(Message.id)
+        .where(
+            Message.office_id == office_id,
+            Message.conversation_id == conversation_id,
+            Message.direction == "INBOUND",
+        )
+        .order_by(Message.created_at, Message.id)
+        .limit(1)
+    )
+    value: str | None = await session.scalar(stmt)
+    return value

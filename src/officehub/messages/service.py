@@ -83,6 +83,34 @@ async def send(
     return await _emit(session, conversation, "chat.message.sent", message)
 
 
+async def send_media(
+    session: AsyncSession, office_id: str, conversation_id: str, media_url: str
+) -> MessageOut:
+    """Stores an outbound media message ``QUEUED`` (a flow's ``media`` step); the service
+    window applies as to free text."""
+    conversation = await conversations.get_conversation(session, office_id, conversation_id)
+    integration = await inboxes.get_integration(session, office_id, conversation.integration_id)
+    if integration.type == inboxes.OFFICIAL:
+        await _check_service_window(session, conversation)
+    message = await _store(
+        session,
+        conversation,
+        direction="OUTBOUND",
+        type="MEDIA",
+        text=None,
+        media_url=media_url,
+        status="QUEUED",
+    )
+    return await _emit(session, conversation, "chat.message.sent", message)
+
+
+async def first_inbound_id(
+    session: AsyncSession, office_id: str, conversation_id: str
+) -> str | None:
+    """The conversation's first inbound message (a flow starts on it)."""
+    return await repository.first_inbound_id(session, office_id, conversation_id)
+
+
 async def _check_service_window(session: AsyncSession, conversation: Conversation) -> None:
     last = await repository.last_inbound_at(session, conversation.office_id, conversation.id)
     if last is None or utcnow() - last > SERVICE_WINDOW:

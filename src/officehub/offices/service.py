@@ -94,7 +94,12 @@ async def revoke_api_key(session: AsyncSession, key_id: str) -> ApiKey:
 
 
 async def resolve_key(session: AsyncSession, key: str) -> ApiKey | None:
-    stmt = select(ApiKey).where(ApiKey.key_hash == hash_key(key), ApiKey.revoked_at.is_(None))
+    return await resolve_key_hash(session, hash_key(key))
+
+
+async def resolve_key_hash(session: AsyncSession, key_hash: str) -> ApiKey | None:
+    """The unrevoked key of this SHA-256 hash: one select on the unique index."""
+    stmt = select(ApiKey).where(ApiKey.key_hash == key_hash, ApiKey.revoked_at.is_(None))
     return (await session.scalars(stmt)).first()
 
 

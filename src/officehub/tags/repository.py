@@ -12,6 +12,13 @@ async def get_tag(session: AsyncSession, office_id: str, ident: str) -> Tag | No
     return await get_scoped(session, Tag, office_id, ident)
 
 
+async def get_tags(session: AsyncSession, office_id: str, idents: list[str]) -> list[Tag]:
+    """The office's tags of these ids, in one select (those not found are left out)."""
+    if not idents:
+        return []
+    return list(await session.scalars(scoped(Tag, office_id).where(Tag.id.in_(idents))))
+
+
 async def get_by_name(
     session: AsyncSession, office_id: str, inbox_id: str, name_key: str
 ) -> Tag | None:

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.errors import Conflict, NotFound
@@ -16,6 +18,16 @@ async def get_tag(session: AsyncSession, office_id: str, ident: str) -> Tag:
     if record is None:
         raise NotFound.of("Tag", ident)
     return record
+
+
+async def get_tags(session: AsyncSession, office_id: str, idents: Sequence[str]) -> list[Tag]:
+    """The tags of these ids (each once), in one select; 404 names the first one missing."""
+    unique = list(dict.fromkeys(idents))
+    found = {t.id: t for t in await repository.get_tags(session, office_id, unique)}
+    for ident in unique:
+        if ident not in found:
+            raise NotFound.of("Tag", ident)
+    return [found[ident] for ident in unique]
 
 
 def name_key(name: str) -> str:

@@ -9,6 +9,7 @@ from officehub.channels.template_sync import TEMPLATE_SYNC_JOB
 from officehub.crm.overdue import OVERDUE_JOB
 from officehub.events.consumers import consumer_job
 from officehub.events.retention import OUTBOX_PURGE_JOB
+from officehub.flows.runtime import FLOWS
 from officehub.webhooks.delivery import PURGE_JOB, deliver_due, fan_out_events
 from officehub.worker.runner import PeriodicJob, QueueJob
 from officehub.worker.scheduled import scheduled_runner
@@ -18,6 +19,7 @@ def queue_jobs() -> list[QueueJob]:
     return [
         fan_out_events,
         consumer_job(AUTOMATION),
+        consumer_job(FLOWS),
         scheduled_runner({**AUTOMATION_JOBS}),
         deliver_due,
         send_queued,

@@ -1,0 +1,550 @@
+"""officehub beside a bare Starlette app doing the same work, in one run, same load generator.
+
+The bare app is the ceiling of what Python ASGI does here: the same uvicorn settings (one
+process, ``loop``/``http`` "auto", no access log), the same engine (``officehub.db``'s
+``create_engine``: same driver, pool and SQLite pragmas), the same key check (one indexed
+select by the key's SHA-256), the same indexed selects, and for writes the same insert or
+update plus an outbox row in one transaction. It writes its SQL by hand (SQLAlchemy Core
+``text()``), validates nothing and serialises with ``json``. officehub runs as
+``officehub serve`` runs it: ``configure_logging`` at INFO (stderr to /dev/null).
+
+Both are seeded in one database (SQLite in a temp folder; PostgreSQL in a database of its
+own, ``officehub_bench_perf``, created and dropped here) and driven by ``wrk -t1 -c16``
+(or, where wrk is missing, an async httpx driver with 16 connections), officehub and bare
+alternating per route so both see the same machine load.
+
+    .venv/bin/python -m bench.stack_ratio --quick            # <= 60 s, both databases
+    .venv/bin/python -m bench.stack_ratio --seconds 10 --db postgresql
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import hashlib
+import json
+import os
+import re
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import uvicorn
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from officehub.db import create_engine, create_sessionmaker
+from officehub.ids import new_id
+from officehub.timeutil import utcnow
+
+PG_ADMIN = "postgresql+asyncpg://postgres@127.0.0.1:5432/postgres"
+PG_DB = "officehub_bench_perf"
+CONNECTIONS = 16
+CARDS = 60
+CONTACTS = 500
+
+
+@dataclass(frozen=True)
+class World:
+    key: str
+    tag_id: str
+    funnel_id: str
+    conversation_id: str
+
+
+@dataclass(frozen=True)
+class RouteLoad:
+    label: str
+    method: str
+    path: str
+    body: str | None = None  # "{n}" is replaced by a counter (unique names)
+
+
+def routes(world: World) -> list[RouteLoad]:
+    return [
+        RouteLoad("GET /tag/{id}", "GET", f"/tag/{world.tag_id}"),
+        RouteLoad("GET /people?search=", "GET", "/people?search=maria%2012"),
+        RouteLoad("GET /funnel/{id}", "GET", f"/funnel/{world.funnel_id}"),
+        RouteLoad("POST /people", "POST", "/people", '{{"name": "Bench {n}"}}'),
+        RouteLoad(
+            "PATCH /conversation/{id}",
+            "PATCH",
+            f"/conversation/{world.conversation_id}",
+            '{{"priority": "{p}"}}',
+        ),
+    ]
+
+
+# -- the bare app ---------------------------------------------------------------------------
+
+_KEY = text(
+    "SELECT office_id, permissions FROM api_keys WHERE key_hash = :h AND revoked_at IS NULL"
+)
+
+
+def bare_app(url: str) -> Starlette:
+    engine: AsyncEngine | None = None
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: Starlette) -> Any:
+        nonlocal engine
+        engine = create_engine(url)
+        yield
+        await engine.dispose()
+
+    def db() -> AsyncEngine:
+        assert engine is not None
+        return engine
+
+    async def office_of(request: Request, conn: Any) -> str | None:
+        key = request.headers.get("x-service-api-key", "")
+        digest = hashlib.sha256(key.encode()).hexdigest()
+        row = (await conn.execute(_KEY, {"h": digest})).first()
+        return None if row is None else str(row[0])
+
+    def unauthorized() -> Response:
+        return JSONResponse({"statusCode": 401, "code": "UNAUTHORIZED"}, status_code=401)
+
+    async def tag(request: Request) -> Response:
+        async with db().connect() as conn:
+            office = await office_of(request, conn)
+            if office is None:
+                return unauthorized()
+            row = (
+                await conn.execute(
+                    text(
+                        "SELECT id, inbox_id, name, color, modules, created_at, updated_at "
+                        "FROM tags WHERE office_id = :o AND id = :i"
+                    ),
+                    {"o": office, "i": request.path_params["id"]},
+                )
+            ).first()
+        if row is None:
+            return JSONResponse({"statusCode": 404}, status_code=404)
+        return JSONResponse(_jsonable(row._asdict()))
+
+    async def people(request: Request) -> Response:
+        search = "%" + request.query_params.get("search", "").lower() + "%"
+        async with db().connect() as conn:
+            office = await office_of(request, conn)
+            if office is None:
+                return unauthorized()
+            rows = (
+                await conn.execute(
+                    text(
+                        "SELECT id, name, phone, email, created_at, updated_at FROM contacts "
+                        "WHERE office_id = :o AND search_name LIKE :q "
+                        "ORDER BY created_at DESC, id DESC LIMIT 20"
+                    ),
+                    {"o": office, "q": search},
+                )
+            ).all()
+        items = [_jsonable(r._asdict()) for r in rows]
+        return JSONResponse({"items": items, "page": 1, "limit": 20})
+
+    async def funnel(request: Request) -> Response:
+        async with db().connect() as conn:
+            office = await office_of(request, conn)
+            if office is None:
+                return unauthorized()
+            params = {"o": office, "f": request.path_params["id"]}
+            head = (
+                await conn.execute(
+                    text("SELECT id, name FROM crm_funnels WHERE office_id = :o AND id = :f"),
+                    params,
+                )
+            ).first()
+            if head is None:
+                return JSONResponse({"statusCode": 404}, status_code=404)
+            columns = (
+                await conn.execute(
+                    text(
+                        "SELECT id, name, position FROM crm_columns "
+                        "WHERE office_id = :o AND funnel_id = :f ORDER BY position"
+                    ),
+                    params,
+                )
+            ).all()
+            board = []
+            for column in columns:
+                cards = (
+                    await conn.execute(
+                        text(
+                            "SELECT id, person_id, column_changed_at FROM crm_cards "
+                            "WHERE office_id = :o AND column_id = :c "
+                            "ORDER BY column_changed_at DESC, id DESC LIMIT 20"
+                        ),
+                        {"o": office, "c": column.id},
+                    )
+                ).all()
+                board.append({**column._asdict(), "items": [_jsonable(c._asdict()) for c in cards]})
+        return JSONResponse({**head._asdict(), "columns": board})
+
+    async def create_person(request: Request) -> Response:
+        body = await request.json()
+        now = utcnow().replace(tzinfo=None) if url.startswith("sqlite") else utcnow()
+        person = {"id": new_id(), "name": body["name"], "search_name": body["name"].lower()}
+        async with db().begin() as conn:
+            office = await office_of(request, conn)
+            if office is None:
+                return unauthorized()
+            await conn.execute(
+                text(
+                    "INSERT INTO contacts (id, office_id, name, search_name, is_blocked, "
+                    "created_at, updated_at) VALUES (:id, :o, :name, :search_name, false, :t, :t)"
+                ),
+                {**person, "o": office, "t": now},
+            )
+            await _outbox(conn, office, "contact.created", person, now)
+        return JSONResponse(person, status_code=201)
+
+    async def patch_conversation(request: Request) -> Response:
+        body = await request.json()
+        now = utcnow().replace(tzinfo=None) if url.startswith("sqlite") else utcnow()
+        async with db().begin() as conn:
+            office = await office_of(request, conn)
+            if office is None:
+                return unauthorized()
+            row = (
+                await conn.execute(
+                    text(
+                        "UPDATE conversations SET priority = :p, updated_at = :t "
+                        "WHERE office_id = :o AND id = :i "
+                        "RETURNING id, person_id, status, priority, updated_at"
+                    ),
+                    {"p": body["priority"], "t": now, "o": office, "i": request.path_params["id"]},
+                )
+            ).first()
+            if row is None:
+                return JSONResponse({"statusCode": 404}, status_code=404)
+            out = _jsonable(row._asdict())
+            await _outbox(conn, office, "chat.conversation.updated", out, now)
+        return JSONResponse(out)
+
+    async def healthz(_request: Request) -> Response:
+        return JSONResponse({"status": "ok"})
+
+    return Starlette(
+        routes=[
+            Route("/healthz", healthz),
+            Route("/tag/{id}", tag),
+            Route("/people", people),
+            Route("/people", create_person, methods=["POST"]),
+            Route("/funnel/{id}", funnel),
+            Route("/conversation/{id}", patch_conversation, methods=["PATCH"]),
+        ],
+        lifespan=lifespan,
+    )
+
+
+async def _outbox(conn: Any, office: str, name: str, data: dict[str, Any], now: Any) -> None:
+    await conn.execute(
+        text(
+            "INSERT INTO outbox_events (id, office_id, name, data, created_at, depth) "
+            "VALUES (:id, :o, :n, :d, :t, 0)"
+        ),
+        {"id": new_id(), "o": office, "n": name, "d": json.dumps(data), "t": now},
+    )
+
+
+def _jsonable(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: v.isoformat() if hasattr(v, "isoformat") else v for k, v in row.items()}
+
+
+# -- servers --------------------------------------------------------------------------------
+
+
+def serve(kind: str, url: str, port: int, data_dir: str) -> None:
+    """One server process, the same uvicorn settings for both kinds."""
+    if kind == "bare":
+        app: Any = bare_app(url)
+    else:
+        from officehub.app import create_app
+        from officehub.config import Settings
+        from officehub.logs import configure_logging
+
+        settings = Settings(
+            database_url=url, data_dir=Path(data_dir), signing_key="bench", port=port
+        )
+        configure_logging("INFO", "json")
+        app = create_app(settings)
+    uvicorn.run(app, host="127.0.0.1", port=port, log_config=None, access_log=False)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextlib.contextmanager
+def server(kind: str, url: str, data_dir: str) -> Iterator[str]:
+    port = free_port()
+    args = [sys.executable, "-m", "bench.stack_ratio", "--serve", kind, url, str(port), data_dir]
+    proc = subprocess.Popen(args, stderr=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"{kind} server did not start")
+            time.sleep(0.1)
+        yield base
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+# -- load -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Result:
+    rps: float
+    p50_ms: float
+    p99_ms: float
+    errors: int
+
+
+_LUA = """
+local n = {start}
+request = function()
+  n = n + 1
+  local p = (n % 2 == 0) and "HIGH" or "LOW"
+  local body = {body}
+  return wrk.format("{method}", "{path}", {{["x-service-api-key"] = "{key}",
+    ["content-type"] = "application/json"}}, body)
+end
+"""
+
+
+def _lua_body(template: str | None) -> str:
+    if template is None:
+        return "nil"
+    parts = re.split(r"(\{n\}|\{p\})", template.replace("{{", "{").replace("}}", "}"))
+    out = []
+    for part in parts:
+        if part == "{n}":
+            out.append("n")
+        elif part == "{p}":
+            out.append("p")
+        elif part:
+            out.append(json.dumps(part).replace("'", "\\'"))
+    return " .. ".join(out)
+
+
+def _ms(value: str, unit: str) -> float:
+    return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
+
+
+def run_wrk(base: str, load: RouteLoad, key: str, seconds: float, start: int) -> Result:
+    script = _LUA.format(
+        start=start, body=_lua_body(load.body), method=load.method, path=load.path, key=key
+    )
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as handle:
+        handle.write(script)
+    try:
+        out = subprocess.run(
+            [
+                "wrk",
+                "-t1",
+                f"-c{CONNECTIONS}",
+                f"-d{round(seconds)}s",
+                "--latency",
+                "-s",
+                handle.name,
+                base,
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    finally:
+        os.unlink(handle.name)
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
+    lat = dict(re.findall(r"^\s+(50|99)%\s+([\d.]+\w+)", out, re.M))
+    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    return Result(
+        rps,
+        _ms(*re.match(r"([\d.]+)(\w+)", lat["50"]).groups()),  # type: ignore[union-attr]
+        _ms(*re.match(r"([\d.]+)(\w+)", lat["99"]).groups()),  # type: ignore[union-attr]
+        int(errors.group(1)) if errors else 0,
+    )
+
+
+async def run_httpx(base: str, load: RouteLoad, key: str, seconds: float, start: int) -> Result:
+    limits = httpx.Limits(max_connections=CONNECTIONS, max_keepalive_connections=CONNECTIONS)
+    latencies: list[float] = []
+    errors = 0
+    counter = start
+    headers = {"x-service-api-key": key, "content-type": "application/json"}
+    async with httpx.AsyncClient(base_url=base, limits=limits, timeout=30) as client:
+        deadline = time.perf_counter() + seconds
+
+        async def one() -> None:
+            nonlocal counter, errors
+            while time.perf_counter() < deadline:
+                counter += 1
+                body = None
+                if load.body is not None:
+                    p = "HIGH" if counter % 2 == 0 else "LOW"
+                    body = load.body.format(n=counter, p=p)
+                began = time.perf_counter()
+                r = await client.request(load.method, load.path, content=body, headers=headers)
+                latencies.append(time.perf_counter() - began)
+                errors += r.status_code >= 300
+
+        began = time.perf_counter()
+        await asyncio.gather(*(one() for _ in range(CONNECTIONS)))
+        elapsed = time.perf_counter() - began
+    q = statistics.quantiles(latencies, n=100)
+    return Result(len(latencies) / elapsed, q[49] * 1000, q[98] * 1000, errors)
+
+
+def warm(base: str, load: RouteLoad, key: str, start: int) -> None:
+    """A few requests first: pooled connections open, statements compiled, caches filled."""
+    headers = {"x-service-api-key": key, "content-type": "application/json"}
+    with httpx.Client(base_url=base, timeout=30) as client:
+        for n in range(start, start + 30):
+            body = None if load.body is None else load.body.format(n=n, p="HIGH")
+            r = client.request(load.method, load.path, content=body, headers=headers)
+            if r.status_code >= 300:
+                raise RuntimeError(f"{base} {load.label}: {r.status_code} {r.text[:200]}")
+
+
+def drive(base: str, load: RouteLoad, key: str, seconds: float, start: int) -> Result:
+    httpx.get(f"{base}/healthz")
+    if shutil.which("wrk"):
+        return run_wrk(base, load, key, seconds, start)
+    return asyncio.run(run_httpx(base, load, key, seconds, start))
+
+
+# -- databases and seeding ------------------------------------------------------------------
+
+
+async def seed(url: str) -> World:
+    from officehub.offices import service as offices
+    from tests import factories
+
+    engine = create_engine(url)
+    try:
+        async with create_sessionmaker(engine)() as session:
+            office = await offices.create_office(session, "Bench")
+            key = (await offices.create_api_key(session, office.id, "bench")).key
+            inbox = await factories.make_inbox(session, office.id)
+            integration = await factories.make_integration(session, office.id, inbox.id)
+            tag = await factories.make_tag(session, office.id, inbox.id)
+            people = [
+                await factories.make_contact(session, office.id, f"Maria {i}", phone=None)
+                for i in range(CONTACTS)
+            ]
+            conversation = await factories.make_conversation(
+                session, office.id, people[0].id, integration
+            )
+            funnel, columns = await factories.make_funnel(session, office.id, inbox.id, 3)
+            for i in range(CARDS):
+                await factories.make_card(session, columns[i % 3], people[i + 1].id)
+            await session.commit()
+    finally:
+        await engine.dispose()
+    return World(key, tag.id, funnel.id, conversation.id)
+
+
+async def _pg(statement: str) -> None:
+    engine = create_engine(PG_ADMIN)
+    try:
+        async with engine.connect() as conn:
+            await conn.execution_options(isolation_level="AUTOCOMMIT")
+            await conn.execute(text(statement))
+    finally:
+        await engine.dispose()
+
+
+@contextlib.contextmanager
+def database(kind: str, tmp: str) -> Iterator[str]:
+    if kind == "sqlite":
+        yield f"sqlite+aiosqlite:///{Path(tmp) / 'bench.db'}"
+        return
+    asyncio.run(_pg(f"DROP DATABASE IF EXISTS {PG_DB} WITH (FORCE)"))
+    asyncio.run(_pg(f"CREATE DATABASE {PG_DB}"))
+    try:
+        yield f"postgresql+asyncpg://postgres@127.0.0.1:5432/{PG_DB}"
+    finally:
+        asyncio.run(_pg(f"DROP DATABASE IF EXISTS {PG_DB} WITH (FORCE)"))
+
+
+def bench(kind: str, seconds: float) -> list[tuple[str, Result, Result]]:
+    from officehub.migrate import migrate
+
+    rows: list[tuple[str, Result, Result]] = []
+    with tempfile.TemporaryDirectory() as tmp, database(kind, tmp) as url:
+        migrate(url)
+        world = asyncio.run(seed(url))
+        with server("officehub", url, tmp) as ours, server("bare", url, tmp) as bare:
+            for i, load in enumerate(routes(world)):
+                # warm both (connections, caches), then measure officehub and bare in turn
+                warm(ours, load, world.key, 1_000_000 * (4 * i + 1))
+                warm(bare, load, world.key, 1_000_000 * (4 * i + 2))
+                mine = drive(ours, load, world.key, seconds, 1_000_000 * (4 * i + 3))
+                theirs = drive(bare, load, world.key, seconds, 1_000_000 * (4 * i + 4))
+                rows.append((load.label, mine, theirs))
+    return rows
+
+
+def table(kind: str, rows: list[tuple[str, Result, Result]]) -> str:
+    lines = [
+        f"{kind}:",
+        "",
+        "| route | officehub req/s | p50 ms | p99 ms | bare req/s | p50 ms | p99 ms | ratio |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for label, mine, theirs in rows:
+        flag = " (errors!)" if mine.errors or theirs.errors else ""
+        lines.append(
+            f"| `{label}` | {mine.rps:,.0f} | {mine.p50_ms:.2f} | {mine.p99_ms:.2f} "
+            f"| {theirs.rps:,.0f} | {theirs.p50_ms:.2f} | {theirs.p99_ms:.2f} "
+            f"| {mine.rps / theirs.rps:.2f}x{flag} |"
+        )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--serve", nargs=4, metavar=("KIND", "URL", "PORT", "DATA_DIR"))
+    parser.add_argument("--quick", action="store_true", help="2 s per route and app (<= 60 s)")
+    parser.add_argument("--seconds", type=int, default=5, help="seconds per route and app")
+    parser.add_argument("--db", choices=["sqlite", "postgresql", "both"], default="both")
+    args = parser.parse_args()
+    if args.serve:
+        kind, url, port, data_dir = args.serve
+        serve(kind, url, int(port), data_dir)
+        return
+    seconds = 2.0 if args.quick else args.seconds
+    driver = "wrk -t1 -c16" if shutil.which("wrk") else "httpx, 16 connections"
+    print(f"driver: {driver}; {seconds:g} s per route and app\n")
+    kinds = ["sqlite", "postgresql"] if args.db == "both" else [args.db]
+    for kind in kinds:
+        print(table(kind, bench(kind, seconds)), "\n", flush=True)
+
+
+if __name__ == "__main__":
+    main()

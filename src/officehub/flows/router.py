@@ -1,0 +1,124 @@
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request
+
+from officehub.auth import OfficeDep
+from officehub.db import SessionDep
+from officehub.errors import error_responses
+from officehub.flows import service
+from officehub.flows.schemas import (
+    FlowCreate,
+    FlowOut,
+    FlowSessionOut,
+    FlowUpdate,
+    MovementCreate,
+    MovementOut,
+)
+from officehub.pagination import Page, PageDep
+from officehub.params import Id, PathId
+from officehub.timeutil import utcnow
+
+router = APIRouter(tags=["Flows"])
+
+
+def _allow_private(request: Request) -> bool:
+    return bool(request.app.state.settings.webhook_allow_private)
+
+
+@router.post(
+    "/flow",
+    status_code=201,
+    response_model=FlowOut,
+    responses=error_responses(400, 401, 404),
+    summary="Create a flow (400 INVALID_FLOW_GRAPH when its step graph is broken)",
+)
+async def create_flow(
+    body: FlowCreate, office: OfficeDep, session: SessionDep, request: Request
+) -> FlowOut:
+    return await service.create_flow(
+        session, office.office_id, body, allow_private=_allow_private(request)
+    )
+
+
+@router.get("/flow", response_model=Page[FlowOut], responses=error_responses(400, 401, 404))
+async def list_flows(
+    office: OfficeDep,
+    session: SessionDep,
+    page: PageDep,
+    inbox_id: Annotated[Id | None, Query(alias="inboxId")] = None,
+) -> Page[FlowOut]:
+    items, total = await service.list_flows(session, office.office_id, page, inbox_id=inbox_id)
+    return Page[FlowOut].of(items, total, page)
+
+
+@router.get("/flow/{id}", response_model=FlowOut, responses=error_responses(400, 401, 404))
+async def read_flow(id: PathId, office: OfficeDep, session: SessionDep) -> FlowOut:
+    return service.flow_out(await service.get_flow(session, office.office_id, id))
+
+
+@router.patch(
+    "/flow/{id}",
+    response_model=FlowOut,
+    responses=error_responses(400, 401, 404),
+    summary="Update a flow; a new content is checked as on create",
+)
+async def update_flow(
+    id: PathId, body: FlowUpdate, office: OfficeDep, session: SessionDep, request: Request
+) -> FlowOut:
+    return await service.update_flow(
+        session, office.office_id, id, body, allow_private=_allow_private(request)
+    )
+
+
+@router.delete("/flow/{id}", response_model=FlowOut, responses=error_responses(400, 401, 404))
+async def delete_flow(id: PathId, office: OfficeDep, session: SessionDep) -> FlowOut:
+    return await service.delete_flow(session, office.office_id, id)
+
+
+@router.get(
+    "/conversation/{id}/flow-session",
+    response_model=FlowSessionOut,
+    responses=error_responses(400, 401, 404),
+    summary="The conversation's flow session: the flow, the current step, what it waits for",
+)
+async def read_flow_session(id: PathId, office: OfficeDep, session: SessionDep) -> FlowSessionOut:
+    return await service.flow_session(session, office.office_id, id, utcnow())
+
+
+@router.post(
+    "/case-movements",
+    status_code=201,
+    response_model=MovementOut,
+    responses=error_responses(400, 401, 404),
+    summary="Record a movement of a contact's case (what SEARCH_MOVEMENTS steps list)",
+)
+async def record_movement(
+    body: MovementCreate, office: OfficeDep, session: SessionDep
+) -> MovementOut:
+    return MovementOut.model_validate(
+        await service.record_movement(session, office.office_id, body)
+    )
+
+
+@router.get(
+    "/case-movements", response_model=Page[MovementOut], responses=error_responses(400, 401, 404)
+)
+async def list_movements(
+    office: OfficeDep,
+    session: SessionDep,
+    page: PageDep,
+    person_id: Annotated[Id | None, Query(alias="personId")] = None,
+) -> Page[MovementOut]:
+    items, total = await service.list_movements(
+        session, office.office_id, page, person_id=person_id
+    )
+    return Page[MovementOut].of([MovementOut.model_validate(m) for m in items], total, page)
+
+
+@router.delete(
+    "/case-movements/{id}", response_model=MovementOut, responses=error_responses(400, 401, 404)
+)
+async def delete_movement(id: PathId, office: OfficeDep, session: SessionDep) -> MovementOut:
+    return MovementOut.model_validate(await service.delete_movement(session, office.office_id, id))

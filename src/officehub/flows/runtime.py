@@ -1,0 +1,440 @@
+"""The flows consumer of the outbox: runs a conversation's flow as the contact writes.
+
+The outbox consumer hands a conversation's events over one after the other, so a
+session is never advanced by two inbound messages at once. Each turn runs in the
+consumer's transaction: the messages the flow sends, its system steps' changes and the
+session commit together, or not at all (and the event is retried).
+"""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from officehub.automation.actions import FIRE_WEBHOOK as FIRE_WEBHOOK_JOB
+from officehub.config import Settings
+from officehub.conversations import service as conversations
+from officehub.conversations.models import Conversation
+from officehub.conversations.schemas import ConversationPatch
+from officehub.crm import service as crm
+from officehub.crm.schemas import CardCreate, CardUpdate
+from officehub.errors import NotFound, ServiceError
+from officehub.events.consumers import Consumer
+from officehub.events.models import OutboxEvent
+from officehub.events.service import Cause, caused_by
+from officehub.flows import movements, repository
+from officehub.flows.models import FlowSession
+from officehub.flows.schemas import (
+    FlowContent,
+    ListStep,
+    MediaStep,
+    Option,
+    Step,
+    StepMetadata,
+    SystemStep,
+)
+from officehub.flows.service import EXPIRY
+from officehub.inboxes import service as inboxes
+from officehub.messages import service as messages
+from officehub.messages.schemas import OutboundIn
+from officehub.pagination import PageParams
+from officehub.tickets import service as tickets
+from officehub.tickets.schemas import TicketCreate
+from officehub.timeutil import isoformat
+from officehub.worker.runner import WorkerContext
+from officehub.worker.scheduled import schedule
+
+MAX_STEPS_PER_TURN = 50
+MAX_LOG = 200
+SOCIAL_CHANNELS = frozenset({"INSTAGRAM"})
+
+_FIRST = PageParams(page=1, limit=1)
+
+RUNNING, WAITING, PAUSED, ENDED, EXPIRED = "RUNNING", "WAITING", "PAUSED", "ENDED", "EXPIRED"
+
+
+@dataclass
+class Turn:
+    session: AsyncSession
+    record: FlowSession
+    conversation: Conversation
+    content: FlowContent
+    now: datetime
+    settings: Settings
+    reply: str | None = None
+
+    def log(self, step_id: str | None, outcome: str, detail: str | None = None) -> None:
+        entry = {"stepId": step_id, "outcome": outcome, "detail": detail, "at": isoformat(self.now)}
+        self.record.steps = [*self.record.steps, entry][-MAX_LOG:]
+
+
+def normalise(text: str) -> str:
+    """Case- and accent-insensitive form of a reply or an option."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    plain = "".join(c for c in decomposed if not unicodedata.combining(c))
+    return " ".join(plain.casefold().split()).strip(" .!?)")
+
+
+def match_option(options: list[Option], reply: str) -> int | None:
+    """The option a reply picks: by its number (1-based), then ``value``, ``title``, ``text``."""
+    wanted = normalise(reply)
+    if not wanted:
+        return None
+    if wanted.isdigit() and 1 <= int(wanted) <= len(options):
+        return int(wanted) - 1
+    for key in ("value", "title", "text"):
+        for index, option in enumerate(options):
+            if normalise(getattr(option, key)) == wanted:
+                return index
+    return None
+
+
+def list_text(step: ListStep) -> str:
+    lines = [step.content] if step.content else []
+    lines += [f"{i}. {option.text}" for i, option in enumerate(step.options, start=1)]
+    return "\n".join(lines)
+
+
+async def handle_event(session: AsyncSession, event: OutboxEvent, ctx: WorkerContext) -> None:
+    if event.conversation_id is None or event.name not in (
+        "chat.message.received",
+        "chat.conversation.assigned",
+    ):
+        return
+    try:
+        conversation = await conversations.get_conversation(
+            session, event.office_id, event.conversation_id
+        )
+    except NotFound:
+        return  # deleted since
+    with caused_by(Cause(event.id, event.depth)):
+        if event.name == "chat.message.received":
+            await _on_inbound(session, event, conversation, ctx)
+        else:
+            await _on_assigned(session, conversation, ctx)
+
+
+async def _on_inbound(
+    session: AsyncSession, event: OutboxEvent, conversation: Conversation, ctx: WorkerContext
+) -> None:
+    office_id = conversation.office_id
+    now = ctx.now()
+    data = event.data or {}
+    record = await repository.session_of(session, office_id, conversation.id)
+    if record is None:
+        await _start(session, conversation, str(data.get("id")), ctx)
+        return
+    if record.status != WAITING:
+        return
+    flow = await repository.get_flow(session, office_id, record.flow_id)
+    if flow is None:
+        return
+    turn = Turn(
+        session, record, conversation, FlowContent.model_validate(flow.content), now, ctx.settings
+    )
+    turn.reply = data.get("text") if isinstance(data.get("text"), str) else None
+    if conversation.assigned_user_id is not None:
+        record.status = PAUSED
+        turn.log(record.current_step_id, "HUMAN_SUPPORT", "a person took the conversation")
+        return
+    if now - record.last_activity_at > EXPIRY:
+        _end(turn, EXPIRED, "EXPIRED")
+        return
+    step = _step(turn.content, record.current_step_id)
+    if not isinstance(step, ListStep):
+        _end(turn, ENDED, "STEP_REMOVED")
+        return
+    record.last_activity_at = now
+    choice = match_option(step.options, turn.reply or "")
+    if choice is None:
+        if record.reasked:
+            turn.log(step.id, "NO_MATCH", "still waiting")
+            return
+        record.reasked = True
+        await _send_text(turn, step.id, list_text(step), "REASKED")
+        return
+    option = step.options[choice]
+    turn.log(step.id, "ANSWERED", f"option {choice + 1}")
+    record.reasked = False
+    record.status = RUNNING
+    record.current_step_id = option.next_step_id
+    await run_turn(turn)
+
+
+async def _start(
+    session: AsyncSession, conversation: Conversation, message_id: str, ctx: WorkerContext
+) -> None:
+    """A flow starts on the conversation's first inbound message, unless a person has it."""
+    office_id = conversation.office_id
+    if conversation.assigned_user_id is not None:
+        return
+    if await messages.first_inbound_id(session, office_id, conversation.id) != message_id:
+        return
+    integration = await inboxes.get_integration(session, office_id, conversation.integration_id)
+    flow = await repository.flow_for_inbox(
+        session, office_id, conversation.inbox_id, social=integration.type in SOCIAL_CHANNELS
+    )
+    if flow is None:
+        return
+    content = FlowContent.model_validate(flow.content)
+    now = ctx.now()
+    record = await repository.add_session(
+        session,
+        FlowSession(
+            office_id=office_id,
+            conversation_id=conversation.id,
+            flow_id=flow.id,
+            status=RUNNING,
+            current_step_id=content.initial_step_id,
+            reasked=False,
+            end_reason=None,
+            steps=[],
+            last_activity_at=now,
+            created_at=now,
+            updated_at=now,
+        ),
+    )
+    await run_turn(Turn(session, record, conversation, content, now, ctx.settings))
+
+
+async def _on_assigned(
+    session: AsyncSession, conversation: Conversation, ctx: WorkerContext
+) -> None:
+    record = await repository.session_of(session, conversation.office_id, conversation.id)
+    if record is None:
+        return
+    flow = await repository.get_flow(session, conversation.office_id, record.flow_id)
+    if flow is None:
+        return
+    now = ctx.now()
+    turn = Turn(
+        session, record, conversation, FlowContent.model_validate(flow.content), now, ctx.settings
+    )
+    if conversation.assigned_user_id is not None:
+        if record.status in (RUNNING, WAITING):
+            record.status = PAUSED
+            turn.log(record.current_step_id, "HUMAN_SUPPORT", "a person took the conversation")
+        return
+    if record.status == PAUSED:
+        turn.log(record.current_step_id, "HANDED_BACK", "human support ended")
+        record.status = RUNNING
+        record.last_activity_at = now
+        await run_turn(turn)
+
+
+def _step(content: FlowContent, step_id: str | None) -> Step | None:
+    return next((s for s in content.steps if s.id == step_id), None)
+
+
+def _end(turn: Turn, status: str, reason: str) -> None:
+    turn.record.status = status
+    turn.record.end_reason = reason
+    turn.log(turn.record.current_step_id, reason)
+
+
+async def run_turn(turn: Turn) -> None:
+    """Runs steps from the current one until a list waits, a person takes over, the flow
+    ends or ``MAX_STEPS_PER_TURN`` steps ran."""
+    record = turn.record
+    taken = 0
+    while record.current_step_id is not None:
+        if taken >= MAX_STEPS_PER_TURN:
+            _end(turn, ENDED, "STEP_LIMIT")
+            return
+        step = _step(turn.content, record.current_step_id)
+        if step is None:
+            _end(turn, ENDED, "STEP_REMOVED")
+            return
+        taken += 1
+        if isinstance(step, ListStep):
+            await _send_text(turn, step.id, list_text(step), "SENT")
+            record.status = WAITING
+            record.reasked = False
+            record.last_activity_at = turn.now
+            return
+        if isinstance(step, MediaStep):
+            await _send(turn, step.id, "SENT", media_url=step.content)
+        elif isinstance(step, SystemStep):
+            paused = await _system(turn, step)
+            if paused:
+                record.current_step_id = step.next_step_id
+                record.status = PAUSED
+                return
+        else:
+            await _send_text(turn, step.id, step.content, "SENT")
+        record.current_step_id = step.next_step_id
+    _end(turn, ENDED, "COMPLETED")
+
+
+async def _send_text(turn: Turn, step_id: str, text: str, outcome: str) -> None:
+    await _send(turn, step_id, outcome, text=text)
+
+
+async def _send(
+    turn: Turn,
+    step_id: str,
+    outcome: str,
+    *,
+    text: str | None = None,
+    media_url: str | None = None,
+) -> None:
+    """A failed send (the service window closed, the text empty) is logged; the flow goes on."""
+    office_id, conversation_id = turn.conversation.office_id, turn.conversation.id
+    try:
+        async with turn.session.begin_nested():
+            if media_url is not None:
+                sent = await messages.send_media(
+                    turn.session, office_id, conversation_id, media_url
+                )
+            elif text:
+                sent = await messages.send(
+                    turn.session, office_id, conversation_id, OutboundIn(text=text[:4096])
+                )
+            else:
+                turn.log(step_id, "SKIPPED", "nothing to send")
+                return
+        turn.log(step_id, outcome, f"message {sent.id}")
+    except ServiceError as exc:
+        turn.log(step_id, "FAILED", f"{exc.code}: {exc.details or exc.message}")
+
+
+async def _system(turn: Turn, step: SystemStep) -> bool:
+    """Performs the step's action; True when it handed the conversation to a person."""
+    meta = step.metadata or StepMetadata()
+    try:
+        async with turn.session.begin_nested():
+            paused, detail = await _perform(turn, step, meta)
+    except ServiceError as exc:
+        turn.log(
+            step.id, "FAILED", f"{step.system_action}: {exc.code}: {exc.details or exc.message}"
+        )
+        return False
+    turn.log(step.id, "DONE", f"{step.system_action}: {detail}")
+    return paused
+
+
+async def _perform(turn: Turn, step: SystemStep, meta: StepMetadata) -> tuple[bool, str]:
+    session, conversation = turn.session, turn.conversation
+    office_id = conversation.office_id
+    action = step.system_action
+    if action in ("ASSIGN_USER", "ASSIGN_AGENT"):
+        user_id = meta.user_id if action == "ASSIGN_USER" else meta.agent_id
+        department_id = meta.department_id or next(iter(meta.department_ids or []), None)
+        fields: dict[str, Any] = {}
+        if user_id:
+            fields["assigned_user_id"] = user_id
+        if department_id:
+            fields["department_id"] = department_id
+        out = await conversations.update_conversation(
+            session, office_id, conversation.id, ConversationPatch(**fields)
+        )
+        return out.assigned_user_id is not None, f"assigned {fields}"
+    if action == "ADD_LABELS":
+        for tag_id in meta.tag_ids or []:
+            await conversations.add_tag(session, office_id, conversation.id, tag_id)
+        return False, f"{len(meta.tag_ids or [])} tags"
+    if action == "CHANGE_CRM_COLUMN":
+        return False, await _change_column(turn, meta)
+    if action == "CREATE_TICKET":
+        return False, await _create_ticket(turn, meta)
+    if action == "FIRE_WEBHOOK":
+        return False, await _fire_webhook(turn, step, meta)
+    found = await movements.ADAPTER.search(session, office_id, conversation.person_id)
+    text = movements.describe(found)
+    await _send_text(turn, step.id, text, "SENT")
+    return False, f"{len(found)} movements"
+
+
+async def _change_column(turn: Turn, meta: StepMetadata) -> str:
+    session, conversation = turn.session, turn.conversation
+    office_id = conversation.office_id
+    column_id = str(meta.funnel_column_id)
+    try:
+        card = await crm.card_of_conversation(
+            session, office_id, conversation.person_id, conversation.id
+        )
+    except NotFound:
+        created = await crm.create_card(
+            session,
+            office_id,
+            CardCreate(
+                column_id=column_id,
+                person_id=conversation.person_id,
+                conversation_id=conversation.id,
+            ),
+        )
+        return f"card {created.id} created"
+    if card.column_id != column_id:
+        await crm.update_card(session, office_id, card.id, CardUpdate(column_id=column_id))
+        return f"card {card.id} moved"
+    return f"card {card.id} already in the column"
+
+
+async def _create_ticket(turn: Turn, meta: StepMetadata) -> str:
+    session, office_id = turn.session, turn.conversation.office_id
+    status_id = meta.ticket_status_id
+    if status_id is None:
+        statuses, _ = await tickets.list_ticket_statuses(session, office_id, _FIRST)
+        if not statuses:
+            raise NotFound("No ticket status", details="the office has no ticket status")
+        status_id = statuses[0].id
+    ticket = await tickets.create_ticket(
+        session,
+        office_id,
+        TicketCreate(
+            title=str(meta.ticket_title),
+            description=meta.ticket_description,
+            status_id=status_id,
+            priority=meta.ticket_priority or "MEDIUM",
+            assignee_ids=list(meta.ticket_assignee_ids or []),
+            department_ids=list(meta.ticket_department_ids or []),
+            conversation_id=turn.conversation.id,
+        ),
+    )
+    return f"ticket {ticket.id}"
+
+
+async def _fire_webhook(turn: Turn, step: SystemStep, meta: StepMetadata) -> str:
+    """Scheduled on the automation machinery's guarded, retried webhook job."""
+    body: Any = {}
+    if meta.webhook_body:
+        try:
+            body = json.loads(meta.webhook_body)
+        except ValueError:
+            body = {"body": meta.webhook_body}
+    if not isinstance(body, dict):
+        body = {"body": body}
+    if meta.webhook_include_context:
+        conversation = turn.conversation
+        body["context"] = {
+            "flowId": turn.record.flow_id,
+            "stepId": step.id,
+            "conversationId": conversation.id,
+            "personId": conversation.person_id,
+            "inboxId": conversation.inbox_id,
+            "lastMessage": turn.reply,
+        }
+    job = await schedule(
+        turn.session,
+        turn.conversation.office_id,
+        FIRE_WEBHOOK_JOB,
+        {
+            "url": meta.webhook_url,
+            "method": meta.webhook_method or "POST",
+            "headers": {h.key: h.value for h in meta.webhook_headers or []},
+            "secret": None,
+            "event": "flow.webhook",
+            "body": body,
+        },
+        turn.now,
+        turn.now,
+    )
+    return f"job {job.id}"
+
+
+FLOWS = Consumer("flows", handle_event)

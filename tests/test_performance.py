@@ -1,0 +1,280 @@
+"""The hot paths: API keys from a per-process cache (revocation still felt within a second by
+every process), read requests without a transaction, and statements per request that do not
+grow with the data (no N+1)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from fastapi import FastAPI
+from sqlalchemy import delete, event, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from officehub.app import create_app
+from officehub.auth import KeyCache, OfficeContext
+from officehub.config import Settings
+from officehub.contacts.models import Contact, ContactTag
+from officehub.db import WriteInReadOnlySession
+from officehub.offices import service as offices
+from tests import factories as f
+from tests.crm_world import make_world
+from tests.helpers import OfficeFixture, error_of
+from tests.server_process import running_server
+
+
+@contextmanager
+def counting(app: FastAPI) -> Iterator[list[str]]:
+    """The SQL statements the app sends while the block runs."""
+    statements: list[str] = []
+
+    def count(*args: Any) -> None:
+        statements.append(args[2])
+
+    engine = app.state.engine.sync_engine
+    event.listen(engine, "before_cursor_execute", count)
+    try:
+        yield statements
+    finally:
+        event.remove(engine, "before_cursor_execute", count)
+
+
+async def statements_of(
+    app: FastAPI, client: httpx.AsyncClient, method: str, url: str, **kwargs: Any
+) -> list[str]:
+    """The statements of one request, but the API key's lookup (whether the key cache
+    still held the key depends on how long the test took)."""
+    with counting(app) as statements:
+        response = await client.request(method, url, **kwargs)
+        assert response.status_code < 300, response.text
+    return [s for s in statements if "FROM api_keys" not in s]
+
+
+@asynccontextmanager
+async def other_process(settings: Settings) -> AsyncIterator[httpx.AsyncClient]:
+    """A second app on the same database: another process's caches and pool."""
+    app = create_app(settings)
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://second.test") as c:
+            yield c
+
+
+# -- the key cache ---------------------------------------------------------------------------
+
+
+async def test_a_resolved_key_is_served_from_the_cache_without_a_query(
+    settings: Settings, office_a: OfficeFixture
+) -> None:
+    app = create_app(settings.model_copy(update={"key_cache_seconds": 60}))
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://t.test") as client:
+            with counting(app) as first:
+                assert (await client.get("/tag", headers=office_a.headers)).status_code == 200
+            with counting(app) as second:
+                assert (await client.get("/tag", headers=office_a.headers)).status_code == 200
+    assert [s for s in first if "FROM api_keys" in s]
+    assert not [s for s in second if "FROM api_keys" in s], second
+
+
+async def test_revocation_is_felt_within_a_second_by_every_process(
+    app: FastAPI, settings: Settings, client: httpx.AsyncClient, office_a: OfficeFixture
+) -> None:
+    async with other_process(settings) as second:
+        for c in (client, second):  # both processes hold the key in their caches
+            assert (await c.get("/tag", headers=office_a.headers)).status_code == 200
+        async with app.state.sessionmaker() as s:
+            await offices.revoke_api_key(s, office_a.key_id)
+            await s.commit()
+        await asyncio.sleep(settings.key_cache_seconds)
+        for c in (client, second):
+            r = await c.get("/tag", headers=office_a.headers)
+            assert r.status_code == 401
+            assert error_of(r)["code"] == "UNAUTHORIZED"
+
+
+async def test_a_key_made_a_moment_after_an_unknown_one_works_at_once(
+    app: FastAPI, client: httpx.AsyncClient, office_a: OfficeFixture
+) -> None:
+    unknown = await client.get("/tag", headers={"x-service-api-key": "ohk_not_yet"})
+    assert unknown.status_code == 401
+    async with app.state.sessionmaker() as s:
+        created = await offices.create_api_key(s, office_a.id, "fresh")
+        await s.commit()
+    r = await client.get("/tag", headers={"x-service-api-key": created.key})
+    assert r.status_code == 200
+
+
+def test_the_key_cache_forgets_after_its_ttl_and_starts_over_when_full() -> None:
+    now = [100.0]
+    cache = KeyCache(ttl=1.0, size=2, clock=lambda: now[0])
+    office = OfficeContext("office", "key", frozenset({"read"}))
+    cache.put("a", office)
+    assert cache.get("a") == office
+    now[0] += 0.99
+    assert cache.get("a") == office
+    now[0] += 0.02
+    assert cache.get("a") is None
+    cache.put("a", office)
+    cache.put("b", office)
+    cache.put("c", office)  # full: starts over with c alone
+    assert (cache.get("a"), cache.get("b"), cache.get("c")) == (None, None, office)
+
+
+def test_a_key_cache_of_ttl_zero_keeps_nothing() -> None:
+    cache = KeyCache(ttl=0)
+    cache.put("a", OfficeContext("office", "key", frozenset()))
+    assert cache.get("a") is None
+
+
+# -- read requests ---------------------------------------------------------------------------
+
+
+async def test_a_read_request_runs_without_a_transaction(
+    app: FastAPI, client: httpx.AsyncClient, office_a: OfficeFixture
+) -> None:
+    await client.get("/tag", headers=office_a.headers)
+    commits: list[object] = []
+
+    def committed(connection: object) -> None:
+        commits.append(connection)
+
+    event.listen(app.state.engine.sync_engine, "commit", committed)
+    try:
+        r = await client.get("/tag", headers=office_a.headers)
+        assert r.status_code == 200
+        assert commits == []
+        r = await client.post("/inbox", json={"name": "Novo"}, headers=office_a.headers)
+        assert r.status_code == 201, r.text
+        assert len(commits) == 1
+    finally:
+        event.remove(app.state.engine.sync_engine, "commit", committed)
+
+
+async def test_a_read_only_session_refuses_to_write(app: FastAPI, office_a: OfficeFixture) -> None:
+    async with app.state.read_sessionmaker() as s:
+        s.add(Contact(office_id=office_a.id, name="X", search_name="x"))
+        with pytest.raises(WriteInReadOnlySession):
+            await s.flush()
+    async with app.state.read_sessionmaker() as s:
+        with pytest.raises(WriteInReadOnlySession):
+            await s.execute(delete(Contact).where(Contact.office_id == office_a.id))
+    async with app.state.sessionmaker() as s:
+        assert (await s.scalars(select(Contact))).all() == []
+
+
+# -- statements per request (no N+1) ---------------------------------------------------------
+
+
+async def test_reading_a_tag_costs_one_statement(
+    app: FastAPI, client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    world = await make_world(session, office_a.id)
+    url = f"/tag/{world.tag.id}"
+    await client.get(url, headers=office_a.headers)  # the key is cached
+    assert len(await statements_of(app, client, "GET", url, headers=office_a.headers)) == 1
+
+
+async def test_searching_people_costs_the_same_statements_for_2_and_20_matches(
+    app: FastAPI, client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    world = await make_world(session, office_a.id)
+    for name, count in (("Joana", 20), ("Pedro", 2)):
+        for i in range(count):
+            contact = await f.make_contact(session, office_a.id, f"{name} {i}", phone=None)
+            await f.make_conversation(session, office_a.id, contact.id, world.integration)
+            session.add(
+                ContactTag(office_id=office_a.id, contact_id=contact.id, tag_id=world.tag.id)
+            )
+    await session.commit()
+    headers = office_a.headers
+    await client.get("/people", headers=headers)
+    two = await statements_of(app, client, "GET", "/people?search=pedro", headers=headers)
+    twenty = await statements_of(app, client, "GET", "/people?search=joana", headers=headers)
+    assert len(two) == len(twenty) <= 3, twenty
+
+
+async def test_creating_a_person_costs_the_same_statements_with_1_and_5_tags(
+    app: FastAPI, client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    world = await make_world(session, office_a.id)
+    tags = [world.tag] + [
+        await f.make_tag(session, office_a.id, world.inbox.id, f"t{i}") for i in range(4)
+    ]
+    await session.commit()
+    headers = office_a.headers
+    await client.get("/people", headers=headers)
+    one = await statements_of(
+        app, client, "POST", "/people", json={"name": "Ana", "tags": [tags[0].id]}, headers=headers
+    )
+    five = await statements_of(
+        app,
+        client,
+        "POST",
+        "/people",
+        json={"name": "Bia", "tags": [t.id for t in tags]},
+        headers=headers,
+    )
+    assert len(one) == len(five), (one, five)
+
+
+async def test_updating_a_conversation_costs_the_same_statements_for_1_and_4_tags(
+    app: FastAPI, client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    world = await make_world(session, office_a.id)
+    tags = [world.tag] + [
+        await f.make_tag(session, office_a.id, world.inbox.id, f"t{i}") for i in range(4)
+    ]
+    await session.commit()
+    url = f"/conversation/{world.conversation.id}"
+    headers = office_a.headers
+    await client.get(url, headers=headers)
+    one = await statements_of(
+        app, client, "PATCH", url, json={"priority": "HIGH", "tags": [tags[1].id]}, headers=headers
+    )
+    five = await statements_of(
+        app,
+        client,
+        "PATCH",
+        url,
+        json={"priority": "LOW", "tags": [t.id for t in tags if t is not tags[1]]},
+        headers=headers,
+    )
+    # one tag swapped for one, then one for four: each set change is one statement
+    assert len(one) == len(five), (one, five)
+
+
+# -- serve --workers -------------------------------------------------------------------------
+
+
+def _spawned_in(folder: Path) -> list[int]:
+    """Processes started by multiprocessing whose working folder is ``folder``."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cwd = (proc / "cwd").resolve()
+            cmdline = (proc / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if cwd == folder.resolve() and b"spawn_main" in cmdline:
+            found.append(int(proc.name))
+    return found
+
+
+async def test_serve_with_workers_runs_that_many_api_processes(tmp_path: Path) -> None:
+    async with running_server(tmp_path, "--workers", "2", "--no-worker") as server:
+        headers = {"x-service-api-key": server.demo_key}
+        async with httpx.AsyncClient(base_url=server.url, timeout=30) as client:
+            answers = await asyncio.gather(
+                *(client.get("/tag", headers=headers) for _ in range(20))
+            )
+        assert [r.status_code for r in answers] == [200] * 20
+        assert len(_spawned_in(tmp_path)) == 2
