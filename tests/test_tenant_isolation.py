@@ -205,6 +205,31 @@ MATRIX: dict[tuple[str, str], Probe | str] = {
     ),
     ("POST", "/integration/{id}/whatsapp-templates/sync"): _at(id="integration"),
     ("GET", "/homepage-v2/get-clients-map"): NO_RECORD,
+    ("POST", "/flow"): _refers(
+        lambda i: {
+            "name": "B",
+            "inboxId": i["inbox"],
+            "content": {
+                "steps": [{"id": "s1", "type": "text", "content": "B", "nextStepId": None}],
+                "initialStepId": "s1",
+            },
+        }
+    ),
+    ("GET", "/flow"): _filter(inboxId="inbox"),
+    ("GET", "/flow/{id}"): _at(id="flow"),
+    ("PATCH", "/flow/{id}"): _at(lambda i: {"name": "B"}, id="flow"),
+    ("DELETE", "/flow/{id}"): _at(id="flow"),
+    ("GET", "/conversation/{id}/flow-session"): _at(id="conversation"),
+    ("POST", "/case-movements"): _refers(
+        lambda i: {
+            "personId": i["contact"],
+            "caseNumber": "0000001-00.2026.8.26.0100",
+            "description": "B",
+            "occurredAt": "2026-01-01T00:00:00Z",
+        }
+    ),
+    ("GET", "/case-movements"): _filter(personId="contact"),
+    ("DELETE", "/case-movements/{id}"): _at(id="movement"),
 }
 
 # The spec gives this route's errors no ``code`` (``templates/router.py``).
@@ -231,6 +256,8 @@ SNAPSHOT = (
     "/webhooks/{webhook}",
     "/webhooks/{webhook}/deliveries/{delivery}",
     "/automation-rules/{rule}",
+    "/flow/{flow}",
+    "/case-movements?personId={contact}",
 )
 
 
@@ -281,6 +308,26 @@ async def _office_a_world(
         {"name": "A", "url": "http://127.0.0.1:9/hook", "events": ["contact.created"]},
     )
     ids["rule"] = (await create_rule(client, a))["id"]
+    ids["flow"] = await created(
+        "/flow",
+        {
+            "name": "A",
+            "inboxId": world.inbox.id,
+            "content": {
+                "steps": [{"id": "s1", "type": "text", "content": "A", "nextStepId": None}],
+                "initialStepId": "s1",
+            },
+        },
+    )
+    ids["movement"] = await created(
+        "/case-movements",
+        {
+            "personId": world.contact.id,
+            "caseNumber": "0000001-00.2026.8.26.0100",
+            "description": "Juntada de petição",
+            "occurredAt": "2026-01-01T00:00:00Z",
+        },
+    )
     link = await client.post(
         f"/integration/partner/contacts/{world.contact.id}/link",
         json={"partner": {"id": "cpartner0001", "name": "Maria"}},

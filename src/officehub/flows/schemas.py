@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Annotated, Any, Literal
 
-from pydantic import AwareDatetime, Field, StringConstraints, field_validator
+from pydantic import AwareDatetime, Discriminator, Field, StringConstraints, Tag, field_validator
 
 from officehub.params import Id
 from officehub.schemas import ApiModel, BodyModel, LongText, StrictBodyModel
@@ -115,7 +115,23 @@ class SystemStep(_Step):
     system_action: SystemAction
 
 
-Step = Annotated[TextStep | ListStep | SystemStep | MediaStep, Field(discriminator="type")]
+def _step_type(value: Any) -> Any:
+    return value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+
+
+# A callable discriminator: BodyModel's before-validators (strict scalars) apply to every
+# field, which a field-named discriminator does not allow on its ``type``.
+Step = Annotated[
+    Annotated[TextStep, Tag("text")]
+    | Annotated[ListStep, Tag("list")]
+    | Annotated[SystemStep, Tag("system")]
+    | Annotated[MediaStep, Tag("media")],
+    Discriminator(
+        _step_type,
+        custom_error_type="invalid_step_type",
+        custom_error_message="type must be one of text, list, system, media",
+    ),
+]
 
 
 class FlowContent(BodyModel):
