@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -11,7 +10,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-import uvicorn
+from tests.server import serving
 
 
 @dataclass(frozen=True)
@@ -97,25 +96,6 @@ async def running_receiver(respond: Responder | None = None) -> AsyncIterator[Re
     receiver = Receiver()
     if respond is not None:
         receiver.respond = respond
-    config = uvicorn.Config(
-        receiver,
-        host="127.0.0.1",
-        port=0,
-        lifespan="off",
-        ws="none",
-        log_level="warning",
-        access_log=False,
-        timeout_graceful_shutdown=1,
-    )
-    server = uvicorn.Server(config)
-    server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]
-    task = asyncio.create_task(server.serve())
-    try:
-        async with asyncio.timeout(10):
-            while not server.started:  # noqa: ASYNC110 (uvicorn offers no event)
-                await asyncio.sleep(0.01)
-        receiver.port = server.servers[0].sockets[0].getsockname()[1]
+    async with serving(receiver) as port:
+        receiver.port = port
         yield receiver
-    finally:
-        server.should_exit = True
-        await task

@@ -24,17 +24,24 @@ from fastapi import FastAPI
 
 
 @asynccontextmanager
-async def running_server(app: FastAPI) -> AsyncIterator[str]:
-    """Serves ``app`` on a free port of 127.0.0.1; yields its base URL."""
+async def serving(
+    app: Callable[..., Awaitable[None]], graceful_seconds: int = 1
+) -> AsyncIterator[int]:
+    """Any ASGI ``app`` behind a real uvicorn on a free port of 127.0.0.1; yields the port.
+
+    The one place tests start an in-process server: uvicorn's signal handlers stay the
+    test runner's (``capture_signals``), and it offers no start event, so ``started`` is
+    polled.
+    """
     config = uvicorn.Config(
         app,
         host="127.0.0.1",
         port=0,
-        lifespan="off",  # the test's app fixture already ran the lifespan
+        lifespan="off",  # an app fixture has already run its lifespan
         ws="none",
         log_level="warning",
         access_log=False,
-        timeout_graceful_shutdown=2,
+        timeout_graceful_shutdown=graceful_seconds,
     )
     server = uvicorn.Server(config)
     server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]
@@ -45,11 +52,17 @@ async def running_server(app: FastAPI) -> AsyncIterator[str]:
                 if task.done():
                     task.result()
                 await asyncio.sleep(0.01)
-        port = server.servers[0].sockets[0].getsockname()[1]
-        yield f"http://127.0.0.1:{port}"
+        yield server.servers[0].sockets[0].getsockname()[1]
     finally:
         server.should_exit = True
         await task
+
+
+@asynccontextmanager
+async def running_server(app: FastAPI) -> AsyncIterator[str]:
+    """Serves ``app`` on a free port of 127.0.0.1; yields its base URL."""
+    async with serving(app, graceful_seconds=2) as port:
+        yield f"http://127.0.0.1:{port}"
 
 
 @asynccontextmanager

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 import httpx
 import pytest
-import uvicorn
 from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.types import Message, Receive, Scope, Send
@@ -21,6 +20,7 @@ from starlette.types import Message, Receive, Scope, Send
 from officehub.auth import is_keyless
 from tests.factories import make_user
 from tests.helpers import OfficeFixture, error_of
+from tests.server import serving
 from tests.test_users import png_bytes
 
 MIB = 1024 * 1024
@@ -49,20 +49,8 @@ class Counted:
 @contextlib.asynccontextmanager
 async def running(counted: Counted) -> AsyncIterator[int]:
     """The application behind a real uvicorn server on 127.0.0.1; yields its port."""
-    config = uvicorn.Config(
-        counted, host="127.0.0.1", port=0, lifespan="off", log_level="warning", access_log=False
-    )
-    server = uvicorn.Server(config)
-    server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]
-    task = asyncio.create_task(server.serve())
-    try:
-        async with asyncio.timeout(10):
-            while not server.started:  # noqa: ASYNC110 (uvicorn offers no event)
-                await asyncio.sleep(0.01)
-        yield server.servers[0].sockets[0].getsockname()[1]
-    finally:
-        server.should_exit = True
-        await task
+    async with serving(counted, graceful_seconds=2) as port:
+        yield port
 
 
 @dataclass

@@ -8,19 +8,18 @@ replies to give instead of the normal answer, first in first out, per route kind
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
+
+from tests.server import serving
 
 TOKEN = "EAAG-test-access-token"
 
@@ -131,25 +130,6 @@ class Platform:
 @asynccontextmanager
 async def running_platform() -> AsyncIterator[Platform]:
     platform = Platform()
-    config = uvicorn.Config(
-        platform.app(),
-        host="127.0.0.1",
-        port=0,
-        lifespan="off",
-        ws="none",
-        log_level="warning",
-        access_log=False,
-        timeout_graceful_shutdown=1,
-    )
-    server = uvicorn.Server(config)
-    server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]
-    task = asyncio.create_task(server.serve())
-    try:
-        async with asyncio.timeout(10):
-            while not server.started:  # noqa: ASYNC110 (uvicorn offers no event)
-                await asyncio.sleep(0.01)
-        platform.port = server.servers[0].sockets[0].getsockname()[1]
+    async with serving(platform.app()) as port:
+        platform.port = port
         yield platform
-    finally:
-        server.should_exit = True
-        await task
