@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install run quickstart test lint types pytest fuzz bench clean
+.PHONY: install chromium run quickstart test lint types pytest fuzz bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -28,7 +28,13 @@ lint: $(STAMP)
 types: $(STAMP)
 	$(BIN)/mypy
 
-pytest: $(STAMP)
+# Browser tests drive Debian's Chromium (no downloaded browser); installed where missing.
+chromium:
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
+		{ $(if $(filter 0,$(shell id -u)),,sudo) apt-get update -q && \
+		  DEBIAN_FRONTEND=noninteractive $(if $(filter 0,$(shell id -u)),,sudo) apt-get install -y -q chromium; }
+
+pytest: $(STAMP) chromium
 	$(BIN)/pytest
 
 test: lint types pytest

@@ -17,6 +17,7 @@ import asyncpg
 import httpx
 import pytest
 from fastapi import FastAPI
+from playwright.async_api import Browser, Page
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -25,6 +26,7 @@ from officehub.config import Settings
 from officehub.ids import new_id
 from officehub.migrate import migrate_async
 from officehub.offices import service as offices
+from tests.browser import launched_browser, new_page
 from tests.helpers import OfficeFixture, make_office
 from tests.server import running_server
 
@@ -148,3 +150,17 @@ async def server_url(app: FastAPI) -> AsyncIterator[str]:
     """The test's app served by uvicorn on 127.0.0.1 (see ``tests/server.py``)."""
     async with running_server(app) as base_url:
         yield base_url
+
+
+@pytest.fixture
+async def browser() -> AsyncIterator[Browser]:
+    """A headless Chromium of Debian's package (``tests/browser.py``)."""
+    async with launched_browser() as launched:
+        yield launched
+
+
+@pytest.fixture
+async def page(browser: Browser) -> AsyncIterator[Page]:
+    """A fresh page with its own storage, 1280 by 800."""
+    async with new_page(browser) as fresh:
+        yield fresh
