@@ -20,6 +20,7 @@ from fastapi.staticfiles import StaticFiles
 from officehub import __version__
 from officehub.auth import SCOPE_EXTRA, KeyCache, is_keyless, scope_of
 from officehub.config import Settings, get_settings
+from officehub.console.router import router as console_router
 from officehub.db import create_engine, create_read_sessionmaker, create_sessionmaker
 from officehub.errors import ErrorBody, install_error_handlers
 from officehub.events.router import router as events_router
@@ -92,6 +93,7 @@ def create_app(settings: Settings | None = None, *, embedded_worker: bool = Fals
     for router in domain_routers():
         app.include_router(router)
     _install_docs(app)
+    app.include_router(console_router)
     app.add_middleware(RequestContextMiddleware, max_json_body=settings.max_json_body_bytes)
 
     def openapi() -> dict[str, Any]:

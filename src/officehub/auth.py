@@ -25,10 +25,12 @@ api_key_scheme = APIKeyHeader(
 )
 
 # The one list of paths that need no API key: operations, the API's own description and
-# its assets, signed media links, and channels' inbound webhooks (authenticated by their
-# signature).
-KEYLESS_PATHS = frozenset({"/healthz", "/readyz", "/metrics", "/openapi.json", "/docs", "/redoc"})
-KEYLESS_PREFIXES = ("/docs/", "/docs-assets/", "/media/", "/channels/", "/webchat/")
+# its assets, the console's static files (the page holds no data; its calls carry a key),
+# signed media links, and channels' inbound webhooks (authenticated by their signature).
+KEYLESS_PATHS = frozenset(
+    {"/healthz", "/readyz", "/metrics", "/openapi.json", "/docs", "/redoc", "/console"}
+)
+KEYLESS_PREFIXES = ("/docs/", "/docs-assets/", "/media/", "/channels/", "/webchat/", "/console/")
 
 # read: every GET; write: every other change; webhooks: webhooks and their deliveries
 # (they hold secrets), read or written; edit:customer: partner links (the spec's permission).

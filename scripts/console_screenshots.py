@@ -1,0 +1,264 @@
+"""Screenshots of the office console for the README (``docs/img/console-*.png``).
+
+Runs the app on a fresh SQLite database in a temporary folder (with its embedded worker,
+so webhook deliveries really happen), fills one office through the public API, and has
+Debian's Chromium (``make chromium``) take a picture of each view::
+
+    .venv/bin/python scripts/console_screenshots.py [--out docs/img]
+
+A local receiver stands behind one webhook and fails its first calls, so the webhook
+view shows failures, retries and a success. Nothing leaves 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import tempfile
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+from fastapi import FastAPI
+from playwright.async_api import Page
+from sqlalchemy import update
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from officehub.app import create_app  # noqa: E402
+from officehub.config import Settings  # noqa: E402
+from officehub.crm.models import Card  # noqa: E402
+from officehub.migrate import migrate_async  # noqa: E402
+from officehub.offices import service as offices  # noqa: E402
+from officehub.timeutil import utcnow  # noqa: E402
+from tests.browser import launched_browser, new_page  # noqa: E402
+from tests.receiver import Reply, running_receiver  # noqa: E402
+from tests.server import running_server  # noqa: E402
+
+CLIENTS = [
+    ("Maria Souza", "+5511987650001"),
+    ("João Pereira", "+5511987650002"),
+    ("Ana Costa", "+5521987650003"),
+    ("Pedro Alves", "+5531987650004"),
+    ("Lucia Ramos", "+5571987650005"),
+    ("Rafael Lima", "+5551987650006"),
+    ("Beatriz Rocha", "+5561987650007"),
+    ("Carlos Melo", "+5581987650008"),
+    ("Fernanda Dias", "+5511987650009"),
+    ("Gustavo Nunes", "+5519987650010"),
+    ("Helena Cruz", "+5541987650011"),
+    ("Igor Santos", "+5585987650012"),
+    ("Juliana Reis", "+5592987650013"),
+    ("Marcos Teixeira", "+5527987650014"),
+]
+
+
+class Office:
+    def __init__(self, client: httpx.AsyncClient, key: str) -> None:
+        self.client = client
+        self.headers = {"x-service-api-key": key}
+
+    async def call(self, method: str, path: str, **kwargs: Any) -> Any:
+        response = await self.client.request(method, path, headers=self.headers, **kwargs)
+        if response.status_code >= 400:
+            raise RuntimeError(f"{method} {path}: {response.status_code} {response.text}")
+        return response.json()
+
+
+async def seed(app: FastAPI, office: Office, receiver_url: str, failing_url: str) -> None:
+    inbox = await office.call("POST", "/inbox", json={"name": "Atendimento"})
+    await office.call(
+        "POST",
+        "/webhooks",
+        json={
+            "name": "ERP do escritório",
+            "url": failing_url,
+            "events": ["crm.lead.moved", "chat.message.received"],
+        },
+    )
+    hook = await office.call(
+        "POST",
+        "/webhooks",
+        json={
+            "name": "Planilha de leads",
+            "url": receiver_url + "?sheet=1",
+            "events": ["crm.lead.created"],
+        },
+    )
+    await office.call("POST", f"/webhooks/{hook['id']}/test")
+    channel = await office.call(
+        "POST",
+        "/integration",
+        json={"inboxId": inbox["id"], "type": "WHATSAPP", "name": "WhatsApp"},
+    )
+    users = [
+        await office.call("POST", "/user", json={"name": name, "email": email})
+        for name, email in [("Ana Lima", "ana@example.com"), ("Bruno Dias", "bruno@example.com")]
+    ]
+    tags = [
+        await office.call(
+            "POST",
+            "/tag",
+            json={
+                "name": name,
+                "color": color,
+                "inboxId": inbox["id"],
+                "modules": ["crm", "conversas"],
+            },
+        )
+        for name, color in [
+            ("urgente", "#B42318"),
+            ("trabalhista", "#0B4F8A"),
+            ("retorno", "#14532D"),
+        ]
+    ]
+    funnel = await office.call(
+        "POST",
+        "/funnel",
+        json={
+            "name": "Novos casos",
+            "inboxId": inbox["id"],
+            "columns": [
+                {"name": "Primeiro contato", "timeLimitDays": 2, "showBadgeProgress": True},
+                {"name": "Documentos", "timeLimitDays": 5, "showBadgeProgress": True},
+                {"name": "Proposta"},
+                {"name": "Contrato assinado", "kind": "WON"},
+            ],
+        },
+    )
+    columns = funnel["columns"]
+    conversations = []
+    for i, (name, phone) in enumerate(CLIENTS):
+        person = await office.call("POST", "/people", json={"name": name, "phone": phone})
+        conversation = await office.call(
+            "POST",
+            "/conversation",
+            json={"personId": person["id"], "inboxId": inbox["id"], "integrationId": channel["id"]},
+        )
+        conversations.append(conversation)
+        if i % 3 == 0:
+            await office.call(
+                "POST",
+                f"/conversation/{conversation['id']}/tags",
+                json={"tagId": tags[(i // 3) % 3]["id"]},
+            )
+        if i < 10:
+            card = await office.call(
+                "POST",
+                "/funnel-column-card",
+                json={
+                    "columnId": columns[i % 4]["id"],
+                    "personId": person["id"],
+                    "conversationId": conversation["id"],
+                    "userId": users[i % 2]["id"] if i % 5 else None,
+                },
+            )
+            if i in (0, 1, 5):
+                async with app.state.sessionmaker() as s:
+                    await s.execute(
+                        update(Card)
+                        .where(Card.id == card["id"])
+                        .values(column_changed_at=utcnow() - timedelta(days=3 + i))
+                    )
+                    await s.commit()
+    first = conversations[0]["id"]
+    await office.call(
+        "POST",
+        f"/conversation/{first}/messages/inbound",
+        json={"text": "Bom dia! Recebi a notificação do processo; quais são os próximos passos?"},
+    )
+    await office.call(
+        "POST",
+        f"/conversation/{first}/messages",
+        json={"text": "Bom dia, Maria. Vou verificar o andamento e retorno ainda hoje."},
+    )
+    await office.call(
+        "POST",
+        f"/conversation/{first}/messages/inbound",
+        json={"text": "Obrigada, fico no aguardo."},
+    )
+    await office.call(
+        "POST",
+        "/conversation/note",
+        json={
+            "conversationId": first,
+            "text": "Prazo de contestação: 15 dias úteis a partir de 10/11.",
+        },
+    )
+    await office.call("PATCH", f"/conversation/{first}", json={"assignedUserId": users[0]["id"]})
+
+
+async def shoot(page: Page, base: str, key: str, out: Path) -> None:
+    await page.goto(f"{base}/console")
+    await page.get_by_label("API key").fill(key)
+    await page.get_by_role("button", name="Log in").click()
+    await page.locator(".card .tag").first.wait_for()
+    await page.locator(".badge.danger").first.wait_for()
+    await page.screenshot(path=out / "console-board.png", full_page=True)
+
+    await page.get_by_role("link", name="Conversations").click()
+    await page.get_by_role("button", name="Maria Souza").click()
+    await page.locator(".note").first.wait_for()
+    await page.evaluate("window.scrollTo(0, 0)")
+    await page.screenshot(path=out / "console-conversation.png", full_page=True)
+
+    await page.get_by_role("link", name="Clients map").click()
+    await page.locator('path[data-uf="SP"]').hover()
+    await page.locator("#map-detail .state-total").wait_for()
+    await page.screenshot(path=out / "console-map.png", full_page=True)
+
+    await page.get_by_role("link", name="Webhooks").click()
+    await page.get_by_role("button", name="Deliveries of ERP do escritório").click()
+    await page.locator("#delivery-table tbody tr[data-delivery-id]").first.wait_for()
+    await page.locator("#delivery-table details").first.locator("summary").click()
+    await page.screenshot(path=out / "console-webhooks.png", full_page=True)
+
+
+async def main(out: Path) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        url = f"sqlite+aiosqlite:///{folder}/officehub.db"
+        await migrate_async(url)
+        settings = Settings(
+            database_url=url,
+            data_dir=Path(folder) / "data",
+            webhook_allow_private=True,
+            worker_poll_seconds=0.2,
+            signing_key="screenshots",
+        )
+        app = create_app(settings, embedded_worker=True)
+        down = Reply(503, '{"error":"ERP under maintenance until 18:00"}')
+        async with (
+            app.router.lifespan_context(app),
+            running_receiver(lambda _n: Reply(200, '{"ok":true}')) as receiver,
+            running_receiver(lambda _n: down) as failing,
+        ):
+            async with app.state.sessionmaker() as s:
+                made = await offices.create_office(s, "Souza & Lima Advogados")
+                key = (await offices.create_api_key(s, made.id, "console")).key
+                await s.commit()
+            async with running_server(app) as base, httpx.AsyncClient(base_url=base) as client:
+                await seed(app, Office(client, key), receiver.url, failing.url)
+                await receiver.wait_for(11, seconds=30)
+                await failing.wait_for(2, seconds=20)
+                await asyncio.sleep(0.5)
+                async with launched_browser() as browser:
+                    async with new_page(browser, 1280, 860) as page:
+                        await shoot(page, base, key, out)
+                    async with new_page(browser, 390, 844) as phone:
+                        await phone.goto(f"{base}/console")
+                        await phone.get_by_label("API key").fill(key)
+                        await phone.get_by_role("button", name="Log in").click()
+                        await phone.locator(".card .tag").first.wait_for()
+                        await phone.screenshot(path=out / "console-phone.png")
+    print(f"screenshots written to {out}")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "img")
+    target = parser.parse_args().out
+    target.mkdir(parents=True, exist_ok=True)
+    asyncio.run(main(target))

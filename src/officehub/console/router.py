@@ -1,0 +1,86 @@
+"""The office console: static files served at ``/console`` by the API's own process.
+
+The page holds no data and needs no key: the person pastes an API key into it, and every
+call it makes goes through the public API with that key, so the console can do nothing
+the key does not allow. Only the files shipped in ``static/`` are served, by name, each
+with a strict Content-Security-Policy: scripts, styles and images of this origin only,
+no inline script.
+"""
+
+from __future__ import annotations
+
+import html
+from functools import cache
+from importlib import resources
+from typing import Annotated
+
+from fastapi import APIRouter, Path, Request
+from fastapi.responses import Response
+
+from officehub.errors import NotFound
+
+router = APIRouter(include_in_schema=False)
+
+CONSOLE_PATH = "/console"
+ROOT_MARK = b"__ROOT__"
+CONTENT_SECURITY_POLICY = "; ".join(
+    [
+        "default-src 'self'",
+        "script-src 'self'",
+        "style-src 'self'",
+        "img-src 'self' data:",
+        "connect-src 'self'",
+        "object-src 'none'",
+        "base-uri 'none'",
+        "form-action 'none'",
+        "frame-ancestors 'none'",
+    ]
+)
+SECURITY_HEADERS = {
+    "Content-Security-Policy": CONTENT_SECURITY_POLICY,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+    "Cache-Control": "no-cache",
+}
+MEDIA_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".svg": "image/svg+xml",
+}
+
+
+@cache
+def assets() -> dict[str, tuple[bytes, str]]:
+    """Every shipped file by name, with its media type; read once."""
+    folder = resources.files("officehub.console").joinpath("static")
+    found: dict[str, tuple[bytes, str]] = {}
+    for entry in folder.iterdir():
+        suffix = entry.name[entry.name.rfind(".") :]
+        if entry.is_file() and suffix in MEDIA_TYPES:
+            found[entry.name] = (entry.read_bytes(), MEDIA_TYPES[suffix])
+    return found
+
+
+def _asset(name: str) -> tuple[bytes, str]:
+    found = assets().get(name)
+    if found is None:
+        raise NotFound("Not found", details=f"the console has no file {name!r}")
+    return found
+
+
+@router.get(CONSOLE_PATH)
+async def console_page(request: Request) -> Response:
+    """The page; its links start with the app's root path (a proxy's prefix, if any)."""
+    body, media_type = _asset("index.html")
+    root = html.escape(str(request.scope.get("root_path", "")).rstrip("/"))
+    return Response(
+        body.replace(ROOT_MARK, root.encode()), media_type=media_type, headers=SECURITY_HEADERS
+    )
+
+
+@router.get(CONSOLE_PATH + "/{name}")
+async def console_asset(name: Annotated[str, Path(max_length=64)]) -> Response:
+    body, media_type = _asset(name)
+    return Response(body, media_type=media_type, headers=SECURITY_HEADERS)

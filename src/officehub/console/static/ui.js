@@ -1,0 +1,129 @@
+// Small DOM helpers. Text from the API is only ever set as text (never parsed as HTML).
+
+export function h(tag, attrs = {}, ...children) {
+  const element = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs ?? {})) {
+    if (value === undefined || value === null || value === false) continue;
+    if (name.startsWith("on") && typeof value === "function") {
+      element.addEventListener(name.slice(2), value);
+    } else if (name === "dataset") {
+      Object.assign(element.dataset, value);
+    } else if (name === "class") {
+      element.className = value;
+    } else if (value === true) {
+      element.setAttribute(name, "");
+    } else {
+      element.setAttribute(name, String(value));
+    }
+  }
+  append(element, children);
+  return element;
+}
+
+function append(element, children) {
+  for (const child of children.flat()) {
+    if (child === undefined || child === null || child === false) continue;
+    element.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+}
+
+export function clear(element, ...children) {
+  element.replaceChildren();
+  append(element, children);
+  return element;
+}
+
+export function $(selector, root = document) {
+  return root.querySelector(selector);
+}
+
+const notice = () => document.getElementById("notice");
+const status = () => document.getElementById("status");
+
+/** Shows an API error as the API gave it: status, code, message and details. */
+export function showError(error, context = "") {
+  const box = notice();
+  const code = error?.code ?? "ERROR";
+  const httpStatus = error?.status ? `${error.status} ` : "";
+  const lead = context ? `${context}: ` : "";
+  const explain = code === "OUTSIDE_SERVICE_WINDOW"
+    ? " The contact has not written in the last 24 hours: only an approved template can be sent now."
+    : "";
+  clear(
+    box,
+    h("p", {}, h("strong", {}, `${lead}${httpStatus}${code}`), ` ${error?.message ?? String(error)}`),
+    error?.details ? h("p", { class: "details" }, error.details) : null,
+    explain ? h("p", {}, explain) : null,
+    h("button", { type: "button", class: "link", onclick: clearError }, "Dismiss"),
+  );
+  box.dataset.code = code;
+}
+
+export function clearError() {
+  const box = notice();
+  box.replaceChildren();
+  delete box.dataset.code;
+}
+
+let fading = null;
+
+/** Says what happened in the polite status line; it clears itself after a while. */
+export function announce(text) {
+  status().textContent = text;
+  clearTimeout(fading);
+  fading = setTimeout(() => { status().textContent = ""; }, 8000);
+}
+
+/** Runs an action, showing its error (if any) instead of letting it vanish. */
+export async function attempt(context, action) {
+  try {
+    clearError();
+    return await action();
+  } catch (error) {
+    showError(error, context);
+    return undefined;
+  }
+}
+
+const dateTime = new Intl.DateTimeFormat(undefined, {
+  dateStyle: "short",
+  timeStyle: "short",
+});
+
+export function formatTime(iso) {
+  if (!iso) return "—";
+  return dateTime.format(new Date(iso));
+}
+
+/** A span of milliseconds as "3 d 4 h", "5 h 10 min" or "7 min". */
+export function formatSpan(ms) {
+  const minutes = Math.max(0, Math.floor(ms / 60000));
+  const days = Math.floor(minutes / 1440);
+  const hours = Math.floor((minutes % 1440) / 60);
+  if (days > 0) return hours ? `${days} d ${hours} h` : `${days} d`;
+  if (hours > 0) return `${hours} h ${minutes % 60} min`;
+  return `${minutes} min`;
+}
+
+export function option(value, label, selected = false) {
+  return h("option", { value, selected }, label);
+}
+
+export function badge(text, kind = "") {
+  return h("span", { class: `badge ${kind}`.trim() }, text);
+}
+
+export function tagChip(tag) {
+  return h("span", { class: "tag", dataset: { tagId: tag.id } },
+    h("span", { class: "swatch", "aria-hidden": "true", "data-color": tag.color ?? "" }),
+    tag.name);
+}
+
+/** Colours a tag's swatch through the CSSOM (allowed by the CSP, unlike style="…"). */
+export function paintSwatches(root) {
+  for (const swatch of root.querySelectorAll(".swatch[data-color]")) {
+    if (/^#[0-9a-fA-F]{3,8}$/.test(swatch.dataset.color)) {
+      swatch.style.backgroundColor = swatch.dataset.color;
+    }
+  }
+}

@@ -1,0 +1,152 @@
+// Webhook health: the list with delivery stats, each webhook's deliveries (status, code,
+// duration, response), retry of failed ones and "send test event".
+
+import { api } from "./api.js";
+import { announce, attempt, badge, clear, formatTime, h } from "./ui.js";
+
+const DELIVERY_PAGE = 20;
+const RETRYABLE = new Set(["FAILED", "RETRYING"]);
+const state = { bound: false, webhooks: [], selected: null, page: 1 };
+
+const tableBody = () => document.querySelector("#webhook-table tbody");
+const deliveryBody = () => document.querySelector("#delivery-table tbody");
+const deliveriesBox = () => document.getElementById("deliveries");
+
+export function reset() {
+  Object.assign(state, { webhooks: [], selected: null, page: 1 });
+  clear(tableBody());
+  clear(deliveryBody());
+  deliveriesBox().hidden = true;
+}
+
+function bind() {
+  if (state.bound) return;
+  state.bound = true;
+  document.getElementById("webhooks-reload").addEventListener("click", () => loadWebhooks());
+  document.getElementById("deliveries-reload").addEventListener("click", () => loadDeliveries(1));
+  document.getElementById("deliveries-status").addEventListener("change", () => loadDeliveries(1));
+  document.getElementById("deliveries-more")
+    .addEventListener("click", () => loadDeliveries(state.page + 1));
+}
+
+export async function show() {
+  bind();
+  await loadWebhooks();
+}
+
+function percent(rate) {
+  return `${(rate * 100).toFixed(rate === 1 || rate === 0 ? 0 : 1)} %`;
+}
+
+async function loadWebhooks() {
+  const answer = await attempt("Webhooks", () => api("GET", "/webhooks", { query: { limit: 100 } }));
+  if (!answer) return;
+  state.webhooks = answer.data;
+  clear(tableBody(), answer.data.length ? answer.data.map(renderWebhook)
+    : h("tr", {}, h("td", { colspan: "8", class: "empty" }, "This office has no webhook.")));
+  announce(`${answer.totalResults} webhooks.`);
+  if (state.selected) {
+    const again = answer.data.find((w) => w.id === state.selected.id);
+    if (again) state.selected = again;
+  }
+}
+
+function renderWebhook(webhook) {
+  const s = webhook.stats;
+  return h("tr", { dataset: { webhookId: webhook.id } },
+    h("th", { scope: "row" }, webhook.name),
+    h("td", { class: "url" }, webhook.url),
+    h("td", {}, webhook.isActive ? badge("active", "ok")
+      : badge(webhook.disabledReason ? "paused: " + webhook.disabledReason : "paused", "muted")),
+    h("td", { class: "num", dataset: { stat: "total" } }, String(s.totalDeliveries)),
+    h("td", { class: "num", dataset: { stat: "success" } }, String(s.successCount)),
+    h("td", { class: "num", dataset: { stat: "failed" } }, String(s.failedCount)),
+    h("td", { class: "num", dataset: { stat: "rate" } }, percent(s.successRate)),
+    h("td", { class: "actions" },
+      h("button", {
+        type: "button", class: "secondary", "aria-label": `Deliveries of ${webhook.name}`,
+        onclick: () => openDeliveries(webhook),
+      }, "Deliveries"),
+      h("button", {
+        type: "button", class: "secondary", "aria-label": `Send a test event to ${webhook.name}`,
+        onclick: () => sendTest(webhook),
+      }, "Send test event")));
+}
+
+async function sendTest(webhook) {
+  const answer = await attempt(`Test event to ${webhook.name}`, () =>
+    api("POST", `/webhooks/${encodeURIComponent(webhook.id)}/test`));
+  if (!answer) return;
+  announce(`Test event ${answer.eventId} recorded for ${webhook.name}: it is delivered shortly.`);
+  if (state.selected?.id === webhook.id) await loadDeliveries(1);
+}
+
+async function openDeliveries(webhook) {
+  state.selected = webhook;
+  deliveriesBox().hidden = false;
+  document.getElementById("deliveries-title").textContent = `Deliveries of ${webhook.name}`;
+  await loadDeliveries(1);
+  document.getElementById("deliveries-title").setAttribute("tabindex", "-1");
+  document.getElementById("deliveries-title").focus();
+}
+
+async function loadDeliveries(page) {
+  if (!state.selected) return;
+  const status = document.getElementById("deliveries-status").value;
+  const answer = await attempt("Deliveries", () =>
+    api("GET", `/webhooks/${encodeURIComponent(state.selected.id)}/deliveries`, {
+      query: { page, limit: DELIVERY_PAGE, status },
+    }));
+  if (!answer) return;
+  state.page = page;
+  const rows = answer.data.map(renderDelivery);
+  if (page === 1) {
+    clear(deliveryBody(), rows.length ? rows
+      : h("tr", {}, h("td", { colspan: "8", class: "empty" }, "No deliveries.")));
+  } else {
+    deliveryBody().append(...rows);
+  }
+  document.getElementById("deliveries-more").hidden = page >= answer.totalPages;
+  announce(`${answer.total} deliveries of ${state.selected.name}.`);
+}
+
+const STATUS_KIND = { SUCCESS: "ok", FAILED: "danger", RETRYING: "warn", PENDING: "info" };
+
+function renderDelivery(delivery) {
+  const response = delivery.responseBody ?? delivery.errorMessage ?? "";
+  return h("tr", { dataset: { deliveryId: delivery.id, status: delivery.status } },
+    h("td", {}, formatTime(delivery.createdAt)),
+    h("td", {}, delivery.event),
+    h("td", {}, badge(delivery.status, STATUS_KIND[delivery.status] ?? ""),
+      delivery.nextRetryAt && delivery.status === "RETRYING"
+        ? h("span", { class: "muted" }, ` next ${formatTime(delivery.nextRetryAt)}`) : null),
+    h("td", { class: "num" }, delivery.statusCode === null ? "—" : String(delivery.statusCode)),
+    h("td", { class: "num" }, delivery.durationMs === null ? "—" : `${delivery.durationMs} ms`),
+    h("td", { class: "num" }, String(delivery.attemptCount)),
+    h("td", { class: "response" }, response
+      ? h("details", {}, h("summary", {}, delivery.errorMessage && !delivery.responseBody
+        ? "Error" : "Response body"), h("pre", {}, response))
+      : "—"),
+    h("td", { class: "actions" }, RETRYABLE.has(delivery.status)
+      ? h("button", {
+        type: "button", "aria-label": `Retry delivery of ${delivery.event} from ${formatTime(delivery.createdAt)}`,
+        onclick: (event) => retry(delivery, event.currentTarget),
+      }, "Retry")
+      : null));
+}
+
+async function retry(delivery, button) {
+  button.disabled = true;
+  const answer = await attempt("Retry", () =>
+    api("POST", `/webhooks/deliveries/${encodeURIComponent(delivery.id)}/retry`));
+  if (!answer) {
+    button.disabled = false;
+    return;
+  }
+  const row = deliveryBody().querySelector(`tr[data-delivery-id="${CSS.escape(delivery.id)}"]`);
+  const fresh = renderDelivery(answer);
+  row?.replaceWith(fresh);
+  announce(`Delivery ${answer.id} is ${answer.status}: it is sent again now.`);
+  fresh.querySelector("td").setAttribute("tabindex", "-1");
+  fresh.querySelector("td").focus();
+}
