@@ -3,7 +3,7 @@
 
 import { api, eachLimited, listAll } from "./api.js";
 import {
-  announce, attempt, badge, clear, formatTime, h, option, paintSwatches, tagChip,
+  announce, attempt, badge, clear, formatTime, h, option, paintSwatches, plural, tagChip,
 } from "./ui.js";
 
 const PAGE_SIZE = 20;
@@ -73,7 +73,7 @@ async function loadList(page) {
   list().append(...answer.data.map(renderListItem));
   if (!list().children.length) list().append(h("li", { class: "empty" }, "No conversations."));
   moreButton().hidden = page >= answer.totalPages;
-  announce(`${answer.totalResults} conversations.`);
+  announce(`${plural(answer.totalResults, "conversation")}.`);
   await attempt("Contacts", () => eachLimited(answer.data, 6, async (conversation) => {
     const contact = await person(conversation.personId);
     for (const slot of list().querySelectorAll(`[data-person-id="${CSS.escape(contact.id)}"]`)) {

@@ -127,3 +127,7 @@ export function paintSwatches(root) {
     }
   }
 }
+
+export function plural(count, one, many = `${one}s`) {
+  return `${count} ${count === 1 ? one : many}`;
+}

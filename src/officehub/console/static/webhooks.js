@@ -2,7 +2,7 @@
 // duration, response), retry of failed ones and "send test event".
 
 import { api } from "./api.js";
-import { announce, attempt, badge, clear, formatTime, h } from "./ui.js";
+import { announce, attempt, badge, clear, formatTime, h, plural } from "./ui.js";
 
 const DELIVERY_PAGE = 20;
 const RETRYABLE = new Set(["FAILED", "RETRYING"]);
@@ -44,7 +44,7 @@ async function loadWebhooks() {
   state.webhooks = answer.data;
   clear(tableBody(), answer.data.length ? answer.data.map(renderWebhook)
     : h("tr", {}, h("td", { colspan: "8", class: "empty" }, "This office has no webhook.")));
-  announce(`${answer.totalResults} webhooks.`);
+  announce(plural(answer.totalResults, "webhook"));
   if (state.selected) {
     const again = answer.data.find((w) => w.id === state.selected.id);
     if (again) state.selected = again;
@@ -77,8 +77,8 @@ async function sendTest(webhook) {
   const answer = await attempt(`Test event to ${webhook.name}`, () =>
     api("POST", `/webhooks/${encodeURIComponent(webhook.id)}/test`));
   if (!answer) return;
-  announce(`Test event ${answer.eventId} recorded for ${webhook.name}: it is delivered shortly.`);
   if (state.selected?.id === webhook.id) await loadDeliveries(1);
+  announce(`Test event ${answer.eventId} recorded for ${webhook.name}: it is delivered shortly.`);
 }
 
 async function openDeliveries(webhook) {
@@ -107,7 +107,7 @@ async function loadDeliveries(page) {
     deliveryBody().append(...rows);
   }
   document.getElementById("deliveries-more").hidden = page >= answer.totalPages;
-  announce(`${answer.total} deliveries of ${state.selected.name}.`);
+  announce(`${plural(answer.total, "delivery", "deliveries")} of ${state.selected.name}.`);
 }
 
 const STATUS_KIND = { SUCCESS: "ok", FAILED: "danger", RETRYING: "warn", PENDING: "info" };
