@@ -59,6 +59,7 @@ async def test_console_is_served_without_a_key_with_a_strict_csp_and_only_local_
         if name.endswith((".js", ".css")):
             # Modules import each other by relative path; nothing names another host.
             assert not re.search(r"https?://|//[a-z0-9.-]+\.[a-z]{2,}/", answer.text), name
+            assert "innerHTML" not in answer.text and "insertAdjacentHTML" not in answer.text
             imports = re.findall(r'from "([^"]+)"', answer.text)
             assert all(i.startswith("./") for i in imports), (name, imports)
     svg = await client.get("/console/brazil-states.svg")
@@ -116,7 +117,7 @@ async def test_drag_a_card_to_another_column_moves_it_through_the_api(
             user_id=world.user.id,
             column_changed_at=utcnow() - timedelta(days=3),
         )
-        other = await f.make_contact(s, office_a.id, name="João Pereira")
+        other = await f.make_contact(s, office_a.id, name="<b>João</b> Pereira")
         fresh = await f.make_card(s, first, other.id)
         await s.commit()
     headers = office_a.headers
@@ -133,6 +134,9 @@ async def test_drag_a_card_to_another_column_moves_it_through_the_api(
     await expect(card).to_contain_text("3 d in column")
     fresh_card = page.locator(f'li[data-card-id="{fresh.id}"]')
     await expect(fresh_card.get_by_text("day 1 of 2")).to_be_visible(timeout=TIMEOUT)
+    # A name with markup is shown as the text it is, never parsed as HTML.
+    await expect(fresh_card.locator("h3")).to_have_text("<b>João</b> Pereira")
+    assert await fresh_card.locator("b").count() == 0
 
     # Drag and drop (HTML5) into the second column: a PATCH, and the board shows the answer.
     await card.drag_to(page.locator(f'section[data-column-id="{second.id}"]'))
@@ -163,7 +167,7 @@ async def test_drag_a_card_to_another_column_moves_it_through_the_api(
     gone = await client.delete(f"/funnel-column/{second.id}", headers=headers)
     assert gone.status_code == 200
     await page.locator(f"#move-{fresh.id}").select_option(second.id)
-    await page.get_by_role("button", name="Move João Pereira").click()
+    await page.get_by_role("button", name="Move <b>João</b> Pereira").click()
     await expect(page.get_by_role("alert")).to_contain_text("404 NOT_FOUND", timeout=TIMEOUT)
     await expect(column.locator(f'li[data-card-id="{fresh.id}"]')).to_be_visible()
     read = (await client.get(f"/funnel-column-card/{fresh.id}", headers=headers)).json()
@@ -184,6 +188,7 @@ async def test_reply_in_a_conversation_on_a_phone_sized_screen(
         )
         contact = await f.make_contact(s, office_a.id, name="Carla Dias")
         tag = await f.make_tag(s, office_a.id, inbox.id, name="prazo")
+        user = await f.make_user(s, office_a.id, name="Paula Reis")
         conversation = await f.make_conversation(s, office_a.id, contact.id, official)
         await s.commit()
     headers = office_a.headers
@@ -222,6 +227,17 @@ async def test_reply_in_a_conversation_on_a_phone_sized_screen(
         await expect(page.get_by_role("button", name="Remove tag prazo")).to_be_visible(
             timeout=TIMEOUT
         )
+        await page.get_by_label("Assign to").select_option(user.id)
+        await page.get_by_role("button", name="Assign", exact=True).click()
+        await expect(page.locator("#conversation-state")).to_contain_text(
+            "assigned to Paula Reis", timeout=TIMEOUT
+        )
+        read = (await client.get(f"/conversation/{conversation.id}", headers=headers)).json()
+        assert read["assignedUserId"] == user.id
+        await page.get_by_role("button", name="End human support").click()
+        await expect(page.locator("#conversation-state")).to_contain_text(
+            "assigned to nobody", timeout=TIMEOUT
+        )
         width = await page.evaluate("document.documentElement.scrollWidth")
         assert width <= 390, width
 
@@ -236,6 +252,7 @@ async def test_reply_in_a_conversation_on_a_phone_sized_screen(
     assert [n["text"] for n in notes.json()["data"]] == ["Cliente pediu retorno amanhã"]
     read = (await client.get(f"/conversation/{conversation.id}", headers=headers)).json()
     assert [t["id"] for t in read["tags"]] == [tag.id]
+    assert read["assignedUserId"] is None
 
 
 async def test_the_maps_numbers_match_the_api(
@@ -255,6 +272,9 @@ async def test_the_maps_numbers_match_the_api(
     ).json()["data"]
     assert answer["total"] == 5
 
+    problems: list[str] = []
+    page.on("pageerror", lambda error: problems.append(str(error)))
+    page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
     await log_in(page, server_url, office_a.key)
     await page.get_by_role("link", name="Clients map").click()
     await expect(page.locator("#map-total")).to_have_text("5", timeout=TIMEOUT)
@@ -284,6 +304,8 @@ async def test_the_maps_numbers_match_the_api(
     legend = page.locator("#map-legend li")
     await expect(legend.first).to_have_text("0 conversations")
     assert await legend.count() == 4  # 0, then 1, 2 and 3 conversations
+    # Nothing the page did was refused by its Content-Security-Policy, and no script failed.
+    assert problems == []
 
 
 async def test_retry_a_failed_delivery_from_the_console(

@@ -28,7 +28,7 @@ CONTENT_SECURITY_POLICY = "; ".join(
         "default-src 'self'",
         "script-src 'self'",
         "style-src 'self'",
-        "img-src 'self' data:",
+        "img-src 'self'",
         "connect-src 'self'",
         "object-src 'none'",
         "base-uri 'none'",

@@ -166,7 +166,7 @@ function renderCard(card) {
   h("p", { class: "time" }),
   h("div", { class: "move" },
     h("label", { for: moveId }, "Move to"),
-    h("select", { id: moveId },
+    h("select", { id: moveId, "aria-describedby": nameId },
       state.board.columns.map((c) => option(c.id, c.name, c.id === card.columnId))),
     h("button", {
       type: "button", class: "secondary",

@@ -9,7 +9,7 @@ import {
 const PAGE_SIZE = 20;
 const MESSAGE_PAGE = 50;
 const state = {
-  bound: false, users: new Map(), people: new Map(), tags: [],
+  bound: false, users: new Map(), departments: new Map(), people: new Map(), tags: [],
   page: 1, totalPages: 1, selected: null, messagePage: 1, messagePages: 1,
 };
 
@@ -38,10 +38,13 @@ function bind() {
 export async function show() {
   bind();
   const ready = await attempt("Inboxes", async () => {
-    const [inboxes, users] = await Promise.all([listAll("/inbox"), listAll("/user")]);
+    const [inboxes, users, departments] = await Promise.all([
+      listAll("/inbox"), listAll("/user"), listAll("/department"),
+    ]);
     const chosen = inboxSelect().value;
     clear(inboxSelect(), inboxes.map((i) => option(i.id, i.name, i.id === chosen)));
     state.users = new Map(users.map((u) => [u.id, u]));
+    state.departments = new Map(departments.map((d) => [d.id, d]));
     if (!inboxes.length) clear(list(), h("li", { class: "empty" }, "This office has no inbox yet."));
     return inboxes.length > 0;
   });
@@ -131,6 +134,18 @@ function renderPane(contact) {
         h("select", { id: "assign-user" }, option("", "Choose a user"),
           [...state.users.values()].map((u) => option(u.id, u.name))),
         h("button", { type: "button", onclick: assign }, "Assign")),
+      state.departments.size ? h("div", { class: "row" },
+        h("label", { for: "assign-department" }, "Department"),
+        h("select", { id: "assign-department" }, option("", "Choose a department"),
+          [...state.departments.values()].map((d) => option(d.id, d.name))),
+        h("button", { type: "button", class: "secondary", onclick: assignDepartment },
+          "Send to department")) : null,
+      h("div", { class: "row" },
+        h("label", { for: "conversation-priority" }, "Priority"),
+        h("select", { id: "conversation-priority" },
+          ["LOW", "MEDIUM", "HIGH"].map((p) => option(p, p.toLowerCase(), p === c.priority))),
+        h("button", { type: "button", class: "secondary", onclick: changePriority },
+          "Set priority")),
       h("div", { class: "row" },
         h("button", { type: "button", class: "secondary", onclick: endHumanSupport },
           "End human support"),
@@ -169,9 +184,11 @@ function fillState() {
   const c = state.selected;
   const assignee = c.assignedUserId
     ? (state.users.get(c.assignedUserId)?.name ?? c.assignedUserId) : "nobody (flow or queue)";
+  const department = c.departmentId
+    ? ` · department ${state.departments.get(c.departmentId)?.name ?? c.departmentId}` : "";
   clear(document.getElementById("conversation-state"),
     badge(c.status, c.status === "OPEN" ? "ok" : "muted"), " ",
-    `${c.priority.toLowerCase()} priority · assigned to ${assignee}`);
+    `${c.priority.toLowerCase()} priority · assigned to ${assignee}${department}`);
   document.getElementById("toggle-status").textContent =
     c.status === "OPEN" ? "Close conversation" : "Reopen conversation";
   const assigned = new Set(c.tags.map((t) => t.id));
@@ -203,6 +220,17 @@ function assign() {
   const userId = document.getElementById("assign-user").value;
   if (!userId) return;
   changed("Assign", () => api("PATCH", conversationPath(), { body: { assignedUserId: userId } }));
+}
+
+function assignDepartment() {
+  const departmentId = document.getElementById("assign-department").value;
+  if (!departmentId) return;
+  changed("Department", () => api("PATCH", conversationPath(), { body: { departmentId } }));
+}
+
+function changePriority() {
+  const priority = document.getElementById("conversation-priority").value;
+  changed("Priority", () => api("PATCH", conversationPath(), { body: { priority } }));
 }
 
 function endHumanSupport() {
