@@ -119,6 +119,9 @@ async def test_drag_a_card_to_another_column_moves_it_through_the_api(
         )
         other = await f.make_contact(s, office_a.id, name="<b>João</b> Pereira")
         fresh = await f.make_card(s, first, other.id)
+        for i in range(21):  # one more than a page of the board
+            contact = await f.make_contact(s, office_a.id, name=f"Lead {i:02d}")
+            await f.make_card(s, third, contact.id)
         await s.commit()
     headers = office_a.headers
 
@@ -137,6 +140,20 @@ async def test_drag_a_card_to_another_column_moves_it_through_the_api(
     # A name with markup is shown as the text it is, never parsed as HTML.
     await expect(fresh_card.locator("h3")).to_have_text("<b>João</b> Pereira")
     assert await fresh_card.locator("b").count() == 0
+
+    # The owner filter and "Load more" of one column.
+    last = page.locator(f'section[data-column-id="{third.id}"]')
+    await expect(last.locator(".card")).to_have_count(20)
+    await expect(last.locator(".count")).to_have_text("21")
+    await last.get_by_role("button", name="Load more").click()
+    await expect(last.locator(".card")).to_have_count(21, timeout=TIMEOUT)
+    await expect(last.get_by_role("button", name="Load more")).to_have_count(0)
+    await page.get_by_label("Owner").select_option(world.user.id)
+    await expect(column.locator(".count")).to_have_text("1", timeout=TIMEOUT)
+    await expect(last.locator(".count")).to_have_text("0")
+    await page.get_by_label("Owner").select_option("")
+    await expect(column.locator(".count")).to_have_text("2", timeout=TIMEOUT)
+    await expect(card.locator(".tag")).to_have_text(world.tag.name, timeout=TIMEOUT)
 
     # Drag and drop (HTML5) into the second column: a PATCH, and the board shows the answer.
     await card.drag_to(page.locator(f'section[data-column-id="{second.id}"]'))

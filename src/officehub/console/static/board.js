@@ -8,7 +8,7 @@ import {
 
 const CARDS_PER_PAGE = 20;
 const DAY_MS = 86_400_000;
-const state = { bound: false, users: new Map(), board: null };
+const state = { bound: false, users: new Map(), board: null, loads: 0 };
 
 const funnelSelect = () => document.getElementById("board-funnel");
 const ownerSelect = () => document.getElementById("board-owner");
@@ -54,9 +54,10 @@ function boardQuery(page) {
 async function loadBoard() {
   const funnelId = funnelSelect().value;
   if (!funnelId) return;
+  const ticket = ++state.loads;  // a later choice of funnel or owner wins over this one
   const board = await attempt("Funnel board", () =>
     api("GET", `/funnel/${encodeURIComponent(funnelId)}`, { query: boardQuery(1) }));
-  if (!board) return;
+  if (!board || ticket !== state.loads) return;
   state.board = board;
   for (const column of board.columns) column.items = column.items.map(fromItem);
   clear(columnsBox(), board.columns.map(renderColumn));
