@@ -141,10 +141,11 @@ function fillColumn(section, column, titleId = `column-${column.id}-title`) {
     : null;
   clear(
     section,
-    h("header", { class: "column-head" },
-      h("h2", { id: titleId }, column.name),
-      h("span", { class: "count", "aria-label": `${column.total} cards`, title: "Cards in column" },
-        String(column.total))),
+    h("h2", { id: titleId, class: "column-head" },
+      h("span", {}, column.name),
+      h("span", {},
+        h("span", { class: "count", title: "Cards in column" }, String(column.total)),
+        h("span", { class: "visually-hidden" }, column.total === 1 ? " card" : " cards"))),
     limit,
     column.items.length
       ? h("ol", { class: "cards" }, column.items.map((card) => renderCard(card)))
