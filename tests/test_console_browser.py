@@ -35,7 +35,7 @@ async def log_in(page: Page, server_url: str, key: str) -> None:
 
 
 async def test_console_is_served_without_a_key_with_a_strict_csp_and_only_local_assets(
-    client: httpx.AsyncClient,
+    app: FastAPI, client: httpx.AsyncClient
 ) -> None:
     page = await client.get("/console")
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
@@ -44,6 +44,7 @@ async def test_console_is_served_without_a_key_with_a_strict_csp_and_only_local_
     assert "unsafe-inline" not in csp and "unsafe-eval" not in csp
     assert page.headers["x-content-type-options"] == "nosniff"
     assert (await client.get("/console/")).text == page.text
+    assert (await client.get("/console/index.html")).text == page.text
     html = page.text
     assert '<html lang="en">' in html
     assert "<script>" not in html and " on" + "click=" not in html and "style=" not in html
@@ -69,6 +70,13 @@ async def test_console_is_served_without_a_key_with_a_strict_csp_and_only_local_
     missing = await client.get("/console/secrets.py")
     assert missing.status_code == 404 and error_of(missing)["code"] == "NOT_FOUND"
     assert (await client.get("/console/..%2Fauth.py")).status_code == 404
+
+    # Behind a proxy's prefix (the app's root path) the page names its assets under it.
+    prefixed = httpx.ASGITransport(app=app, root_path="/office")
+    async with httpx.AsyncClient(transport=prefixed, base_url="http://officehub.test") as behind:
+        answer = await behind.get("/office/console")
+    assert answer.status_code == 200
+    assert '<script type="module" src="/office/console/app.js">' in answer.text
 
 
 async def test_a_wrong_key_shows_the_apis_error_and_a_right_key_logs_in_and_out(

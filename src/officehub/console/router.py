@@ -81,6 +81,8 @@ async def console_page(request: Request) -> Response:
 
 
 @router.get(CONSOLE_PATH + "/{name}")
-async def console_asset(name: Annotated[str, Path(max_length=64)]) -> Response:
+async def console_asset(name: Annotated[str, Path(max_length=64)], request: Request) -> Response:
+    if name == "index.html":
+        return await console_page(request)
     body, media_type = _asset(name)
     return Response(body, media_type=media_type, headers=SECURITY_HEADERS)
