@@ -27,6 +27,7 @@ from officehub.tags.models import Tag
 from officehub.templates.models import WhatsAppTemplate
 from officehub.tickets.models import Ticket, TicketAssignee, TicketDepartment, TicketStatus
 from officehub.users.models import User, UserInbox
+from officehub.webchat.models import ChannelPeer, WebchatVisitor
 from officehub.webhooks.models import Webhook, WebhookDelivery, WebhookDeliveryAttempt
 from officehub.worker.models import ScheduledJob
 
@@ -38,6 +39,7 @@ __all__ = [
     "Card",
     "CardColumnEntry",
     "CaseMovement",
+    "ChannelPeer",
     "ColumnCount",
     "ConsumerEvent",
     "Contact",
@@ -67,6 +69,7 @@ __all__ = [
     "TicketStatus",
     "User",
     "UserInbox",
+    "WebchatVisitor",
     "Webhook",
     "WebhookDelivery",
     "WebhookDeliveryAttempt",

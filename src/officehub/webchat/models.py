@@ -1,0 +1,56 @@
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import ForeignKey, Index, String
+from sqlalchemy.orm import Mapped, mapped_column
+
+from officehub.db import Base, IdMixin
+from officehub.timeutil import utcnow
+
+
+class WebchatVisitor(IdMixin, Base):
+    """A browser that started a web chat: its token (SHA-256 only), its contact and its
+    current conversation. The token is the visitor's only credential."""
+
+    __tablename__ = "webchat_visitors"
+    __table_args__ = (
+        Index("ux_webchat_visitors_token_hash", "token_hash", unique=True),
+        Index("ix_webchat_visitors_office_id_conversation_id", "office_id", "conversation_id"),
+    )
+
+    office_id: Mapped[str] = mapped_column(ForeignKey("offices.id", ondelete="CASCADE"))
+    integration_id: Mapped[str] = mapped_column(ForeignKey("integrations.id", ondelete="CASCADE"))
+    contact_id: Mapped[str] = mapped_column(ForeignKey("contacts.id", ondelete="CASCADE"))
+    conversation_id: Mapped[str] = mapped_column(ForeignKey("conversations.id", ondelete="CASCADE"))
+    token_hash: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    last_seen_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class ChannelPeer(IdMixin, Base):
+    """Who a contact is on a bridged channel (the gateway's sender id: a phone number on
+    WhatsApp, a user id on Instagram): where its replies go."""
+
+    __tablename__ = "channel_peers"
+    __table_args__ = (
+        Index(
+            "ux_channel_peers_office_id_integration_id_peer_id",
+            "office_id",
+            "integration_id",
+            "peer_id",
+            unique=True,
+        ),
+        Index(
+            "ix_channel_peers_office_id_integration_id_contact_id",
+            "office_id",
+            "integration_id",
+            "contact_id",
+        ),
+    )
+
+    office_id: Mapped[str] = mapped_column(ForeignKey("offices.id", ondelete="CASCADE"))
+    integration_id: Mapped[str] = mapped_column(ForeignKey("integrations.id", ondelete="CASCADE"))
+    contact_id: Mapped[str] = mapped_column(ForeignKey("contacts.id", ondelete="CASCADE"))
+    peer_id: Mapped[str] = mapped_column(String(128))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
