@@ -16,12 +16,15 @@
   var streaming = false;
   var streamAbort = null;
 
-  var host = document.createElement("div");
+  // An element of our own name, its inline style resetting whatever the site's CSS says.
+  var host = document.createElement("officehub-webchat");
   host.setAttribute("data-officehub-webchat", CONFIG.integrationId);
+  host.setAttribute("style", "all:initial;display:block;width:0;height:0;border:0;margin:0");
   var root = host.attachShadow({ mode: "open" });
   root.innerHTML =
     "<style>" +
     ":host{all:initial}" +
+    "[hidden]{display:none!important}" +
     "*{box-sizing:border-box;font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif}" +
     ".bubble{position:fixed;right:20px;bottom:20px;width:60px;height:60px;border-radius:50%;" +
     "border:0;background:#1d4ed8;color:#fff;font-size:28px;cursor:pointer;" +
@@ -32,7 +35,6 @@
     "height:460px;max-height:calc(100vh - 120px);background:#fff;color:#111827;border-radius:12px;" +
     "box-shadow:0 8px 30px rgba(0,0,0,.25);display:flex;flex-direction:column;overflow:hidden;" +
     "z-index:2147483647}" +
-    ".panel[hidden]{display:none}" +
     "header{background:#1d4ed8;color:#fff;padding:12px 14px;font-weight:600;font-size:15px;" +
     "display:flex;justify-content:space-between;align-items:center}" +
     "header button{background:transparent;border:0;color:#fff;font-size:20px;cursor:pointer}" +
@@ -49,9 +51,14 @@
     "textarea{resize:none;height:60px}" +
     ".send{background:#1d4ed8;color:#fff;border:0;border-radius:6px;padding:9px;font-size:14px;" +
     "cursor:pointer;font-weight:600}" +
-    ".error{color:#b91c1c;font-size:13px;min-height:1em}" +
+    ".error{color:#b91c1c;font-size:13px;margin:0}" +
+    ".error:empty{display:none}" +
+    ".bubble svg{display:block;margin:auto}" +
     "</style>" +
-    "<button class='bubble' type='button' aria-label='Abrir o chat' aria-expanded='false'>&#128172;</button>" +
+    "<button class='bubble' type='button' aria-label='Abrir o chat' aria-expanded='false'>" +
+    "<svg width='28' height='28' viewBox='0 0 24 24' aria-hidden='true' fill='none' " +
+    "stroke='currentColor' stroke-width='2' stroke-linecap='round' stroke-linejoin='round'>" +
+    "<path d='M21 15a2 2 0 0 1-2 2H7l-4 4V5a2 2 0 0 1 2-2h14a2 2 0 0 1 2 2z'/></svg></button>" +
     "<section class='panel' role='dialog' aria-label='Chat' hidden>" +
     "<header><span class='title'></span>" +
     "<button type='button' class='close' aria-label='Fechar o chat'>&times;</button></header>" +
