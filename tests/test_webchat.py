@@ -186,16 +186,19 @@ async def test_the_visitor_token_is_required_and_checked(
         )
         assert wrong.status_code == 401, path
         assert error_of(wrong)["code"] == "UNAUTHORIZED"
-    # Another integration (of this office or another) does not know the visitor: 404.
+    # Another chat of the office does not know the visitor: 404; another office's chat
+    # does not know the token at all: 401.
     same_office = await make_webchat(client, office_a)
     other_office = await make_webchat(client, office_b)
-    for other in (same_office, other_office):
-        answer = await client.post(
-            f"/webchat/{other['id']}/messages",
-            json={"text": "oi"},
-            headers={"x-visitor-token": started["token"]},
-        )
-        assert answer.status_code == 404
+    for other, status in ((same_office, 404), (other_office, 401)):
+        for method in ("POST", "GET"):
+            answer = await client.request(
+                method,
+                f"/webchat/{other['id']}/messages",
+                json={"text": "oi"} if method == "POST" else None,
+                headers={"x-visitor-token": started["token"]},
+            )
+            assert answer.status_code == status, (other["id"], method)
     async with app.state.sessionmaker() as s:
         count = await s.scalars(select(Message.id).where(Message.office_id == office_a.id))
         assert list(count) == []

@@ -100,18 +100,21 @@ async def start(session: AsyncSession, integration: Integration, body: StartIn) 
 async def authenticate(
     session: AsyncSession, integration: Integration, token: str | None
 ) -> WebchatVisitor:
-    """The visitor of ``token``: 401 without one or for an unknown one, 404 when it belongs
-    to another integration (this chat knows no such visitor)."""
+    """The visitor of ``token`` among the integration's office's: 401 without one or for one
+    the office does not know, 404 when it is another of the office's chats'."""
     if not token or len(token) > 128:
         raise Unauthorized(details="Send the visitor token from start in X-Visitor-Token")
     visitor = (
         await session.scalars(
-            select(WebchatVisitor).where(WebchatVisitor.token_hash == hash_token(token))
+            select(WebchatVisitor).where(
+                WebchatVisitor.office_id == integration.office_id,
+                WebchatVisitor.token_hash == hash_token(token),
+            )
         )
     ).first()
     if visitor is None:
         raise Unauthorized(details="The visitor token is unknown")
-    if visitor.integration_id != integration.id or visitor.office_id != integration.office_id:
+    if visitor.integration_id != integration.id:
         raise NotFound("Visitor not found", details="The token is not one of this chat")
     return visitor
 

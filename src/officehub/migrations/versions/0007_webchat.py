@@ -48,7 +48,10 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("id", name=op.f("pk_webchat_visitors")),
     )
     op.create_index(
-        "ux_webchat_visitors_token_hash", "webchat_visitors", ["token_hash"], unique=True
+        "ux_webchat_visitors_office_id_token_hash",
+        "webchat_visitors",
+        ["office_id", "token_hash"],
+        unique=True,
     )
     op.create_index(
         "ix_webchat_visitors_office_id_conversation_id",
