@@ -15,9 +15,7 @@ class WebchatVisitor(IdMixin, Base):
 
     __tablename__ = "webchat_visitors"
     __table_args__ = (
-        Index(
-            "ux_webchat_visitors_office_id_token_hash", "office_id", "token_hash", unique=True
-        ),
+        Index("ux_webchat_visitors_office_id_token_hash", "office_id", "token_hash", unique=True),
         Index("ix_webchat_visitors_office_id_conversation_id", "office_id", "conversation_id"),
     )
 

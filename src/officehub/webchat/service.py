@@ -130,7 +130,7 @@ async def send(
     (reopened as a new one when the office closed it); a retried ``client_id`` is stored
     once."""
     office_id = integration.office_id
-    await inboxes.lock_integration(session, office_id, integration.id)
+    # Reopening is serialised by ``open_conversation`` (it locks the contact's row).
     conversation = await conversations.get_conversation(session, office_id, visitor.conversation_id)
     if conversation.status != "OPEN":
         opened, _ = await conversations.open_conversation(
