@@ -137,6 +137,20 @@ async def test_a_signed_inbound_message_is_stored_once(
         assert (contact.name, contact.phone) == ("João", "+5511987654321")
     received = await outbox(app, office_a.id, "chat.message.received")
     assert len(received) == 1
+    photo = {
+        "type": "message",
+        "id": "gw-in-2",
+        "from": "5511987654321",
+        "text": "Segue o documento",
+        "mediaUrl": "https://gateway.example/media/abc.jpg",
+    }
+    assert (await client.post(url, **_signed(photo))).json() == {"stored": 1}
+    async with app.state.sessionmaker() as s:
+        media = (await s.scalars(select(Message).where(Message.type == "MEDIA"))).one()
+        assert media.media_url == "https://gateway.example/media/abc.jpg"
+    bad_link = {**photo, "id": "gw-in-3", "mediaUrl": "javascript:alert(1)"}
+    refused = await client.post(url, **_signed(bad_link))
+    assert refused.status_code == 400 and "body.mediaUrl" in error_of(refused)["details"]
 
 
 async def test_forged_unsigned_or_stale_inbound_is_refused(

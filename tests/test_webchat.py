@@ -19,6 +19,8 @@ from officehub.contacts.models import Contact
 from officehub.conversations.models import Conversation, Message
 from officehub.webchat.models import WebchatVisitor
 from officehub.webchat.service import hash_token
+from officehub.worker.jobs import queue_jobs
+from officehub.worker.runner import Worker, WorkerContext
 from tests.helpers import OfficeFixture, error_of, outbox
 from tests.server import running_server
 from tests.webchat_world import (
@@ -391,3 +393,39 @@ async def test_the_stream_brings_the_offices_reply_live(
         assert message is not None and message.status == "DELIVERED"
         statuses = await outbox(app, office_a.id, "chat.message.status")
         assert [e.data["status"] for e in statuses] == ["SENT", "DELIVERED"]
+
+
+async def test_a_flow_answers_what_the_visitor_writes(
+    client: httpx.AsyncClient, office_a: OfficeFixture, app: FastAPI, settings: Settings
+) -> None:
+    chat = await make_webchat(client, office_a)
+    flow = await client.post(
+        "/flow",
+        json={
+            "name": "Boas-vindas",
+            "inboxId": chat["inboxId"],
+            "content": {
+                "initialStepId": "s1",
+                "steps": [
+                    {"id": "s1", "type": "text", "content": "Já vamos atender!", "nextStepId": None}
+                ],
+            },
+        },
+        headers=office_a.headers,
+    )
+    assert flow.status_code == 201, flow.text
+    started = await start_visitor(client, chat["id"])
+    await client.post(
+        f"/webchat/{chat['id']}/messages",
+        json={"text": "Oi"},
+        headers=visitor_headers(started["token"]),
+    )
+    ctx = WorkerContext(settings, app.state.engine, app.state.sessionmaker)
+    await Worker(ctx, queue_jobs()).run_until_idle()
+    history = await client.get(
+        f"/webchat/{chat['id']}/messages", headers=visitor_headers(started["token"])
+    )
+    assert [(m["direction"], m["text"]) for m in history.json()["data"]] == [
+        ("INBOUND", "Oi"),
+        ("OUTBOUND", "Já vamos atender!"),
+    ]

@@ -9,18 +9,15 @@ the external id); a status moves an outbound message forward.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated
 
 from fastapi import APIRouter, Path, Request
-from pydantic import BaseModel, Field, StringConstraints, ValidationError, field_validator
-from sqlalchemy import select
+from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from officehub.channels import bridge_service
 from officehub.channels.bridge import BRIDGED, TOLERANCE_SECONDS, external_id
-from officehub.contacts import service as contacts
-from officehub.contacts.normalize import digits
-from officehub.conversations import service as conversations
-from officehub.conversations.schemas import ConversationIn
+from officehub.channels.bridge_schemas import BridgeMessage, BridgeReceived, BridgeStatus
 from officehub.db import SessionDep
 from officehub.errors import NotFound, Unauthorized, ValidationFailed, error_responses
 from officehub.ids import ID_PATTERN
@@ -28,49 +25,11 @@ from officehub.inboxes import service as inboxes
 from officehub.inboxes.models import Integration
 from officehub.messages import service as messages
 from officehub.middleware import body_limit
-from officehub.repository import insert_ignoring_duplicates
-from officehub.webchat.models import ChannelPeer
 from officehub.webhooks.signing import WebhookVerificationError, verify
-from officehub.webhooks.validation import check_url
 
 router = APIRouter(tags=["Channels"])
 IntegrationId = Annotated[str, Path(alias="integrationId", pattern=ID_PATTERN)]
-GatewayId = Annotated[str, StringConstraints(pattern=r"^[\x21-\x7e]{1,64}$")]
 BRIDGE_BODY_LIMIT = 64 * 1024
-
-
-class BridgeMessage(BaseModel):
-    """A contact wrote: ``from`` is the sender's id on the channel (digits of the phone on
-    WhatsApp, the user id on Instagram)."""
-
-    type: Literal["message"] = "message"
-    id: GatewayId
-    sender: Annotated[str, StringConstraints(pattern=r"^[\x21-\x7e]{1,64}$")] = Field(alias="from")
-    name: Annotated[str, StringConstraints(max_length=200)] | None = None
-    text: Annotated[str, StringConstraints(max_length=4096)] | None = None
-    media_url: Annotated[str, StringConstraints(max_length=2000)] | None = Field(
-        None, alias="mediaUrl"
-    )
-
-    @field_validator("media_url")
-    @classmethod
-    def _sendable(cls, value: str | None) -> str | None:
-        if value is not None:
-            check_url(value)
-        return value
-
-
-class BridgeStatus(BaseModel):
-    """What became of a message we posted (``id`` is the one the gateway answered)."""
-
-    type: Literal["status"]
-    id: GatewayId
-    status: Literal["SENT", "DELIVERED", "READ", "FAILED"]
-    error: Annotated[str, StringConstraints(max_length=2000)] | None = None
-
-
-class BridgeReceived(BaseModel):
-    stored: int
 
 
 async def _integration(session: AsyncSession, ident: str) -> Integration:
@@ -120,69 +79,4 @@ async def bridge_inbound(
         raise ValidationFailed("Malformed body", details=f"body.{where}: {first['msg']}") from exc
     if message.text is None and message.media_url is None:
         raise ValidationFailed.field("body.text", "send text, mediaUrl or both")
-    return BridgeReceived(stored=await _receive(session, integration, message))
-
-
-async def _receive(session: AsyncSession, integration: Integration, message: BridgeMessage) -> int:
-    office_id = integration.office_id
-    await inboxes.lock_integration(session, office_id, integration.id)
-    stored_id = external_id(integration.id, message.id)
-    if await messages.external_id_known(session, office_id, stored_id):
-        return 0
-    contact_id = await _contact(session, integration, message)
-    opened, _ = await conversations.open_conversation(
-        session,
-        office_id,
-        ConversationIn(
-            person_id=contact_id, inbox_id=integration.inbox_id, integration_id=integration.id
-        ),
-    )
-    conversation = await conversations.get_conversation(session, office_id, opened.id)
-    text = message.text.replace("\x00", "\ufffd") if message.text else None
-    out = await messages.receive_from_channel(
-        session,
-        conversation,
-        external_id=stored_id,
-        type="MEDIA" if message.media_url else "TEXT",
-        text=text,
-        media_url=message.media_url,
-    )
-    return 0 if out is None else 1
-
-
-async def _contact(session: AsyncSession, integration: Integration, message: BridgeMessage) -> str:
-    """The contact behind the sender: known peer, else (WhatsApp) the contact with that
-    phone, else a new contact; the peer is recorded for replies."""
-    office_id = integration.office_id
-    known = (
-        await session.scalars(
-            select(ChannelPeer.contact_id).where(
-                ChannelPeer.office_id == office_id,
-                ChannelPeer.integration_id == integration.id,
-                ChannelPeer.peer_id == message.sender,
-            )
-        )
-    ).first()
-    if known is not None:
-        return known
-    if integration.type == "WHATSAPP" and 8 <= len(digits(message.sender)) <= 15:
-        contact = await contacts.find_or_create_by_phone(
-            session, office_id, message.sender, message.name, integration.inbox_id
-        )
-    else:
-        contact = await contacts.create_channel_contact(
-            session, office_id, message.name, integration.inbox_id, fallback_name=message.sender
-        )
-    await insert_ignoring_duplicates(
-        session,
-        ChannelPeer,
-        [
-            {
-                "office_id": office_id,
-                "integration_id": integration.id,
-                "contact_id": contact.id,
-                "peer_id": message.sender,
-            }
-        ],
-    )
-    return contact.id
+    return BridgeReceived(stored=await bridge_service.receive(session, integration, message))

@@ -22,9 +22,11 @@ from sqlalchemy import (
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
+from officehub.channels.models import ChannelPeer
 from officehub.contacts.models import Contact
 from officehub.conversations.models import Conversation, Message
 from officehub.inboxes.models import Integration
+from officehub.repository import insert_ignoring_duplicates
 
 
 def _due(now: datetime) -> ColumnElement[bool]:
@@ -181,9 +183,6 @@ async def peers_of(
     session: AsyncSession, pairs: Sequence[tuple[str, str, str]]
 ) -> dict[tuple[str, str], str]:
     """The bridged channel's id of each (office, integration, contact): the latest seen."""
-    # Imported here: the web chat's models import nothing of the channels.
-    from officehub.webchat.models import ChannelPeer
-
     found: dict[tuple[str, str], str] = {}
     if not pairs:
         return found
@@ -202,3 +201,32 @@ async def peers_of(
     for integration_id, contact_id, peer_id in (await session.execute(stmt)).all():
         found[(integration_id, contact_id)] = peer_id
     return found
+
+
+async def peer_contact(
+    session: AsyncSession, office_id: str, integration_id: str, peer_id: str
+) -> str | None:
+    """The contact a bridged channel's sender id was seen as."""
+    stmt = select(ChannelPeer.contact_id).where(
+        ChannelPeer.office_id == office_id,
+        ChannelPeer.integration_id == integration_id,
+        ChannelPeer.peer_id == peer_id,
+    )
+    return (await session.scalars(stmt)).first()
+
+
+async def add_peer(
+    session: AsyncSession, office_id: str, integration_id: str, contact_id: str, peer_id: str
+) -> None:
+    await insert_ignoring_duplicates(
+        session,
+        ChannelPeer,
+        [
+            {
+                "office_id": office_id,
+                "integration_id": integration_id,
+                "contact_id": contact_id,
+                "peer_id": peer_id,
+            }
+        ],
+    )

@@ -8,26 +8,21 @@ The visitor API (``start``, ``messages``, ``events``) is authenticated by the vi
 
 from __future__ import annotations
 
-import asyncio
 import json
-import time
-from collections.abc import AsyncIterator
 from importlib import resources
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Header, Path, Request
 from fastapi.responses import Response, StreamingResponse
-from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.conversations.models import Message
 from officehub.db import SessionDep
 from officehub.errors import RateLimited, error_responses
 from officehub.ids import ID_PATTERN
 from officehub.inboxes.models import Integration
 from officehub.middleware import body_limit
 from officehub.ratelimit import RateLimiter
-from officehub.webchat import service
+from officehub.webchat import live, service
 from officehub.webchat.models import WebchatVisitor
 from officehub.webchat.schemas import (
     StartIn,
@@ -43,8 +38,6 @@ VisitorToken = Annotated[
     str | None, Header(alias="x-visitor-token", max_length=128, include_in_schema=True)
 ]
 VISITOR_BODY_LIMIT = 16 * 1024
-STREAM_SECONDS = 300.0
-HEARTBEAT_SECONDS = 15.0
 
 
 async def _limit(request: Request, limiter_name: str, key: str) -> None:
@@ -163,7 +156,7 @@ async def history(
 ) -> VisitorHistory:
     _, visitor = await _visitor(request, session, integration_id, token)
     rows = await service.history(session, visitor)
-    await _mark_delivered(request, visitor.office_id, rows)
+    await live.mark_delivered(request.app.state, visitor.office_id, rows)
     return VisitorHistory(
         conversation_id=visitor.conversation_id,
         data=[VisitorMessage.model_validate(m) for m in rows],
@@ -187,71 +180,7 @@ async def events(
 ) -> StreamingResponse:
     _, visitor = await _visitor(request, session, integration_id, token)
     return StreamingResponse(
-        _stream(request, visitor.id),
+        live.stream(request, visitor.id),
         media_type="text/event-stream",
         headers={"cache-control": "no-store", "x-accel-buffering": "no"},
     )
-
-
-async def _stream(request: Request, visitor_id: str) -> AsyncIterator[str]:
-    """Every visible message since the visitor started, then each new one as it appears
-    (the database is polled, so replies written by any process arrive); a comment line
-    keeps the connection alive, and after five minutes the stream ends (the widget
-    reconnects and is sent the history again, which it de-duplicates by id)."""
-    state = request.app.state
-    poll = float(getattr(state.settings, "webchat_poll_seconds", 0.5))
-    yield "retry: 2000\n\n"
-    pending: set[str] = set()
-    shown: set[str] = set()
-    since = None
-    started = last_beat = time.monotonic()
-    while time.monotonic() - started < STREAM_SECONDS:
-        async with state.read_sessionmaker() as session:
-            visitor = await service.visitor_by_id(session, visitor_id)
-            if visitor is None:
-                return
-            since = since or visitor.created_at
-            rows = await service.changes(session, visitor, since, pending)
-            out = []
-            for message in rows:
-                if message.id in shown:
-                    continue
-                if message.direction == "OUTBOUND" and message.status not in (
-                    service.VISIBLE_OUTBOUND
-                ):
-                    if message.status == "QUEUED":
-                        pending.add(message.id)
-                    else:
-                        pending.discard(message.id)
-                    continue
-                pending.discard(message.id)
-                shown.add(message.id)
-                out.append(message)
-                since = max(since, message.created_at)
-            office_id = visitor.office_id
-        if out:
-            await _mark_delivered(request, office_id, out)
-            for message in out:
-                data = VisitorMessage.model_validate(message).model_dump_json(by_alias=True)
-                yield f"id: {message.id}\nevent: message\ndata: {data}\n\n"
-        elif time.monotonic() - last_beat > HEARTBEAT_SECONDS:
-            last_beat = time.monotonic()
-            yield ": keep-alive\n\n"
-        await asyncio.sleep(poll)
-
-
-async def _mark_delivered(request: Request, office_id: str, rows: list[Any]) -> None:
-    if not any(m.direction == "OUTBOUND" and m.status == "SENT" for m in rows):
-        return
-    state = request.app.state
-    async with state.sessionmaker() as session:
-        if session.get_bind().dialect.name == "sqlite":
-            await session.execute(text("BEGIN IMMEDIATE"))
-        ids = [m.id for m in rows if m.direction == "OUTBOUND" and m.status == "SENT"]
-        fresh = list(
-            await session.scalars(
-                select(Message).where(Message.office_id == office_id, Message.id.in_(ids))
-            )
-        )
-        await service.mark_delivered(session, office_id, fresh)
-        await session.commit()

@@ -14,7 +14,6 @@ import secrets
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.contacts import service as contacts
@@ -27,6 +26,7 @@ from officehub.inboxes import service as inboxes
 from officehub.inboxes.models import Integration
 from officehub.messages import service as messages
 from officehub.timeutil import utcnow
+from officehub.webchat import repository
 from officehub.webchat.models import WebchatVisitor
 from officehub.webchat.schemas import StartIn, StartOut, VisitorMessage
 
@@ -104,14 +104,7 @@ async def authenticate(
     the office does not know, 404 when it is another of the office's chats'."""
     if not token or len(token) > 128:
         raise Unauthorized(details="Send the visitor token from start in X-Visitor-Token")
-    visitor = (
-        await session.scalars(
-            select(WebchatVisitor).where(
-                WebchatVisitor.office_id == integration.office_id,
-                WebchatVisitor.token_hash == hash_token(token),
-            )
-        )
-    ).first()
+    visitor = await repository.visitor_by_token(session, integration.office_id, hash_token(token))
     if visitor is None:
         raise Unauthorized(details="The visitor token is unknown")
     if visitor.integration_id != integration.id:
@@ -151,63 +144,28 @@ async def send(
     visitor.last_seen_at = utcnow()
     if stored is not None:
         return VisitorMessage.model_validate(stored)
-    again = (
-        await session.scalars(
-            select(Message).where(Message.office_id == office_id, Message.external_id == external)
-        )
-    ).one()
+    again = await repository.message_by_external_id(session, office_id, external)
     return VisitorMessage.model_validate(again)
-
-
-def _visible(visitor: WebchatVisitor) -> Any:
-    return and_(
-        Message.office_id == visitor.office_id,
-        Message.conversation_id == visitor.conversation_id,
-        Message.created_at >= visitor.created_at,
-        Message.type != "NOTE",
-        or_(Message.direction == "INBOUND", Message.status.in_(VISIBLE_OUTBOUND)),
-    )
 
 
 async def history(session: AsyncSession, visitor: WebchatVisitor) -> list[Message]:
     """The visitor's conversation since the visitor started (a second visitor giving the
     same phone or email does not read what was said before), the latest 200, oldest first;
     outbound messages once the dispatcher released them."""
-    rows = await session.scalars(
-        select(Message)
-        .where(_visible(visitor))
-        .order_by(Message.created_at.desc(), Message.id.desc())
-        .limit(HISTORY_LIMIT)
-    )
-    return list(reversed(list(rows)))
+    return await repository.visible_messages(session, visitor, VISIBLE_OUTBOUND, HISTORY_LIMIT)
 
 
 async def changes(
     session: AsyncSession, visitor: WebchatVisitor, since: datetime, pending: set[str]
 ) -> list[Message]:
-    """What the stream has not shown yet: visible messages created from ``since`` on, and
-    those among ``pending`` (outbound ones that were still queued) now released."""
-    condition = Message.created_at >= since
-    if pending:
-        condition = or_(condition, Message.id.in_(pending))
-    rows = await session.scalars(
-        select(Message)
-        .where(
-            Message.office_id == visitor.office_id,
-            Message.conversation_id == visitor.conversation_id,
-            Message.created_at >= visitor.created_at,
-            Message.type != "NOTE",
-            condition,
-        )
-        .order_by(Message.created_at, Message.id)
-        .limit(HISTORY_LIMIT)
-    )
-    return list(rows)
+    """What the stream has not shown yet: messages created from ``since`` on, and those
+    among ``pending`` (outbound ones that were still queued)."""
+    return await repository.messages_since(session, visitor, since, pending, HISTORY_LIMIT)
 
 
-async def mark_delivered(session: AsyncSession, office_id: str, shown: list[Message]) -> None:
+async def mark_delivered(session: AsyncSession, office_id: str, shown_ids: list[str]) -> None:
     """Outbound messages the visitor was shown become DELIVERED (forward only)."""
-    for message in shown:
+    for message in await repository.messages_by_id(session, office_id, shown_ids):
         if message.direction == "OUTBOUND" and message.status == "SENT" and message.external_id:
             await messages.apply_channel_status(
                 session, office_id, message.external_id, "DELIVERED", None
@@ -215,4 +173,4 @@ async def mark_delivered(session: AsyncSession, office_id: str, shown: list[Mess
 
 
 async def visitor_by_id(session: AsyncSession, visitor_id: str) -> WebchatVisitor | None:
-    return await session.get(WebchatVisitor, visitor_id)
+    return await repository.visitor_by_id(session, visitor_id)
