@@ -200,6 +200,24 @@ MATRIX: dict[tuple[str, str], Probe | str] = {
     ("GET", "/channels/whatsapp/{integrationId}/webhook"): (
         "keyless: the platform's verify token, tested in test_verify_webhook"
     ),
+    ("POST", "/channels/bridge/{integrationId}/inbound"): (
+        "keyless: signed with the integration's secret, tested in test_bridge"
+    ),
+    ("GET", "/webchat/{integrationId}/widget.js"): (
+        "keyless: the public widget of a web chat, no office data beyond its greeting"
+    ),
+    ("POST", "/webchat/{integrationId}/start"): (
+        "keyless: creates a visitor of that chat only; CORS and limits in test_webchat"
+    ),
+    ("POST", "/webchat/{integrationId}/messages"): (
+        "keyless: the visitor token; another chat's 404, another office's 401 (test_webchat)"
+    ),
+    ("GET", "/webchat/{integrationId}/messages"): (
+        "keyless: the visitor token; another chat's 404, another office's 401 (test_webchat)"
+    ),
+    ("GET", "/webchat/{integrationId}/events"): (
+        "keyless: the visitor token; another chat's 404, another office's 401 (test_webchat)"
+    ),
     ("POST", "/channels/whatsapp/{integrationId}/webhook"): (
         "keyless: the platform's signature, tested in test_whatsapp_inbound"
     ),

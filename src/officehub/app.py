@@ -29,6 +29,7 @@ from officehub.logs import configure_logging
 from officehub.middleware import RequestContextMiddleware
 from officehub.ratelimit import RateLimiter
 from officehub.routers import domain_routers
+from officehub.webchat.cors import WebchatCorsMiddleware
 from officehub.worker.jobs import periodic_jobs, queue_jobs
 from officehub.worker.runner import Worker, WorkerContext
 
@@ -72,6 +73,8 @@ def create_app(settings: Settings | None = None, *, embedded_worker: bool = Fals
                 await worker_task
             await engine.dispose()
             await app.state.rate_limiter.close()
+            await app.state.webchat_ip_limiter.close()
+            await app.state.webchat_visitor_limiter.close()
 
     app = FastAPI(
         title="officehub",
@@ -87,6 +90,16 @@ def create_app(settings: Settings | None = None, *, embedded_worker: bool = Fals
     app.state.rate_limiter = RateLimiter(
         settings.rate_limits, settings.redis_url, settings.redis_key_prefix
     )
+    app.state.webchat_ip_limiter = RateLimiter(
+        settings.webchat_ip_rate_limits,
+        settings.redis_url,
+        f"{settings.redis_key_prefix}:webchat-ip",
+    )
+    app.state.webchat_visitor_limiter = RateLimiter(
+        settings.webchat_visitor_rate_limits,
+        settings.redis_url,
+        f"{settings.redis_key_prefix}:webchat-visitor",
+    )
     install_error_handlers(app)
     app.include_router(health_router)
     app.include_router(events_router)
@@ -94,6 +107,7 @@ def create_app(settings: Settings | None = None, *, embedded_worker: bool = Fals
         app.include_router(router)
     _install_docs(app)
     app.include_router(console_router)
+    app.add_middleware(WebchatCorsMiddleware)
     app.add_middleware(RequestContextMiddleware, max_json_body=settings.max_json_body_bytes)
 
     def openapi() -> dict[str, Any]:

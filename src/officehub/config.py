@@ -76,6 +76,18 @@ class Settings(BaseSettings):
         description="Requests each API key may make, e.g. '100/second;6000/minute' (every "
         "limit holds); empty: unlimited",
     )
+    webchat_ip_rate_limits: str = Field(
+        "120/minute",
+        description="Requests to the web chat's visitor API each client IP may make (empty: "
+        "unlimited)",
+    )
+    webchat_visitor_rate_limits: str = Field(
+        "30/minute;600/hour",
+        description="Requests each web chat visitor may make (empty: unlimited)",
+    )
+    webchat_poll_seconds: float = Field(
+        0.5, gt=0, le=10, description="How often a visitor's live stream looks for new messages"
+    )
     redis_url: str = Field(
         "", description="Redis for rate limit counts shared by every process (empty: in memory)"
     )

@@ -8,6 +8,7 @@ from officehub.automation.models import (
     AutomationRun,
     CardColumnEntry,
 )
+from officehub.channels.models import ChannelPeer
 from officehub.contacts.models import Contact, ContactTag, PartnerLink
 from officehub.conversations.models import (
     Conversation,
@@ -27,6 +28,7 @@ from officehub.tags.models import Tag
 from officehub.templates.models import WhatsAppTemplate
 from officehub.tickets.models import Ticket, TicketAssignee, TicketDepartment, TicketStatus
 from officehub.users.models import User, UserInbox
+from officehub.webchat.models import WebchatVisitor
 from officehub.webhooks.models import Webhook, WebhookDelivery, WebhookDeliveryAttempt
 from officehub.worker.models import ScheduledJob
 
@@ -38,6 +40,7 @@ __all__ = [
     "Card",
     "CardColumnEntry",
     "CaseMovement",
+    "ChannelPeer",
     "ColumnCount",
     "ConsumerEvent",
     "Contact",
@@ -67,6 +70,7 @@ __all__ = [
     "TicketStatus",
     "User",
     "UserInbox",
+    "WebchatVisitor",
     "Webhook",
     "WebhookDelivery",
     "WebhookDeliveryAttempt",

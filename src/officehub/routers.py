@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from officehub.automation.router import router as automation_router
+from officehub.channels.bridge_inbound import router as bridge_router
 from officehub.channels.router import router as channels_router
 from officehub.contacts.router import router as contacts_router
 from officehub.conversations.router import router as conversations_router
@@ -22,6 +23,7 @@ from officehub.tags.router import router as tags_router
 from officehub.templates.router import router as templates_router
 from officehub.tickets.router import router as tickets_router
 from officehub.users.router import router as users_router
+from officehub.webchat.router import router as webchat_router
 from officehub.webhooks.router import router as webhooks_router
 
 
@@ -45,5 +47,7 @@ def domain_routers() -> list[APIRouter]:
         automation_router,
         flows_router,
         channels_router,
+        bridge_router,
+        webchat_router,
         dashboard_router,
     ]

@@ -1,7 +1,8 @@
 """The one interface a channel implements so the dispatcher can send through it.
 
-A channel type with no adapter (``WHATSAPP``, ``INSTAGRAM``, ``WEBCHAT`` for now) keeps its
-outbound messages ``QUEUED``: the dispatcher never claims them.
+``WHATSAPP_OFFICIAL`` sends to the Cloud API, ``WEBCHAT`` stores for the visitor's stream,
+``WHATSAPP`` and ``INSTAGRAM`` post to their gateway (``bridge.py``) once a ``bridgeUrl``
+is set: until then their outbound messages stay ``QUEUED`` (never claimed).
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ class Outbound:
     payload: dict[str, Any]
     to_phone: str
     header_media_link: str | None = None
+    # A bridged channel's id of the contact (the gateway's sender id), when known.
+    to_peer: str | None = None
 
 
 class SendDeferred(Exception):

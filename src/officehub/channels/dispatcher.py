@@ -22,6 +22,7 @@ import httpx
 
 from officehub.channels import repository
 from officehub.channels.adapter import ChannelAdapter, Outbound, SendDeferred, SendRejected
+from officehub.channels.bridge import BRIDGED, BridgeAdapter, WebchatAdapter
 from officehub.channels.whatsapp import WhatsAppAdapter
 from officehub.config import Settings
 from officehub.conversations.models import Message
@@ -37,6 +38,7 @@ from officehub.worker.runner import WorkerContext
 logger = logging.getLogger("officehub.channels")
 
 OFFICIAL = "WHATSAPP_OFFICIAL"
+WEBCHAT = "WEBCHAT"
 MEDIA_MAX_BYTES = 100 * 1024 * 1024
 _BACKOFF_BASE = 2.0
 _BACKOFF_CAP = 300.0
@@ -44,8 +46,13 @@ _RETRY_AFTER_CAP = 3600.0
 
 
 def adapters(settings: Settings) -> dict[str, ChannelAdapter]:
-    """The channel types the dispatcher sends through; other types stay stored only."""
-    return {OFFICIAL: WhatsAppAdapter(settings.whatsapp_api_url)}
+    """The channel types the dispatcher sends through (bridged ones once configured)."""
+    bridge = BridgeAdapter()
+    return {
+        OFFICIAL: WhatsAppAdapter(settings.whatsapp_api_url),
+        WEBCHAT: WebchatAdapter(),
+        **dict.fromkeys(BRIDGED, bridge),
+    }
 
 
 def storage_for(settings: Settings) -> Storage:
@@ -89,22 +96,28 @@ async def send_queued(ctx: WorkerContext) -> int:
     async with ctx.sessionmaker() as session, session.begin():
         ids = await repository.claim_outbound(
             session,
-            list(registry),
+            [t for t in registry if t not in BRIDGED],
             now,
             lease,
             token,
             settings.dispatch_batch_size,
             skip_locked=skip_locked,
+            bridged_types=BRIDGED,
         )
         if not ids:
             return 0
         rows = await repository.claimed(session, ids, token)
+        peers = await repository.peers_of(
+            session, [(m.office_id, i.id, c) for m, i, _, c in rows if i.type in BRIDGED]
+        )
     storage = storage_for(settings)
     limit = asyncio.Semaphore(settings.dispatch_concurrency)
 
-    async def one(message: Message, integration: Integration, phone: str | None) -> Outcome:
+    async def one(
+        message: Message, integration: Integration, phone: str | None, contact_id: str
+    ) -> Outcome:
         async with limit:
-            if not phone:
+            if not phone and integration.type == OFFICIAL:
                 return SendRejected("the contact has no phone number")
             payload = dict(message.payload or {})
             path = payload.get("headerMediaPath")
@@ -115,25 +128,38 @@ async def send_queued(ctx: WorkerContext) -> int:
                 template_name=message.template_name,
                 media_url=message.media_url,
                 payload=payload,
-                to_phone=phone,
+                to_phone=phone or "",
                 header_media_link=storage.url(str(path)) if path else None,
+                to_peer=peers.get((integration.id, contact_id)),
             )
+            adapter = registry[integration.type]
             try:
-                return await registry[integration.type].send(client, integration, outbound)
+                return await adapter.send(
+                    guarded if getattr(adapter, "guarded", False) else client,
+                    integration,
+                    outbound,
+                )
             except (SendDeferred, SendRejected) as outcome:
                 return outcome
             except Exception as exc:
                 logger.exception("send of message %s failed unexpectedly", message.id)
                 return SendDeferred(f"unexpected error: {type(exc).__name__}")
 
-    async with httpx.AsyncClient(
-        timeout=settings.whatsapp_timeout_seconds,
-        trust_env=False,
-        limits=httpx.Limits(max_connections=settings.dispatch_concurrency),
-    ) as client:
-        outcomes = await asyncio.gather(*(one(m, i, p) for m, i, p in rows))
+    async with (
+        httpx.AsyncClient(
+            timeout=settings.whatsapp_timeout_seconds,
+            trust_env=False,
+            limits=httpx.Limits(max_connections=settings.dispatch_concurrency),
+        ) as client,
+        delivery_client(
+            allow_private=settings.webhook_allow_private,
+            timeout=settings.whatsapp_timeout_seconds,
+            connections=settings.dispatch_concurrency,
+        ) as guarded,
+    ):
+        outcomes = await asyncio.gather(*(one(m, i, p, c) for m, i, p, c in rows))
     await _record_sends(
-        ctx, token, [(m.id, i.id, o) for (m, i, _), o in zip(rows, outcomes, strict=True)]
+        ctx, token, [(m.id, i.id, o) for (m, i, _, _), o in zip(rows, outcomes, strict=True)]
     )
     return len(ids)
 
@@ -219,11 +245,11 @@ async def download_media(ctx: WorkerContext) -> int:
             connections=settings.dispatch_concurrency,
         ) as guarded,
     ):
-        outcomes = await asyncio.gather(*(one(m, i) for m, i, _ in rows))
+        outcomes = await asyncio.gather(*(one(m, i) for m, i, _, _ in rows))
     lock = not is_sqlite(settings.database_url)
     async with ctx.sessionmaker() as session, session.begin():
-        held = await repository.held(session, [m.id for m, _, _ in rows], token, lock=lock)
-        for (stale, _, _), outcome in zip(rows, outcomes, strict=True):
+        held = await repository.held(session, [m.id for m, _, _, _ in rows], token, lock=lock)
+        for (stale, _, _, _), outcome in zip(rows, outcomes, strict=True):
             message = held.get(stale.id)
             if message is None:
                 continue

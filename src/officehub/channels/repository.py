@@ -7,13 +7,26 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, and_, exists, or_, select, update
+from sqlalchemy import (
+    ColumnElement,
+    Select,
+    String,
+    and_,
+    cast,
+    exists,
+    func,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
+from officehub.channels.models import ChannelPeer
 from officehub.contacts.models import Contact
 from officehub.conversations.models import Conversation, Message
 from officehub.inboxes.models import Integration
+from officehub.repository import insert_ignoring_duplicates
 
 
 def _due(now: datetime) -> ColumnElement[bool]:
@@ -47,8 +60,12 @@ async def claim_outbound(
     limit: int,
     *,
     skip_locked: bool,
+    bridged_types: Sequence[str] = (),
 ) -> list[str]:
     """Leases the oldest due ``QUEUED`` outbound message of up to ``limit`` conversations.
+
+    Channels of ``channel_types`` always send; those of ``bridged_types`` only once their
+    bridge settings are set (an unset JSON column holds SQL NULL or JSON null).
 
     Only a conversation's first queued message is ever claimed, so its sends keep their
     order (a message waiting for a retry holds the ones behind it). PostgreSQL: the rows
@@ -73,7 +90,13 @@ async def claim_outbound(
         .where(
             Message.status == "QUEUED",
             Message.direction == "OUTBOUND",
-            Integration.type.in_(channel_types),
+            or_(
+                Integration.type.in_(channel_types),
+                and_(
+                    Integration.type.in_(bridged_types),
+                    func.coalesce(cast(Integration.bridge, String), "null") != "null",
+                ),
+            ),
             _due(now),
             ~ahead,
         )
@@ -118,18 +141,18 @@ async def claim_media(
 
 async def claimed(
     session: AsyncSession, ids: Sequence[str], token: str
-) -> list[tuple[Message, Integration, str | None]]:
-    """The messages among ``ids`` still under this lease, with their channel and the
-    contact's phone."""
+) -> list[tuple[Message, Integration, str | None, str]]:
+    """The messages among ``ids`` still under this lease, with their channel, the
+    contact's phone and the contact's id."""
     stmt = (
-        select(Message, Integration, Contact.phone)
+        select(Message, Integration, Contact.phone, Contact.id)
         .join(Conversation, Conversation.id == Message.conversation_id)
         .join(Integration, Integration.id == Conversation.integration_id)
         .join(Contact, Contact.id == Conversation.person_id)
         .where(Message.id.in_(ids), Message.claim_token == token)
         .order_by(Message.created_at, Message.id)
     )
-    return [(m, i, p) for m, i, p in (await session.execute(stmt)).all()]
+    return [(m, i, p, c) for m, i, p, c in (await session.execute(stmt)).all()]
 
 
 async def held(
@@ -154,3 +177,56 @@ async def configured_official(
         stmt = stmt.where(Integration.id == only)
     rows = (await session.execute(stmt.order_by(Integration.id))).all()
     return [(o, i) for o, i, settings in rows if settings]
+
+
+async def peers_of(
+    session: AsyncSession, pairs: Sequence[tuple[str, str, str]]
+) -> dict[tuple[str, str], str]:
+    """The bridged channel's id of each (office, integration, contact): the latest seen."""
+    found: dict[tuple[str, str], str] = {}
+    if not pairs:
+        return found
+    offices = {o for o, _, _ in pairs}
+    integrations = {i for _, i, _ in pairs}
+    contacts = {c for _, _, c in pairs}
+    stmt = (
+        select(ChannelPeer.integration_id, ChannelPeer.contact_id, ChannelPeer.peer_id)
+        .where(
+            ChannelPeer.office_id.in_(offices),
+            ChannelPeer.integration_id.in_(integrations),
+            ChannelPeer.contact_id.in_(contacts),
+        )
+        .order_by(ChannelPeer.created_at, ChannelPeer.id)
+    )
+    for integration_id, contact_id, peer_id in (await session.execute(stmt)).all():
+        found[(integration_id, contact_id)] = peer_id
+    return found
+
+
+async def peer_contact(
+    session: AsyncSession, office_id: str, integration_id: str, peer_id: str
+) -> str | None:
+    """The contact a bridged channel's sender id was seen as."""
+    stmt = select(ChannelPeer.contact_id).where(
+        ChannelPeer.office_id == office_id,
+        ChannelPeer.integration_id == integration_id,
+        ChannelPeer.peer_id == peer_id,
+    )
+    return (await session.scalars(stmt)).first()
+
+
+async def add_peer(
+    session: AsyncSession, office_id: str, integration_id: str, contact_id: str, peer_id: str
+) -> None:
+    await insert_ignoring_duplicates(
+        session,
+        ChannelPeer,
+        [
+            {
+                "office_id": office_id,
+                "integration_id": integration_id,
+                "contact_id": contact_id,
+                "peer_id": peer_id,
+            }
+        ],
+    )

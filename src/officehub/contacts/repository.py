@@ -4,7 +4,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Select, delete, exists, or_, select, update
+from sqlalchemy import Select, delete, exists, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.contacts.models import Contact, ContactTag
@@ -29,6 +29,11 @@ async def lock_contact(session: AsyncSession, office_id: str, ident: str) -> Con
         .execution_options(synchronize_session=False)
     )
     return await get_contact(session, office_id, ident)
+
+
+async def find_by_email(session: AsyncSession, office_id: str, email: str) -> Contact | None:
+    stmt = scoped(Contact, office_id).where(func.lower(Contact.email) == email.lower())
+    return (await session.scalars(stmt.order_by(Contact.created_at, Contact.id).limit(1))).first()
 
 
 async def find_by_phone(

@@ -133,6 +133,43 @@ async def find_or_create_by_phone(
     return contact
 
 
+async def find_or_create_by_email(
+    session: AsyncSession, office_id: str, email: str, name: str, inbox_id: str | None
+) -> Contact:
+    """The office's contact with this email (the oldest), else a new one
+    (``contact.created``). The caller serialises concurrent calls (it locks the channel)."""
+    existing = await repository.find_by_email(session, office_id, email)
+    if existing is not None:
+        return existing
+    return await create_channel_contact(session, office_id, name, inbox_id, email=email)
+
+
+async def create_channel_contact(
+    session: AsyncSession,
+    office_id: str,
+    name: str | None,
+    inbox_id: str | None,
+    *,
+    email: str | None = None,
+    fallback_name: str = "Visitor",
+) -> Contact:
+    """A contact a channel met (no phone): ``contact.created`` is emitted."""
+    clean = " ".join((name or "").replace("\x00", "").split())[:200] or fallback_name
+    contact = Contact(
+        office_id=office_id,
+        inbox_id=inbox_id,
+        name=clean,
+        search_name=fold(clean)[:200],
+        phone=None,
+        email=email,
+        is_blocked=False,
+    )
+    session.add(contact)
+    await session.flush()
+    await emit(session, office_id, "contact.created", _data(contact_out(contact, [])))
+    return contact
+
+
 async def update_contact(
     session: AsyncSession, office_id: str, ident: str, body: ContactPatch
 ) -> ContactOut:

@@ -34,3 +34,7 @@ class Integration(IdMixin, TimestampMixin, Base):
     device_id: Mapped[str | None] = mapped_column(String(200))
     # WHATSAPP_OFFICIAL: phoneNumberId, businessAccountId, accessToken, appSecret, verifyToken.
     whatsapp: Mapped[dict[str, Any] | None] = mapped_column(JSONType)
+    # WEBCHAT: allowedOrigins, ask (PHONE or EMAIL), greeting.
+    webchat: Mapped[dict[str, Any] | None] = mapped_column(JSONType)
+    # WHATSAPP (through a gateway) and INSTAGRAM: bridgeUrl, secret (write-only).
+    bridge: Mapped[dict[str, Any] | None] = mapped_column(JSONType)

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 
 from officehub.auth import OfficeDep
 from officehub.db import SessionDep
@@ -66,9 +66,11 @@ async def delete_inbox(id: PathId, office: OfficeDep, session: SessionDep) -> In
     tags=["Integrations"],
 )
 async def create_integration(
-    body: IntegrationCreate, office: OfficeDep, session: SessionDep
+    body: IntegrationCreate, office: OfficeDep, session: SessionDep, request: Request
 ) -> IntegrationOut:
-    record = await service.create_integration(session, office.office_id, body)
+    record = await service.create_integration(
+        session, office.office_id, body, allow_private=_allow_private(request)
+    )
     return IntegrationOut.model_validate(record)
 
 
@@ -110,9 +112,11 @@ async def read_integration(id: PathId, office: OfficeDep, session: SessionDep) -
     tags=["Integrations"],
 )
 async def update_integration(
-    id: PathId, body: IntegrationUpdate, office: OfficeDep, session: SessionDep
+    id: PathId, body: IntegrationUpdate, office: OfficeDep, session: SessionDep, request: Request
 ) -> IntegrationOut:
-    record = await service.update_integration(session, office.office_id, id, body)
+    record = await service.update_integration(
+        session, office.office_id, id, body, allow_private=_allow_private(request)
+    )
     return IntegrationOut.model_validate(record)
 
 
@@ -126,3 +130,7 @@ async def update_integration(
 async def delete_integration(id: PathId, office: OfficeDep, session: SessionDep) -> IntegrationOut:
     record = await service.delete_integration(session, office.office_id, id)
     return IntegrationOut.model_validate(record)
+
+
+def _allow_private(request: Request) -> bool:
+    return bool(request.app.state.settings.webhook_allow_private)

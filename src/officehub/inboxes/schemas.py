@@ -1,12 +1,14 @@
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, StringConstraints, field_validator
+from pydantic import AfterValidator, Field, StringConstraints, field_validator
 
 from officehub.params import Id
 from officehub.schemas import ApiModel, BodyModel
 from officehub.timeutil import Timestamp
+from officehub.webhooks.validation import check_url
 
 IntegrationType = Literal["WHATSAPP_OFFICIAL", "WHATSAPP", "INSTAGRAM", "WEBCHAT"]
 Name = Field(min_length=1, max_length=200)
@@ -64,6 +66,71 @@ def public_settings(stored: dict[str, Any] | None) -> WhatsAppSettingsOut | None
     )
 
 
+_LOOPBACK = ("localhost", "127.0.0.1", "[::1]")
+_ORIGIN = re.compile(r"^(https?)://([A-Za-z0-9.-]{1,253}|\[::1\])(?::([0-9]{1,5}))?$")
+
+
+def _origin(value: str) -> str:
+    """``https://host[:port]`` (``http://`` only for localhost, for development), lower-cased,
+    without a default port: exactly what a browser sends in ``Origin``."""
+    found = _ORIGIN.match(value)
+    if found is None:
+        raise ValueError("an origin is https://host[:port], without path, query or slash")
+    scheme, host, port = found.group(1), found.group(2).lower(), found.group(3)
+    if scheme == "http" and host not in _LOOPBACK:
+        raise ValueError("an origin must be https (http only for localhost)")
+    if port is not None and not 1 <= int(port) <= 65535:
+        raise ValueError("the port must be between 1 and 65535")
+    default = "443" if scheme == "https" else "80"
+    return f"{scheme}://{host}" + (f":{int(port)}" if port and port != default else "")
+
+
+Origin = Annotated[str, StringConstraints(max_length=300), AfterValidator(_origin)]
+
+
+class WebchatSettingsIn(BodyModel):
+    """A web chat's settings: the sites that may embed it, what a visitor is asked first,
+    and the greeting shown in the widget."""
+
+    allowed_origins: list[Origin] = Field(min_length=1, max_length=50)
+    ask: Literal["PHONE", "EMAIL"] = Field(
+        "PHONE", description="Name and phone (PHONE) or name and email (EMAIL)"
+    )
+    greeting: str = Field("Olá! Como podemos ajudar?", min_length=1, max_length=500)
+
+
+class WebchatSettingsOut(ApiModel):
+    allowed_origins: list[str]
+    ask: str
+    greeting: str
+
+
+def _bridge_url(value: str) -> str:
+    check_url(value)
+    return value
+
+
+class BridgeSettingsIn(BodyModel):
+    """A bridged channel's gateway: where outbound messages are posted, and the secret both
+    directions are signed with (write-only)."""
+
+    bridge_url: Annotated[str, StringConstraints(max_length=2048), AfterValidator(_bridge_url)]
+    secret: Annotated[str, StringConstraints(min_length=16, max_length=256)]
+
+
+class BridgeSettingsOut(ApiModel):
+    bridge_url: str
+    secret_set: bool
+
+
+def public_bridge(stored: dict[str, Any] | None) -> BridgeSettingsOut | None:
+    if not stored:
+        return None
+    return BridgeSettingsOut(
+        bridge_url=stored.get("bridgeUrl", ""), secret_set=bool(stored.get("secret"))
+    )
+
+
 class IntegrationCreate(BodyModel):
     inbox_id: Id
     type: IntegrationType
@@ -72,6 +139,8 @@ class IntegrationCreate(BodyModel):
         None, min_length=1, max_length=200, description="Required for WHATSAPP_OFFICIAL"
     )
     whatsapp: WhatsAppSettingsIn | None = Field(None, description="WHATSAPP_OFFICIAL only")
+    webchat: WebchatSettingsIn | None = Field(None, description="WEBCHAT only")
+    bridge: BridgeSettingsIn | None = Field(None, description="WHATSAPP and INSTAGRAM only")
 
 
 class IntegrationUpdate(BodyModel):
@@ -79,6 +148,12 @@ class IntegrationUpdate(BodyModel):
     device_id: str | None = Field(None, min_length=1, max_length=200)
     whatsapp: WhatsAppSettingsIn | None = Field(
         None, description="WHATSAPP_OFFICIAL only; replaces the stored settings"
+    )
+    webchat: WebchatSettingsIn | None = Field(
+        None, description="WEBCHAT only; replaces the stored settings"
+    )
+    bridge: BridgeSettingsIn | None = Field(
+        None, description="WHATSAPP and INSTAGRAM only; replaces the stored settings"
     )
 
 
@@ -90,6 +165,8 @@ class IntegrationOut(ApiModel):
     name: str
     device_id: str | None
     whatsapp: WhatsAppSettingsOut | None = None
+    webchat: WebchatSettingsOut | None = None
+    bridge: BridgeSettingsOut | None = None
     created_at: Timestamp
     updated_at: Timestamp
 
@@ -98,4 +175,11 @@ class IntegrationOut(ApiModel):
     def _hide_secrets(cls, value: Any) -> Any:
         if isinstance(value, dict) and "accessToken" in value:
             return public_settings(value)
+        return value
+
+    @field_validator("bridge", mode="before")
+    @classmethod
+    def _hide_bridge_secret(cls, value: Any) -> Any:
+        if isinstance(value, dict) and "secret" in value:
+            return public_bridge(value)
         return value

@@ -2,20 +2,25 @@ from __future__ import annotations
 
 from typing import Any
 
+import httpx
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.errors import Conflict, NotFound, ValidationFailed
 from officehub.inboxes import repository
 from officehub.inboxes.models import Inbox, Integration
 from officehub.inboxes.schemas import (
+    BridgeSettingsIn,
     InboxCreate,
     InboxUpdate,
     IntegrationCreate,
     IntegrationUpdate,
+    WebchatSettingsIn,
     WhatsAppSettingsIn,
 )
 from officehub.pagination import PageParams
 from officehub.repository import flush_or_conflict
+from officehub.schemas import BodyModel
+from officehub.webhooks.ssrf import is_blocked, literal_address
 
 OFFICIAL = "WHATSAPP_OFFICIAL"
 
@@ -116,7 +121,7 @@ def _device_taken(details: str) -> Conflict:
 
 
 async def create_integration(
-    session: AsyncSession, office_id: str, body: IntegrationCreate
+    session: AsyncSession, office_id: str, body: IntegrationCreate, *, allow_private: bool = False
 ) -> Integration:
     if body.type == OFFICIAL and body.device_id is None:
         raise ValidationFailed.field("body.deviceId", "required for a WHATSAPP_OFFICIAL channel")
@@ -124,6 +129,7 @@ async def create_integration(
     if body.device_id is not None:
         await _check_device_id(session, office_id, body.device_id)
     _check_settings_type(body.type, body.whatsapp)
+    _check_channel_settings(body.type, body.webchat, body.bridge, allow_private)
     integration = Integration(
         office_id=office_id,
         inbox_id=body.inbox_id,
@@ -131,6 +137,8 @@ async def create_integration(
         name=body.name,
         device_id=body.device_id,
         whatsapp=_stored_settings(body.whatsapp),
+        webchat=_stored_settings(body.webchat),
+        bridge=_stored_settings(body.bridge),
     )
     session.add(integration)
     await flush_or_conflict(
@@ -140,7 +148,12 @@ async def create_integration(
 
 
 async def update_integration(
-    session: AsyncSession, office_id: str, ident: str, body: IntegrationUpdate
+    session: AsyncSession,
+    office_id: str,
+    ident: str,
+    body: IntegrationUpdate,
+    *,
+    allow_private: bool = False,
 ) -> Integration:
     integration = await get_integration(session, office_id, ident)
     sent = body.model_fields_set
@@ -157,6 +170,12 @@ async def update_integration(
     if "whatsapp" in sent:
         _check_settings_type(integration.type, body.whatsapp)
         integration.whatsapp = _stored_settings(body.whatsapp)
+    if "webchat" in sent:
+        _check_channel_settings(integration.type, body.webchat, None, allow_private)
+        integration.webchat = _stored_settings(body.webchat)
+    if "bridge" in sent:
+        _check_channel_settings(integration.type, None, body.bridge, allow_private)
+        integration.bridge = _stored_settings(body.bridge)
     await flush_or_conflict(
         session, _device_taken(f"Another channel has the deviceId {integration.device_id}")
     )
@@ -168,7 +187,33 @@ def _check_settings_type(type: str, settings: WhatsAppSettingsIn | None) -> None
         raise ValidationFailed.field("body.whatsapp", "only a WHATSAPP_OFFICIAL channel has it")
 
 
-def _stored_settings(settings: WhatsAppSettingsIn | None) -> dict[str, Any] | None:
+BRIDGED = ("WHATSAPP", "INSTAGRAM")
+
+
+def _check_channel_settings(
+    type: str,
+    webchat: WebchatSettingsIn | None,
+    bridge: BridgeSettingsIn | None,
+    allow_private: bool,
+) -> None:
+    if webchat is not None and type != "WEBCHAT":
+        raise ValidationFailed.field("body.webchat", "only a WEBCHAT channel has it")
+    if bridge is not None:
+        if type not in BRIDGED:
+            raise ValidationFailed.field(
+                "body.bridge", "only a WHATSAPP or INSTAGRAM channel has it"
+            )
+        host = httpx.URL(bridge.bridge_url).host
+        literal = literal_address(host)
+        if not allow_private and (host == "localhost" or (literal and is_blocked(literal))):
+            raise ValidationFailed.field(
+                "body.bridge.bridgeUrl",
+                f"{host} is a loopback, private or reserved address",
+                code="BRIDGE_URL_NOT_ALLOWED",
+            )
+
+
+def _stored_settings(settings: BodyModel | None) -> dict[str, Any] | None:
     return None if settings is None else settings.model_dump(by_alias=True)
 
 
@@ -177,6 +222,17 @@ async def get_official_by_id(session: AsyncSession, ident: str) -> Integration |
     webhook, which carries no API key (the integration id names the office)."""
     record = await repository.get_integration_any_office(session, ident)
     if record is None or record.type != OFFICIAL or not record.whatsapp:
+        return None
+    return record
+
+
+async def get_typed_by_id(
+    session: AsyncSession, ident: str, types: tuple[str, ...]
+) -> Integration | None:
+    """An integration of one of ``types`` by id alone, for a key-less channel route (the
+    integration id names the office; the caller authenticates the request)."""
+    record = await repository.get_integration_any_office(session, ident)
+    if record is None or record.type not in types:
         return None
     return record
 

@@ -196,6 +196,7 @@ async def receive_from_channel(
     text: str | None,
     media_external_id: str | None = None,
     payload: dict[str, Any] | None = None,
+    media_url: str | None = None,
 ) -> MessageOut | None:
     """An inbound message a channel delivered; None when its id is already stored (the
     platform retried). The unique index on the external id holds the rule."""
@@ -209,7 +210,7 @@ async def receive_from_channel(
                 direction="INBOUND",
                 type=type,
                 text=text,
-                media_url=None,
+                media_url=media_url,
                 status="RECEIVED",
                 external_id=external_id,
                 media_external_id=media_external_id,

@@ -1,0 +1,82 @@
+"""A visitor's live stream (server-sent events) and the DELIVERED mark of what was shown.
+
+The stream polls the database, so a reply written by any API process or worker reaches
+the visitor without a shared message bus.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+from fastapi import Request
+from sqlalchemy import text
+
+from officehub.conversations.models import Message
+from officehub.webchat import service
+from officehub.webchat.schemas import VisitorMessage
+
+STREAM_SECONDS = 300.0
+HEARTBEAT_SECONDS = 15.0
+
+
+async def stream(request: Request, visitor_id: str) -> AsyncIterator[str]:
+    """Every visible message since the visitor started, then each new one as it appears
+    (the database is polled, so replies written by any process arrive); a comment line
+    keeps the connection alive, and after five minutes the stream ends (the widget
+    reconnects and is sent the history again, which it de-duplicates by id)."""
+    state = request.app.state
+    poll = float(getattr(state.settings, "webchat_poll_seconds", 0.5))
+    yield "retry: 2000\n\n"
+    pending: set[str] = set()
+    shown: set[str] = set()
+    since = None
+    started = last_beat = time.monotonic()
+    while time.monotonic() - started < STREAM_SECONDS:
+        async with state.read_sessionmaker() as session:
+            visitor = await service.visitor_by_id(session, visitor_id)
+            if visitor is None:
+                return
+            since = since or visitor.created_at
+            rows = await service.changes(session, visitor, since, pending)
+            out = []
+            for message in rows:
+                if message.id in shown:
+                    continue
+                if message.direction == "OUTBOUND" and message.status not in (
+                    service.VISIBLE_OUTBOUND
+                ):
+                    if message.status == "QUEUED":
+                        pending.add(message.id)
+                    else:
+                        pending.discard(message.id)
+                    continue
+                pending.discard(message.id)
+                shown.add(message.id)
+                out.append(message)
+                since = max(since, message.created_at)
+            office_id = visitor.office_id
+        if out:
+            await mark_delivered(state, office_id, out)
+            for message in out:
+                data = VisitorMessage.model_validate(message).model_dump_json(by_alias=True)
+                yield f"id: {message.id}\nevent: message\ndata: {data}\n\n"
+        elif time.monotonic() - last_beat > HEARTBEAT_SECONDS:
+            last_beat = time.monotonic()
+            yield ": keep-alive\n\n"
+        await asyncio.sleep(poll)
+
+
+async def mark_delivered(state: Any, office_id: str, rows: list[Message]) -> None:
+    """Shown outbound messages become DELIVERED, in a write transaction of their own (the
+    history's session reads only; the stream holds none)."""
+    ids = [m.id for m in rows if m.direction == "OUTBOUND" and m.status == "SENT"]
+    if not ids:
+        return
+    async with state.sessionmaker() as session:
+        if session.get_bind().dialect.name == "sqlite":
+            await session.execute(text("BEGIN IMMEDIATE"))
+        await service.mark_delivered(session, office_id, ids)
+        await session.commit()

@@ -1,0 +1,186 @@
+"""The web chat's key-less routes: the widget script and the visitor API.
+
+``GET /webchat/{integrationId}/widget.js`` is the script an office pastes into its site.
+The visitor API (``start``, ``messages``, ``events``) is authenticated by the visitor token
+(``X-Visitor-Token``), answers CORS only for the integration's allowed origins
+(``officehub.webchat.cors``) and is rate-limited per IP and per visitor.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from typing import Annotated
+
+from fastapi import APIRouter, Header, Path, Request
+from fastapi.responses import Response, StreamingResponse
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from officehub.db import SessionDep
+from officehub.errors import RateLimited, error_responses
+from officehub.ids import ID_PATTERN
+from officehub.inboxes.models import Integration
+from officehub.middleware import body_limit
+from officehub.ratelimit import RateLimiter
+from officehub.webchat import live, service
+from officehub.webchat.models import WebchatVisitor
+from officehub.webchat.schemas import (
+    StartIn,
+    StartOut,
+    VisitorHistory,
+    VisitorMessage,
+    VisitorMessageIn,
+)
+
+router = APIRouter(prefix="/webchat/{integrationId}", tags=["Web chat"])
+IntegrationId = Annotated[str, Path(alias="integrationId", pattern=ID_PATTERN)]
+VisitorToken = Annotated[
+    str | None, Header(alias="x-visitor-token", max_length=128, include_in_schema=True)
+]
+VISITOR_BODY_LIMIT = 16 * 1024
+
+
+async def _limit(request: Request, limiter_name: str, key: str) -> None:
+    limiter: RateLimiter | None = getattr(request.app.state, limiter_name, None)
+    refusal = None if limiter is None else await limiter.hit(key)
+    if refusal is not None:
+        raise RateLimited(
+            details=refusal.details(),
+            headers={k.decode(): v.decode() for k, v in refusal.headers()},
+        )
+
+
+async def _per_ip(request: Request) -> None:
+    host = request.client.host if request.client else "unknown"
+    await _limit(request, "webchat_ip_limiter", f"ip:{host}")
+
+
+async def _per_visitor(request: Request, visitor: WebchatVisitor) -> None:
+    await _limit(request, "webchat_visitor_limiter", f"visitor:{visitor.id}")
+
+
+async def _visitor(
+    request: Request, session: AsyncSession, integration_id: str, token: str | None
+) -> tuple[Integration, WebchatVisitor]:
+    await _per_ip(request)
+    integration = await service.integration_for(session, integration_id)
+    visitor = await service.authenticate(session, integration, token)
+    await _per_visitor(request, visitor)
+    return integration, visitor
+
+
+def _widget_source() -> str:
+    return resources.files("officehub.webchat").joinpath("widget.js").read_text("utf-8")
+
+
+@router.get(
+    "/widget.js",
+    response_class=Response,
+    responses={
+        200: {"description": "The widget script", "content": {"text/javascript": {}}},
+        **error_responses(400, 404),
+    },
+    summary="The chat widget an office pastes into its site (no API key)",
+)
+async def widget(integration_id: IntegrationId, session: SessionDep) -> Response:
+    integration = await service.integration_for(session, integration_id)
+    settings = service.settings_of(integration)
+    config = json.dumps(
+        {
+            "integrationId": integration.id,
+            "ask": settings.get("ask", "PHONE"),
+            "greeting": settings.get("greeting", ""),
+            "title": integration.name,
+        }
+    )
+    # Inside a <script> the JSON must not close the element nor open a comment.
+    config = config.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    script = _widget_source().replace("/*CONFIG*/{}", config, 1)
+    return Response(
+        script,
+        media_type="text/javascript; charset=utf-8",
+        headers={
+            "cache-control": "public, max-age=300",
+            "x-content-type-options": "nosniff",
+            "cross-origin-resource-policy": "cross-origin",
+        },
+    )
+
+
+@router.post(
+    "/start",
+    response_model=StartOut,
+    status_code=201,
+    responses=error_responses(400, 403, 404, 413, 429),
+    summary="Start a chat: the visitor's name and phone or email; answers the visitor token",
+    openapi_extra=body_limit(VISITOR_BODY_LIMIT),
+)
+async def start(
+    integration_id: IntegrationId, body: StartIn, request: Request, session: SessionDep
+) -> StartOut:
+    await _per_ip(request)
+    integration = await service.integration_for(session, integration_id)
+    return await service.start(session, integration, body)
+
+
+@router.post(
+    "/messages",
+    response_model=VisitorMessage,
+    status_code=201,
+    responses=error_responses(400, 401, 403, 404, 413, 429),
+    summary="The visitor writes (stored as the conversation's inbound message)",
+    openapi_extra=body_limit(VISITOR_BODY_LIMIT),
+)
+async def send_message(
+    integration_id: IntegrationId,
+    body: VisitorMessageIn,
+    request: Request,
+    session: SessionDep,
+    token: VisitorToken = None,
+) -> VisitorMessage:
+    integration, visitor = await _visitor(request, session, integration_id, token)
+    return await service.send(session, integration, visitor, body.text, body.client_id)
+
+
+@router.get(
+    "/messages",
+    response_model=VisitorHistory,
+    responses=error_responses(400, 401, 403, 404, 429),
+    summary="The visitor's conversation since the visitor started",
+)
+async def history(
+    integration_id: IntegrationId,
+    request: Request,
+    session: SessionDep,
+    token: VisitorToken = None,
+) -> VisitorHistory:
+    _, visitor = await _visitor(request, session, integration_id, token)
+    rows = await service.history(session, visitor)
+    await live.mark_delivered(request.app.state, visitor.office_id, rows)
+    return VisitorHistory(
+        conversation_id=visitor.conversation_id,
+        data=[VisitorMessage.model_validate(m) for m in rows],
+    )
+
+
+@router.get(
+    "/events",
+    response_class=StreamingResponse,
+    responses={
+        200: {"description": "Server-sent events", "content": {"text/event-stream": {}}},
+        **error_responses(400, 401, 403, 404, 429),
+    },
+    summary="Live messages of the visitor's conversation (server-sent events)",
+)
+async def events(
+    integration_id: IntegrationId,
+    request: Request,
+    session: SessionDep,
+    token: VisitorToken = None,
+) -> StreamingResponse:
+    _, visitor = await _visitor(request, session, integration_id, token)
+    return StreamingResponse(
+        live.stream(request, visitor.id),
+        media_type="text/event-stream",
+        headers={"cache-control": "no-store", "x-accel-buffering": "no"},
+    )

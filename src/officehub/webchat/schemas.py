@@ -1,0 +1,50 @@
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field, StringConstraints
+
+from officehub.contacts.schemas import Email
+from officehub.schemas import ApiModel, BodyModel, LongText
+from officehub.timeutil import Timestamp
+
+VisitorName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+Phone = Annotated[str, StringConstraints(min_length=8, max_length=32, pattern=r"^[0-9+() .-]+$")]
+ClientId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{1,64}$")]
+
+
+class StartIn(BodyModel):
+    """What the widget asks first: the name, and the phone or email (as the office set)."""
+
+    name: VisitorName
+    phone: Phone | None = None
+    email: Email | None = None
+
+
+class StartOut(ApiModel):
+    token: str = Field(description="The visitor's token: send it in X-Visitor-Token")
+    visitor_id: str
+    conversation_id: str
+
+
+class VisitorMessageIn(BodyModel):
+    text: Annotated[LongText, StringConstraints(min_length=1, max_length=4096)]
+    client_id: ClientId | None = Field(
+        None, description="The widget's id of the message: a retried send is stored once"
+    )
+
+
+class VisitorMessage(ApiModel):
+    """A message as the visitor sees it: no delivery internals, no notes."""
+
+    id: str
+    direction: str
+    type: str
+    text: str | None
+    media_url: str | None
+    created_at: Timestamp
+
+
+class VisitorHistory(ApiModel):
+    conversation_id: str
+    data: list[VisitorMessage]
