@@ -492,7 +492,7 @@ def database(kind: str, tmp: str) -> Iterator[str]:
         asyncio.run(_pg(f"DROP DATABASE IF EXISTS {PG_DB} WITH (FORCE)"))
 
 
-def bench(kind: str, seconds: float) -> list[tuple[str, Result, Result]]:
+def bench(kind: str, seconds: float, only: str = "") -> list[tuple[str, Result, Result]]:
     from officehub.migrate import migrate
 
     rows: list[tuple[str, Result, Result]] = []
@@ -501,6 +501,8 @@ def bench(kind: str, seconds: float) -> list[tuple[str, Result, Result]]:
         world = asyncio.run(seed(url))
         with server("officehub", url, tmp) as ours, server("bare", url, tmp) as bare:
             for i, load in enumerate(routes(world)):
+                if only and not any(part in load.label for part in only.split(",")):
+                    continue
                 # warm both (connections, caches), then measure officehub and bare in turn
                 warm(ours, load, world.key, 1_000_000 * (4 * i + 1))
                 warm(bare, load, world.key, 1_000_000 * (4 * i + 2))
@@ -533,6 +535,12 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="2 s per route and app (<= 60 s)")
     parser.add_argument("--seconds", type=int, default=5, help="seconds per route and app")
     parser.add_argument("--db", choices=["sqlite", "postgresql", "both"], default="both")
+    parser.add_argument(
+        "--only", default="", help="routes whose label contains one of these (comma-separated)"
+    )
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="runs per database; prints each and the median ratio"
+    )
     args = parser.parse_args()
     if args.serve:
         kind, url, port, data_dir = args.serve
@@ -543,7 +551,19 @@ def main() -> None:
     print(f"driver: {driver}; {seconds:g} s per route and app\n")
     kinds = ["sqlite", "postgresql"] if args.db == "both" else [args.db]
     for kind in kinds:
-        print(table(kind, bench(kind, seconds)), "\n", flush=True)
+        ratios: dict[str, list[float]] = {}
+        for _ in range(max(1, args.repeat)):
+            print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+            rows = bench(kind, seconds, args.only)
+            print(table(kind, rows), "\n", flush=True)
+            for label, mine, theirs in rows:
+                ratios.setdefault(label, []).append(mine.rps / theirs.rps)
+        if args.repeat > 1:
+            print(f"{kind}: median ratio of {args.repeat} runs")
+            for label, values in ratios.items():
+                runs = ", ".join(f"{v:.2f}" for v in values)
+                print(f"  {label}: {statistics.median(values):.2f}x ({runs})")
+            print(flush=True)
 
 
 if __name__ == "__main__":
