@@ -135,7 +135,12 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None
     cursor.close()
 
 
-def create_engine(url: str, pool_size: int = 10) -> AsyncEngine:
+DEFAULT_POOL_SIZE = 20
+"""Kept open per process: more than the requests a process has in flight under load (a
+connection beyond the pool is opened and closed per request, TLS handshake and all)."""
+
+
+def create_engine(url: str, pool_size: int = DEFAULT_POOL_SIZE) -> AsyncEngine:
     if is_sqlite(url):
         database = make_url(url).database
         if database and database != ":memory:":
@@ -148,7 +153,7 @@ def create_engine(url: str, pool_size: int = 10) -> AsyncEngine:
     engine = create_async_engine(
         url,
         pool_size=pool_size,
-        max_overflow=pool_size,
+        max_overflow=pool_size // 2,
         hide_parameters=True,  # errors and logs never quote a statement's values
     )
     _check_on_checkout(engine)
