@@ -183,10 +183,12 @@ async def lookup_key(
     return KeyOutcome(None, UNKNOWN_KEY) if office is None else KeyOutcome(office)
 
 
-async def current_office(
-    request: Request, _key: Annotated[str | None, Depends(api_key_scheme)]
-) -> OfficeContext:
-    """The office of the key the middleware resolved, checked for the route's scope."""
+async def current_office(request: Request) -> OfficeContext:
+    """The office of the key the middleware resolved, checked for the route's scope.
+
+    It reads no header itself (the middleware did): no ``APIKeyHeader`` sub-dependency to
+    solve on every request. The OpenAPI document declares the scheme (``security_schemes``)
+    and each operation's ``security`` (``officehub.app``)."""
     outcome = request.scope.get("state", {}).get("key")
     if not isinstance(outcome, KeyOutcome) or outcome.office is None:
         problem = outcome.problem if isinstance(outcome, KeyOutcome) else "No API key was read"
@@ -198,3 +200,9 @@ async def current_office(
 
 
 OfficeDep = Annotated[OfficeContext, Depends(current_office)]
+
+
+def security_schemes() -> dict[str, Any]:
+    """``components.securitySchemes`` of the OpenAPI document: the office's API key."""
+    model = api_key_scheme.model.model_dump(by_alias=True, exclude_none=True, mode="json")
+    return {api_key_scheme.scheme_name: model}
