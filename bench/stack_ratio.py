@@ -15,6 +15,10 @@ alternating per route so both see the same machine load.
 
     .venv/bin/python -m bench.stack_ratio --quick            # <= 60 s, both databases
     .venv/bin/python -m bench.stack_ratio --seconds 10 --db postgresql
+    .venv/bin/python -m bench.stack_ratio --db postgresql --only "GET /tag,POST /people" --repeat 3
+
+Beside req/s it reports each server's CPU time per request and their ratio ("CPU ratio"):
+on a machine shared with other work, req/s swings with the load; CPU per request much less.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import hashlib
 import json
 import os
@@ -308,8 +313,10 @@ def server(kind: str, url: str, data_dir: str) -> Iterator[str]:
             if proc.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"{kind} server did not start")
             time.sleep(0.1)
+        _PIDS[base] = proc.pid
         yield base
     finally:
+        _PIDS.pop(base, None)
         proc.terminate()
         proc.wait(10)
 
@@ -323,6 +330,20 @@ class Result:
     p50_ms: float
     p99_ms: float
     errors: int
+    cpu_ms: float = 0.0  # the server process's CPU time (user + system) per request
+
+
+_PIDS: dict[str, int] = {}
+"""The server process behind each base URL (for its CPU time)."""
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process ``pid`` so far (Linux ``/proc``; 0 elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 _LUA = """
@@ -432,10 +453,18 @@ def warm(base: str, load: RouteLoad, key: str, start: int) -> None:
 
 
 def drive(base: str, load: RouteLoad, key: str, seconds: float, start: int) -> Result:
+    """Loads ``base``; also the server's CPU time per request, which a shared machine's
+    other work disturbs far less than req/s (the server waits for a core, not using it)."""
     httpx.get(f"{base}/healthz")
+    pid = _PIDS.get(base, 0)
+    cpu_before, began = cpu_seconds(pid), time.perf_counter()
     if shutil.which("wrk"):
-        return run_wrk(base, load, key, seconds, start)
-    return asyncio.run(run_httpx(base, load, key, seconds, start))
+        result = run_wrk(base, load, key, seconds, start)
+    else:
+        result = asyncio.run(run_httpx(base, load, key, seconds, start))
+    requests = result.rps * (time.perf_counter() - began)
+    cpu_ms = (cpu_seconds(pid) - cpu_before) * 1000 / requests if requests else 0.0
+    return dataclasses.replace(result, cpu_ms=cpu_ms)
 
 
 # -- databases and seeding ------------------------------------------------------------------
@@ -492,7 +521,7 @@ def database(kind: str, tmp: str) -> Iterator[str]:
         asyncio.run(_pg(f"DROP DATABASE IF EXISTS {PG_DB} WITH (FORCE)"))
 
 
-def bench(kind: str, seconds: float) -> list[tuple[str, Result, Result]]:
+def bench(kind: str, seconds: float, only: str = "") -> list[tuple[str, Result, Result]]:
     from officehub.migrate import migrate
 
     rows: list[tuple[str, Result, Result]] = []
@@ -501,6 +530,8 @@ def bench(kind: str, seconds: float) -> list[tuple[str, Result, Result]]:
         world = asyncio.run(seed(url))
         with server("officehub", url, tmp) as ours, server("bare", url, tmp) as bare:
             for i, load in enumerate(routes(world)):
+                if only and not any(part in load.label for part in only.split(",")):
+                    continue
                 # warm both (connections, caches), then measure officehub and bare in turn
                 warm(ours, load, world.key, 1_000_000 * (4 * i + 1))
                 warm(bare, load, world.key, 1_000_000 * (4 * i + 2))
@@ -510,19 +541,26 @@ def bench(kind: str, seconds: float) -> list[tuple[str, Result, Result]]:
     return rows
 
 
+def cpu_ratio(mine: Result, theirs: Result) -> float:
+    """The bare app's CPU per request over ours: the req/s ratio of two CPU-bound servers."""
+    return theirs.cpu_ms / mine.cpu_ms if mine.cpu_ms else 0.0
+
+
 def table(kind: str, rows: list[tuple[str, Result, Result]]) -> str:
     lines = [
         f"{kind}:",
         "",
-        "| route | officehub req/s | p50 ms | p99 ms | bare req/s | p50 ms | p99 ms | ratio |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| route | officehub req/s | p50 ms | p99 ms | CPU ms/req | bare req/s | p50 ms "
+        "| p99 ms | CPU ms/req | ratio | CPU ratio |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for label, mine, theirs in rows:
         flag = " (errors!)" if mine.errors or theirs.errors else ""
         lines.append(
             f"| `{label}` | {mine.rps:,.0f} | {mine.p50_ms:.2f} | {mine.p99_ms:.2f} "
-            f"| {theirs.rps:,.0f} | {theirs.p50_ms:.2f} | {theirs.p99_ms:.2f} "
-            f"| {mine.rps / theirs.rps:.2f}x{flag} |"
+            f"| {mine.cpu_ms:.2f} | {theirs.rps:,.0f} | {theirs.p50_ms:.2f} "
+            f"| {theirs.p99_ms:.2f} | {theirs.cpu_ms:.2f} "
+            f"| {mine.rps / theirs.rps:.2f}x{flag} | {cpu_ratio(mine, theirs):.2f}x |"
         )
     return "\n".join(lines)
 
@@ -533,6 +571,12 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="2 s per route and app (<= 60 s)")
     parser.add_argument("--seconds", type=int, default=5, help="seconds per route and app")
     parser.add_argument("--db", choices=["sqlite", "postgresql", "both"], default="both")
+    parser.add_argument(
+        "--only", default="", help="routes whose label contains one of these (comma-separated)"
+    )
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="runs per database; prints each and the median ratio"
+    )
     args = parser.parse_args()
     if args.serve:
         kind, url, port, data_dir = args.serve
@@ -543,7 +587,25 @@ def main() -> None:
     print(f"driver: {driver}; {seconds:g} s per route and app\n")
     kinds = ["sqlite", "postgresql"] if args.db == "both" else [args.db]
     for kind in kinds:
-        print(table(kind, bench(kind, seconds)), "\n", flush=True)
+        ratios: dict[str, list[float]] = {}
+        cpu_ratios: dict[str, list[float]] = {}
+        for _ in range(max(1, args.repeat)):
+            print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+            rows = bench(kind, seconds, args.only)
+            print(table(kind, rows), "\n", flush=True)
+            for label, mine, theirs in rows:
+                ratios.setdefault(label, []).append(mine.rps / theirs.rps)
+                cpu_ratios.setdefault(label, []).append(cpu_ratio(mine, theirs))
+        if args.repeat > 1:
+            print(f"{kind}: median ratio of {args.repeat} runs")
+            for label, values in ratios.items():
+                runs = ", ".join(f"{v:.2f}" for v in values)
+                cpu = cpu_ratios[label]
+                print(
+                    f"  {label}: req/s {statistics.median(values):.2f}x ({runs}); "
+                    f"CPU {statistics.median(cpu):.2f}x ({', '.join(f'{v:.2f}' for v in cpu)})"
+                )
+            print(flush=True)
 
 
 if __name__ == "__main__":

@@ -133,6 +133,67 @@ def test_a_key_cache_of_ttl_zero_keeps_nothing() -> None:
     assert cache.get("a") is None
 
 
+async def test_key_lookups_are_single_flight_per_key_hash() -> None:
+    """Waiters share the one lookup under way; a lookup after expiry is a new one."""
+    now = [100.0]
+    cache = KeyCache(ttl=1.0, clock=lambda: now[0])
+    office = OfficeContext("office", "key", frozenset({"read"}))
+    calls: list[str] = []
+    release = asyncio.Event()
+
+    async def load() -> OfficeContext | None:
+        calls.append("load")
+        await release.wait()
+        return office
+
+    waiters = [asyncio.create_task(cache.resolve("h", load)) for _ in range(16)]
+    await asyncio.sleep(0.01)
+    assert calls == ["load"]
+    waiters[0].cancel()  # a request that goes away does not cancel the others' lookup
+    release.set()
+    assert await asyncio.gather(*waiters[1:]) == [office] * 15
+    assert await cache.resolve("h", load) == office  # cached now
+    assert calls == ["load"]
+    now[0] += 1.5
+    assert await asyncio.gather(*(cache.resolve("h", load) for _ in range(4))) == [office] * 4
+    assert calls == ["load", "load"]
+
+
+async def test_a_failed_key_lookup_fails_its_waiters_and_the_next_asks_again() -> None:
+    cache = KeyCache(ttl=1.0)
+    office = OfficeContext("office", "key", frozenset({"read"}))
+    answers: list[OfficeContext | Exception] = [RuntimeError("db down"), office]
+
+    async def load() -> OfficeContext | None:
+        await asyncio.sleep(0.01)
+        answer = answers.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    failed = await asyncio.gather(
+        *(cache.resolve("h", load) for _ in range(3)), return_exceptions=True
+    )
+    assert [type(r) for r in failed] == [RuntimeError] * 3
+    assert await cache.resolve("h", load) == office
+    assert answers == []
+
+
+async def test_concurrent_requests_with_an_uncached_key_cost_one_key_lookup(
+    settings: Settings, office_a: OfficeFixture
+) -> None:
+    app = create_app(settings.model_copy(update={"key_cache_seconds": 60}))
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://t.test") as client:
+            with counting(app) as statements:
+                answers = await asyncio.gather(
+                    *(client.get("/tag", headers=office_a.headers) for _ in range(16))
+                )
+    assert [r.status_code for r in answers] == [200] * 16
+    assert len([s for s in statements if "FROM api_keys" in s]) == 1, statements
+
+
 # -- read requests ---------------------------------------------------------------------------
 
 

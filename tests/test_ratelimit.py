@@ -11,9 +11,11 @@ from typing import Any
 
 import httpx
 from fastapi import FastAPI
+from limits import parse_many
 
 from officehub.app import create_app
 from officehub.config import Settings
+from officehub.ratelimit import LocalWindows
 from tests.helpers import error_of, make_office
 from tests.server import concurrent_client, fire, running_server
 
@@ -132,3 +134,21 @@ async def test_an_unreachable_redis_lets_requests_through(settings: Settings) ->
         office = await make_office(app, "A")
         for _ in range(3):
             assert (await client.get("/tag", headers=office.headers)).status_code == 200
+
+
+def test_local_windows_count_per_key_reset_after_the_period_and_stay_bounded() -> None:
+    now = [1000.0]
+    windows = LocalWindows(sweep_at=4, clock=lambda: now[0])
+    items = parse_many("3/second;5/minute")
+    assert [windows.hit(items, "k1") for _ in range(3)] == [None] * 3
+    refusal = windows.hit(items, "k1")
+    assert refusal is not None and refusal.limit.amount == 3 and refusal.reset_at == 1001.0
+    assert windows.hit(items, "k2") is None  # another key, its own count
+    now[0] += 1.0  # the second's window ended; the minute's holds 3 of 5
+    assert [windows.hit(items, "k1") for _ in range(2)] == [None] * 2
+    refusal = windows.hit(items, "k1")
+    assert refusal is not None and refusal.limit.amount == 5 and refusal.reset_at == 1060.0
+    now[0] += 60.0
+    for key in ("k3", "k4", "k5"):  # ended windows are swept, not kept
+        assert windows.hit(items, key) is None
+    assert len(windows) <= 6

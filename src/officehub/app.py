@@ -18,7 +18,7 @@ from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
 
 from officehub import __version__
-from officehub.auth import SCOPE_EXTRA, KeyCache, is_keyless, scope_of
+from officehub.auth import SCOPE_EXTRA, KeyCache, is_keyless, scope_of, security_schemes
 from officehub.config import Settings, get_settings
 from officehub.console.router import router as console_router
 from officehub.db import create_engine, create_read_sessionmaker, create_sessionmaker
@@ -152,7 +152,8 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
     schema = get_openapi(
         title=app.title, version="1.0.0", description=app.description, routes=app.routes
     )
-    components = schema.setdefault("components", {}).setdefault("schemas", {})
+    schema.setdefault("components", {})["securitySchemes"] = security_schemes()
+    components = schema["components"].setdefault("schemas", {})
     components["ErrorBody"] = ErrorBody.model_json_schema()
     error_ref = {"$ref": "#/components/schemas/ErrorBody"}
     for path, operations in schema.get("paths", {}).items():

@@ -6,8 +6,9 @@ is read; ``OfficeDep`` reads what it found and checks the route's scope.
 
 from __future__ import annotations
 
+import asyncio
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -101,6 +102,10 @@ class KeyCache:
     A revoked (or deleted) key is refused by every process within ``ttl`` seconds: no
     process trusts what it read longer than that. Unknown keys are not kept (a key made a
     moment ago works at once), and at most ``size`` keys are: when full, it starts over.
+
+    Lookups are single-flight (``resolve``): while one lookup of a hash is under way, other
+    requests with the same key await it instead of sending their own select, so the 16
+    requests that find an entry expired at the same moment cost one lookup, not 16.
     """
 
     def __init__(
@@ -110,6 +115,7 @@ class KeyCache:
         self.size = size
         self.clock = clock
         self._entries: dict[str, tuple[float, OfficeContext]] = {}
+        self._flights: dict[str, asyncio.Task[OfficeContext | None]] = {}
 
     def get(self, key_hash: str) -> OfficeContext | None:
         entry = self._entries.get(key_hash)
@@ -127,30 +133,64 @@ class KeyCache:
             self._entries.clear()
         self._entries[key_hash] = (self.clock() + self.ttl, office)
 
+    async def resolve(
+        self, key_hash: str, load: Callable[[], Awaitable[OfficeContext | None]]
+    ) -> OfficeContext | None:
+        """The cached office of ``key_hash``, else what ``load`` finds (kept if found).
+
+        One ``load`` per hash at a time: the lookup runs as a task of its own that every
+        request asking meanwhile awaits (shielded: a request that goes away cancels only its
+        wait, not the others' lookup). A failed lookup fails its waiters; the next asks again.
+        """
+        office = self.get(key_hash)
+        if office is not None:
+            return office
+        flight = self._flights.get(key_hash)
+        if flight is None:
+            flight = asyncio.ensure_future(self._load(key_hash, load))
+            self._flights[key_hash] = flight
+            flight.add_done_callback(lambda done: self._landed(key_hash, done))
+        return await asyncio.shield(flight)
+
+    async def _load(
+        self, key_hash: str, load: Callable[[], Awaitable[OfficeContext | None]]
+    ) -> OfficeContext | None:
+        office = await load()
+        if office is not None:
+            self.put(key_hash, office)
+        return office
+
+    def _landed(self, key_hash: str, flight: asyncio.Task[OfficeContext | None]) -> None:
+        if self._flights.get(key_hash) is flight:
+            del self._flights[key_hash]
+        if not flight.cancelled():
+            flight.exception()  # retrieved: no "never retrieved" warning if nobody waited
+
 
 async def lookup_key(
     open_session: Callable[[], AsyncSession], key: str, cache: KeyCache | None = None
 ) -> KeyOutcome:
     """The office of ``key``: from ``cache`` when it holds the key, else one indexed select
-    in a session of its own (opened only then)."""
+    in a session of its own (opened only then; one at a time per key, see ``KeyCache``)."""
     key_hash = hash_key(key)
-    office = cache.get(key_hash) if cache is not None else None
-    if office is not None:
-        return KeyOutcome(office)
-    async with open_session() as session:
-        record = await resolve_key_hash(session, key_hash)
-    if record is None:
-        return KeyOutcome(None, UNKNOWN_KEY)
-    office = OfficeContext(record.office_id, record.id, frozenset(record.permissions))
-    if cache is not None:
-        cache.put(key_hash, office)
-    return KeyOutcome(office)
+
+    async def load() -> OfficeContext | None:
+        async with open_session() as session:
+            record = await resolve_key_hash(session, key_hash)
+        if record is None:
+            return None
+        return OfficeContext(record.office_id, record.id, frozenset(record.permissions))
+
+    office = await (load() if cache is None else cache.resolve(key_hash, load))
+    return KeyOutcome(None, UNKNOWN_KEY) if office is None else KeyOutcome(office)
 
 
-async def current_office(
-    request: Request, _key: Annotated[str | None, Depends(api_key_scheme)]
-) -> OfficeContext:
-    """The office of the key the middleware resolved, checked for the route's scope."""
+async def current_office(request: Request) -> OfficeContext:
+    """The office of the key the middleware resolved, checked for the route's scope.
+
+    It reads no header itself (the middleware did): no ``APIKeyHeader`` sub-dependency to
+    solve on every request. The OpenAPI document declares the scheme (``security_schemes``)
+    and each operation's ``security`` (``officehub.app``)."""
     outcome = request.scope.get("state", {}).get("key")
     if not isinstance(outcome, KeyOutcome) or outcome.office is None:
         problem = outcome.problem if isinstance(outcome, KeyOutcome) else "No API key was read"
@@ -162,3 +202,9 @@ async def current_office(
 
 
 OfficeDep = Annotated[OfficeContext, Depends(current_office)]
+
+
+def security_schemes() -> dict[str, Any]:
+    """``components.securitySchemes`` of the OpenAPI document: the office's API key."""
+    model = api_key_scheme.model.model_dump(by_alias=True, exclude_none=True, mode="json")
+    return {api_key_scheme.scheme_name: model}

@@ -92,7 +92,11 @@ class Settings(BaseSettings):
         "", description="Redis for rate limit counts shared by every process (empty: in memory)"
     )
     redis_key_prefix: str = Field("officehub", description="Prefix of this service's Redis keys")
-    db_pool_size: int = Field(10, description="PostgreSQL connection pool size")
+    db_pool_size: int = Field(
+        20,
+        description="PostgreSQL connections each process keeps open (up to half as many more "
+        "under load, closed when returned)",
+    )
     max_json_body_bytes: int = Field(1024 * 1024, description="Largest JSON body accepted")
     storage_backend: Literal["local", "s3"] = Field(
         "local", description="Where uploaded files live: the data folder or an S3 bucket"

@@ -15,6 +15,7 @@ ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"
 ID_PATTERN = r"^[cC][^\s-]{8,}$"
 ID_RE = re.compile(ID_PATTERN)
 
+_RANDOM = 36**11
 _lock = threading.Lock()
 _last_ms = 0
 _counter = 0
@@ -42,8 +43,9 @@ def new_id() -> str:
             _last_ms = now
             _counter = secrets.randbelow(36**3)
         counter = _counter
-    random_part = "".join(secrets.choice(ALPHABET) for _ in range(11))
-    return "c" + _base36(now, 9) + _base36(counter, 4) + random_part
+    # One draw below 36**11 is the same as eleven uniform base-36 characters, at a tenth of
+    # the cost (ids are made on every request, for its request id).
+    return "c" + _base36(now, 9) + _base36(counter, 4) + _base36(secrets.randbelow(_RANDOM), 11)
 
 
 def is_valid_id(value: str) -> bool:

@@ -5,9 +5,10 @@ whose refusal by the database answers the rule's 409."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cache
 from typing import Any, TypeVar
 
-from sqlalchemy import Select, delete, select, update
+from sqlalchemy import Select, bindparam, delete, select, update
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
@@ -26,9 +27,20 @@ def scoped(model: type[M], office_id: str) -> Select[M]:
     return select(model).where(column == office_id)
 
 
+@cache
+def _by_id(model: type[Base]) -> Select[Any]:
+    """``SELECT model WHERE office_id = :office_id AND id = :ident``, built once per model:
+    SQLAlchemy then finds its compiled form without building or hashing a statement."""
+    table: Any = model.__table__
+    return select(model).where(
+        table.c.office_id == bindparam("office_id"), table.c.id == bindparam("ident")
+    )
+
+
 async def get_scoped(session: AsyncSession, model: type[M], office_id: str, ident: str) -> M | None:
-    column: Any = model.__table__.c.id
-    return (await session.scalars(scoped(model, office_id).where(column == ident))).first()
+    params = {"office_id": office_id, "ident": ident}
+    found: M | None = (await session.scalars(_by_id(model), params)).first()
+    return found
 
 
 async def lock_rows(
