@@ -24,6 +24,7 @@ quickstart:
 lint: $(STAMP)
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
+	$(BIN)/lint-imports
 
 types: $(STAMP)
 	$(BIN)/mypy

@@ -30,6 +30,7 @@ from officehub.middleware import RequestContextMiddleware
 from officehub.ratelimit import RateLimiter
 from officehub.routers import domain_routers
 from officehub.webchat.cors import WebchatCorsMiddleware
+from officehub.wiring import install as install_hooks
 from officehub.worker.jobs import periodic_jobs, queue_jobs
 from officehub.worker.runner import Worker, WorkerContext
 
@@ -52,6 +53,7 @@ def served_app() -> FastAPI:
 
 def create_app(settings: Settings | None = None, *, embedded_worker: bool = False) -> FastAPI:
     settings = settings or get_settings()
+    install_hooks()
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

@@ -153,8 +153,11 @@ def _require_database(settings: Settings) -> None:
 
 
 def _in_session(work: Callable[[AsyncSession], Awaitable[T]]) -> T:
+    from officehub.wiring import install as install_hooks  # imported here: it costs a second
+
     settings = _settings()
     _require_database(settings)
+    install_hooks()
 
     async def run() -> T:
         engine = create_engine(settings.database_url)
@@ -475,11 +478,13 @@ def templates_sync(
 ) -> None:
     """Pull the template catalogues of the official integrations from the platform."""
     from officehub.channels.template_sync import sync_all
+    from officehub.wiring import install as install_hooks
     from officehub.worker.runner import WorkerContext
 
     settings = _settings()
     _require_database(settings)
     migrate(settings.database_url)
+    install_hooks()
 
     async def run() -> int:
         engine = create_engine(settings.database_url)

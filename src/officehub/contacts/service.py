@@ -7,6 +7,7 @@ from pydantic.alias_generators import to_camel
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.contacts import repository
+from officehub.contacts.hooks import ContactDeleting, contact_deleting
 from officehub.contacts.models import Contact
 from officehub.contacts.normalize import digits, fold, to_e164
 from officehub.contacts.schemas import ContactIn, ContactOut, ContactPatch, TagRef
@@ -215,13 +216,11 @@ async def update_contact(
 
 async def delete_contact(session: AsyncSession, office_id: str, ident: str) -> ContactOut:
     """Deletes the contact with its conversations, messages, notes, partner links and CRM
-    cards; each card emits its ``crm.lead.deleted`` first."""
-    # Imported here: the CRM service reads contacts through this module.
-    from officehub.crm import service as crm
-
+    cards; each card emits its ``crm.lead.deleted`` first (the crm domain's subscriber to
+    ``contact_deleting``)."""
     contact = await get_contact(session, office_id, ident)
     out = contact_out(contact, await _tags_of(session, office_id, contact.id))
-    await crm.delete_cards_of_contact(session, office_id, contact.id)
+    await contact_deleting.fire(ContactDeleting(session, office_id, contact.id))
     await repository.delete_contact(session, contact)
     await emit(session, office_id, "contact.deleted", _data(out))
     return out

@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from officehub.contacts import service as contacts
 from officehub.contacts.schemas import TagRef
 from officehub.conversations import repository
+from officehub.conversations.hooks import ConversationTagsChanged, conversation_tags_changed
 from officehub.conversations.models import Conversation, ConversationNote
 from officehub.conversations.schemas import (
     ConversationIn,
@@ -286,10 +287,7 @@ async def _change(
     if diff.updated:
         await _emit(session, office_id, "chat.conversation.updated", out)
     if diff.tags:
-        # Imported here: the CRM service reads conversations through this module.
-        from officehub.crm import service as crm
-
-        await crm.conversation_tags_changed(session, office_id, ident)
+        await conversation_tags_changed.fire(ConversationTagsChanged(session, office_id, ident))
     if diff.assigned:
         await _emit(
             session,

@@ -522,15 +522,16 @@ async def delete_cards(session: AsyncSession, office_id: str, ids: Sequence[str]
 async def conversation_tags_changed(
     session: AsyncSession, office_id: str, conversation_id: str
 ) -> None:
-    """A card's tags are its conversation's: the conversations domain calls this when they
-    change, and each card of the conversation emits ``crm.lead.updated``."""
+    """A card's tags are its conversation's: when they change (the ``conversation_tags_changed``
+    hook, ``crm.subscribers``) each card of the conversation emits ``crm.lead.updated``."""
     for card in await repository.cards_of_conversation(session, office_id, conversation_id):
         await events.emit_lead(session, card, events.LEAD_UPDATED, changes=["tags"])
 
 
 async def delete_cards_of_contact(session: AsyncSession, office_id: str, contact_id: str) -> int:
-    """For the contacts domain to call before deleting a contact: its cards go with
-    their ``crm.lead.deleted`` events (the database cascade alone would emit none)."""
+    """Before a contact is deleted (the ``contact_deleting`` hook, ``crm.subscribers``): its
+    cards go with their ``crm.lead.deleted`` events (the database cascade alone would emit
+    none)."""
     cards = await repository.cards_of_person(session, office_id, contact_id)
     return await _delete(session, office_id, cards)
 

@@ -7,6 +7,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.errors import Conflict, NotFound, ValidationFailed
 from officehub.inboxes import repository
+from officehub.inboxes.hooks import InboxDeleting, inbox_deleting
 from officehub.inboxes.models import Inbox, Integration
 from officehub.inboxes.schemas import (
     BridgeSettingsIn,
@@ -64,10 +65,8 @@ async def update_inbox(
 
 async def delete_inbox(session: AsyncSession, office_id: str, ident: str) -> Inbox:
     """Refused (409) while conversations live in the inbox or its funnels hold cards; else
-    its channels, tags, fast messages, empty funnels and user memberships go with it."""
-    # Imported here: the CRM service reads inboxes through this module.
-    from officehub.crm import service as crm
-
+    its channels, tags, fast messages, empty funnels and user memberships go with it. The
+    card check is the crm domain's subscriber to ``inbox_deleting``."""
     inbox = await get_inbox(session, office_id, ident)
     await repository.lock(session, Inbox, office_id, ident)
     held = await repository.count_conversations(session, office_id, inbox_id=ident)
@@ -77,12 +76,7 @@ async def delete_inbox(session: AsyncSession, office_id: str, ident: str) -> Inb
             details=f"The inbox holds {held} conversation(s); it cannot be deleted",
             code="INBOX_IN_USE",
         )
-    if await crm.inbox_has_cards(session, office_id, ident):
-        raise Conflict(
-            "Inbox in use",
-            details="A funnel of the inbox holds CRM cards; move or delete them first",
-            code="INBOX_IN_USE",
-        )
+    await inbox_deleting.fire(InboxDeleting(session, office_id, ident))
     await repository.delete(session, inbox)
     return inbox
 

@@ -11,11 +11,13 @@ from officehub.events.consumers import consumer_job
 from officehub.events.retention import OUTBOX_PURGE_JOB
 from officehub.flows.runtime import FLOWS
 from officehub.webhooks.delivery import PURGE_JOB, deliver_due, fan_out_events
+from officehub.wiring import install as install_hooks
 from officehub.worker.runner import PeriodicJob, QueueJob
 from officehub.worker.scheduled import scheduled_runner
 
 
 def queue_jobs() -> list[QueueJob]:
+    install_hooks()  # the jobs run domain services, whose hooks crm must answer
     return [
         fan_out_events,
         consumer_job(AUTOMATION),
@@ -28,4 +30,5 @@ def queue_jobs() -> list[QueueJob]:
 
 
 def periodic_jobs() -> list[PeriodicJob]:
+    install_hooks()
     return [PURGE_JOB, OVERDUE_JOB, RUNS_PURGE_JOB, OUTBOX_PURGE_JOB, TEMPLATE_SYNC_JOB]

@@ -1,0 +1,19 @@
+"""Subscribes the upper domains to the lower domains' hooks (``officehub.hooks``).
+
+The one wiring place: every process that runs domain services calls ``install()`` before it
+does — the API app (``app.create_app``), the worker (``worker.jobs.queue_jobs``, which both
+``officehub worker`` and the embedded worker build from) and the CLI (``cli._in_session``).
+It is idempotent. A process that forgot it fails loudly: the hooks the crm domain must answer
+are declared ``required`` and refuse to fire unsubscribed (``hooks.HookNotWired``);
+``tests/test_domain_hooks.py`` checks each entry point in a fresh interpreter.
+
+Only aggregators (app, cli, worker.jobs) import this module; no domain may (import-linter).
+"""
+
+from __future__ import annotations
+
+from officehub.crm import subscribers as crm_subscribers
+
+
+def install() -> None:
+    crm_subscribers.install()

@@ -1,0 +1,233 @@
+"""In-process domain hooks (``officehub.hooks``) and their one wiring place (``officehub.wiring``).
+
+The cascades and vetoes themselves are tested where they always were (inbox delete with
+cards in test_inboxes, contact delete in test_contacts, tag changes in test_conversations and
+test_tags); here: registration order, a veto rolling back the whole change, and that every
+entry point (app, worker, CLI) installs the wiring, checked in fresh interpreters.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import anyio
+import httpx
+import pytest
+from fastapi import FastAPI
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from officehub import wiring
+from officehub.contacts.hooks import ContactDeleting, contact_deleting
+from officehub.conversations.hooks import conversation_tags_changed
+from officehub.crm import subscribers as crm_subscribers
+from officehub.crm.models import Card
+from officehub.errors import Conflict
+from officehub.hooks import HOOKS, Hook, HookNotWired, unwired
+from officehub.inboxes.hooks import inbox_deleting
+from officehub.inboxes.models import Inbox
+from tests import factories as f
+from tests.crm_world import make_world
+from tests.helpers import OfficeFixture, error_of, outbox
+
+
+async def test_every_required_hook_has_a_subscriber_once_the_app_is_built(app: FastAPI) -> None:
+    assert {h.name for h in HOOKS if h.required} >= {
+        "inbox.deleting",
+        "contact.deleting",
+        "conversation.tags_changed",
+    }
+    assert unwired() == []
+    assert inbox_deleting.subscribers == (crm_subscribers.refuse_inbox_with_cards,)
+    assert contact_deleting.subscribers == (crm_subscribers.delete_cards_of_contact,)
+    assert conversation_tags_changed.subscribers == (crm_subscribers.card_tags_follow_conversation,)
+
+
+async def test_install_is_idempotent(app: FastAPI) -> None:
+    before = [h.subscribers for h in HOOKS]
+    wiring.install()
+    wiring.install()
+    assert [h.subscribers for h in HOOKS] == before
+
+
+async def test_subscribers_run_in_registration_order_and_once_each() -> None:
+    hook: Hook[list[str]] = Hook("test.order")
+    try:
+
+        async def first(seen: list[str]) -> None:
+            seen.append("first")
+
+        async def second(seen: list[str]) -> None:
+            seen.append("second")
+
+        hook.subscribe(first)
+        hook.subscribe(second)
+        hook.subscribe(first)  # again: no second call, no change of place
+        seen: list[str] = []
+        await hook.fire(seen)
+        assert seen == ["first", "second"]
+        hook.unsubscribe(first)
+        seen.clear()
+        await hook.fire(seen)
+        assert seen == ["second"]
+    finally:
+        HOOKS.remove(hook)
+
+
+async def test_a_required_hook_with_no_subscriber_refuses_to_fire() -> None:
+    hook: Hook[list[str]] = Hook("test.required", required=True)
+    try:
+        assert "test.required" in unwired()
+        with pytest.raises(HookNotWired, match=r"officehub\.wiring\.install\(\)"):
+            await hook.fire([])
+    finally:
+        HOOKS.remove(hook)
+    assert "test.required" not in unwired()
+
+
+async def test_a_later_subscriber_sees_the_crm_cascade_already_done_in_the_same_session(
+    client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    world = await make_world(session, office_a.id)
+    card = await f.make_card(session, world.columns[0], world.contact.id, world.conversation.id)
+    await session.commit()
+    seen: list[tuple[str, list[str]]] = []
+
+    async def later(event: ContactDeleting) -> None:
+        left = await event.session.scalars(select(Card.id).where(Card.id == card.id))
+        seen.append((event.contact_id, list(left)))
+
+    contact_deleting.subscribe(later)
+    try:
+        r = await client.delete(f"/people/{world.contact.id}", headers=office_a.headers)
+    finally:
+        contact_deleting.unsubscribe(later)
+    assert r.status_code == 200
+    assert seen == [(world.contact.id, [])]  # crm subscribed first, so it ran first
+
+
+async def test_a_veto_rolls_back_the_whole_change_cascades_included(
+    app: FastAPI, client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    world = await make_world(session, office_a.id)
+    card = await f.make_card(session, world.columns[0], world.contact.id, world.conversation.id)
+    await session.commit()
+    h = office_a.headers
+
+    async def veto(event: ContactDeleting) -> None:
+        raise Conflict("Vetoed", details="A test subscriber refuses", code="TEST_VETO")
+
+    contact_deleting.subscribe(veto)  # after crm's: its cascade has run when the veto comes
+    try:
+        r = await client.delete(f"/people/{world.contact.id}", headers=h)
+    finally:
+        contact_deleting.unsubscribe(veto)
+    assert r.status_code == 409 and error_of(r)["code"] == "TEST_VETO"
+    assert (await client.get(f"/people/{world.contact.id}", headers=h)).status_code == 200
+    assert (await client.get(f"/funnel-column-card/{card.id}", headers=h)).status_code == 200
+    assert await outbox(app, office_a.id, "crm.lead.deleted") == []
+    assert await outbox(app, office_a.id, "contact.deleted") == []
+    # Without the veto the same call goes through, cascade and events included.
+    r = await client.delete(f"/people/{world.contact.id}", headers=h)
+    assert r.status_code == 200
+    assert (await client.get(f"/funnel-column-card/{card.id}", headers=h)).status_code == 404
+    assert [e.data["id"] for e in await outbox(app, office_a.id, "crm.lead.deleted")] == [card.id]
+
+
+# Each entry point in a fresh interpreter, where nothing else has installed the wiring: it
+# tries to delete an inbox whose funnel holds a card through the inboxes service.
+_ENTRY_SCRIPT = textwrap.dedent(
+    """
+    import asyncio, sys
+    from officehub.contacts import hooks as _contacts_hooks  # noqa: F401
+    from officehub.conversations import hooks as _conversations_hooks  # noqa: F401
+    from officehub.db import create_engine, create_sessionmaker
+    from officehub.errors import ServiceError
+    from officehub.hooks import HookNotWired, unwired
+    from officehub.inboxes import service as inboxes
+
+    entry, url, office_id, inbox_id = sys.argv[1:]
+
+    async def delete(session):
+        await inboxes.delete_inbox(session, office_id, inbox_id)
+        await session.commit()
+
+    async def in_session():
+        engine = create_engine(url)
+        try:
+            async with create_sessionmaker(engine)() as session:
+                await delete(session)
+        finally:
+            await engine.dispose()
+
+    if entry == "app":
+        from officehub.app import create_app
+        from officehub.config import Settings
+        create_app(Settings(database_url=url))
+    elif entry == "worker":
+        from officehub.worker.jobs import periodic_jobs, queue_jobs
+        queue_jobs(), periodic_jobs()
+    print("unwired:", ",".join(sorted(unwired())))
+    try:
+        if entry == "cli":
+            from officehub.cli import _in_session
+            _in_session(delete)
+        else:
+            asyncio.run(in_session())
+    except ServiceError as exc:
+        print("refused:", exc.code)
+    except HookNotWired:
+        print("refused: NOT_WIRED")
+    else:
+        print("deleted")
+    """
+)
+
+
+ALL_REQUIRED = "contact.deleting,conversation.tags_changed,inbox.deleting"
+
+
+@pytest.mark.parametrize(
+    ("entry", "unwired_hooks", "outcome"),
+    [
+        ("app", "", "INBOX_IN_USE"),
+        ("worker", "", "INBOX_IN_USE"),
+        # The CLI installs it in ``_in_session``, which every command runs its work through.
+        ("cli", ALL_REQUIRED, "INBOX_IN_USE"),
+        ("none", ALL_REQUIRED, "NOT_WIRED"),
+    ],
+)
+async def test_each_entry_point_installs_the_wiring_in_a_fresh_process(
+    entry: str,
+    unwired_hooks: str,
+    outcome: str,
+    database_url: str,
+    session: AsyncSession,
+    office_a: OfficeFixture,
+    tmp_path: Path,
+) -> None:
+    inbox = await f.make_inbox(session, office_a.id)
+    _funnel, columns = await f.make_funnel(session, office_a.id, inbox.id, columns=1)
+    contact = await f.make_contact(session, office_a.id)
+    await f.make_card(session, columns[0], contact.id)
+    await session.commit()
+    inbox_id = inbox.id
+    env = {
+        **os.environ,
+        "OFFICEHUB_DATABASE_URL": database_url,
+        "OFFICEHUB_DATA_DIR": str(tmp_path / "data"),
+    }
+    args = [sys.executable, "-c", _ENTRY_SCRIPT, entry, database_url, office_a.id]
+    done = await anyio.to_thread.run_sync(
+        lambda: subprocess.run(
+            [*args, inbox_id], env=env, capture_output=True, text=True, timeout=120
+        )
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines == [f"unwired: {unwired_hooks}", f"refused: {outcome}"], done.stdout
+    assert await session.scalar(select(Inbox.id).where(Inbox.id == inbox_id)) == inbox_id
