@@ -1,6 +1,6 @@
 """Contact search figures: one office holding N contacts, searched by name and by phone.
 
-    .venv/bin/python -m bench.contact_search [--contacts 20000] [--url DATABASE_URL]
+    .venv/bin/python -m bench.contact_search [--contacts 20000] [--url DATABASE_URL] [--quick]
 
 The default database is a fresh SQLite file in a temporary folder; ``--url`` takes an empty
 database (PostgreSQL: ``postgresql+asyncpg://postgres@127.0.0.1:5432/bench``). Prints the
@@ -97,7 +97,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--contacts", type=int, default=20_000)
     parser.add_argument("--url", default="")
+    parser.add_argument("--quick", action="store_true", help="5,000 contacts, 10 rounds")
     args = parser.parse_args()
+    if args.quick:
+        global ROUNDS
+        args.contacts, ROUNDS = 5_000, 10
     with tempfile.TemporaryDirectory() as folder:
         url = args.url or f"sqlite+aiosqlite:///{Path(folder) / 'bench.db'}"
         asyncio.run(run(url, args.contacts))

@@ -133,4 +133,10 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a 20 MB PDF, not 100 MB")
+    if parser.parse_args().quick:
+        SIZE = 20 * 1000 * 1000
     asyncio.run(main())
