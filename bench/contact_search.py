@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import insert
+from sqlalchemy import insert, text
 
 from officehub.contacts import service as contacts
 from officehub.contacts.models import Contact
@@ -63,6 +63,9 @@ async def run(url: str, count: int) -> None:
             await session.execute(insert(Contact), rows[start : start + 5000])
         await session.commit()
         office_id = office.id
+    async with engine.connect() as conn:  # what autovacuum does after a bulk load
+        await conn.execute(text("ANALYZE contacts"))
+        await conn.commit()
 
     page = PageParams(page=1, limit=50)
 

@@ -67,6 +67,7 @@ async def seed(url: str, cards: int) -> tuple[str, str, list[str]]:
                 "office_id": office.id,
                 "name": f"User {i}",
                 "email": f"user{i}.{office.id}@example.com",
+                "email_key": f"user{i}.{office.id}@example.com".lower(),
                 "role": "AGENT",
                 "created_at": now,
                 "updated_at": now,

@@ -6,6 +6,9 @@ officehub's throughput as a share of the bare stack's (``bench.stack_ratio``).
 
     .venv/bin/python -m bench.report [--only NAME ...] [--no-write]
 
+``--only`` runs the named scripts and replaces just their parts of the generated section
+(and the plot made from them).
+
 PostgreSQL parts use the local server at 127.0.0.1:5432 (user postgres), as the tests do
 (``OFFICEHUB_BENCH_POSTGRES`` overrides it): each script that takes a database URL gets a
 scratch database of its own, dropped afterwards. A script that fails is reported in the
@@ -211,6 +214,38 @@ def _commit() -> str:
     return found.stdout.strip() or "unknown"
 
 
+def subsection(outcome: Outcome) -> list[str]:
+    lines = [f"### {outcome.run.title}", "", "```sh", outcome.command, "```", ""]
+    if outcome.error:
+        lines += ["Failed:", "", "```text", outcome.error, "```", ""]
+    body = outcome.output
+    if body and any(line.startswith("|") for line in body.splitlines()):
+        lines += [body, ""]  # markdown tables already
+    elif body:
+        lines += ["```text", body, "```", ""]
+    return [*lines, f"({outcome.seconds:.0f} s)", ""]
+
+
+def replace_subsections(doc: str, outcomes: list[Outcome], images: list[str]) -> str:
+    """``--only``: the section as it is, but the subsections of the scripts run again."""
+    head, rest = doc.split(BEGIN, 1)
+    block, tail = rest.split(END, 1)
+    for image in images:
+        if f"(img/{image})" not in block:
+            first, _, others = block.partition("\n### ")
+            block = f"{first}![{image}](img/{image})\n\n### {others}"
+    for outcome in outcomes:
+        title = f"### {outcome.run.title}\n"
+        new = "\n".join(subsection(outcome))
+        if title in block:
+            before, after = block.split(title, 1)
+            nxt = after.find("\n### ")
+            block = before + new + (after[nxt + 1 :] if nxt >= 0 else "\n")
+        else:
+            block = block.rstrip("\n") + "\n\n" + new + "\n"
+    return head + BEGIN + block + END + tail
+
+
 def section(outcomes: list[Outcome], images: list[str]) -> str:
     load = ", ".join(f"{v:.1f}" for v in os.getloadavg())
     lines = [
@@ -227,15 +262,7 @@ def section(outcomes: list[Outcome], images: list[str]) -> str:
     for image in images:
         lines += [f"![{image}](img/{image})", ""]
     for outcome in outcomes:
-        lines += [f"### {outcome.run.title}", "", "```sh", outcome.command, "```", ""]
-        if outcome.error:
-            lines += ["Failed:", "", "```text", outcome.error, "```", ""]
-        body = outcome.output
-        if body and any(line.startswith("|") for line in body.splitlines()):
-            lines += [body, ""]  # markdown tables already
-        elif body:
-            lines += ["```text", body, "```", ""]
-        lines += [f"({outcome.seconds:.0f} s)", ""]
+        lines += subsection(outcome)
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -285,7 +312,11 @@ def main() -> None:
     if args.no_write:
         print(text)
         return
-    write(text)
+    doc = DOC.read_text()
+    if args.only and BEGIN in doc and END in doc:
+        DOC.write_text(replace_subsections(doc, outcomes, images))
+    else:
+        write(text)
     print(f"wrote {DOC.relative_to(ROOT)} and {', '.join(images) or 'no plot'}")
     failed = [o.run.title for o in outcomes if o.error]
     if failed:
