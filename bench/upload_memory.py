@@ -108,7 +108,7 @@ async def main() -> None:
             }
             path = f"/conversation/{conversation.id}/template-header-media"
             async with httpx.AsyncClient(base_url=base, timeout=120) as client:
-                for _ in range(100):
+                for _ in range(600):  # a minute: a loaded machine starts slowly
                     try:
                         if (await client.get("/healthz")).status_code == 200:
                             break

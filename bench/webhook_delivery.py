@@ -85,7 +85,7 @@ def _percentile(values: list[float], q: float) -> float:
 
 async def _wait_ready(base: str) -> None:
     async with httpx.AsyncClient() as client:
-        for _ in range(200):
+        for _ in range(1200):  # a minute: a loaded machine starts processes slowly
             try:
                 await client.get(f"{base}/stats")
                 return
