@@ -123,7 +123,8 @@ async def main() -> None:
                 elapsed = time.perf_counter() - started
                 peak = status_kib(server.pid, "VmHWM")
             print(
-                f"100 MB PDF header media upload: status {r.status_code}, {elapsed:.1f} s "
+                f"{SIZE / 1e6:.0f} MB PDF header media upload: status {r.status_code}, "
+                f"{elapsed:.1f} s "
                 f"({SIZE / elapsed / 1e6:.0f} MB/s); server RSS before {before / 1024:.1f} MiB, "
                 f"peak during {peak / 1024:.1f} MiB, growth {(peak - before) / 1024:.1f} MiB"
             )
