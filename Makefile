@@ -44,5 +44,10 @@ test: lint types pytest
 fuzz: $(STAMP)
 	OFFICEHUB_FUZZ_EXAMPLES=100 $(BIN)/pytest -p no:cacheprovider -s tests/test_schemathesis.py
 
+# Every script under bench/ with quick settings; rewrites the generated section of
+# docs/performance.md and its plots under docs/img/ (PostgreSQL at 127.0.0.1:5432).
+bench: $(STAMP)
+	$(BIN)/python -m bench.report
+
 clean:
 	rm -rf $(VENV) data .pytest_cache .mypy_cache .ruff_cache

@@ -90,4 +90,9 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="the same run: it takes seconds")
+    parser.parse_args()
     asyncio.run(main())

@@ -135,4 +135,7 @@ async def main(conversations: int) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else 300_000))
+    if sys.argv[1:] == ["--quick"]:
+        asyncio.run(main(20_000))
+    else:
+        asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else 300_000))

@@ -144,4 +144,7 @@ async def main(count: int) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else 2000))
+    if sys.argv[1:] == ["--quick"]:
+        asyncio.run(main(300))
+    else:
+        asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else 2000))

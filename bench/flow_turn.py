@@ -169,7 +169,10 @@ async def main() -> None:
     parser.add_argument("--turns", type=int, default=3)
     parser.add_argument("--part", choices=["all", "latency", "throughput"], default="all")
     parser.add_argument("--database-url", default=None)
+    parser.add_argument("--quick", action="store_true", help="20 messages, 30 x 2 turns")
     args = parser.parse_args()
+    if args.quick:
+        args.messages, args.conversations, args.turns = 20, 30, 2
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
         if args.part in ("all", "latency"):

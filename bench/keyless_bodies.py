@@ -86,4 +86,10 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="100 timed requests, not 500")
+    if parser.parse_args().quick:
+        REQUESTS = 100
     asyncio.run(main())

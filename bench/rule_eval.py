@@ -192,7 +192,10 @@ async def main() -> None:
     parser.add_argument("--gap", type=float, default=0.1)
     parser.add_argument("--part", choices=["all", "eval", "latency"], default="all")
     parser.add_argument("--database-url", default=None)
+    parser.add_argument("--quick", action="store_true", help="60 events, 30 messages")
     args = parser.parse_args()
+    if args.quick:
+        args.events, args.messages = 60, 30
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
         if args.part in ("all", "eval"):

@@ -85,7 +85,7 @@ def _percentile(values: list[float], q: float) -> float:
 
 async def _wait_ready(base: str) -> None:
     async with httpx.AsyncClient() as client:
-        for _ in range(200):
+        for _ in range(1200):  # a minute: a loaded machine starts processes slowly
             try:
                 await client.get(f"{base}/stats")
                 return
@@ -202,7 +202,10 @@ def main() -> None:
     parser.add_argument("--database-url", default="")
     parser.add_argument("--paced", type=int, default=300, help="events for the paced run")
     parser.add_argument("--rate", type=float, default=50.0, help="events/s in the paced run")
+    parser.add_argument("--quick", action="store_true", help="300 events, 60 paced")
     args = parser.parse_args()
+    if args.quick:
+        args.events, args.paced = 300, 60
     with tempfile.TemporaryDirectory() as tmp:
         url = args.database_url or f"sqlite+aiosqlite:///{Path(tmp) / 'bench.db'}"
         port = _free_port()

@@ -33,6 +33,19 @@ class Contact(IdMixin, TimestampMixin, Base):
         Index("ix_contacts_office_id_search_name", "office_id", "search_name"),
         Index("ix_contacts_office_id_created_at", "office_id", "created_at"),
         Index("ix_contacts_office_id_ddd", "office_id", "ddd"),
+        # Substring search (``LIKE '%…%'``) on PostgreSQL: trigram GIN indexes, office first
+        # (pg_trgm and btree_gin, migration 0007_trgm). SQLite has no such index.
+        *(
+            Index(
+                f"ix_contacts_office_id_{column}_trgm",
+                "office_id",
+                column,
+                postgresql_using="gin",
+                postgresql_ops={column: "gin_trgm_ops"},
+                info={"dialect": "postgresql"},
+            ).ddl_if(dialect="postgresql")
+            for column in ("search_name", "phone")
+        ),
     )
 
     office_id: Mapped[str] = mapped_column(ForeignKey("offices.id", ondelete="CASCADE"))

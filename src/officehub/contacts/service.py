@@ -75,6 +75,7 @@ async def list_contacts(
         name_fragment=name_fragment,
         phone_fragment=phone_fragment,
         tag_ids=tag_ids,
+        fenced=session.get_bind().dialect.name == "postgresql",
     )
     rows, total = await paginate(session, stmt, params)
     found = await repository.tags_by_contact(session, office_id, [c.id for c in rows])

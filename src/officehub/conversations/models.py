@@ -33,6 +33,14 @@ class Conversation(IdMixin, TimestampMixin, Base):
             postgresql_where=text("status = 'OPEN'"),
         ),
         Index("ix_conversations_office_id_inbox_id_status", "office_id", "inbox_id", "status"),
+        # GET /conversation?inboxId= (newest first): the page straight from the index
+        Index(
+            "ix_conversations_office_id_inbox_id_created_at",
+            "office_id",
+            "inbox_id",
+            "created_at",
+            "id",
+        ),
         Index("ix_conversations_office_id_created_at", "office_id", "created_at"),
     )
 

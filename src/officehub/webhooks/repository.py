@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Select, case, delete, func, insert, or_, select, update
+from sqlalchemy import Select, bindparam, case, delete, func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.events.models import OutboxEvent
@@ -165,6 +165,14 @@ async def mark_dispatched(session: AsyncSession, event_ids: Sequence[str], now: 
     )
 
 
+_OPEN = WebhookDelivery.status.in_(
+    bindparam("open_statuses", list(OPEN_STATUSES), expanding=True, literal_execute=True)
+)
+"""``status IN ('PENDING', 'RETRYING')`` written out, as the due index's ``WHERE`` is: a
+bound list would keep SQLite (and PostgreSQL's generic plans) from using the partial index
+(``tests/test_query_plans.py``)."""
+
+
 async def claim_due(
     session: AsyncSession,
     now: datetime,
@@ -184,7 +192,7 @@ async def claim_due(
         select(WebhookDelivery.id)
         .join(Webhook, Webhook.id == WebhookDelivery.webhook_id)
         .where(
-            WebhookDelivery.status.in_(OPEN_STATUSES),
+            _OPEN,
             WebhookDelivery.next_retry_at <= now,
             or_(Webhook.is_active.is_(True), WebhookDelivery.event == "webhook.test"),
         )

@@ -119,6 +119,8 @@ class Worker:
         for job in self.periodic_jobs if periodic else ():
             try:
                 if await claim_periodic(self.ctx, job):
+                    # One line per run: which worker ran which job, once per interval.
+                    logger.info("periodic job %s runs", job.name, extra={"job": job.name})
                     await job.run(self.ctx)
             except Exception:
                 logger.exception("periodic job %s failed", job.name)

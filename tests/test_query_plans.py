@@ -1,0 +1,357 @@
+"""The hot queries are served by an index, proven by the database's own plan.
+
+Each test seeds a few thousand rows in bulk (most of them in the office under test, the rest
+in another office), runs the real route or worker job while a ``before_cursor_execute``
+listener records the SQL the service sends, and asks the database to plan that very
+statement with its very parameters, so the test follows the code.
+
+PostgreSQL: ``EXPLAIN (FORMAT JSON)`` after ``ANALYZE``, with ``enable_seqscan = off``. That
+makes it a plan-shape check: a sequential scan only costs more, so it is still chosen when
+no index can serve the query, and the test asserts the plan reads the big table through
+the index meant for it (never a ``Seq Scan`` of it). Whether the planner also prefers that
+index at scale is what ``bench/contact_search.py`` and ``bench/funnel_read.py`` measure.
+SQLite: ``EXPLAIN QUERY PLAN``: the big table is only ever ``SEARCH``ed through an index,
+never ``SCAN``ned.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import timedelta
+from typing import Any
+
+import httpx
+from fastapi import FastAPI
+from sqlalchemy import event, insert
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from officehub.automation.models import AutomationRule
+from officehub.config import Settings
+from officehub.contacts.models import Contact
+from officehub.conversations.models import Conversation
+from officehub.crm.models import Card
+from officehub.ids import new_id
+from officehub.timeutil import utcnow
+from officehub.webhooks.delivery import deliver_due
+from officehub.webhooks.models import WebhookDelivery
+from officehub.worker.runner import WorkerContext
+from tests import factories as f
+from tests.automation_helpers import automation_worker, create_rule
+from tests.helpers import OfficeFixture
+from tests.webhook_helpers import create_webhook
+
+ROWS = 3_000
+"""Rows of the big table in the office under test (as many again in another office)."""
+CONTACTS = 30_000
+"""Contacts of the office under test in the search tests: fewer, and reading all of the
+office's through any index of it (even ``(office_id, ddd)``) is estimated cheaper than a
+trigram index."""
+
+Captured = list[tuple[str, Any]]
+
+
+@contextmanager
+def capturing(app: FastAPI) -> Iterator[Captured]:
+    """Every statement the app's engine sends while the block runs, with its parameters."""
+    sent: Captured = []
+
+    def record(_conn: Any, _cursor: Any, statement: str, parameters: Any, *_: Any) -> None:
+        sent.append((statement, parameters))
+
+    engine = app.state.engine.sync_engine
+    event.listen(engine, "before_cursor_execute", record)
+    try:
+        yield sent
+    finally:
+        event.remove(engine, "before_cursor_execute", record)
+
+
+def the_one(sent: Captured, *fragments: str) -> tuple[str, Any]:
+    """The single captured statement containing every fragment."""
+    found = [(s, p) for s, p in sent if all(frag in s for frag in fragments)]
+    assert len(found) == 1, [s for s, _ in sent]
+    return found[0]
+
+
+def _walk(node: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    yield node
+    for child in node.get("Plans", []):
+        yield from _walk(child)
+
+
+async def plan(session: AsyncSession, captured: tuple[str, Any], table: str) -> set[str]:
+    """How the database reads ``table`` for the captured statement: the index names it
+    uses (PostgreSQL) or the plan lines naming it (SQLite). Fails on a scan of the table."""
+    statement, parameters = captured
+    conn = await session.connection()
+    if conn.dialect.name == "postgresql":
+        await conn.exec_driver_sql(f"ANALYZE {table}")
+        await conn.exec_driver_sql("SET enable_seqscan = off")
+        result = await conn.exec_driver_sql(f"EXPLAIN (FORMAT JSON) {statement}", parameters)
+        raw = result.scalar_one()
+        document = raw if isinstance(raw, list) else json.loads(raw)
+        nodes = [n for n in _walk(document[0]["Plan"]) if n.get("Relation Name") == table]
+        assert nodes, document
+        text_plan = json.dumps(document, indent=1)
+        assert all(n["Node Type"] != "Seq Scan" for n in nodes), text_plan
+        # A bitmap heap scan names the table; its bitmap index scans (below it) the indexes.
+        return {i["Index Name"] for n in nodes for i in _walk(n) if "Index Name" in i}
+    await conn.exec_driver_sql(f"ANALYZE {table}")
+    result = await conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {statement}", parameters)
+    lines = [str(row._mapping["detail"]) for row in result.all()]
+    mine = [line for line in lines if line.split(" ")[1:2] == [table]]
+    assert mine, lines
+    assert all(line.startswith("SEARCH ") for line in mine), lines
+    return set(mine)
+
+
+def uses(found: set[str], index: str) -> bool:
+    """PostgreSQL names the index; SQLite says ``… USING [COVERING] INDEX <name> (…)``."""
+    return index in found or any(f" INDEX {index} " in f"{line} " for line in found)
+
+
+async def bulk(session: AsyncSession, model: Any, rows: list[dict[str, Any]]) -> None:
+    for start in range(0, len(rows), 1000):
+        await session.execute(insert(model), rows[start : start + 1000])
+
+
+def _surname(n: int) -> str:
+    """One contact in 300 is a Vasconcelos: a selective search."""
+    return "Vasconcelos" if n % 300 == 7 else ("Souza", "Lima", "Gonçalves")[n % 3]
+
+
+async def seed_contacts(session: AsyncSession, office_id: str, count: int) -> list[str]:
+    now = utcnow()
+    first = ["Maria", "José", "Ana", "João", "Paulo", "Beatriz"]
+    rows: list[dict[str, Any]] = [
+        {
+            "id": new_id(),
+            "office_id": office_id,
+            "name": f"{first[n % len(first)]} {_surname(n)} {n}",
+            "search_name": f"{first[n % len(first)].lower()} {_surname(n).lower()} {n}",
+            "phone": f"+55119{n:08d}",
+            "is_blocked": False,
+            "created_at": now,
+            "updated_at": now,
+        }
+        for n in range(count)
+    ]
+    await bulk(session, Contact, rows)
+    return [str(r["id"]) for r in rows]
+
+
+async def test_contact_search_reads_the_trigram_index_or_the_office_one(
+    client: httpx.AsyncClient,
+    app: FastAPI,
+    session: AsyncSession,
+    office_a: OfficeFixture,
+    office_b: OfficeFixture,
+) -> None:
+    await seed_contacts(session, office_a.id, CONTACTS)
+    await seed_contacts(session, office_b.id, ROWS)
+    await session.commit()
+    with capturing(app) as sent:
+        response = await client.get(
+            "/people", params={"search": "RIA SOUZ"}, headers=office_a.headers
+        )
+        assert response.status_code == 200, response.text
+        assert response.json()["totalResults"] == CONTACTS // 6  # every Maria of office A
+        common = sent[:]
+        response = await client.get(
+            "/people", params={"search": "SCONCEL"}, headers=office_a.headers
+        )
+        assert response.status_code == 200, response.text
+        assert response.json()["totalResults"] == CONTACTS // 300  # office A's Vasconcelos
+    rare = sent[len(common) :]
+    postgresql = (await session.connection()).dialect.name == "postgresql"
+    # A rare fragment: its few matches through the trigram index (PostgreSQL), page and count.
+    for captured in (the_one(rare, "LIKE", "LIMIT"), the_one(rare, "count(*)", "LIKE")):
+        found = await plan(session, captured, "contacts")
+        if postgresql:
+            assert uses(found, "ix_contacts_office_id_search_name_trgm"), found
+        else:  # no trigram index: bounded by the office, never the whole table
+            assert uses(found, "ix_contacts_office_id_search_name"), found
+    # A fragment a sixth of the office matches: the page may rather walk the office's names
+    # in order (it stops after 50); any index, but never a scan of the table.
+    for captured in (the_one(common, "LIKE", "LIMIT"), the_one(common, "count(*)", "LIKE")):
+        assert await plan(session, captured, "contacts")
+
+
+async def test_phone_fragment_search_reads_both_trigram_indexes(
+    client: httpx.AsyncClient, app: FastAPI, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    await seed_contacts(session, office_a.id, CONTACTS)
+    await session.commit()
+    with capturing(app) as sent:
+        response = await client.get(
+            "/people", params={"search": "(11) 9000012"}, headers=office_a.headers
+        )
+        assert response.status_code == 200, response.text
+        expected = sum("119000012" in f"+55119{n:08d}" for n in range(CONTACTS))
+        assert response.json()["totalResults"] == expected
+    found = await plan(session, the_one(sent, "FROM contacts", "LIKE", "LIMIT"), "contacts")
+    if (await session.connection()).dialect.name == "postgresql":
+        assert {
+            "ix_contacts_office_id_search_name_trgm",
+            "ix_contacts_office_id_phone_trgm",
+        } <= found, found
+    else:
+        assert found
+
+
+async def test_the_funnel_page_reads_each_column_through_its_index(
+    client: httpx.AsyncClient,
+    app: FastAPI,
+    session: AsyncSession,
+    office_a: OfficeFixture,
+    office_b: OfficeFixture,
+) -> None:
+    now = utcnow()
+    funnel_id = ""
+    for office in (office_b, office_a):  # the office under test last: its funnel is read
+        inbox = await f.make_inbox(session, office.id)
+        funnel, columns = await f.make_funnel(session, office.id, inbox.id, 4)
+        people = await seed_contacts(session, office.id, ROWS)
+        cards = [
+            {
+                "id": new_id(),
+                "office_id": office.id,
+                "funnel_id": funnel.id,
+                "column_id": columns[n % 4].id,
+                "person_id": person,
+                "custom_fields": [],
+                "column_changed_at": now - timedelta(minutes=n),
+                "created_at": now,
+                "updated_at": now,
+            }
+            for n, person in enumerate(people)
+        ]
+        await bulk(session, Card, cards)
+        funnel_id = funnel.id
+    await session.commit()
+    with capturing(app) as sent:
+        response = await client.get(f"/funnel/{funnel_id}", headers=office_a.headers)
+        assert response.status_code == 200, response.text
+        assert [len(c["items"]) for c in response.json()["columns"]] == [20, 20, 20, 20]
+    found = await plan(session, the_one(sent, "FROM crm_cards", "UNION ALL"), "crm_cards")
+    assert uses(found, "ix_crm_cards_office_id_column_id_column_changed_at_id"), found
+
+
+async def test_the_conversation_list_of_an_inbox_reads_its_index(
+    client: httpx.AsyncClient,
+    app: FastAPI,
+    session: AsyncSession,
+    office_a: OfficeFixture,
+    office_b: OfficeFixture,
+) -> None:
+    now = utcnow()
+    inbox_id = ""
+    for office in (office_b, office_a):
+        inboxes = [await f.make_inbox(session, office.id, name) for name in ("Um", "Dois")]
+        integrations = [await f.make_integration(session, office.id, i.id) for i in inboxes]
+        people = await seed_contacts(session, office.id, ROWS)
+        rows = [
+            {
+                "id": new_id(),
+                "office_id": office.id,
+                "person_id": person,
+                "inbox_id": integrations[n % 2].inbox_id,
+                "integration_id": integrations[n % 2].id,
+                "status": "OPEN" if n % 3 else "CLOSED",
+                "priority": "MEDIUM",
+                "created_at": now - timedelta(minutes=n),
+                "updated_at": now,
+            }
+            for n, person in enumerate(people)
+        ]
+        await bulk(session, Conversation, rows)
+        inbox_id = inboxes[0].id
+    await session.commit()
+    with capturing(app) as sent:
+        response = await client.get(
+            "/conversation", params={"inboxId": inbox_id, "limit": 20}, headers=office_a.headers
+        )
+        assert response.status_code == 200, response.text
+        assert response.json()["totalResults"] == ROWS // 2
+    page = the_one(sent, "FROM conversations", "ORDER BY", "LIMIT")
+    found = await plan(session, page, "conversations")
+    assert uses(found, "ix_conversations_office_id_inbox_id_created_at"), found
+    count = await plan(session, the_one(sent, "count(*)", "FROM conversations"), "conversations")
+    ends = ("created_at", "status")
+    assert any(uses(count, f"ix_conversations_office_id_inbox_id_{end}") for end in ends), count
+
+
+async def test_the_rule_lookup_of_an_event_reads_the_evaluation_index(
+    client: httpx.AsyncClient,
+    app: FastAPI,
+    settings: Settings,
+    session: AsyncSession,
+    office_a: OfficeFixture,
+    office_b: OfficeFixture,
+) -> None:
+    now = utcnow()
+    triggers = ["chat.message.received", "chat.message.sent", "crm.lead.moved", "contact.updated"]
+    for office in (office_a, office_b):
+        rows = [
+            {
+                "id": new_id(),
+                "office_id": office.id,
+                "name": f"Regra {n}",
+                "enabled": n % 5 != 0,
+                "trigger_event": triggers[n % len(triggers)],
+                "conditions": {},
+                "actions": [{"action": "PAUSE_AUTOMATION", "actionParams": {}}],
+                "priority": float(n % 7),
+                "created_at": now,
+                "updated_at": now,
+            }
+            for n in range(ROWS)
+        ]
+        await bulk(session, AutomationRule, rows)
+    await session.commit()
+    await create_rule(client, office_a, triggerEvent="contact.created")
+    response = await client.post("/people", json={"name": "Ana"}, headers=office_a.headers)
+    assert response.status_code == 201, response.text
+    with capturing(app) as sent:
+        await automation_worker(app, settings).run_until_idle()
+    lookup = the_one(sent, "FROM automation_rules", "trigger_event")
+    found = await plan(session, lookup, "automation_rules")
+    assert uses(found, "ix_automation_rules_office_id_trigger_event_enabled_priority"), found
+
+
+async def test_claiming_due_deliveries_reads_the_due_index(
+    client: httpx.AsyncClient,
+    app: FastAPI,
+    settings: Settings,
+    session: AsyncSession,
+    office_a: OfficeFixture,
+) -> None:
+    hook = await create_webhook(client, office_a, "http://127.0.0.1:9/hook")
+    now = utcnow()
+    rows = [
+        {
+            "id": new_id(),
+            "office_id": office_a.id,
+            "webhook_id": hook["id"],
+            "event_id": new_id(),
+            "event": "contact.created",
+            "payload": {},
+            "status": "SUCCESS" if n % 100 else "RETRYING",
+            "attempt_count": 1,
+            # the few still open are due later: the claim finds nothing to send
+            "next_retry_at": now + timedelta(hours=1) if n % 100 == 0 else None,
+            "created_at": now,
+            "expires_at": now + timedelta(days=90),
+        }
+        for n in range(2 * ROWS)
+    ]
+    await bulk(session, WebhookDelivery, rows)
+    await session.commit()
+    ctx = WorkerContext(settings, app.state.engine, app.state.sessionmaker, worker_id="plan")
+    with capturing(app) as sent:
+        assert await deliver_due(ctx) == 0
+    claim = the_one(sent, "UPDATE webhook_deliveries", "next_retry_at")
+    found = await plan(session, claim, "webhook_deliveries")
+    assert uses(found, "ix_webhook_deliveries_due"), found
