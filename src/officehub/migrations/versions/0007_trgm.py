@@ -15,7 +15,7 @@ the index instead of walking the office's conversations by date and skipping oth
 (``tests/test_query_plans.py`` found the plan).
 
 Revision ID: 0007_trgm
-Revises: 0006_flows
+Revises: 0007_webchat
 """
 
 from __future__ import annotations
