@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import fastapi_offline
-from fastapi import FastAPI, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import HTMLResponse
@@ -26,6 +26,7 @@ from officehub.events.router import router as events_router
 from officehub.health import router as health_router
 from officehub.logs import configure_logging
 from officehub.middleware import RequestContextMiddleware
+from officehub.query_guard import refuse_repeated_query_params
 from officehub.ratelimit import RateLimiter
 from officehub.routers import domain_routers
 from officehub.worker.jobs import periodic_jobs, queue_jobs
@@ -80,6 +81,7 @@ def create_app(settings: Settings | None = None, *, embedded_worker: bool = Fals
         redirect_slashes=False,
         docs_url=None,
         redoc_url=None,
+        dependencies=[Depends(refuse_repeated_query_params)],
     )
     app.state.settings = settings
     app.state.key_cache = KeyCache(settings.key_cache_seconds)
