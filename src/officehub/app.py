@@ -149,7 +149,7 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
                 operation["tags"] = operation["tags"][-1:]
             responses = operation.setdefault("responses", {})
             responses.pop("422", None)
-            statuses = ["500"] if is_keyless(path) else ["400", "401", "403", "429", "500"]
+            statuses = ["500"] if is_keyless(path) else ["400", "401", "403", "429", "500", "503"]
             for status in statuses:
                 responses.setdefault(status, {"description": "Error"})
             for status, response in responses.items():

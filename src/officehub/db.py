@@ -7,12 +7,14 @@ through asyncpg with a pool. The request owns the transaction: see ``get_session
 from __future__ import annotations
 
 import logging
+import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any, ClassVar
 
 import anyio
+import asyncpg
 from fastapi import Depends, Request
 from sqlalchemy import (
     JSON,
@@ -27,6 +29,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Dialect, make_url
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
     AsyncSession,
@@ -243,3 +246,29 @@ async def get_session(request: Request) -> AsyncIterator[AsyncSession]:
 
 
 SessionDep = Annotated[AsyncSession, Depends(get_session, scope="function")]
+
+
+_UNREACHABLE = (
+    ConnectionError,  # refused, reset, aborted: the server or the network is down
+    socket.gaierror,  # its host name does not resolve
+    asyncpg.exceptions.ConnectionDoesNotExistError,  # closed in the middle of an operation
+    asyncpg.exceptions.PostgresConnectionError,  # SQLSTATE class 08
+    asyncpg.exceptions.CannotConnectNowError,  # starting up or in recovery
+    asyncpg.exceptions.AdminShutdownError,  # shutting down or failing over
+    asyncpg.exceptions.CrashShutdownError,
+)
+
+
+def database_unreachable(exc: BaseException) -> bool:
+    """True when ``exc`` (or what caused it) says the database could not be reached: a
+    passing condition a client should retry (503), not a fault of the request (500)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, DBAPIError) and current.connection_invalidated:
+            return True
+        if isinstance(current, _UNREACHABLE):
+            return True
+        current = current.__cause__ or current.__context__
+    return False
