@@ -26,8 +26,8 @@ from officehub.events.router import router as events_router
 from officehub.health import router as health_router
 from officehub.logs import configure_logging
 from officehub.middleware import RequestContextMiddleware
-from officehub.query_guard import refuse_repeated_query_params
 from officehub.ratelimit import RateLimiter
+from officehub.request_guards import refuse_non_json_bodies, refuse_repeated_query_params
 from officehub.routers import domain_routers
 from officehub.worker.jobs import periodic_jobs, queue_jobs
 from officehub.worker.runner import Worker, WorkerContext
@@ -81,7 +81,10 @@ def create_app(settings: Settings | None = None, *, embedded_worker: bool = Fals
         redirect_slashes=False,
         docs_url=None,
         redoc_url=None,
-        dependencies=[Depends(refuse_repeated_query_params)],
+        dependencies=[
+            Depends(refuse_repeated_query_params),
+            Depends(refuse_non_json_bodies),
+        ],
     )
     app.state.settings = settings
     app.state.key_cache = KeyCache(settings.key_cache_seconds)
@@ -150,6 +153,8 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
             responses = operation.setdefault("responses", {})
             responses.pop("422", None)
             statuses = ["500"] if is_keyless(path) else ["400", "401", "403", "429", "500", "503"]
+            if "application/json" in operation.get("requestBody", {}).get("content", {}):
+                statuses = [*statuses, "415"]  # another media type (request_guards.py)
             for status in statuses:
                 responses.setdefault(status, {"description": "Error"})
             for status, response in responses.items():

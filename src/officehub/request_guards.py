@@ -1,10 +1,16 @@
-"""One value per single-valued query parameter, on every route.
+"""App-wide request checks FastAPI leaves out, so a route added later is covered too.
+
+One value per single-valued query parameter, on every route.
 
 Starlette keeps every value of a repeated parameter and FastAPI reads the last one of a
 scalar: ``GET /people?search=a&search=b`` would search for ``b`` alone, silently. A
 repeated parameter the route declares as a scalar is refused with 400 naming it; list
-parameters (``tagIds``) take many values as declared. The check is an app-wide
-dependency, so a route added later is covered without a line of its own.
+parameters (``tagIds``) take many values as declared.
+
+A JSON body in JSON: a route that reads a JSON body refuses a body of another declared
+``Content-Type`` (``text/plain``, a form, XML) with 415, where FastAPI would try to
+validate the raw bytes and answer a confusing 400. A body without a ``Content-Type`` is
+read as JSON.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from fastapi.routing import APIRoute
 from pydantic import BaseModel
 
 from officehub.auth import KeyOutcome
-from officehub.errors import ValidationFailed
+from officehub.errors import UnsupportedMediaType, ValidationFailed
 
 _SCALARS_OF = "query_scalars"
 
@@ -75,4 +81,31 @@ async def refuse_repeated_query_params(request: Request) -> None:
                 f"query.{name}: given {len(params.getlist(name))} times, takes one value"
                 for name in repeated
             ),
+        )
+
+
+def _is_json(content_type: str) -> bool:
+    media = content_type.split(";", 1)[0].strip().lower()
+    return media == "application/json" or (
+        media.startswith("application/") and media.endswith("+json")
+    )
+
+
+async def refuse_non_json_bodies(request: Request) -> None:
+    """415 when a route that reads a JSON body is sent a body of another media type."""
+    route = request.scope.get("route")
+    if not isinstance(route, APIRoute) or route.body_field is None:
+        return
+    outcome = request.scope.get("state", {}).get("key")
+    if isinstance(outcome, KeyOutcome) and outcome.office is None:
+        return  # a bad key is answered 401 first, by the route's own OfficeDep
+    headers = request.headers
+    length = headers.get("content-length", "")
+    has_body = "transfer-encoding" in headers or (length.isdigit() and int(length) > 0)
+    content_type = headers.get("content-type")
+    if has_body and content_type is not None and not _is_json(content_type):
+        raise UnsupportedMediaType(
+            "Unsupported media type",
+            details=f"This route reads a JSON body: send Content-Type application/json, "
+            f"not {content_type.split(';', 1)[0].strip()[:100]}",
         )
