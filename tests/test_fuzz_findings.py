@@ -189,3 +189,27 @@ async def test_every_route_refuses_a_repeated_scalar_query_parameter(
             assert f"query.{name}" in error_of(r)["message"], (method, path)
             checked += 1
     assert checked >= 10
+
+
+@pytest.mark.parametrize("char", ["\u202e", "\u202a", "\u2066", "\u2069"])
+async def test_a_bidi_override_in_a_name_is_400(
+    client: httpx.AsyncClient, office_a: OfficeFixture, char: str
+) -> None:
+    """``fdp\u202e.exe`` shows as ``exe.pdf``: no name may hold a bidirectional override."""
+    r = await client.post("/inbox", json={"name": f"fdp{char}.exe"}, headers=office_a.headers)
+    assert r.status_code == 400, r.text
+    assert "body.name" in error_of(r)["details"]
+    assert f"U+{ord(char):04X}" in error_of(r)["details"]
+    assert (await client.get("/inbox", headers=office_a.headers)).json()["data"] == []
+
+
+async def test_long_text_may_hold_bidi_characters_and_rtl_names_are_fine(
+    client: httpx.AsyncClient, office_a: OfficeFixture
+) -> None:
+    r = await client.post(
+        "/people",
+        json={"name": "\u05e9\u05dc\u05d5\u05dd \u200fLevi", "description": "a \u202eb\u202c c"},
+        headers=office_a.headers,
+    )
+    assert r.status_code == 201, r.text
+    assert r.json()["description"] == "a \u202eb\u202c c"

@@ -47,8 +47,6 @@ async def test_schemathesis_finds_no_failure(tmp_path: Path) -> None:
             str(EXAMPLES),
             "--phases",
             phases,
-            "--exclude-checks",
-            "positive_data_acceptance",
             # It calls the messaging platform (none here: a 502 by design); its own tests
             # run it against a local platform (tests/test_whatsapp_templates.py).
             "--exclude-path",
