@@ -9,8 +9,8 @@ Left out: ``positive_data_acceptance`` (a schema-valid request must be accepted)
 with it (3 examples, seed 14) finds 31 schema-valid requests refused with 400 for rules
 the document does not state yet: control characters, the event catalogue, PATCH fields
 that take no null, rules across fields (``text`` required when ``kind`` is ``TEXT``);
-see ``docs/decisions.md``, "Hardening, second part". Also left out: the template sync, which calls the
-messaging platform (a 502 when it is unreachable, as here).
+see ``docs/decisions.md``, "Hardening, second part". Also left out: the template sync,
+which calls the messaging platform (a 502 when it is unreachable, as here).
 
 A short pass runs in ``make test`` (``OFFICEHUB_FUZZ_EXAMPLES`` examples per operation,
 3 unless told); ``make fuzz`` runs 100 with every phase. Each failure found is kept as a
