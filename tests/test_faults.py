@@ -27,6 +27,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.app import create_app
 from officehub.config import Settings
+from officehub.db import database_unreachable
 from tests import factories as f
 from tests.conftest import PG_URL
 from tests.helpers import OfficeFixture, error_of, make_office
@@ -214,7 +215,7 @@ class DatabaseProxy:
 @pytest.mark.skipif(
     not PG_URL,
     reason="PostgreSQL only: SQLite is a file in the process, with no connection to lose "
-    "(see docs/decisions.md, Faults)",
+    "(docs/decisions.md, Hardening, second part)",
 )
 async def test_database_outage_answers_503_then_recovers_and_the_worker_delivers_after(
     database_url: str, settings: Settings, caplog: pytest.LogCaptureFixture
@@ -351,3 +352,14 @@ async def test_a_full_disk_during_an_upload_is_507_and_leaves_no_partial_file(
         )
         assert r.status_code == 200, r.text
         assert len(files_in(disk)) == 1
+
+
+async def test_a_refused_connection_outside_the_database_driver_is_no_database_outage() -> None:
+    """Only what the driver met is an outage (503); a webhook or platform refusing a
+    connection is not (it stays the route's own error, or a 500 if unhandled)."""
+    try:
+        await asyncio.open_connection("127.0.0.1", 1)  # nothing listens on port 1
+    except ConnectionRefusedError as exc:
+        refused = exc
+    assert not database_unreachable(refused)
+    assert not database_unreachable(RuntimeError("boom"))

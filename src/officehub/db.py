@@ -268,7 +268,23 @@ def database_unreachable(exc: BaseException) -> bool:
         seen.add(id(current))
         if isinstance(current, DBAPIError) and current.connection_invalidated:
             return True
-        if isinstance(current, _UNREACHABLE):
+        if isinstance(current, _UNREACHABLE) and _raised_by_the_driver(current):
             return True
         current = current.__cause__ or current.__context__
+    return False
+
+
+_DRIVERS = ("sqlalchemy", "asyncpg", "aiosqlite")
+
+
+def _raised_by_the_driver(exc: BaseException) -> bool:
+    """A refused connection counts only when the database driver met it: an outbound call
+    that failed (a webhook, the messaging platform) is no database outage."""
+    if isinstance(exc, asyncpg.PostgresError | asyncpg.InterfaceError):
+        return True
+    tb = exc.__traceback__
+    while tb is not None:
+        if str(tb.tb_frame.f_globals.get("__name__", "")).startswith(_DRIVERS):
+            return True
+        tb = tb.tb_next
     return False
