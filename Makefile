@@ -40,9 +40,11 @@ pytest: $(STAMP) chromium
 
 test: lint types pytest
 
-# Schemathesis with 100 examples per operation and every phase (make test runs 3).
+# Schemathesis with 100 examples per operation and every phase (make test runs 3), and the
+# hostile-input suite with 25 Hypothesis examples (make test runs 1).
 fuzz: $(STAMP)
-	OFFICEHUB_FUZZ_EXAMPLES=100 $(BIN)/pytest -p no:cacheprovider -s tests/test_schemathesis.py
+	OFFICEHUB_FUZZ_EXAMPLES=100 OFFICEHUB_HOSTILE_EXAMPLES=25 $(BIN)/pytest -p no:cacheprovider -s \
+		tests/test_schemathesis.py tests/test_hostile_input.py
 
 # Every script under bench/ with quick settings; rewrites the generated section of
 # docs/performance.md and its plots under docs/img/ (PostgreSQL at 127.0.0.1:5432).

@@ -41,6 +41,7 @@ class Server:
     url: str
     folder: Path
     stderr_lines: list[str]
+    pid: int = 0
 
     @property
     def stderr(self) -> str:
@@ -78,7 +79,7 @@ async def running_server(
         stdout=asyncio.subprocess.DEVNULL,
         stderr=asyncio.subprocess.PIPE,
     )
-    server = Server(f"http://127.0.0.1:{port}", folder, [])
+    server = Server(f"http://127.0.0.1:{port}", folder, [], proc.pid)
     assert proc.stderr is not None
     stream = proc.stderr
 

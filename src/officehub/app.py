@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import fastapi_offline
-from fastapi import FastAPI, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import HTMLResponse
@@ -28,6 +28,7 @@ from officehub.health import router as health_router
 from officehub.logs import configure_logging
 from officehub.middleware import RequestContextMiddleware
 from officehub.ratelimit import RateLimiter
+from officehub.request_guards import refuse_non_json_bodies, refuse_repeated_query_params
 from officehub.routers import domain_routers
 from officehub.webchat.cors import WebchatCorsMiddleware
 from officehub.wiring import install as install_hooks
@@ -86,6 +87,10 @@ def create_app(settings: Settings | None = None, *, embedded_worker: bool = Fals
         redirect_slashes=False,
         docs_url=None,
         redoc_url=None,
+        dependencies=[
+            Depends(refuse_repeated_query_params),
+            Depends(refuse_non_json_bodies),
+        ],
     )
     app.state.settings = settings
     app.state.key_cache = KeyCache(settings.key_cache_seconds)
@@ -166,7 +171,9 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
                 operation["tags"] = operation["tags"][-1:]
             responses = operation.setdefault("responses", {})
             responses.pop("422", None)
-            statuses = ["500"] if is_keyless(path) else ["400", "401", "403", "429", "500"]
+            statuses = ["500"] if is_keyless(path) else ["400", "401", "403", "429", "500", "503"]
+            if "application/json" in operation.get("requestBody", {}).get("content", {}):
+                statuses = [*statuses, "415"]  # another media type (request_guards.py)
             for status in statuses:
                 responses.setdefault(status, {"description": "Error"})
             for status, response in responses.items():

@@ -7,6 +7,7 @@ through asyncpg with a pool. The request owns the transaction: see ``get_session
 from __future__ import annotations
 
 import logging
+import socket
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import datetime
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Annotated, Any, ClassVar
 
 import anyio
+import asyncpg
 from fastapi import Depends, Request
 from sqlalchemy import (
     JSON,
@@ -28,7 +30,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Dialect, make_url
-from sqlalchemy.exc import DisconnectionError
+from sqlalchemy.exc import DBAPIError, DisconnectionError
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
     AsyncSession,
@@ -289,3 +291,45 @@ async def get_session(request: Request) -> AsyncIterator[AsyncSession]:
 
 
 SessionDep = Annotated[AsyncSession, Depends(get_session, scope="function")]
+
+
+_UNREACHABLE = (
+    ConnectionError,  # refused, reset, aborted: the server or the network is down
+    socket.gaierror,  # its host name does not resolve
+    asyncpg.exceptions.ConnectionDoesNotExistError,  # closed in the middle of an operation
+    asyncpg.exceptions.PostgresConnectionError,  # SQLSTATE class 08
+    asyncpg.exceptions.CannotConnectNowError,  # starting up or in recovery
+    asyncpg.exceptions.AdminShutdownError,  # shutting down or failing over
+    asyncpg.exceptions.CrashShutdownError,
+)
+
+
+def database_unreachable(exc: BaseException) -> bool:
+    """True when ``exc`` (or what caused it) says the database could not be reached: a
+    passing condition a client should retry (503), not a fault of the request (500)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, DBAPIError) and current.connection_invalidated:
+            return True
+        if isinstance(current, _UNREACHABLE) and _raised_by_the_driver(current):
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
+_DRIVERS = ("sqlalchemy", "asyncpg", "aiosqlite")
+
+
+def _raised_by_the_driver(exc: BaseException) -> bool:
+    """A refused connection counts only when the database driver met it: an outbound call
+    that failed (a webhook, the messaging platform) is no database outage."""
+    if isinstance(exc, asyncpg.PostgresError | asyncpg.InterfaceError):
+        return True
+    tb = exc.__traceback__
+    while tb is not None:
+        if str(tb.tb_frame.f_globals.get("__name__", "")).startswith(_DRIVERS):
+            return True
+        tb = tb.tb_next
+    return False

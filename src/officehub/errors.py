@@ -109,6 +109,23 @@ class BadGateway(ServiceError):
     message = "The messaging platform failed"
 
 
+class DatabaseUnavailable(ServiceError):
+    """The database cannot be reached (a restart, a failover, the network): try again soon."""
+
+    status_code = 503
+    code = "DATABASE_UNAVAILABLE"
+    message = "The service is briefly unavailable"
+    retry_after_seconds = 5
+
+
+class InsufficientStorage(ServiceError):
+    """The disk (or the storage's quota) is full: nothing of the upload is kept."""
+
+    status_code = 507
+    code = "INSUFFICIENT_STORAGE"
+    message = "No room to store the file"
+
+
 HTTP_CODES = {
     400: "BAD_REQUEST",
     401: "UNAUTHORIZED",
@@ -120,6 +137,8 @@ HTTP_CODES = {
     415: "UNSUPPORTED_MEDIA_TYPE",
     429: "RATE_LIMITED",
     502: "PLATFORM_ERROR",
+    503: "DATABASE_UNAVAILABLE",
+    507: "INSUFFICIENT_STORAGE",
 }
 
 

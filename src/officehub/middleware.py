@@ -32,7 +32,8 @@ from officehub.auth import (
     needs,
     required_scope,
 )
-from officehub.errors import error_payload
+from officehub.db import database_unreachable
+from officehub.errors import DatabaseUnavailable, error_payload
 from officehub.ids import new_id
 from officehub.ratelimit import RateLimiter, Refusal
 
@@ -162,7 +163,16 @@ class RequestContextMiddleware:
         except BodyTooLarge as exc:
             if not response_started:
                 await self._reject_too_large(send_with_id, str(exc.detail))
-        except Exception:
+        except Exception as exc:
+            if database_unreachable(exc):
+                logger.warning(
+                    "database unreachable: %s",
+                    type(exc).__name__,
+                    extra={"request_id": request_id, "path": scope["path"]},
+                )
+                if not response_started:
+                    await _send_unavailable(send_with_id)
+                return
             logger.exception(
                 "unhandled error", extra={"request_id": request_id, "path": scope["path"]}
             )
@@ -242,6 +252,22 @@ class RequestContextMiddleware:
             413,
             error_payload(413, "PAYLOAD_TOO_LARGE", "Request body too large", details),
         )
+
+
+async def _send_unavailable(send: Send) -> None:
+    """503 with ``Retry-After``: the database is unreachable, the request may be retried."""
+    wait = DatabaseUnavailable.retry_after_seconds
+    await _send_json(
+        send,
+        503,
+        error_payload(
+            503,
+            DatabaseUnavailable.code,
+            DatabaseUnavailable.message,
+            f"The database cannot be reached right now; retry in {wait} s.",
+        ),
+        [(b"retry-after", str(wait).encode())],
+    )
 
 
 async def _resolve(scope: Scope, headers: Headers) -> KeyOutcome:

@@ -47,7 +47,11 @@ LongText = Annotated[str, LONG_TEXT]
 
 # Control characters (Unicode category Cc) and the Unicode line and paragraph separators
 # are refused in single-line strings; long text may hold tab, LF and CR (CRLF line breaks).
-_SINGLE_LINE_REFUSED = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_SINGLE_LINE_REFUSED = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+"""C0 and C1 controls, line and paragraph separators, and the bidirectional embeddings,
+overrides and isolates (U+202A-E, U+2066-9): a name holding U+202E reads reversed on every
+screen that shows it (a spoofed file or client name). Right-to-left text needs none of
+them; the marks U+200E/U+200F stay allowed."""
 _LONG_TEXT_REFUSED = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 

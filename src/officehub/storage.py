@@ -7,6 +7,7 @@ an expiring HMAC signature, so a messaging platform can fetch a file without an 
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import hmac
 import os
@@ -22,7 +23,7 @@ import anyio
 from fastapi import Depends, Request
 
 from officehub.config import Settings
-from officehub.errors import PayloadTooLarge
+from officehub.errors import InsufficientStorage, PayloadTooLarge
 
 KEY_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}(/[A-Za-z0-9][A-Za-z0-9._-]{0,127}){0,7}$")
 _CHUNK = 64 * 1024
@@ -106,6 +107,10 @@ def _publish_new_key(path: Path) -> None:
         temporary.unlink(missing_ok=True)
 
 
+_NO_ROOM = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+"""A full disk, a spent quota, a file-size limit: the upload cannot be kept."""
+
+
 class LocalStorage:
     def __init__(
         self, root: Path, signer: Signer, public_url: str, default_ttl_seconds: int
@@ -147,8 +152,12 @@ class LocalStorage:
                         )
                     await f.write(chunk)
             await partial.rename(path)
-        except BaseException:
+        except BaseException as exc:
             await partial.unlink(missing_ok=True)
+            if isinstance(exc, OSError) and exc.errno in _NO_ROOM:
+                raise InsufficientStorage(
+                    details="The server's storage is full; nothing of the file was kept"
+                ) from exc
             raise
         return size
 

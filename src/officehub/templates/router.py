@@ -103,6 +103,7 @@ _UPLOAD_BODY = {
                 (404, "Conversation not found"),
                 (413, "Too large for its kind"),
                 (415, "Not an accepted type"),
+                (507, "The server's storage is full"),
             )
         },
     },

@@ -85,7 +85,7 @@ async def update_user(
 @router.put(
     "/user/{id}/avatar",
     response_model=UserOut,
-    responses=error_responses(400, 401, 404, 413, 415),
+    responses=error_responses(400, 401, 404, 413, 415, 507),
     openapi_extra={**_AVATAR_BODY, **body_limit(AVATAR_MAX_BYTES + MULTIPART_ALLOWANCE)},
     summary="Upload the user's picture (multipart field file: JPEG, PNG or WebP, at most 5 MB)",
 )

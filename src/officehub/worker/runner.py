@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import os
 import socket
 from collections.abc import Awaitable, Callable, Sequence
@@ -22,7 +23,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from officehub.config import Settings
-from officehub.db import database_now
+from officehub.db import database_now, database_unreachable
 from officehub.events import wakeup
 from officehub.events.models import JobLease
 from officehub.timeutil import utcnow
@@ -66,6 +67,9 @@ so a worker woken for every event does not pay their claims on each pass."""
 
 QueueJob = Callable[[WorkerContext], Awaitable[int]]
 
+MAX_BACKOFF_SECONDS = 15.0
+"""The longest a worker waits between passes while the database stays unreachable."""
+
 
 @dataclass(frozen=True)
 class PeriodicJob:
@@ -107,10 +111,14 @@ class Worker:
         self.stopping = asyncio.Event()
         self.wake = asyncio.Event()
         self._periodic_checked: datetime | None = None
+        self.unreachable_passes = 0
+        """Passes in a row that found the database unreachable (0 once one reaches it)."""
+        self._unreachable_now = False
 
     async def run_once(self) -> int:
         """One pass over every job; returns how much work was done."""
         done = 0
+        self._unreachable_now = False
         now = self.ctx.now()
         checked = self._periodic_checked
         periodic = checked is None or not checked <= now < checked + _PERIODIC_CHECK
@@ -122,14 +130,29 @@ class Worker:
                     # One line per run: which worker ran which job, once per interval.
                     logger.info("periodic job %s runs", job.name, extra={"job": job.name})
                     await job.run(self.ctx)
-            except Exception:
-                logger.exception("periodic job %s failed", job.name)
+            except Exception as exc:
+                self._failed(f"periodic job {job.name}", exc)
         for queue_job in self.queue_jobs:
             try:
                 done += await queue_job(self.ctx)
-            except Exception:
-                logger.exception("queue job %s failed", getattr(queue_job, "__name__", queue_job))
+            except Exception as exc:
+                self._failed(f"queue job {getattr(queue_job, '__name__', queue_job)}", exc)
+        self.unreachable_passes = self.unreachable_passes + 1 if self._unreachable_now else 0
         return done
+
+    def _failed(self, what: str, exc: Exception) -> None:
+        if database_unreachable(exc):
+            self._unreachable_now = True
+            if self.unreachable_passes == 0:  # once per outage, not once per pass
+                logger.warning("%s: the database is unreachable; backing off", what)
+            return
+        logger.exception("%s failed", what)
+
+    def backoff_seconds(self) -> float:
+        """The wait before the next pass while the database is unreachable: the poll
+        interval, doubled with each pass that found it so, up to ``MAX_BACKOFF_SECONDS``."""
+        poll = max(self.ctx.settings.worker_poll_seconds, 0.05)
+        return min(math.ldexp(poll, max(self.unreachable_passes - 1, 0)), MAX_BACKOFF_SECONDS)
 
     async def run_until_idle(self, max_passes: int = 1000) -> int:
         total = 0
@@ -150,13 +173,15 @@ class Worker:
                 while not self.stopping.is_set():
                     self.wake.clear()
                     done = await self.run_once()
-                    if done == 0:
+                    if self.unreachable_passes:
+                        await self._idle(self.backoff_seconds())
+                    elif done == 0:
                         await self._idle()
         finally:
             wakeup.unsubscribe(self.wake)
         logger.info("worker %s stopped", self.ctx.worker_id)
 
-    async def _idle(self) -> None:
+    async def _idle(self, seconds: float | None = None) -> None:
         waits = [
             asyncio.ensure_future(self.stopping.wait()),
             asyncio.ensure_future(self.wake.wait()),
@@ -164,7 +189,7 @@ class Worker:
         try:
             await asyncio.wait(
                 waits,
-                timeout=self.ctx.settings.worker_poll_seconds,
+                timeout=self.ctx.settings.worker_poll_seconds if seconds is None else seconds,
                 return_when=asyncio.FIRST_COMPLETED,
             )
         finally:
