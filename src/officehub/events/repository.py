@@ -112,7 +112,7 @@ async def retry_later(
 
 async def purge_processed(session: AsyncSession, before: datetime, limit: int) -> int:
     """Deletes up to ``limit`` events older than ``before`` that every consumer is done
-    with (fanned out to webhooks, and no consumer row undone); their rows go with them."""
+    with (no consumer row undone, webhook fan-out included); their rows go with them."""
     undone = exists().where(
         ConsumerEvent.event_id == OutboxEvent.id, ConsumerEvent.done_at.is_(None)
     )
@@ -121,7 +121,6 @@ async def purge_processed(session: AsyncSession, before: datetime, limit: int) -
             select(OutboxEvent.id)
             .where(
                 OutboxEvent.created_at < before,
-                OutboxEvent.dispatched_at.is_not(None),
                 ~undone,
             )
             .order_by(OutboxEvent.created_at)
