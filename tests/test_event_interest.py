@@ -254,9 +254,8 @@ async def test_the_fanout_migration_downgrades_with_undelivered_events_undispatc
     try:
         async with engine.begin() as conn:
             await conn.run_sync(_migrate, "0006_flows", down=True)
-            flags = dict(
-                (await conn.execute(text("SELECT id, dispatched_at FROM outbox_events"))).all()
-            )
+            result = await conn.execute(text("SELECT id, dispatched_at FROM outbox_events"))
+            flags: dict[str, Any] = {row[0]: row[1] for row in result}
             left = await conn.scalar(
                 text("SELECT count(*) FROM outbox_consumer_events WHERE consumer = 'webhooks'")
             )
