@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Boolean, String, column, literal, null, select, table, text, union_all
+from sqlalchemy import Boolean, String, cast, column, literal, null, select, table, text, union_all
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.db import JSONType
@@ -71,7 +71,7 @@ async def _subscribers(
             select(
                 literal("r").label("kind"),
                 _rules.c.office_id,
-                null(),
+                cast(null(), JSONType),
                 _rules.c.trigger_event,
                 _rules.c.integration_id,
             )
