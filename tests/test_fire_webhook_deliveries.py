@@ -221,22 +221,50 @@ async def test_a_flow_fire_webhook_step_is_an_action_delivery(
 # The route: 401, 404 (another office's rule), 400
 
 
-async def test_deliveries_route_refuses_no_or_a_bad_key(
-    client: httpx.AsyncClient, office_a: OfficeFixture
-) -> None:
-    rule = await _fire_rule(client, office_a, "https://hooks.example.com/x")
-    path = f"/automation-rules/{rule['id']}/deliveries"
-    assert (await client.get(path)).status_code == 401
-    bad = await client.get(path, headers={"Authorization": "Bearer ohk_not_a_key"})
-    assert bad.status_code == 401
+async def _flow(client: httpx.AsyncClient, office: OfficeFixture, session: AsyncSession) -> str:
+    world = await _world(session, office)
+    body = {
+        "name": "Atendimento",
+        "inboxId": world.inbox.id,
+        "isSocialFlow": False,
+        "content": {
+            "steps": [{"id": "s1", "type": "text", "content": "Olá", "nextStepId": None}],
+            "initialStepId": "s1",
+        },
+    }
+    r = await client.post("/flow", json=body, headers=office.headers)
+    assert r.status_code == 201, r.text
+    ident: str = r.json()["id"]
+    return ident
 
 
-async def test_deliveries_of_another_offices_rule_are_not_found(
-    client: httpx.AsyncClient, office_a: OfficeFixture, office_b: OfficeFixture
+async def _paths(
+    client: httpx.AsyncClient, office: OfficeFixture, session: AsyncSession
+) -> list[str]:
+    rule = await _fire_rule(client, office, "https://hooks.example.com/x")
+    flow = await _flow(client, office, session)
+    return [f"/automation-rules/{rule['id']}/deliveries", f"/flow/{flow}/deliveries"]
+
+
+async def test_deliveries_routes_refuse_no_or_a_bad_key(
+    client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
 ) -> None:
-    rule = await _fire_rule(client, office_a, "https://hooks.example.com/x")
-    r = await client.get(f"/automation-rules/{rule['id']}/deliveries", headers=office_b.headers)
-    assert r.status_code == 404, r.text
+    for path in await _paths(client, office_a, session):
+        assert (await client.get(path)).status_code == 401
+        bad = await client.get(path, headers={"Authorization": "Bearer ohk_not_a_key"})
+        assert bad.status_code == 401
+
+
+async def test_deliveries_of_another_offices_rule_or_flow_are_not_found(
+    client: httpx.AsyncClient,
+    session: AsyncSession,
+    office_a: OfficeFixture,
+    office_b: OfficeFixture,
+) -> None:
+    for path in await _paths(client, office_a, session):
+        r = await client.get(path, headers=office_b.headers)
+        assert r.status_code == 404, r.text
+        assert (await client.get(path, headers=office_a.headers)).json()["data"] == []
 
 
 @pytest.mark.parametrize(
@@ -245,6 +273,8 @@ async def test_deliveries_of_another_offices_rule_are_not_found(
         ("/automation-rules/not-an-id/deliveries", {}, "path.id"),
         ("/automation-rules/{id}/deliveries", {"status": "DONE"}, "query.status"),
         ("/automation-rules/{id}/deliveries", {"limit": "0"}, "query.limit"),
+        ("/flow/not-an-id/deliveries", {}, "path.id"),
+        ("/flow/{id}/deliveries", {"status": "DONE"}, "query.status"),
     ],
 )
 async def test_deliveries_route_names_the_bad_field(

@@ -218,6 +218,7 @@ MATRIX: dict[tuple[str, str], Probe | str] = {
     ),
     ("GET", "/flow"): _filter(inboxId="inbox"),
     ("GET", "/flow/{id}"): _at(id="flow"),
+    ("GET", "/flow/{id}/deliveries"): _at(id="flow"),
     ("PATCH", "/flow/{id}"): _at(lambda i: {"name": "B"}, id="flow"),
     ("DELETE", "/flow/{id}"): _at(id="flow"),
     ("GET", "/conversation/{id}/flow-session"): _at(id="conversation"),

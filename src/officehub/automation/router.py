@@ -7,7 +7,6 @@ from fastapi import APIRouter, Query, Request
 from officehub.auth import OfficeDep
 from officehub.automation import dry_run, service
 from officehub.automation.schemas import (
-    ActionDeliveryOut,
     RuleCreate,
     RuleOut,
     RulePatch,
@@ -21,7 +20,7 @@ from officehub.errors import ValidationFailed, error_responses
 from officehub.events.catalogue import EVENT_NAMES
 from officehub.pagination import Page, PageDep
 from officehub.params import PathId
-from officehub.webhooks.schemas import DeliveryStatus
+from officehub.webhooks.schemas import ActionDeliveryOut, DeliveryStatus
 
 router = APIRouter(tags=["Automation rules"])
 

@@ -12,7 +12,6 @@ from officehub.automation import repository
 from officehub.automation.models import AutomationRule
 from officehub.automation.schemas import (
     Action,
-    ActionDeliveryOut,
     ActionOutcome,
     Conditions,
     RuleCreate,
@@ -32,6 +31,7 @@ from officehub.tags import service as tags
 from officehub.tickets import service as tickets
 from officehub.timeutil import utcnow
 from officehub.webhooks import actions as action_deliveries
+from officehub.webhooks.schemas import ActionDeliveryOut
 from officehub.webhooks.service import check_url
 
 ELSE_WITHOUT_CONDITIONS = "ELSE_ACTIONS_WITHOUT_CONDITIONS"
@@ -185,8 +185,8 @@ async def list_deliveries(
 ) -> tuple[list[ActionDeliveryOut], int]:
     """The rule's ``FIRE_WEBHOOK`` deliveries, newest first (kept 90 days)."""
     await get_rule(session, office_id, ident)
-    rows, total = await action_deliveries.list_for_rule(
-        session, office_id, ident, params, status=status
+    rows, total = await action_deliveries.list_for(
+        session, office_id, params, rule_id=ident, status=status
     )
     return [ActionDeliveryOut.model_validate(r) for r in rows], total
 

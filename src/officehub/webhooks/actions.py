@@ -105,15 +105,22 @@ async def enqueue(
 # The API's reads ------------------------------------------------------------------------
 
 
-async def list_for_rule(
+async def list_for(
     session: AsyncSession,
     office_id: str,
-    rule_id: str,
     params: PageParams,
     *,
+    rule_id: str | None = None,
+    flow_id: str | None = None,
     status: str | None,
 ) -> tuple[list[ActionDelivery], int]:
-    stmt = scoped(ActionDelivery, office_id).where(ActionDelivery.rule_id == rule_id)
+    """A rule's or a flow's deliveries, newest first, through the (office, owner, created)
+    index."""
+    stmt = scoped(ActionDelivery, office_id)
+    if rule_id is not None:
+        stmt = stmt.where(ActionDelivery.rule_id == rule_id)
+    else:
+        stmt = stmt.where(ActionDelivery.flow_id == flow_id)
     if status is not None:
         stmt = stmt.where(ActionDelivery.status == status)
     stmt = stmt.order_by(ActionDelivery.created_at.desc(), ActionDelivery.id.desc())
