@@ -114,30 +114,43 @@ def event_body(event: OutboxEvent) -> dict[str, Any]:
 
 
 async def fan_out(session: AsyncSession, event: OutboxEvent, ctx: WorkerContext) -> None:
-    """The ``webhooks`` consumer's handler: one delivery per active webhook of the office
-    subscribed to the event (``webhook.test``: its target) and created before it.
+    """The ``webhooks`` consumer's handler for one event (see ``fan_out_batch``)."""
+    await fan_out_batch(session, [event], ctx)
 
-    Runs in the consumer's transaction, so the deliveries and the event's done mark commit
-    together; the unique (office, webhook, event) index makes a second fan-out of the same
-    event write nothing.
+
+async def fan_out_batch(
+    session: AsyncSession, events: list[OutboxEvent], ctx: WorkerContext
+) -> None:
+    """One delivery per active webhook of the office subscribed to the event and created
+    no later than it (``webhook.test``: its target alone).
+
+    Runs in the consumer's transaction, so the deliveries and the events' done marks
+    commit together; the unique (office, webhook, event) index makes a second fan-out of
+    the same event write nothing. A batch reads its offices' webhooks once.
     """
     now = await ctx.time_in(session)
     expires = now + timedelta(days=ctx.settings.delivery_retention_days)
-    if event.target_webhook_id:
-        target = (await repository.webhooks_by_id(session, [event.target_webhook_id])).get(
-            event.target_webhook_id
-        )
-        recipients = [target] if target and target.office_id == event.office_id else []
-    else:
-        recipients = [
-            w
-            for w in await repository.active_webhooks_of(session, [event.office_id])
-            if event.name in w.events and w.created_at <= event.created_at
-        ]
-    body = event_body(event)
-    await repository.add_deliveries(
-        session,
-        [
+    by_office: dict[str, list[Webhook]] = {}
+    for webhook in await repository.active_webhooks_of(
+        session, sorted({e.office_id for e in events if not e.target_webhook_id})
+    ):
+        by_office.setdefault(webhook.office_id, []).append(webhook)
+    targets = await repository.webhooks_by_id(
+        session, sorted({e.target_webhook_id for e in events if e.target_webhook_id})
+    )
+    rows: list[dict[str, Any]] = []
+    for event in events:
+        if event.target_webhook_id:
+            target = targets.get(event.target_webhook_id)
+            recipients = [target] if target and target.office_id == event.office_id else []
+        else:
+            recipients = [
+                w
+                for w in by_office.get(event.office_id, [])
+                if event.name in w.events and w.created_at <= event.created_at
+            ]
+        body = event_body(event)
+        rows.extend(
             {
                 "id": new_id(),
                 "office_id": event.office_id,
@@ -152,11 +165,11 @@ async def fan_out(session: AsyncSession, event: OutboxEvent, ctx: WorkerContext)
                 "expires_at": expires,
             }
             for w in recipients
-        ],
-    )
+        )
+    await repository.add_deliveries(session, rows)
 
 
-WEBHOOKS = Consumer("webhooks", fan_out, batch=_FAN_OUT_BATCH)
+WEBHOOKS = Consumer("webhooks", fan_out, batch=_FAN_OUT_BATCH, handle_batch=fan_out_batch)
 fan_out_events = consumer_job(WEBHOOKS)
 """The queue job: claims events not yet fanned out and fans each out."""
 
