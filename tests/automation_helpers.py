@@ -17,8 +17,16 @@ from tests.webhook_helpers import Clock
 def automation_worker(
     app: FastAPI, settings: Settings, clock: Clock | None = None, name: str = "test"
 ) -> Worker:
-    """Every queue job of a real worker (fan-out, automation, scheduled work, deliveries)."""
-    ctx = WorkerContext(settings, app.state.engine, app.state.sessionmaker, worker_id=name)
+    """Every queue job of a real worker (fan-out, automation, scheduled work, deliveries).
+
+    Given a ``clock``, the delivery queue reads it too (not the database's ``now()``)."""
+    ctx = WorkerContext(
+        settings,
+        app.state.engine,
+        app.state.sessionmaker,
+        worker_id=name,
+        database_clock=clock is None,
+    )
     if clock is not None:
         ctx.clock = clock
     return Worker(ctx, queue_jobs(), [])

@@ -182,7 +182,7 @@ async def test_a_conversation_plays_through_the_flow(
             system("assign", "ASSIGN_USER", {"userId": w.user.id}, "back"),
             text("back", "Obrigado por aguardar!"),
         ]
-        await create_flow(client, office_a, w.inbox.id, steps)
+        flow = await create_flow(client, office_a, w.inbox.id, steps)
 
         await inbound(client, office_a, conversation_id, "Oi")
         await work(app, settings)
@@ -233,6 +233,14 @@ async def test_a_conversation_plays_through_the_flow(
     assert hook.json["origem"] == "fluxo"
     assert hook.json["context"]["conversationId"] == conversation_id
     assert hook.json["context"]["lastMessage"] == "  SIM "
+    # the step's call is in the flow's delivery log
+    log = await client.get(f"/flow/{flow['id']}/deliveries", headers=h)
+    assert log.status_code == 200, log.text
+    [delivery] = log.json()["data"]
+    assert delivery["flowId"] == flow["id"] and delivery["ruleId"] is None
+    assert delivery["status"] == "SUCCESS" and delivery["statusCode"] == 200
+    assert delivery["event"] == "flow.webhook" and len(delivery["attempts"]) == 1
+    assert hook.headers["x-service-delivery"] == delivery["id"]
     state = await flow_session(client, office_a, conversation_id)
     assert state["status"] == "PAUSED" and state["waitingFor"] == "HUMAN"
 

@@ -70,16 +70,29 @@ def _ctx(app: FastAPI, settings: Settings, clock: Clock, name: str = "t") -> Wor
 async def test_every_event_gets_a_progress_row_per_consumer_in_its_transaction(
     app: FastAPI, office_a: OfficeFixture
 ) -> None:
+    """Rows for the consumers that want the event (here flows: an inbound message),
+    written with it: a rolled-back event leaves none."""
     async with app.state.sessionmaker() as s:
-        kept = (await emit(s, office_a.id, "contact.created", {"id": "c1234567890"})).id
+        kept = (
+            await emit(
+                s,
+                office_a.id,
+                "chat.message.received",
+                {"id": "c1234567890"},
+                conversation_id="c0000000000conversation",
+            )
+        ).id
         await s.commit()
-        await emit(s, office_a.id, "contact.created", {"id": "c1234567891"})
+        await emit(
+            s,
+            office_a.id,
+            "chat.message.received",
+            {"id": "c1234567891"},
+            conversation_id="c0000000000conversation",
+        )
         await s.rollback()
         rows = list(await s.scalars(select(ConsumerEvent)))
-    assert sorted((r.consumer, r.event_id, r.done_at) for r in rows) == [
-        ("automation", kept, None),
-        ("flows", kept, None),
-    ]
+    assert sorted((r.consumer, r.event_id, r.done_at) for r in rows) == [("flows", kept, None)]
 
 
 async def test_one_conversations_events_are_claimed_one_at_a_time_in_order(
@@ -91,10 +104,10 @@ async def test_one_conversations_events_are_claimed_one_at_a_time_in_order(
     now = clock()
     async with app.state.sessionmaker() as s, s.begin():
         first = await events_repository.claim(
-            s, "automation", now, now + timedelta(minutes=1), "a", 50, skip_locked=False
+            s, "flows", now, now + timedelta(minutes=1), "a", 50, skip_locked=False
         )
         again = await events_repository.claim(
-            s, "automation", now, now + timedelta(minutes=1), "b", 50, skip_locked=False
+            s, "flows", now, now + timedelta(minutes=1), "b", 50, skip_locked=False
         )
         by_seq = {r.seq: r.event_id for r in await s.scalars(select(ConsumerEvent))}
     assert [by_seq[q] for q in first] == ids[:2]  # x's first and y's first, nothing more
@@ -102,7 +115,7 @@ async def test_one_conversations_events_are_claimed_one_at_a_time_in_order(
     async with app.state.sessionmaker() as s, s.begin():
         await events_repository.finish(s, first[0], now)
         nxt = await events_repository.claim(
-            s, "automation", now, now + timedelta(minutes=1), "c", 50, skip_locked=False
+            s, "flows", now, now + timedelta(minutes=1), "c", 50, skip_locked=False
         )
     assert [by_seq[q] for q in nxt] == [ids[2]]  # x's second, once x's first is done
 
@@ -215,12 +228,12 @@ async def test_dispatched_outbox_events_are_purged_after_the_retention(
     app: FastAPI, settings: Settings, office_a: OfficeFixture
 ) -> None:
     async with app.state.sessionmaker() as s:
-        old = await emit(s, office_a.id, "contact.created", {"id": "c1234567890"})
+        old = await emit(s, office_a.id, "crm.lead.created", {"id": "c1234567890"})
         await s.commit()
     clock = Clock()
     await automation_worker(app, settings, clock).run_until_idle()
     async with app.state.sessionmaker() as s:
-        pending = await emit(s, office_a.id, "contact.created", {"id": "c1234567891"})
+        pending = await emit(s, office_a.id, "crm.lead.created", {"id": "c1234567891"})
         await s.commit()
     clock.advance(days=settings.outbox_retention_days, seconds=1)
     ctx = _ctx(app, settings, clock)
@@ -235,7 +248,7 @@ async def test_recent_processed_events_are_kept(
     app: FastAPI, settings: Settings, office_a: OfficeFixture
 ) -> None:
     async with app.state.sessionmaker() as s:
-        event = await emit(s, office_a.id, "contact.created", {"id": "c1234567890"})
+        event = await emit(s, office_a.id, "crm.lead.created", {"id": "c1234567890"})
         await s.commit()
     clock = Clock()
     await automation_worker(app, settings, clock).run_until_idle()

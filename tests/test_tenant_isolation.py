@@ -196,6 +196,7 @@ MATRIX: dict[tuple[str, str], Probe | str] = {
     ("PATCH", "/automation-rules/{id}"): _at(lambda i: {"name": "B"}, id="rule"),
     ("DELETE", "/automation-rules/{id}"): _at(id="rule"),
     ("GET", "/automation-rules/{id}/runs"): _at(id="rule"),
+    ("GET", "/automation-rules/{id}/deliveries"): _at(id="rule"),
     ("POST", "/automation-rules/{id}/test"): _at(lambda i: {}, id="rule"),
     ("GET", "/channels/whatsapp/{integrationId}/webhook"): (
         "keyless: the platform's verify token, tested in test_verify_webhook"
@@ -235,6 +236,7 @@ MATRIX: dict[tuple[str, str], Probe | str] = {
     ),
     ("GET", "/flow"): _filter(inboxId="inbox"),
     ("GET", "/flow/{id}"): _at(id="flow"),
+    ("GET", "/flow/{id}/deliveries"): _at(id="flow"),
     ("PATCH", "/flow/{id}"): _at(lambda i: {"name": "B"}, id="flow"),
     ("DELETE", "/flow/{id}"): _at(id="flow"),
     ("GET", "/conversation/{id}/flow-session"): _at(id="conversation"),

@@ -3,10 +3,7 @@ follow, and the scheduled jobs that send later (sequences, delayed messages, web
 
 from __future__ import annotations
 
-import asyncio
-import json
 import logging
-import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -28,9 +25,7 @@ from officehub.messages import service as messages
 from officehub.messages.schemas import OutboundIn
 from officehub.tickets import service as tickets
 from officehub.tickets.schemas import TicketCreate
-from officehub.webhooks.delivery import next_delay, parse_retry_after
-from officehub.webhooks.signing import SIGNATURE_HEADER, signature_header
-from officehub.webhooks.ssrf import delivery_client
+from officehub.webhooks import actions as action_deliveries
 from officehub.worker.models import ScheduledJob
 from officehub.worker.runner import WorkerContext
 from officehub.worker.scheduled import JobHandler, RetryLater, schedule
@@ -199,28 +194,28 @@ async def _run(
         )
         return "done", f"ticket {ticket.id}"
     if name == "FIRE_WEBHOOK":
-        job = await schedule(
+        delivery = await action_deliveries.enqueue(
             session,
             office_id,
-            FIRE_WEBHOOK,
-            {
-                "url": params["url"],
-                "method": params.get("method") or "POST",
-                "headers": params.get("headers") or {},
-                "secret": params.get("secret"),
-                "body": {
-                    "id": ctx.event_id,
-                    "event": ctx.event_name,
-                    "createdAt": ctx.event_created_at,
-                    "officeId": office_id,
-                    "data": ctx.event_data,
-                    "rule": {"id": ctx.rule_id, "name": ctx.rule_name},
-                },
+            url=params["url"],
+            method=params.get("method") or "POST",
+            headers=params.get("headers") or {},
+            secret=params.get("secret"),
+            event=ctx.event_name,
+            event_id=ctx.event_id,
+            payload={
+                "id": ctx.event_id,
+                "event": ctx.event_name,
+                "createdAt": ctx.event_created_at,
+                "officeId": office_id,
+                "data": ctx.event_data,
+                "rule": {"id": ctx.rule_id, "name": ctx.rule_name},
             },
-            ctx.now,
-            ctx.now,
+            now=ctx.now,
+            retention_days=ctx.settings.delivery_retention_days,
+            rule_id=ctx.rule_id,
         )
-        return "scheduled", f"job {job.id}"
+        return "scheduled", f"delivery {delivery.id}"
     if name == "PAUSE_AUTOMATION":
         conversation_id = _conversation(ctx)
         minutes = params.get("durationMinutes")
@@ -300,47 +295,24 @@ async def sequence_block_job(session: AsyncSession, job: ScheduledJob, ctx: Work
 
 
 async def fire_webhook_job(session: AsyncSession, job: ScheduledJob, ctx: WorkerContext) -> None:
-    """Sends through the webhook machinery's SSRF-guarded client, signed as webhooks are
-    when the action has a ``secret``, retried on the webhook schedule."""
+    """A ``FIRE_WEBHOOK`` scheduled before action deliveries existed (still due after the
+    upgrade) becomes an action delivery: sent, logged and retried like the new ones."""
     payload = job.payload
-    settings = ctx.settings
-    body = json.dumps(payload["body"], separators=(",", ":"), ensure_ascii=False).encode()
-    headers = {k: v for k, v in (payload.get("headers") or {}).items()}
-    headers.update(
-        {
-            "Content-Type": "application/json",
-            "X-Service-Event": str(payload.get("event") or payload["body"].get("event")),
-            "X-Service-Delivery": job.id,
-        }
+    body = payload.get("body")
+    await action_deliveries.enqueue(
+        session,
+        job.office_id,
+        url=str(payload["url"]),
+        method=str(payload.get("method") or "POST"),
+        headers=dict(payload.get("headers") or {}),
+        secret=payload.get("secret"),
+        event=str(payload.get("event") or (body or {}).get("event") or "automation.webhook"),
+        event_id=(body or {}).get("id") if isinstance((body or {}).get("id"), str) else None,
+        payload=body if isinstance(body, dict) else {"body": body},
+        now=ctx.now(),
+        retention_days=ctx.settings.delivery_retention_days,
+        rule_id=None,
     )
-    if payload.get("secret"):
-        headers[SIGNATURE_HEADER] = signature_header([payload["secret"]], int(time.time()), body)
-    method = str(payload.get("method") or "POST")
-    timeout = settings.webhook_timeout_seconds
-    error: str | None = None
-    retry_after: float | None = None
-    try:
-        async with (
-            delivery_client(
-                allow_private=settings.webhook_allow_private, timeout=timeout, connections=1
-            ) as client,
-            asyncio.timeout(timeout),
-        ):
-            response = await client.request(
-                method, payload["url"], content=None if method == "GET" else body, headers=headers
-            )
-            if not 200 <= response.status_code < 300:
-                error = f"HTTP {response.status_code}"
-                retry_after = parse_retry_after(response.headers.get("retry-after"), time.time())
-    except TimeoutError:
-        error = f"timed out after {timeout:g} s"
-    except Exception as exc:  # httpx errors and the SSRF guard's refusal
-        error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-    if error is None:
-        job.error = None
-        return
-    delay = next_delay(job.attempts + 1, retry_after)
-    raise RetryLater(error, None if delay is None else ctx.now() + delay)
 
 
 JOB_HANDLERS: dict[str, JobHandler] = {

@@ -20,6 +20,7 @@ from officehub.errors import ValidationFailed, error_responses
 from officehub.events.catalogue import EVENT_NAMES
 from officehub.pagination import Page, PageDep
 from officehub.params import PathId
+from officehub.webhooks.schemas import ActionDeliveryOut, DeliveryStatus
 
 router = APIRouter(tags=["Automation rules"])
 
@@ -96,6 +97,24 @@ async def list_runs(
 ) -> Page[RunOut]:
     items, total = await service.list_runs(session, office.office_id, id, page)
     return Page[RunOut].of(items, total, page)
+
+
+@router.get(
+    "/automation-rules/{id}/deliveries",
+    response_model=Page[ActionDeliveryOut],
+    responses=error_responses(400, 401, 404),
+    summary="The rule's FIRE_WEBHOOK deliveries, newest first: status, HTTP code, duration, "
+    "response excerpt, every attempt, next attempt (kept 90 days)",
+)
+async def list_deliveries(
+    id: PathId,
+    office: OfficeDep,
+    session: SessionDep,
+    page: PageDep,
+    status: Annotated[DeliveryStatus | None, Query(description="Only this status")] = None,
+) -> Page[ActionDeliveryOut]:
+    items, total = await service.list_deliveries(session, office.office_id, id, page, status=status)
+    return Page[ActionDeliveryOut].of(items, total, page)
 
 
 @router.post(

@@ -30,6 +30,8 @@ from officehub.pagination import PageParams
 from officehub.tags import service as tags
 from officehub.tickets import service as tickets
 from officehub.timeutil import utcnow
+from officehub.webhooks import actions as action_deliveries
+from officehub.webhooks.schemas import ActionDeliveryOut
 from officehub.webhooks.service import check_url
 
 ELSE_WITHOUT_CONDITIONS = "ELSE_ACTIONS_WITHOUT_CONDITIONS"
@@ -171,6 +173,22 @@ async def list_rules(
         session, office_id, params, trigger_event=trigger_event, enabled=enabled
     )
     return [rule_out(r) for r in rows], total
+
+
+async def list_deliveries(
+    session: AsyncSession,
+    office_id: str,
+    ident: str,
+    params: PageParams,
+    *,
+    status: str | None,
+) -> tuple[list[ActionDeliveryOut], int]:
+    """The rule's ``FIRE_WEBHOOK`` deliveries, newest first (kept 90 days)."""
+    await get_rule(session, office_id, ident)
+    rows, total = await action_deliveries.list_for(
+        session, office_id, params, rule_id=ident, status=status
+    )
+    return [ActionDeliveryOut.model_validate(r) for r in rows], total
 
 
 async def list_runs(

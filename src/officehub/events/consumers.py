@@ -27,6 +27,7 @@ from officehub.worker.runner import QueueJob, WorkerContext
 logger = logging.getLogger("officehub.events")
 
 Handler = Callable[[AsyncSession, OutboxEvent, WorkerContext], Awaitable[None]]
+BatchHandler = Callable[[AsyncSession, list[OutboxEvent], WorkerContext], Awaitable[None]]
 RETRY_AFTER = tuple(timedelta(seconds=s) for s in (1, 5, 30, 120, 600))
 """The wait after the 1st, 2nd, … failed attempt; after the last the event is set aside."""
 
@@ -38,6 +39,10 @@ class Consumer:
     batch: int = 50
     lease: timedelta = timedelta(seconds=60)
     concurrency: int = 8
+    handle_batch: BatchHandler | None = None
+    """Optional: handles a whole claimed batch in one transaction with its done marks (a
+    batch holds at most one row per ordering key, so order is kept). If it raises, each
+    row is handled on its own with ``handle``, so one bad event cannot hold the rest."""
 
 
 def consumer_job(consumer: Consumer) -> QueueJob:
@@ -60,6 +65,9 @@ async def consume(ctx: WorkerContext, consumer: Consumer) -> int:
         )
     if not seqs:
         return 0
+    batch = consumer.handle_batch
+    if batch is not None and await _handle_batch(ctx, consumer.name, batch, seqs, token):
+        return len(seqs)
     limit = asyncio.Semaphore(consumer.concurrency if pg else 1)
 
     async def one(seq: int) -> None:
@@ -68,6 +76,21 @@ async def consume(ctx: WorkerContext, consumer: Consumer) -> int:
 
     await asyncio.gather(*(one(seq) for seq in seqs))
     return len(seqs)
+
+
+async def _handle_batch(
+    ctx: WorkerContext, name: str, handle: BatchHandler, seqs: list[int], token: str
+) -> bool:
+    try:
+        async with ctx.sessionmaker() as session, session.begin():
+            found = await repository.hold_many(session, seqs, token)
+            if found:
+                await handle(session, [event for _row, event in found], ctx)
+                await repository.finish_many(session, [row.seq for row, _e in found], ctx.now())
+    except Exception:
+        logger.exception("consumer %s failed on a batch; handling its rows one by one", name)
+        return False
+    return True
 
 
 async def _handle_one(ctx: WorkerContext, consumer: Consumer, seq: int, token: str) -> None:

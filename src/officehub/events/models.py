@@ -12,19 +12,13 @@ from officehub.db import Base, IdMixin, JSONType
 class OutboxEvent(IdMixin, Base):
     """An event recorded in the transaction of the change that caused it.
 
-    ``dispatched_at`` is set once the event has been fanned out to webhook deliveries;
-    the partial index keeps finding undispatched events cheap however long the table is.
+    Each consumer that wants it (webhook fan-out, automation, flows) has its own progress
+    row (``ConsumerEvent``), written in the same transaction.
     """
 
     __tablename__ = "outbox_events"
     __table_args__ = (
         Index("ix_outbox_events_office_id_created_at", "office_id", "created_at"),
-        Index(
-            "ix_outbox_events_undispatched",
-            "created_at",
-            sqlite_where=text("dispatched_at IS NULL"),
-            postgresql_where=text("dispatched_at IS NULL"),
-        ),
         Index("ix_outbox_events_purge_due", "created_at"),
     )
 
@@ -37,7 +31,6 @@ class OutboxEvent(IdMixin, Base):
     conversation_id: Mapped[str | None] = mapped_column(String(32))
     integration_id: Mapped[str | None] = mapped_column(String(32))
     target_webhook_id: Mapped[str | None] = mapped_column(String(32))
-    dispatched_at: Mapped[datetime | None]
 
 
 class JobLease(Base):

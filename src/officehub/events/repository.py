@@ -92,6 +92,43 @@ async def held(
     return None if row is None else (row[0], row[1])
 
 
+async def hold_many(
+    session: AsyncSession, seqs: Sequence[int], token: str
+) -> list[tuple[ConsumerEvent, OutboxEvent]]:
+    """``hold`` then ``held`` for a batch: the rows this token still holds, with their
+    events, in seq order (locked first, read after)."""
+    await session.execute(
+        update(ConsumerEvent)
+        .where(
+            ConsumerEvent.seq.in_(seqs),
+            ConsumerEvent.claim_token == token,
+            ConsumerEvent.done_at.is_(None),
+        )
+        .values(claim_token=token)
+        .execution_options(synchronize_session=False)
+    )
+    stmt = (
+        select(ConsumerEvent, OutboxEvent)
+        .join(OutboxEvent, OutboxEvent.id == ConsumerEvent.event_id)
+        .where(
+            ConsumerEvent.seq.in_(seqs),
+            ConsumerEvent.claim_token == token,
+            ConsumerEvent.done_at.is_(None),
+        )
+        .order_by(ConsumerEvent.seq)
+    )
+    return [(row[0], row[1]) for row in await session.execute(stmt)]
+
+
+async def finish_many(session: AsyncSession, seqs: Sequence[int], now: datetime) -> None:
+    await session.execute(
+        update(ConsumerEvent)
+        .where(ConsumerEvent.seq.in_(seqs))
+        .values(done_at=now, claim_token=None, lease_until=None, error=None)
+        .execution_options(synchronize_session=False)
+    )
+
+
 async def finish(session: AsyncSession, seq: int, now: datetime, error: str | None = None) -> None:
     await session.execute(
         update(ConsumerEvent)
@@ -112,7 +149,7 @@ async def retry_later(
 
 async def purge_processed(session: AsyncSession, before: datetime, limit: int) -> int:
     """Deletes up to ``limit`` events older than ``before`` that every consumer is done
-    with (fanned out to webhooks, and no consumer row undone); their rows go with them."""
+    with (no consumer row undone, webhook fan-out included); their rows go with them."""
     undone = exists().where(
         ConsumerEvent.event_id == OutboxEvent.id, ConsumerEvent.done_at.is_(None)
     )
@@ -121,7 +158,6 @@ async def purge_processed(session: AsyncSession, before: datetime, limit: int) -
             select(OutboxEvent.id)
             .where(
                 OutboxEvent.created_at < before,
-                OutboxEvent.dispatched_at.is_not(None),
                 ~undone,
             )
             .order_by(OutboxEvent.created_at)

@@ -3,14 +3,30 @@
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import Iterator, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import Table, insert, text
+from sqlalchemy import (
+    Boolean,
+    String,
+    Table,
+    column,
+    insert,
+    literal,
+    null,
+    select,
+    table,
+    text,
+    union_all,
+)
+from sqlalchemy import cast as sql_cast
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from officehub.db import JSONType
 from officehub.events.catalogue import EVENT_NAMES
 from officehub.events.models import ConsumerEvent, OutboxEvent
 from officehub.events.wakeup import NOTIFY_CHANNEL, mark_emitted
@@ -21,9 +37,148 @@ _EVENT_COLUMNS = tuple(c.name for c in OutboxEvent.__table__.columns)
 _INSERT_EVENT = insert(cast(Table, OutboxEvent.__table__))
 _INSERT_CONSUMER_EVENT = insert(cast(Table, ConsumerEvent.__table__))
 
-CONSUMERS = ("automation", "flows")
-"""The outbox consumers that keep a progress row per event (webhook fan-out keeps its
-``dispatched_at`` flag; flows will be added here)."""
+CONSUMERS = ("webhooks", "automation", "flows")
+"""The outbox consumers that keep a progress row per event they want (``interested``)."""
+
+FLOWS_EVENTS = frozenset({"chat.message.received", "chat.conversation.assigned"})
+"""The events a conversation's flow reacts to (``flows.runtime.handle_event``)."""
+AUTOMATION_ALWAYS = frozenset({"crm.lead.created", "crm.lead.moved"})
+"""Events automation records whatever the rules: a card's column entries, which decide
+``restartOnReturn`` for rules created later."""
+
+_webhooks = table(
+    "webhooks",
+    column("office_id", String),
+    column("is_active", Boolean),
+    column("events", JSONType),
+)
+_rules = table(
+    "automation_rules",
+    column("office_id", String),
+    column("trigger_event", String),
+    column("enabled", Boolean),
+    column("integration_id", String),
+)
+
+
+@dataclass(frozen=True)
+class _Key:
+    office_id: str
+    name: str
+    integration_id: str | None
+
+
+async def _subscribers(
+    session: AsyncSession, keys: Sequence[_Key]
+) -> tuple[dict[str, list[list[str]]], set[tuple[str, str, str | None]]]:
+    """One query: each office's active webhooks' event lists, and which (office, trigger,
+    integration) has an enabled rule. Both read through indexes starting with office_id."""
+    offices = sorted({k.office_id for k in keys})
+    wanted = sorted({k.name for k in keys if k.name not in AUTOMATION_ALWAYS})
+    hooks = select(
+        literal("w").label("kind"),
+        _webhooks.c.office_id,
+        _webhooks.c.events,
+        null().label("trigger_event"),
+        null().label("integration_id"),
+    ).where(_webhooks.c.office_id.in_(offices), _webhooks.c.is_active.is_(True))
+    stmt: Any = hooks
+    if wanted:
+        rules = (
+            select(
+                literal("r").label("kind"),
+                _rules.c.office_id,
+                sql_cast(null(), JSONType),
+                _rules.c.trigger_event,
+                _rules.c.integration_id,
+            )
+            .where(
+                _rules.c.office_id.in_(offices),
+                _rules.c.trigger_event.in_(wanted),
+                _rules.c.enabled.is_(True),
+            )
+            .distinct()
+        )
+        stmt = union_all(hooks, rules)
+    webhooks: dict[str, list[list[str]]] = {}
+    triggers: set[tuple[str, str, str | None]] = set()
+    for kind, office_id, events, trigger, integration in await session.execute(stmt):
+        if kind == "w":
+            if isinstance(events, str):
+                events = json.loads(events)
+            webhooks.setdefault(office_id, []).append(list(events or []))
+        else:
+            triggers.add((office_id, trigger, integration))
+    return webhooks, triggers
+
+
+async def interested(
+    session: AsyncSession, events: Sequence[OutboxEvent]
+) -> list[tuple[OutboxEvent, str]]:
+    """The (event, consumer) pairs that get a progress row: each consumer's choice.
+
+    - ``webhooks``: an active webhook of the office subscribed to the event exists when it
+      is recorded (``webhook.test``: always, for its one target);
+    - ``automation``: an enabled rule of the office on that trigger (and integration)
+      exists, or the event is one automation records anyway (card column entries, a
+      template sent into a conversation, which lifts a ``resumeOnTemplateSent`` pause);
+    - ``flows``: an inbound message or an assignment in a conversation.
+
+    The office's webhooks and rules are read in the caller's transaction, so an endpoint
+    or rule committed before the event is seen; one created after it never gets it.
+    """
+    keys = [
+        _Key(e.office_id, e.name, e.integration_id) for e in events if e.target_webhook_id is None
+    ]
+    webhooks, triggers = await _subscribers(session, keys) if keys else ({}, set())
+    pairs: list[tuple[OutboxEvent, str]] = []
+    for event in events:
+        if event.target_webhook_id is not None:
+            pairs.append((event, "webhooks"))
+            continue
+        if any(event.name in subscribed for subscribed in webhooks.get(event.office_id, [])):
+            pairs.append((event, "webhooks"))
+        template_sent = (
+            event.name == "chat.message.sent"
+            and event.conversation_id is not None
+            and bool((event.data or {}).get("templateName"))
+        )
+        if (
+            event.name in AUTOMATION_ALWAYS
+            or template_sent
+            or (event.office_id, event.name, None) in triggers
+            or (
+                event.integration_id is not None
+                and (event.office_id, event.name, event.integration_id) in triggers
+            )
+        ):
+            pairs.append((event, "automation"))
+        if event.name in FLOWS_EVENTS and event.conversation_id is not None:
+            pairs.append((event, "flows"))
+    return pairs
+
+
+def _progress_row(event: OutboxEvent, consumer: str, now: datetime) -> dict[str, Any]:
+    """A consumer's progress row for ``event``, as the Core insert takes it."""
+    return {
+        "office_id": event.office_id,
+        "consumer": consumer,
+        "event_id": event.id,
+        "ordering_key": event.conversation_id or event.id,
+        "created_at": now,
+        "attempts": 0,
+    }
+
+
+def _progress(event: OutboxEvent, consumer: str, now: datetime) -> ConsumerEvent:
+    return ConsumerEvent(
+        office_id=event.office_id,
+        consumer=consumer,
+        event_id=event.id,
+        ordering_key=event.conversation_id or event.id,
+        created_at=now,
+        attempts=0,
+    )
 
 
 @dataclass(frozen=True)
@@ -83,7 +238,6 @@ async def emit(
         conversation_id=conversation_id,
         integration_id=integration_id,
         target_webhook_id=target_webhook_id,
-        dispatched_at=None,
     )
     # What the request changed before is written first (events keep their order), then the
     # event and its consumers' rows as two prebuilt Core inserts: the unit of work's
@@ -91,21 +245,9 @@ async def emit(
     # event is not in the session (nothing reads it back there).
     await session.flush()
     await session.execute(_INSERT_EVENT, {c: getattr(event, c) for c in _EVENT_COLUMNS})
-    if target_webhook_id is None:
-        await session.execute(
-            _INSERT_CONSUMER_EVENT,
-            [
-                {
-                    "office_id": office_id,
-                    "consumer": consumer,
-                    "event_id": event.id,
-                    "ordering_key": conversation_id or event.id,
-                    "created_at": now,
-                    "attempts": 0,
-                }
-                for consumer in CONSUMERS
-            ],
-        )
+    rows = [_progress_row(e, consumer, now) for e, consumer in await interested(session, [event])]
+    if rows:
+        await session.execute(_INSERT_CONSUMER_EVENT, rows)
     if mark_emitted(session) and session.get_bind().dialect.name == "postgresql":
         await session.execute(text("SELECT pg_notify(:channel, '')"), {"channel": NOTIFY_CHANNEL})
     return event
@@ -140,26 +282,14 @@ async def emit_many(session: AsyncSession, events: Sequence[PendingEvent]) -> No
             conversation_id=e.conversation_id,
             integration_id=e.integration_id,
             target_webhook_id=None,
-            dispatched_at=None,
         )
         for e in events
     ]
     session.add_all(records)
     await session.flush()
-    session.add_all(
-        [
-            ConsumerEvent(
-                office_id=record.office_id,
-                consumer=consumer,
-                event_id=record.id,
-                ordering_key=record.conversation_id or record.id,
-                created_at=now,
-                attempts=0,
-            )
-            for record in records
-            for consumer in CONSUMERS
-        ]
-    )
-    await session.flush()
+    rows = [_progress(e, consumer, now) for e, consumer in await interested(session, records)]
+    if rows:
+        session.add_all(rows)
+        await session.flush()
     if mark_emitted(session) and session.get_bind().dialect.name == "postgresql":
         await session.execute(text("SELECT pg_notify(:channel, '')"), {"channel": NOTIFY_CHANNEL})

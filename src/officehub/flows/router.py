@@ -19,6 +19,7 @@ from officehub.flows.schemas import (
 from officehub.pagination import Page, PageDep
 from officehub.params import Id, PathId
 from officehub.timeutil import utcnow
+from officehub.webhooks.schemas import ActionDeliveryOut, DeliveryStatus
 
 router = APIRouter(tags=["Flows"])
 
@@ -75,6 +76,24 @@ async def update_flow(
 @router.delete("/flow/{id}", response_model=FlowOut, responses=error_responses(400, 401, 404))
 async def delete_flow(id: PathId, office: OfficeDep, session: SessionDep) -> FlowOut:
     return await service.delete_flow(session, office.office_id, id)
+
+
+@router.get(
+    "/flow/{id}/deliveries",
+    response_model=Page[ActionDeliveryOut],
+    responses=error_responses(400, 401, 404),
+    summary="The flow's FIRE_WEBHOOK step deliveries, newest first: status, HTTP code, "
+    "duration, response excerpt, every attempt, next attempt (kept 90 days)",
+)
+async def list_deliveries(
+    id: PathId,
+    office: OfficeDep,
+    session: SessionDep,
+    page: PageDep,
+    status: Annotated[DeliveryStatus | None, Query(description="Only this status")] = None,
+) -> Page[ActionDeliveryOut]:
+    items, total = await service.list_deliveries(session, office.office_id, id, page, status=status)
+    return Page[ActionDeliveryOut].of(items, total, page)
 
 
 @router.get(

@@ -16,7 +16,6 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.automation.actions import FIRE_WEBHOOK as FIRE_WEBHOOK_JOB
 from officehub.config import Settings
 from officehub.conversations import service as conversations
 from officehub.conversations.models import Conversation
@@ -46,8 +45,8 @@ from officehub.pagination import PageParams
 from officehub.tickets import service as tickets
 from officehub.tickets.schemas import TicketCreate
 from officehub.timeutil import isoformat
+from officehub.webhooks import actions as action_deliveries
 from officehub.worker.runner import WorkerContext
-from officehub.worker.scheduled import schedule
 
 MAX_STEPS_PER_TURN = 50
 MAX_LOG = 200
@@ -400,7 +399,7 @@ async def _create_ticket(turn: Turn, meta: StepMetadata) -> str:
 
 
 async def _fire_webhook(turn: Turn, step: SystemStep, meta: StepMetadata) -> str:
-    """Scheduled on the automation machinery's guarded, retried webhook job."""
+    """An action delivery: guarded, signed-less (the step has no secret), retried, logged."""
     body: Any = {}
     if meta.webhook_body:
         try:
@@ -419,22 +418,21 @@ async def _fire_webhook(turn: Turn, step: SystemStep, meta: StepMetadata) -> str
             "inboxId": conversation.inbox_id,
             "lastMessage": turn.reply,
         }
-    job = await schedule(
+    delivery = await action_deliveries.enqueue(
         turn.session,
         turn.conversation.office_id,
-        FIRE_WEBHOOK_JOB,
-        {
-            "url": meta.webhook_url,
-            "method": meta.webhook_method or "POST",
-            "headers": {h.key: h.value for h in meta.webhook_headers or []},
-            "secret": None,
-            "event": "flow.webhook",
-            "body": body,
-        },
-        turn.now,
-        turn.now,
+        url=str(meta.webhook_url),
+        method=meta.webhook_method or "POST",
+        headers={h.key: h.value for h in meta.webhook_headers or []},
+        secret=None,
+        event="flow.webhook",
+        event_id=None,
+        payload=body,
+        now=turn.now,
+        retention_days=turn.settings.delivery_retention_days,
+        flow_id=turn.record.flow_id,
     )
-    return f"job {job.id}"
+    return f"delivery {delivery.id}"
 
 
 FLOWS = Consumer("flows", handle_event)

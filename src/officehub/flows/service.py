@@ -34,6 +34,8 @@ from officehub.pagination import PageParams
 from officehub.tags import service as tags
 from officehub.tickets import service as tickets
 from officehub.users import service as users
+from officehub.webhooks import actions as action_deliveries
+from officehub.webhooks.schemas import ActionDeliveryOut
 from officehub.webhooks.service import check_url
 from officehub.webhooks.validation import HeaderRefused, check_headers
 from officehub.webhooks.validation import check_url as parse_url
@@ -41,6 +43,17 @@ from officehub.webhooks.validation import check_url as parse_url
 INVALID_FLOW_GRAPH = "INVALID_FLOW_GRAPH"
 EXPIRY = timedelta(hours=24)
 """A waiting session expires after this long without a reply."""
+
+
+async def list_deliveries(
+    session: AsyncSession, office_id: str, ident: str, params: PageParams, *, status: str | None
+) -> tuple[list[ActionDeliveryOut], int]:
+    """The flow's ``FIRE_WEBHOOK`` step deliveries, newest first (kept 90 days)."""
+    await get_flow(session, office_id, ident)
+    rows, total = await action_deliveries.list_for(
+        session, office_id, params, flow_id=ident, status=status
+    )
+    return [ActionDeliveryOut.model_validate(r) for r in rows], total
 
 
 async def get_flow(session: AsyncSession, office_id: str, ident: str) -> Flow:

@@ -15,7 +15,6 @@ import logging
 import math
 import random
 import time
-from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -23,11 +22,11 @@ from typing import Any
 
 import httpx
 from prometheus_client import Counter, Histogram
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.config import Settings
 from officehub.db import is_sqlite
+from officehub.events.consumers import Consumer, consumer_job
 from officehub.events.models import OutboxEvent
 from officehub.ids import new_id
 from officehub.timeutil import isoformat
@@ -60,7 +59,7 @@ FAILING_PAUSE_AFTER = repository.FAILING_PAUSE_AFTER
 RESPONSE_BODY_CHARS = 10_000
 _FAN_OUT_BATCH = 500
 _PURGE_BATCH = 1000
-_OURS = frozenset(
+OUR_HEADERS = frozenset(
     h.lower() for h in ("Content-Type", "X-Service-Event", "X-Service-Delivery", SIGNATURE_HEADER)
 )
 
@@ -114,34 +113,28 @@ def event_body(event: OutboxEvent) -> dict[str, Any]:
 # Fan-out ------------------------------------------------------------------------------
 
 
-async def fan_out_events(ctx: WorkerContext) -> int:
-    """Turns undispatched outbox events into one delivery per subscribed active webhook."""
-    skip_locked = not is_sqlite(ctx.settings.database_url)
-    try:
-        async with ctx.sessionmaker() as session, session.begin():
-            now = await ctx.time_in(session)
-            expires = now + timedelta(days=ctx.settings.delivery_retention_days)
-            events = await repository.undispatched_events(
-                session, _FAN_OUT_BATCH, skip_locked=skip_locked
-            )
-            if not events:
-                return 0
-            rows = await _deliveries_for(session, events, now, expires)
-            await repository.add_deliveries(session, rows)
-            await repository.mark_dispatched(session, [e.id for e in events], now)
-    except IntegrityError:
-        logger.info("another worker fanned out the same events; skipping")
-        return 0
-    return len(events)
+async def fan_out(session: AsyncSession, event: OutboxEvent, ctx: WorkerContext) -> None:
+    """The ``webhooks`` consumer's handler for one event (see ``fan_out_batch``)."""
+    await fan_out_batch(session, [event], ctx)
 
 
-async def _deliveries_for(
-    session: AsyncSession, events: list[OutboxEvent], now: datetime, expires: datetime
-) -> list[dict[str, Any]]:
-    offices = sorted({e.office_id for e in events})
-    by_office: dict[str, list[Webhook]] = defaultdict(list)
-    for webhook in await repository.active_webhooks_of(session, offices):
-        by_office[webhook.office_id].append(webhook)
+async def fan_out_batch(
+    session: AsyncSession, events: list[OutboxEvent], ctx: WorkerContext
+) -> None:
+    """One delivery per active webhook of the office subscribed to the event and created
+    no later than it (``webhook.test``: its target alone).
+
+    Runs in the consumer's transaction, so the deliveries and the events' done marks
+    commit together; the unique (office, webhook, event) index makes a second fan-out of
+    the same event write nothing. A batch reads its offices' webhooks once.
+    """
+    now = await ctx.time_in(session)
+    expires = now + timedelta(days=ctx.settings.delivery_retention_days)
+    by_office: dict[str, list[Webhook]] = {}
+    for webhook in await repository.active_webhooks_of(
+        session, sorted({e.office_id for e in events if not e.target_webhook_id})
+    ):
+        by_office.setdefault(webhook.office_id, []).append(webhook)
     targets = await repository.webhooks_by_id(
         session, sorted({e.target_webhook_id for e in events if e.target_webhook_id})
     )
@@ -151,7 +144,11 @@ async def _deliveries_for(
             target = targets.get(event.target_webhook_id)
             recipients = [target] if target and target.office_id == event.office_id else []
         else:
-            recipients = [w for w in by_office[event.office_id] if event.name in w.events]
+            recipients = [
+                w
+                for w in by_office.get(event.office_id, [])
+                if event.name in w.events and w.created_at <= event.created_at
+            ]
         body = event_body(event)
         rows.extend(
             {
@@ -169,7 +166,12 @@ async def _deliveries_for(
             }
             for w in recipients
         )
-    return rows
+    await repository.add_deliveries(session, rows)
+
+
+WEBHOOKS = Consumer("webhooks", fan_out, batch=_FAN_OUT_BATCH, handle_batch=fan_out_batch)
+fan_out_events = consumer_job(WEBHOOKS)
+"""The queue job: claims events not yet fanned out and fans each out."""
 
 
 # Sending ------------------------------------------------------------------------------
@@ -195,7 +197,7 @@ def delivery_headers(
     rotated = webhook.secret_rotated_at
     if webhook.previous_secret and rotated is not None and now < rotated + SECRET_GRACE:
         secrets.append(webhook.previous_secret)
-    custom = {k: v for k, v in (webhook.headers or {}).items() if k.lower() not in _OURS}
+    custom = {k: v for k, v in (webhook.headers or {}).items() if k.lower() not in OUR_HEADERS}
     return {
         **custom,
         "Content-Type": "application/json",
@@ -251,7 +253,7 @@ async def send(
         ):
             status = response.status_code
             retry_after = parse_retry_after(response.headers.get("retry-after"), time.time())
-            text = await _read_start(response)
+            text = await read_start(response)
     except Exception as exc:
         status, text, error = None, None, describe_failure(exc, seconds)
         if error == UNSENDABLE:
@@ -270,7 +272,7 @@ async def send(
     return Outcome(status, text, error, duration, retry_after)
 
 
-async def _read_start(response: httpx.Response) -> str:
+async def read_start(response: httpx.Response) -> str:
     """The first 10,000 characters of the body, without reading a huge one whole.
 
     NUL becomes U+FFFD: PostgreSQL text cannot hold it, and the outcome must be stored.

@@ -109,3 +109,61 @@ class WebhookDeliveryAttempt(IdMixin, Base):
     duration_ms: Mapped[int]
     worker_id: Mapped[str | None] = mapped_column(String(128))
     created_at: Mapped[datetime]
+
+
+class ActionDelivery(IdMixin, Base):
+    """A ``FIRE_WEBHOOK`` of an automation rule or a flow step, sent like a delivery.
+
+    Claimed like a delivery (``next_retry_at`` moved past the lease, ``claim_token`` set)
+    in a short transaction; the HTTP call is made with no transaction open and its
+    outcome recorded in a new one, only while the claim still holds. ``attempts`` keeps
+    every try (at most the retry schedule's length plus one, plus manual ones); ``secret``
+    signs the body and is never shown.
+    """
+
+    __tablename__ = "action_deliveries"
+    __table_args__ = (
+        Index(
+            "ix_action_deliveries_office_id_rule_id_created_at",
+            "office_id",
+            "rule_id",
+            "created_at",
+        ),
+        Index(
+            "ix_action_deliveries_office_id_flow_id_created_at",
+            "office_id",
+            "flow_id",
+            "created_at",
+        ),
+        Index(
+            "ix_action_deliveries_due",
+            "next_retry_at",
+            sqlite_where=text("status IN ('PENDING', 'RETRYING')"),
+            postgresql_where=text("status IN ('PENDING', 'RETRYING')"),
+        ),
+        Index("ix_action_deliveries_expiry_due", "expires_at"),
+    )
+
+    office_id: Mapped[str] = mapped_column(ForeignKey("offices.id", ondelete="CASCADE"))
+    rule_id: Mapped[str | None] = mapped_column(
+        ForeignKey("automation_rules.id", ondelete="CASCADE")
+    )
+    flow_id: Mapped[str | None] = mapped_column(ForeignKey("flows.id", ondelete="CASCADE"))
+    event_id: Mapped[str | None] = mapped_column(String(32))
+    event: Mapped[str] = mapped_column(String(64))
+    url: Mapped[str] = mapped_column(Text)
+    method: Mapped[str] = mapped_column(String(8))
+    headers: Mapped[dict[str, Any]] = mapped_column(JSONType)
+    secret: Mapped[str | None] = mapped_column(String(256))
+    payload: Mapped[dict[str, Any]] = mapped_column(JSONType)
+    status: Mapped[str] = mapped_column(String(16))
+    status_code: Mapped[int | None]
+    response_body: Mapped[str | None] = mapped_column(Text)
+    error_message: Mapped[str | None] = mapped_column(Text)
+    duration_ms: Mapped[int | None]
+    attempt_count: Mapped[int] = mapped_column(default=0)
+    attempts: Mapped[list[dict[str, Any]]] = mapped_column(JSONType)
+    next_retry_at: Mapped[datetime | None]
+    claim_token: Mapped[str | None] = mapped_column(String(CLAIM_TOKEN_LENGTH))
+    created_at: Mapped[datetime]
+    expires_at: Mapped[datetime]

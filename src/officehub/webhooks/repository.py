@@ -9,9 +9,8 @@ from typing import Any
 from sqlalchemy import Select, bindparam, case, delete, func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.events.models import OutboxEvent
 from officehub.pagination import PageParams, paginate
-from officehub.repository import get_scoped, scoped
+from officehub.repository import get_scoped, insert_ignoring_duplicates, scoped
 from officehub.timeutil import isoformat
 from officehub.webhooks.models import (
     FAILED,
@@ -134,20 +133,6 @@ FAILING_PAUSE_AFTER = timedelta(days=5)
 # The worker's queries: they span offices by nature (the queue), never serve a request.
 
 
-async def undispatched_events(
-    session: AsyncSession, limit: int, *, skip_locked: bool
-) -> list[OutboxEvent]:
-    stmt = (
-        select(OutboxEvent)
-        .where(OutboxEvent.dispatched_at.is_(None))
-        .order_by(OutboxEvent.created_at, OutboxEvent.id)
-        .limit(limit)
-    )
-    if skip_locked:
-        stmt = stmt.with_for_update(skip_locked=True)
-    return list(await session.scalars(stmt))
-
-
 async def active_webhooks_of(session: AsyncSession, office_ids: Sequence[str]) -> list[Webhook]:
     stmt = select(Webhook).where(Webhook.office_id.in_(office_ids), Webhook.is_active.is_(True))
     return list(await session.scalars(stmt))
@@ -157,12 +142,6 @@ async def webhooks_by_id(session: AsyncSession, ids: Sequence[str]) -> dict[str,
     if not ids:
         return {}
     return {w.id: w for w in await session.scalars(select(Webhook).where(Webhook.id.in_(ids)))}
-
-
-async def mark_dispatched(session: AsyncSession, event_ids: Sequence[str], now: datetime) -> None:
-    await session.execute(
-        update(OutboxEvent).where(OutboxEvent.id.in_(event_ids)).values(dispatched_at=now)
-    )
 
 
 _OPEN = WebhookDelivery.status.in_(
@@ -233,8 +212,8 @@ async def still_held(
 
 
 async def add_deliveries(session: AsyncSession, rows: list[dict[str, Any]]) -> None:
-    if rows:
-        await session.execute(insert(WebhookDelivery), rows)
+    """A delivery already made for the same (office, webhook, event) is left as it is."""
+    await insert_ignoring_duplicates(session, WebhookDelivery, rows)
 
 
 async def save_outcomes(

@@ -128,3 +128,36 @@ class DeliveryList(ApiModel):
     page: int
     limit: int
     total_pages: int
+
+
+class ActionAttemptOut(ApiModel):
+    number: int
+    status_code: int | None
+    error_message: str | None
+    duration_ms: int
+    response_body: str | None = Field(description="The first 1,000 characters of the answer")
+    created_at: str
+
+
+class ActionDeliveryOut(ApiModel):
+    """A ``FIRE_WEBHOOK`` call of a rule or a flow step: its last attempt's outcome and
+    every attempt.
+    The action's ``secret`` and ``headers`` are never shown."""
+
+    id: str
+    rule_id: str | None
+    flow_id: str | None
+    event_id: str | None
+    event: str
+    url: str
+    method: str
+    status: Literal["PENDING", "SUCCESS", "FAILED", "RETRYING"]
+    status_code: int | None
+    response_body: str | None = Field(description="The first 10,000 characters of the answer")
+    error_message: str | None
+    duration_ms: int | None
+    attempt_count: int
+    next_retry_at: Timestamp | None
+    attempts: list[ActionAttemptOut]
+    created_at: Timestamp
+    expires_at: Timestamp

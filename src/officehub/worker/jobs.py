@@ -10,6 +10,7 @@ from officehub.crm.overdue import OVERDUE_JOB
 from officehub.events.consumers import consumer_job
 from officehub.events.retention import OUTBOX_PURGE_JOB
 from officehub.flows.runtime import FLOWS
+from officehub.webhooks.actions import ACTION_PURGE_JOB, deliver_actions_due
 from officehub.webhooks.delivery import PURGE_JOB, deliver_due, fan_out_events
 from officehub.wiring import install as install_hooks
 from officehub.worker.runner import PeriodicJob, QueueJob
@@ -24,6 +25,7 @@ def queue_jobs() -> list[QueueJob]:
         consumer_job(FLOWS),
         scheduled_runner({**AUTOMATION_JOBS}),
         deliver_due,
+        deliver_actions_due,
         send_queued,
         download_media,
     ]
@@ -31,4 +33,11 @@ def queue_jobs() -> list[QueueJob]:
 
 def periodic_jobs() -> list[PeriodicJob]:
     install_hooks()
-    return [PURGE_JOB, OVERDUE_JOB, RUNS_PURGE_JOB, OUTBOX_PURGE_JOB, TEMPLATE_SYNC_JOB]
+    return [
+        PURGE_JOB,
+        ACTION_PURGE_JOB,
+        OVERDUE_JOB,
+        RUNS_PURGE_JOB,
+        OUTBOX_PURGE_JOB,
+        TEMPLATE_SYNC_JOB,
+    ]
