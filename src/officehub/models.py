@@ -8,6 +8,7 @@ from officehub.automation.models import (
     AutomationRun,
     CardColumnEntry,
 )
+from officehub.cases.models import Case
 from officehub.contacts.models import Contact, ContactTag, PartnerLink
 from officehub.conversations.models import (
     Conversation,
@@ -37,6 +38,7 @@ __all__ = [
     "AutomationRun",
     "Card",
     "CardColumnEntry",
+    "Case",
     "CaseMovement",
     "ColumnCount",
     "ConsumerEvent",

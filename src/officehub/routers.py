@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from officehub.automation.router import router as automation_router
+from officehub.cases.router import router as cases_router
 from officehub.channels.router import router as channels_router
 from officehub.contacts.router import router as contacts_router
 from officehub.conversations.router import router as conversations_router
@@ -44,6 +45,7 @@ def domain_routers() -> list[APIRouter]:
         webhooks_router,
         automation_router,
         flows_router,
+        cases_router,
         channels_router,
         dashboard_router,
     ]
