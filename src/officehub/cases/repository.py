@@ -111,7 +111,6 @@ async def claim_due(
             stmt = stmt.where(Case.id == only_case)
         if only_office is not None:
             stmt = stmt.where(Case.office_id == only_office)
-        stmt = stmt.where(Case.next_check_at < lease_until)
     else:
         stmt = stmt.where(Case.next_check_at <= now)
     stmt = stmt.order_by(Case.next_check_at, Case.id).limit(limit)
