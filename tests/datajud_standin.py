@@ -53,6 +53,8 @@ class DataJud:
     down: set[str] = field(default_factory=set)
     requests: list[tuple[str, str]] = field(default_factory=list)
     delay: float = 0.0
+    every: list[dict[str, Any]] | None = None
+    """Movements of every number not in ``cases`` (benchmarks); None: unknown, zero hits."""
 
     @property
     def url(self) -> str:
@@ -87,7 +89,7 @@ class DataJud:
         if queued:
             reply = queued.pop(0)
             return JSONResponse({"error": "scripted"}, reply.status, headers=reply.headers)
-        movements = self.cases.get((court, number))
+        movements = self.cases.get((court, number), self.every)
         hits = []
         if movements is not None:
             source = {

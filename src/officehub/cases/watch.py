@@ -2,10 +2,12 @@
 
 Each run claims a batch of due cases (their ``next_check_at`` moved past a lease, under
 ``SKIP LOCKED``), asks DataJud for them with at most ``datajud_court_concurrency`` calls in
-flight per court, and records each answer in its own transaction: no HTTP call happens
-inside a database transaction. A 429 or 5xx is retried (``Retry-After`` honoured up to
-``MAX_WAIT``); a court that keeps failing opens its circuit breaker, and its cases are put
-off until the breaker's cooldown ends, while the other courts go on. The next check of
+flight per court, and records each answer as it arrives, in its own transaction (a few
+writers on PostgreSQL, one on SQLite): no HTTP call happens inside a database transaction,
+and a slow court does not delay recording the others' answers. A 429 or 5xx is retried
+(``Retry-After`` honoured up to ``MAX_WAIT``); a court that keeps failing opens its
+circuit breaker, and its cases are put off until the breaker's cooldown ends, while the
+other courts go on. The next check of
 each case is the interval later with ±10 % jitter, so cases (and offices) spread out.
 
 The first answer that has the case stores its history without announcing it; every
@@ -28,6 +30,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from officehub.cases import datajud, repository, service
 from officehub.cases.models import Case, CaseMovement
 from officehub.cases.numbers import CaseNumber
+from officehub.db import is_sqlite
 from officehub.ids import new_id
 from officehub.timeutil import utcnow
 from officehub.worker.runner import PeriodicJob, WorkerContext
@@ -46,6 +49,8 @@ BREAKER_THRESHOLD = 5
 BREAKER_COOLDOWN = timedelta(minutes=5)
 RUN_EVERY = timedelta(seconds=30)
 BY_HAND_LIMIT = 100_000
+RECORDERS = 4
+"""Answers recorded at once on PostgreSQL (one at a time on SQLite: a single writer)."""
 
 
 @dataclass
@@ -134,6 +139,7 @@ class Watcher:
         async with httpx.AsyncClient(
             timeout=settings.datajud_timeout_seconds, trust_env=False, limits=limits
         ) as client:
+            answers: asyncio.Queue[tuple[str, str, str, _Answer | None] | None] = asyncio.Queue()
 
             async def one(case_id: str, office_id: str, number: str, court: str) -> None:
                 gate = per_court.setdefault(
@@ -142,12 +148,25 @@ class Watcher:
                 try:
                     async with gate:
                         answer = await self._ask(ctx, client, court, number)
-                    await self._record(ctx, case_id, office_id, court, answer, report)
                 except Exception:
-                    report.failed += 1
-                    logger.exception("case %s: check failed", case_id)
+                    logger.exception("case %s: asking DataJud failed", case_id)
+                    answer = _Answer(error="unexpected failure")
+                await answers.put((case_id, office_id, court, answer))
 
+            async def recorder() -> None:
+                while (item := await answers.get()) is not None:
+                    try:
+                        await self._record(ctx, *item, report)
+                    except Exception:
+                        report.failed += 1
+                        logger.exception("case %s: recording the check failed", item[0])
+
+            writers = 1 if is_sqlite(settings.database_url) else RECORDERS
+            recording = [asyncio.create_task(recorder()) for _ in range(writers)]
             await asyncio.gather(*(one(*c) for c in claimed))
+            for _ in recording:
+                await answers.put(None)
+            await asyncio.gather(*recording)
         return report
 
     async def _ask(
