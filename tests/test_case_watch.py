@@ -4,6 +4,8 @@ step listing the movements."""
 
 from __future__ import annotations
 
+import json
+import os
 from datetime import timedelta
 from typing import Any
 
@@ -24,8 +26,9 @@ from officehub.worker.runner import Worker, WorkerContext
 from tests import factories as f
 from tests.automation_helpers import create_rule
 from tests.crm_world import World, make_world
-from tests.datajud_standin import Reply, movement, running_datajud
+from tests.datajud_standin import API_KEY, Reply, movement, running_datajud
 from tests.helpers import OfficeFixture, outbox
+from tests.test_cli import officehub
 from tests.test_flow_runtime import create_flow, inbound, outbound, system, work
 from tests.webhook_helpers import Clock
 
@@ -336,3 +339,42 @@ async def test_another_offices_watch_is_not_touched_by_a_sync_by_office(
     assert r.json()["checkStatus"] is None
     r = await client.get(f"/cases/{mine['id']}/movements", headers=office_b.headers)
     assert r.status_code == 404
+
+
+async def test_cases_sync_command_checks_a_case_now(
+    database_url: str,
+    client: httpx.AsyncClient,
+    session: AsyncSession,
+    office_a: OfficeFixture,
+) -> None:
+    contact = await f.make_contact(session, office_a.id)
+    await session.commit()
+    case = await add_case(client, office_a, contact.id)
+    async with running_datajud() as datajud:
+        datajud.add("tjsp", TJSP_DIGITS, DISTRIBUTED, PETITION)
+        env = {
+            **os.environ,
+            "OFFICEHUB_DATAJUD_URL": datajud.url,
+            "OFFICEHUB_DATAJUD_API_KEY": API_KEY,
+        }
+        done = await officehub(
+            database_url, "cases", "sync", "--case", case["id"], "--json", env=env
+        )
+        assert json.loads(done.stdout) == {
+            "checked": 1,
+            "newMovements": 2,
+            "notFound": 0,
+            "failed": 0,
+            "putOff": 0,
+        }, done.stderr
+        datajud.down.add("tjsp")
+        failed = await officehub(
+            database_url, "cases", "sync", "--case", case["id"], "--json", env=env
+        )
+        assert failed.returncode == 1 and json.loads(failed.stdout)["failed"] == 1
+        missing = await officehub(
+            database_url, "cases", "sync", "--case", "cnotacase0000000000000000", env=env
+        )
+        assert missing.returncode == 1 and "checked: 0" in missing.stdout
+    r = await client.get(f"/cases/{case['id']}/movements", headers=office_a.headers)
+    assert r.json()["totalResults"] == 2
