@@ -68,7 +68,15 @@ def test_bad_check_digits_are_refused(raw: str) -> None:
 
 @pytest.mark.parametrize(
     "raw",
-    ["", "123", "1009131-52.2024.8.26.022", "1009131.52.2024.8.26.0224", "ABCDEFGHIJKLMNOPQRST"],
+    [
+        "",
+        "123",
+        "1009131-52.2024.8.26.022",
+        "1009131.52.2024.8.26.0224",
+        "ABCDEFGHIJKLMNOPQRST",
+        "\uff11\uff10\uff10\uff19\uff11\uff13\uff11\uff15\uff12\uff12"
+        "\uff10\uff12\uff14\uff18\uff12\uff16\uff10\uff12\uff12\uff14",  # fullwidth
+    ],
 )
 def test_malformed_numbers_are_refused(raw: str) -> None:
     with pytest.raises(CaseNumberError, match="not a unified case number"):

@@ -14,8 +14,8 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-_FORMATTED = re.compile(r"^(\d{7})-(\d{2})\.(\d{4})\.(\d)\.(\d{2})\.(\d{4})$")
-_DIGITS = re.compile(r"^\d{20}$")
+_FORMATTED = re.compile(r"^([0-9]{7})-([0-9]{2})\.([0-9]{4})\.([0-9])\.([0-9]{2})\.([0-9]{4})$")
+_DIGITS = re.compile(r"^[0-9]{20}$")
 
 
 class CaseNumberError(ValueError):

@@ -291,10 +291,26 @@ async def _announce(session: AsyncSession, case: Case, added: list[CaseMovement]
 
 
 WATCHER = Watcher()
+BLOCK_AT_MOST = 2.0
+"""Seconds the periodic job holds the worker's loop; a longer batch goes on in the
+background (the worker's queue jobs, deliveries included, are not held up by a slow
+court), and the next run starts no second batch while it lasts."""
+_running: dict[str, asyncio.Task[Report]] = {}
 
 
-async def _watch_due(ctx: WorkerContext) -> Report:
-    return await WATCHER.run(ctx)
+def _log_failure(task: asyncio.Task[Report]) -> None:
+    if not task.cancelled() and (error := task.exception()) is not None:
+        logger.error("case watch batch failed", exc_info=error)
+
+
+async def _watch_due(ctx: WorkerContext) -> None:
+    task = _running.get("batch")
+    if task is not None and not task.done() and task.get_loop() is asyncio.get_running_loop():
+        return
+    task = asyncio.create_task(WATCHER.run(ctx))
+    task.add_done_callback(_log_failure)
+    _running["batch"] = task
+    await asyncio.wait({task}, timeout=BLOCK_AT_MOST)
 
 
 WATCH_JOB = PeriodicJob("cases.watch", RUN_EVERY, _watch_due)
