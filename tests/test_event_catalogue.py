@@ -8,6 +8,7 @@ import httpx
 from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from officehub.cases.watch import Watcher
 from officehub.config import Settings
 from officehub.conversations.models import Message
 from officehub.crm.overdue import OVERDUE_JOB
@@ -16,6 +17,7 @@ from officehub.messages import service as messages
 from officehub.timeutil import utcnow
 from officehub.worker.runner import Worker, WorkerContext
 from tests import factories as f
+from tests.datajud_standin import movement, running_datajud
 from tests.helpers import OfficeFixture, outbox
 
 
@@ -64,6 +66,18 @@ async def test_catalogue_examples_have_the_keys_of_emitted_events(
     hook = {"name": "h", "url": "https://example.com/hook", "events": ["contact.created"]}
     webhook = (await client.post("/webhooks", json=hook, headers=h)).json()
     await client.post(f"/webhooks/{webhook['id']}/test", headers=h)
+    case_body = {"number": "1009131-52.2024.8.26.0224", "personId": person["id"]}
+    case = (await client.post("/cases", json=case_body, headers=h)).json()
+    async with running_datajud() as datajud:
+        watcher, conf = Watcher(), datajud.settings(settings)
+        datajud.add("tjsp", "10091315220248260224", movement(26, "Distribuição", "2024-05-10"))
+        await watcher.run(
+            WorkerContext(conf, app.state.engine, app.state.sessionmaker), only_case=case["id"]
+        )
+        datajud.add("tjsp", "10091315220248260224", movement(85, "Petição", "2026-01-05"))
+        await watcher.run(
+            WorkerContext(conf, app.state.engine, app.state.sessionmaker), only_case=case["id"]
+        )
     await client.delete(f"/people/{person['id']}", headers=h)
 
     emitted = {e.name: e.data for e in await outbox(app, office_a.id)}

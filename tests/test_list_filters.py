@@ -17,6 +17,7 @@ from tests.factories import (
     make_funnel,
     make_inbox,
     make_integration,
+    make_legal_area,
     make_tag,
     make_user,
 )
@@ -37,6 +38,7 @@ class Others:
     status: str
     own_funnel: str
     device: str
+    legal_area: str
 
 
 # (route, query parameter, which of office B's records it names)
@@ -60,6 +62,9 @@ FILTERS: list[tuple[str, str, str]] = [
     ("/integration/partner/whatsapp-templates", "deviceId", "device"),
     ("/flow", "inboxId", "inbox"),
     ("/case-movements", "personId", "contact"),
+    ("/cases", "personId", "contact"),
+    ("/cases", "conversationId", "conversation"),
+    ("/cases", "legalAreaId", "legal_area"),
 ]
 
 
@@ -78,6 +83,7 @@ async def others(
     contact = await make_contact(session, office_b.id)
     conversation = await make_conversation(session, office_b.id, contact.id, integration)
     funnel = await make_funnel(session, office_b.id, inbox.id)
+    legal_area = await make_legal_area(session, office_b.id)
     await make_integration(
         session, office_b.id, inbox.id, "WHATSAPP_OFFICIAL", device_id="5511999990000"
     )
@@ -99,6 +105,7 @@ async def others(
         status.json()["id"],
         own_funnel[0].id if isinstance(own_funnel, tuple) else own_funnel.id,
         "5511999990000",
+        legal_area.id,
     )
 
 

@@ -10,7 +10,7 @@ from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, inspect, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 import officehub.models  # noqa: F401
@@ -125,3 +125,25 @@ async def test_the_integrity_migration_refuses_duplicates_and_fills_the_email_ke
     assert key == "ana@example.com"
     assert [p for _, p in positions] == [0, 1]
     assert {i for i, _ in positions} == {c.id for c in columns} and funnel.id
+
+
+async def test_the_cases_migration_downgrades_and_upgrades_again(database_url: str) -> None:
+    """0007_cases down to 0006_flows drops the cases and the columns it added to
+    ``case_movements`` (recorded movements stay), and comes back up."""
+    engine = create_engine(database_url)
+    try:
+        async with engine.begin() as conn:
+            await conn.run_sync(_migrate, "0006_flows", down=True)
+
+            def shape(sync: Connection) -> tuple[set[str], set[str]]:
+                inspector = inspect(sync)
+                columns = {c["name"] for c in inspector.get_columns("case_movements")}
+                return set(inspector.get_table_names()), columns
+
+            tables, columns = await conn.run_sync(shape)
+            assert "cases" not in tables and not {"case_id", "code"} & columns
+            await conn.run_sync(_migrate, "head")
+            tables, columns = await conn.run_sync(shape)
+            assert "cases" in tables and {"case_id", "code"} <= columns
+    finally:
+        await engine.dispose()

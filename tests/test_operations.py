@@ -82,6 +82,7 @@ async def test_docs_are_served(client: httpx.AsyncClient) -> None:
 
 
 CONTRACT_EVENTS = {"chat.message.status"}  # the contract's event table adds it
+CASE_EVENTS = {"case.movement.created", "case.updated"}  # case watch (issue 16)
 
 
 async def test_event_catalogue_lists_the_spec_and_contract_events(
@@ -90,9 +91,10 @@ async def test_event_catalogue_lists_the_spec_and_contract_events(
     r = await client.get("/webhooks/events", headers=office_a.headers)
     assert r.status_code == 200
     body = r.json()
-    assert {e["name"] for e in body["data"]} == SPEC_EVENTS | CONTRACT_EVENTS == EVENT_NAMES
-    assert body["totalResults"] == 15 and body["totalPages"] == 1
+    names = {e["name"] for e in body["data"]}
+    assert names == SPEC_EVENTS | CONTRACT_EVENTS | CASE_EVENTS == EVENT_NAMES
+    assert body["totalResults"] == 17 and body["totalPages"] == 1
     for entry in body["data"]:
-        assert entry["group"] in {"CRM", "Chat", "Contact", "Test"}
+        assert entry["group"] in {"CRM", "Chat", "Contact", "Case", "Test"}
         assert entry["description"] and isinstance(entry["examplePayload"], dict)
-        assert re.match(r"^(crm|chat|contact|webhook)\.", entry["name"])
+        assert re.match(r"^(crm|chat|contact|case|webhook)\.", entry["name"])

@@ -250,6 +250,14 @@ MATRIX: dict[tuple[str, str], Probe | str] = {
     ),
     ("GET", "/case-movements"): _filter(personId="contact"),
     ("DELETE", "/case-movements/{id}"): _at(id="movement"),
+    ("POST", "/cases"): _refers(
+        lambda i: {"number": "1009131-52.2024.8.26.0224", "personId": i["contact"]}
+    ),
+    ("GET", "/cases"): _filter(personId="contact"),
+    ("GET", "/cases/{id}"): _at(id="case"),
+    ("PATCH", "/cases/{id}"): _at(lambda i: {"watch": False}, id="case"),
+    ("DELETE", "/cases/{id}"): _at(id="case"),
+    ("GET", "/cases/{id}/movements"): _at(id="case"),
 }
 
 # The spec gives this route's errors no ``code`` (``templates/router.py``).
@@ -278,6 +286,8 @@ SNAPSHOT = (
     "/automation-rules/{rule}",
     "/flow/{flow}",
     "/case-movements?personId={contact}",
+    "/cases/{case}",
+    "/cases/{case}/movements",
 )
 
 
@@ -346,6 +356,15 @@ async def _office_a_world(
             "caseNumber": "0000001-00.2026.8.26.0100",
             "description": "Juntada de petição",
             "occurredAt": "2026-01-01T00:00:00Z",
+        },
+    )
+    ids["case"] = await created(
+        "/cases",
+        {
+            "number": "5046420-77.2020.4.04.7000",
+            "personId": world.contact.id,
+            "conversationId": world.conversation.id,
+            "legalAreaId": legal_area.id,
         },
     )
     link = await client.post(

@@ -81,6 +81,8 @@ app.add_typer(office_app, name="office")
 app.add_typer(apikey_app, name="apikey")
 templates_app = typer.Typer(help="Official-channel message templates.")
 app.add_typer(templates_app, name="templates")
+cases_app = typer.Typer(help="Court cases watched on DataJud.")
+app.add_typer(cases_app, name="cases")
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
 
@@ -497,6 +499,49 @@ def templates_sync(
     synced = asyncio.run(run())
     _print({"synced": synced}, as_json)
     if integration is not None and synced == 0:
+        raise typer.Exit(1)
+
+
+_SYNC_BATCHES = 1000
+"""Batches one ``cases sync`` claims at most (by hand: one, of every case it names)."""
+
+
+@cases_app.command("sync")
+def cases_sync(
+    case: Annotated[str | None, typer.Option("--case", help="Only this case id.")] = None,
+    office: Annotated[
+        str | None, typer.Option("--office", help="Only the watched cases of this office id.")
+    ] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Check watched cases on DataJud now (all due ones, or every watched case of --case or
+    --office, due or not); exit 1 when a check failed."""
+    from officehub.cases.watch import Report, Watcher
+    from officehub.worker.runner import WorkerContext
+
+    settings = _settings()
+    _require_database(settings)
+    migrate(settings.database_url)
+
+    async def run() -> Report:
+        engine = create_engine(settings.database_url)
+        try:
+            ctx = WorkerContext(settings, engine, create_sessionmaker(engine))
+            watcher, total = Watcher(), Report()
+            by_hand = case is not None or office is not None
+            for _batch in range(_SYNC_BATCHES):
+                report = await watcher.run(ctx, only_case=case, only_office=office)
+                for name in ("checked", "new_movements", "not_found", "failed", "put_off"):
+                    setattr(total, name, getattr(total, name) + getattr(report, name))
+                if by_hand or report.checked + report.put_off + report.failed == 0:
+                    break
+            return total
+        finally:
+            await engine.dispose()
+
+    report = asyncio.run(run())
+    _print(report.as_dict(), as_json)
+    if report.failed or (case is not None and report.checked == 0):
         raise typer.Exit(1)
 
 

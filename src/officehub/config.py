@@ -18,7 +18,7 @@ from sqlalchemy.engine import make_url
 
 DATABASE_FILE = "officehub.db"
 # Settings whose value is shown masked by ``officehub config``.
-SECRETS = frozenset({"signing_key"})
+SECRETS = frozenset({"signing_key", "datajud_api_key"})
 _ANY_ADDRESS = {"0.0.0.0", "::", ""}  # noqa: S104 - compared against, never bound
 
 
@@ -120,6 +120,26 @@ class Settings(BaseSettings):
     )
     dispatch_max_attempts: int = Field(
         8, description="Sends of one message tried before it is FAILED (429 and 5xx only)"
+    )
+
+    datajud_url: str = Field(
+        "https://api-publica.datajud.cnj.jus.br",
+        description="Base URL of the CNJ's public DataJud API (operator configuration)",
+    )
+    datajud_api_key: str = Field(
+        "cDZHYzlZa0JadVREZDJCendQbXY6SkJlTzNjLV9TRENyQk1RdnFKZGRQdw==",
+        description="DataJud's public API key (sent as 'Authorization: APIKey <key>'); the "
+        "CNJ publishes it and may change it",
+    )
+    datajud_interval_seconds: float = Field(
+        6 * 3600, gt=0, description="How often each watched case is checked on DataJud"
+    )
+    datajud_timeout_seconds: float = Field(20.0, gt=0, description="Timeout of one DataJud call")
+    datajud_court_concurrency: int = Field(
+        2, ge=1, description="DataJud calls in flight at once per court"
+    )
+    datajud_batch_size: int = Field(
+        200, ge=1, description="Watched cases the watcher claims per run"
     )
 
     _public_url_derived: bool = PrivateAttr(False)

@@ -64,6 +64,11 @@ RULES: dict[str, Rule] = {
     "ix_integrations_office_id_device_id": Rule(
         "DEVICE_ID_TAKEN", "Device id already used", "Another channel has this deviceId"
     ),
+    "ix_cases_office_id_number": Rule(
+        "CASE_EXISTS",
+        "Case already registered",
+        "One case per number and office: the office already has this case",
+    ),
 }
 
 REFERENCE = Rule(

@@ -8,6 +8,7 @@ from officehub.automation.models import (
     AutomationRun,
     CardColumnEntry,
 )
+from officehub.cases.models import Case
 from officehub.channels.models import ChannelPeer
 from officehub.contacts.models import Contact, ContactTag, PartnerLink
 from officehub.conversations.models import (
@@ -39,6 +40,7 @@ __all__ = [
     "AutomationRun",
     "Card",
     "CardColumnEntry",
+    "Case",
     "CaseMovement",
     "ChannelPeer",
     "ColumnCount",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from officehub.automation.router import router as automation_router
+from officehub.cases.router import router as cases_router
 from officehub.channels.bridge_inbound import router as bridge_router
 from officehub.channels.router import router as channels_router
 from officehub.contacts.router import router as contacts_router
@@ -46,6 +47,7 @@ def domain_routers() -> list[APIRouter]:
         webhooks_router,
         automation_router,
         flows_router,
+        cases_router,
         channels_router,
         bridge_router,
         webchat_router,

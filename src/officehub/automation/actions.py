@@ -14,6 +14,7 @@ from officehub.automation import repository
 from officehub.automation.evaluation import Subject
 from officehub.automation.models import AutomationPause
 from officehub.automation.schemas import ActionOutcome
+from officehub.automation.templates import body_placeholders
 from officehub.config import Settings
 from officehub.conversations import service as conversations
 from officehub.crm import service as crm
@@ -107,6 +108,24 @@ async def _card(session: AsyncSession, ctx: ActionContext) -> str:
     return card.id
 
 
+async def _event_variables(
+    session: AsyncSession, ctx: ActionContext, conversation_id: str, params: dict[str, Any]
+) -> list[str] | None:
+    """A template sent for a case movement fills its placeholders from the event:
+    ``{{1}}`` the movement, ``{{2}}`` the case number, ``{{3}}`` the date (dd/mm/yyyy)."""
+    if ctx.event_name != "case.movement.created":
+        return None
+    conversation = await conversations.get_conversation(session, ctx.office_id, conversation_id)
+    wanted = await body_placeholders(
+        session, ctx.office_id, conversation.integration_id, params["templateName"]
+    )
+    data = ctx.event_data
+    at = str(data.get("occurredAt") or "")
+    date = f"{at[8:10]}/{at[5:7]}/{at[0:4]}" if len(at) >= 10 else at
+    values = [str(data.get("description") or ""), str(data.get("caseNumber") or ""), date]
+    return [v[:1024] for v in values[:wanted]] if 0 < wanted <= len(values) else None
+
+
 async def _run(
     session: AsyncSession, ctx: ActionContext, name: str, params: dict[str, Any]
 ) -> tuple[Any, str | None]:
@@ -114,11 +133,12 @@ async def _run(
     if name == "SEND_FAST_MESSAGE":
         conversation_id = _conversation(ctx)
         if params.get("templateName"):
+            variables = await _event_variables(session, ctx, conversation_id, params)
             sent = await messages.send(
                 session,
                 office_id,
                 conversation_id,
-                OutboundIn(template_name=params["templateName"]),
+                OutboundIn(template_name=params["templateName"], variables=variables),
             )
             return "done", f"message {sent.id}"
         fast = await fast_messages.get_fast_message(session, office_id, params["fastMessageId"])

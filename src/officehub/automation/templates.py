@@ -11,3 +11,11 @@ async def is_approved_template(
     session: AsyncSession, office_id: str, integration_id: str | None, name: str
 ) -> bool:
     return await templates.has_approved_template(session, office_id, integration_id, name)
+
+
+async def body_placeholders(
+    session: AsyncSession, office_id: str, integration_id: str, name: str
+) -> int:
+    """How many ``{{n}}`` the approved template's body holds."""
+    template = await templates.approved_template(session, office_id, integration_id, name, None)
+    return templates.placeholders(template.components, "BODY")

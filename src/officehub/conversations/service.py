@@ -327,3 +327,12 @@ async def _emit(
         conversation_id=out.id,
         integration_id=out.integration_id,
     )
+
+
+async def latest_of_person(
+    session: AsyncSession, office_id: str, person_id: str
+) -> Conversation | None:
+    """The contact's newest conversation (open or not), or None."""
+    stmt = repository.conversations_query(office_id, person_id=person_id).limit(1)
+    found: Conversation | None = (await session.scalars(stmt)).first()
+    return found

@@ -59,7 +59,36 @@ _MESSAGE: dict[str, Any] = {
     "createdAt": _AT,
 }
 
-Group = Literal["CRM", "Chat", "Contact", "Test"]
+_CASE: dict[str, Any] = {
+    "id": "cm3k9x2f7000cabcd1234efgh",
+    "personId": _PERSON["id"],
+    "conversationId": _CONVERSATION["id"],
+    "legalAreaId": None,
+    "number": "1009131-52.2024.8.26.0224",
+    "court": "tjsp",
+    "courtName": "Tribunal de Justiça - São Paulo",
+    "watch": True,
+    "nextCheckAt": "2026-01-01T18:00:00.000Z",
+    "lastCheckedAt": _AT,
+    "lastMovementAt": "2026-01-01T09:30:00.000Z",
+    "checkStatus": "OK",
+    "createdAt": _AT,
+    "updatedAt": _AT,
+}
+_CASE_MOVEMENT: dict[str, Any] = {
+    "id": "cm3k9x2f7000dabcd1234efgh",
+    "caseId": _CASE["id"],
+    "personId": _PERSON["id"],
+    "caseNumber": _CASE["number"],
+    "code": 85,
+    "description": "Petição - Petição (outras)",
+    "occurredAt": "2026-01-01T09:30:00.000Z",
+    "createdAt": _AT,
+    "court": "tjsp",
+    "conversationId": _CONVERSATION["id"],
+}
+
+Group = Literal["CRM", "Chat", "Contact", "Case", "Test"]
 
 
 @dataclass(frozen=True)
@@ -138,6 +167,20 @@ EVENT_TYPES: tuple[EventType, ...] = (
     EventType("contact.created", "Contact", "A contact was created", _PERSON),
     EventType("contact.updated", "Contact", "A contact was changed", _PERSON),
     EventType("contact.deleted", "Contact", "A contact was deleted", _PERSON),
+    EventType(
+        "case.movement.created",
+        "Case",
+        "A new movement of a watched case was found on DataJud (conversationId: the case's "
+        "conversation, else the contact's latest; null when the contact has none)",
+        _CASE_MOVEMENT,
+    ),
+    EventType(
+        "case.updated",
+        "Case",
+        "A case changed: its conversation, legal area or watch (PATCH), or a DataJud check "
+        "stored movements or changed its status (changes names what)",
+        {**_CASE, "changes": ["movements"]},
+    ),
     EventType(
         "webhook.test",
         "Test",

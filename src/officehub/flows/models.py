@@ -6,6 +6,7 @@ from typing import Any
 from sqlalchemy import Boolean, ForeignKey, Index, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
+from officehub.cases.models import CaseMovement as CaseMovement
 from officehub.db import Base, IdMixin, JSONType, TimestampMixin
 
 
@@ -54,24 +55,3 @@ class FlowSession(IdMixin, TimestampMixin, Base):
     end_reason: Mapped[str | None] = mapped_column(String(32))
     steps: Mapped[list[dict[str, Any]]] = mapped_column(JSONType)
     last_activity_at: Mapped[datetime] = mapped_column()
-
-
-class CaseMovement(IdMixin, TimestampMixin, Base):
-    """A movement of a contact's legal case, as the office records it through the API:
-    what the default ``SEARCH_MOVEMENTS`` adapter reads."""
-
-    __tablename__ = "case_movements"
-    __table_args__ = (
-        Index(
-            "ix_case_movements_office_id_person_id_occurred_at",
-            "office_id",
-            "person_id",
-            "occurred_at",
-        ),
-    )
-
-    office_id: Mapped[str] = mapped_column(ForeignKey("offices.id", ondelete="CASCADE"))
-    person_id: Mapped[str] = mapped_column(ForeignKey("contacts.id", ondelete="CASCADE"))
-    case_number: Mapped[str] = mapped_column(String(64))
-    description: Mapped[str] = mapped_column(Text)
-    occurred_at: Mapped[datetime] = mapped_column()

@@ -1,5 +1,7 @@
 """``SEARCH_MOVEMENTS``: a contact's case movements, asked of the partner system through an
-adapter. The default adapter reads the movements the office records through the API."""
+adapter. The default adapter reads the ``case_movements`` table: the latest movements of
+each of the contact's watched cases (found on DataJud), and those the office records
+through the API."""
 
 from __future__ import annotations
 
@@ -10,9 +12,12 @@ from typing import Protocol
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from officehub.cases import service as cases
 from officehub.flows import repository
 
 MAX_LISTED = 10
+MAX_CASES = 5
+PER_CASE = 3
 
 
 @dataclass(frozen=True)
@@ -29,13 +34,26 @@ class MovementsAdapter(Protocol):
 
 
 class RecordedMovements:
-    """The newest ``MAX_LISTED`` movements recorded for the contact."""
+    """The newest ``PER_CASE`` movements of each of the contact's newest ``MAX_CASES``
+    cases, with the newest ones recorded for the contact; at most ``MAX_LISTED``, newest
+    first (every case keeps its place before the rest fill the list)."""
 
     async def search(
         self, session: AsyncSession, office_id: str, person_id: str
     ) -> Sequence[Movement]:
+        chosen: dict[str, Movement] = {}
+        for number, moves in await cases.latest_by_case(
+            session, office_id, person_id, MAX_CASES, PER_CASE
+        ):
+            for m in moves:
+                chosen[m.id] = Movement(number, m.description, m.occurred_at)
         rows = await repository.latest_movements(session, office_id, person_id, MAX_LISTED)
-        return [Movement(r.case_number, r.description, r.occurred_at) for r in rows]
+        for r in rows:
+            if len(chosen) >= MAX_LISTED:
+                break
+            chosen.setdefault(r.id, Movement(r.case_number, r.description, r.occurred_at))
+        found = sorted(chosen.values(), key=lambda m: m.occurred_at, reverse=True)
+        return found[:MAX_LISTED]
 
 
 ADAPTER: MovementsAdapter = RecordedMovements()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from officehub.automation.actions import JOB_HANDLERS as AUTOMATION_JOBS
 from officehub.automation.consumer import AUTOMATION, RUNS_PURGE_JOB
+from officehub.cases.watch import WATCH_JOB
 from officehub.channels.dispatcher import download_media, send_queued
 from officehub.channels.template_sync import TEMPLATE_SYNC_JOB
 from officehub.crm.overdue import OVERDUE_JOB
@@ -40,4 +41,5 @@ def periodic_jobs() -> list[PeriodicJob]:
         RUNS_PURGE_JOB,
         OUTBOX_PURGE_JOB,
         TEMPLATE_SYNC_JOB,
+        WATCH_JOB,
     ]

@@ -1,0 +1,140 @@
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from officehub.cases.models import Case, CaseMovement
+from officehub.pagination import PageParams, paginate
+from officehub.repository import get_scoped, scoped
+
+
+async def get_case(session: AsyncSession, office_id: str, ident: str) -> Case | None:
+    return await get_scoped(session, Case, office_id, ident)
+
+
+async def find_by_number(session: AsyncSession, office_id: str, number: str) -> Case | None:
+    stmt = scoped(Case, office_id).where(Case.number == number)
+    return (await session.scalars(stmt)).first()
+
+
+async def list_cases(
+    session: AsyncSession,
+    office_id: str,
+    params: PageParams,
+    *,
+    person_id: str | None = None,
+    conversation_id: str | None = None,
+    legal_area_id: str | None = None,
+    watch: bool | None = None,
+    court: str | None = None,
+) -> tuple[list[Case], int]:
+    stmt = scoped(Case, office_id)
+    if person_id is not None:
+        stmt = stmt.where(Case.person_id == person_id)
+    if conversation_id is not None:
+        stmt = stmt.where(Case.conversation_id == conversation_id)
+    if legal_area_id is not None:
+        stmt = stmt.where(Case.legal_area_id == legal_area_id)
+    if watch is not None:
+        stmt = stmt.where(Case.watch == watch)
+    if court is not None:
+        stmt = stmt.where(Case.court == court)
+    return await paginate(session, stmt.order_by(Case.created_at.desc(), Case.id.desc()), params)
+
+
+async def cases_of_person(
+    session: AsyncSession, office_id: str, person_id: str, limit: int
+) -> list[Case]:
+    stmt = (
+        scoped(Case, office_id)
+        .where(Case.person_id == person_id)
+        .order_by(Case.created_at.desc(), Case.id.desc())
+        .limit(limit)
+    )
+    return list(await session.scalars(stmt))
+
+
+async def add(session: AsyncSession, record: Case) -> None:
+    session.add(record)
+
+
+async def delete(session: AsyncSession, record: Case) -> None:
+    await session.delete(record)
+    await session.flush()
+
+
+async def movements_of(
+    session: AsyncSession, office_id: str, case_id: str, params: PageParams
+) -> tuple[list[CaseMovement], int]:
+    stmt = (
+        scoped(CaseMovement, office_id)
+        .where(CaseMovement.case_id == case_id)
+        .order_by(CaseMovement.occurred_at.desc(), CaseMovement.id.desc())
+    )
+    return await paginate(session, stmt, params)
+
+
+async def latest_movements(
+    session: AsyncSession, office_id: str, case_id: str, limit: int
+) -> list[CaseMovement]:
+    stmt = (
+        scoped(CaseMovement, office_id)
+        .where(CaseMovement.case_id == case_id)
+        .order_by(CaseMovement.occurred_at.desc(), CaseMovement.id.desc())
+        .limit(limit)
+    )
+    return list(await session.scalars(stmt))
+
+
+async def claim_due(
+    session: AsyncSession,
+    now: datetime,
+    lease_until: datetime,
+    limit: int,
+    *,
+    only_case: str | None = None,
+    only_office: str | None = None,
+) -> list[Case]:
+    """Due watched cases (or, by hand, every watched case of ``only_case``/``only_office``),
+    oldest due first, their ``next_check_at`` moved to ``lease_until``: a worker that dies
+    mid-check leaves them due again then. ``SKIP LOCKED`` on PostgreSQL, so workers claim
+    different cases."""
+    stmt = select(Case).where(Case.next_check_at.is_not(None), Case.watch.is_(True))
+    if only_case is not None or only_office is not None:
+        if only_case is not None:
+            stmt = stmt.where(Case.id == only_case)
+        if only_office is not None:
+            stmt = stmt.where(Case.office_id == only_office)
+    else:
+        stmt = stmt.where(Case.next_check_at <= now)
+    stmt = stmt.order_by(Case.next_check_at, Case.id).limit(limit)
+    if session.get_bind().dialect.name == "postgresql":
+        stmt = stmt.with_for_update(skip_locked=True)
+    cases = list(await session.scalars(stmt))
+    if cases:
+        await session.execute(
+            update(Case)
+            .where(Case.id.in_([c.id for c in cases]))
+            .values(next_check_at=lease_until)
+            .execution_options(synchronize_session=False)
+        )
+    return cases
+
+
+async def insert_movements(
+    session: AsyncSession, rows: Sequence[dict[str, Any]]
+) -> list[CaseMovement]:
+    """Inserts the rows not stored yet (unique by case, code and date); the ones inserted."""
+    if not rows:
+        return []
+    table: Any = CaseMovement.__table__
+    insert = postgresql_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
+    stmt = insert(table).values(list(rows)).on_conflict_do_nothing().returning(*table.c)
+    result = await session.execute(stmt)
+    return [CaseMovement(**dict(row._mapping)) for row in result]

@@ -1,0 +1,59 @@
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, StringConstraints
+
+from officehub.params import Id
+from officehub.schemas import ApiModel, BodyModel
+from officehub.timeutil import Timestamp
+
+CaseNumberText = Annotated[str, StringConstraints(min_length=1, max_length=32)]
+
+
+class CaseCreate(BodyModel):
+    number: CaseNumberText = Field(
+        description="The unified case number: 20 digits or NNNNNNN-DD.AAAA.J.TR.OOOO"
+    )
+    person_id: Id
+    conversation_id: Id | None = None
+    legal_area_id: Id | None = None
+    watch: bool = Field(True, description="Check the case on DataJud periodically")
+
+
+class CaseUpdate(BodyModel):
+    """``conversationId`` and ``legalAreaId`` null clear them; absent keys change nothing."""
+
+    conversation_id: Id | None = None
+    legal_area_id: Id | None = None
+    watch: bool | None = None
+
+
+class CaseOut(ApiModel):
+    id: str
+    person_id: str
+    conversation_id: str | None
+    legal_area_id: str | None
+    number: str = Field(description="NNNNNNN-DD.AAAA.J.TR.OOOO")
+    court: str = Field(description="The DataJud alias of the court (tjsp, trf1, trt2, …)")
+    court_name: str
+    watch: bool
+    next_check_at: Timestamp | None
+    last_checked_at: Timestamp | None
+    last_movement_at: Timestamp | None
+    check_status: Literal["OK", "NOT_FOUND", "ERROR"] | None = Field(
+        description="The last check: found on DataJud, not (yet) there, or failed"
+    )
+    created_at: Timestamp
+    updated_at: Timestamp
+
+
+class CaseMovementOut(ApiModel):
+    id: str
+    case_id: str | None
+    person_id: str
+    case_number: str
+    code: int | None = Field(description="DataJud's movement code (TPU)")
+    description: str
+    occurred_at: Timestamp
+    created_at: Timestamp

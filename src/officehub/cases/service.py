@@ -1,0 +1,269 @@
+"""Cases: the unified number checked and routed to its court, CRUD, and the events."""
+
+from __future__ import annotations
+
+import random
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from officehub.cases import repository
+from officehub.cases.models import Case, CaseMovement
+from officehub.cases.numbers import (
+    CaseNumber,
+    CaseNumberError,
+    CourtNotSupported,
+    court_of,
+    parse,
+)
+from officehub.cases.schemas import CaseCreate, CaseMovementOut, CaseOut, CaseUpdate
+from officehub.contacts import service as contacts
+from officehub.conversations import service as conversations
+from officehub.errors import Conflict, NotFound, ValidationFailed
+from officehub.events.service import emit
+from officehub.legal_areas import service as legal_areas
+from officehub.pagination import PageParams
+from officehub.repository import flush_or_conflict
+from officehub.timeutil import utcnow
+
+INVALID_CASE_NUMBER = "INVALID_CASE_NUMBER"
+COURT_NOT_SUPPORTED = "COURT_NOT_SUPPORTED"
+CASE_EXISTS = "CASE_EXISTS"
+FIRST_CHECK_SPREAD = timedelta(minutes=1)
+"""A newly watched case is checked within this time (spread, so a bulk import does not
+send every request at once)."""
+CASE_UPDATED = "case.updated"
+_CHANGEABLE = ("conversationId", "legalAreaId", "watch")
+MOVEMENT_CREATED = "case.movement.created"
+
+
+def checked_number(raw: str, field: str = "body.number") -> tuple[CaseNumber, str, str]:
+    """The number, its court's DataJud alias and name; else 400 naming ``field``."""
+    try:
+        number = parse(raw)
+        court = court_of(number)
+    except CaseNumberError as exc:
+        raise ValidationFailed.field(field, str(exc), code=INVALID_CASE_NUMBER) from exc
+    except CourtNotSupported as exc:
+        raise ValidationFailed.field(field, str(exc), code=COURT_NOT_SUPPORTED) from exc
+    return number, court.alias, court.name
+
+
+def court_name(case: Case) -> str:
+    return court_of(CaseNumber(case.number)).name
+
+
+def case_out(case: Case) -> CaseOut:
+    return CaseOut(
+        id=case.id,
+        person_id=case.person_id,
+        conversation_id=case.conversation_id,
+        legal_area_id=case.legal_area_id,
+        number=CaseNumber(case.number).formatted,
+        court=case.court,
+        court_name=court_name(case),
+        watch=case.watch,
+        next_check_at=case.next_check_at if case.watch else None,
+        last_checked_at=case.last_checked_at,
+        last_movement_at=case.last_movement_at,
+        check_status=case.check_status,
+        created_at=case.created_at,
+        updated_at=case.updated_at,
+    )
+
+
+def movement_out(movement: CaseMovement) -> CaseMovementOut:
+    return CaseMovementOut.model_validate(movement)
+
+
+def first_check_at(now: datetime) -> datetime:
+    return now + FIRST_CHECK_SPREAD * random.random()  # noqa: S311 - spread, not secret
+
+
+async def get_case(session: AsyncSession, office_id: str, ident: str) -> Case:
+    case = await repository.get_case(session, office_id, ident)
+    if case is None:
+        raise NotFound.of("Case", ident)
+    return case
+
+
+async def _check_conversation(
+    session: AsyncSession, office_id: str, conversation_id: str, person_id: str, field: str
+) -> None:
+    conversation = await conversations.get_conversation(session, office_id, conversation_id)
+    if conversation.person_id != person_id:
+        raise ValidationFailed.field(field, "the conversation is not the case's contact's")
+
+
+def _exists(number: str) -> Conflict:
+    return Conflict(
+        "Case already registered",
+        details=f"The office already has case {number}",
+        code=CASE_EXISTS,
+    )
+
+
+async def create_case(session: AsyncSession, office_id: str, body: CaseCreate) -> CaseOut:
+    number, alias, _name = checked_number(body.number)
+    await contacts.get_contact(session, office_id, body.person_id)
+    if body.conversation_id is not None:
+        await _check_conversation(
+            session, office_id, body.conversation_id, body.person_id, "body.conversationId"
+        )
+    if body.legal_area_id is not None:
+        await legal_areas.get_legal_area(session, office_id, body.legal_area_id)
+    if await repository.find_by_number(session, office_id, number.digits) is not None:
+        raise _exists(number.formatted)
+    now = utcnow()
+    case = Case(
+        office_id=office_id,
+        person_id=body.person_id,
+        conversation_id=body.conversation_id,
+        legal_area_id=body.legal_area_id,
+        number=number.digits,
+        court=alias,
+        watch=body.watch,
+        next_check_at=first_check_at(now) if body.watch else None,
+        check_status=None,
+        check_error=None,
+    )
+    await repository.add(session, case)
+    await flush_or_conflict(session, _exists(number.formatted))
+    return case_out(case)
+
+
+async def list_cases(
+    session: AsyncSession,
+    office_id: str,
+    params: PageParams,
+    *,
+    person_id: str | None = None,
+    conversation_id: str | None = None,
+    legal_area_id: str | None = None,
+    watch: bool | None = None,
+    court: str | None = None,
+) -> tuple[list[CaseOut], int]:
+    if person_id is not None:
+        await contacts.get_contact(session, office_id, person_id)
+    if conversation_id is not None:
+        await conversations.get_conversation(session, office_id, conversation_id)
+    if legal_area_id is not None:
+        await legal_areas.get_legal_area(session, office_id, legal_area_id)
+    rows, total = await repository.list_cases(
+        session,
+        office_id,
+        params,
+        person_id=person_id,
+        conversation_id=conversation_id,
+        legal_area_id=legal_area_id,
+        watch=watch,
+        court=court,
+    )
+    return [case_out(c) for c in rows], total
+
+
+async def read_case(session: AsyncSession, office_id: str, ident: str) -> CaseOut:
+    return case_out(await get_case(session, office_id, ident))
+
+
+async def update_case(
+    session: AsyncSession, office_id: str, ident: str, body: CaseUpdate
+) -> CaseOut:
+    case = await get_case(session, office_id, ident)
+    sent = body.model_fields_set
+    before = (case.conversation_id, case.legal_area_id, case.watch)
+    if "conversation_id" in sent:
+        if body.conversation_id is not None:
+            await _check_conversation(
+                session, office_id, body.conversation_id, case.person_id, "body.conversationId"
+            )
+        case.conversation_id = body.conversation_id
+    if "legal_area_id" in sent:
+        if body.legal_area_id is not None:
+            await legal_areas.get_legal_area(session, office_id, body.legal_area_id)
+        case.legal_area_id = body.legal_area_id
+    if "watch" in sent and body.watch is not None and body.watch != case.watch:
+        case.watch = body.watch
+        case.next_check_at = first_check_at(utcnow()) if body.watch else None
+    await session.flush()
+    after = (case.conversation_id, case.legal_area_id, case.watch)
+    changes = [
+        name
+        for name, old, new in zip(
+            ("conversationId", "legalAreaId", "watch"), before, after, strict=True
+        )
+        if old != new
+    ]
+    if changes:
+        await emit_updated(session, case, changes)
+    return case_out(case)
+
+
+async def delete_case(session: AsyncSession, office_id: str, ident: str) -> CaseOut:
+    case = await get_case(session, office_id, ident)
+    out = case_out(case)
+    await repository.delete(session, case)
+    return out
+
+
+async def list_movements(
+    session: AsyncSession, office_id: str, ident: str, params: PageParams
+) -> tuple[list[CaseMovementOut], int]:
+    case = await get_case(session, office_id, ident)
+    rows, total = await repository.movements_of(session, office_id, case.id, params)
+    return [movement_out(m) for m in rows], total
+
+
+async def recipient_conversation(session: AsyncSession, case: Case) -> str | None:
+    """Where the client hears of the case: its conversation, else the contact's latest."""
+    if case.conversation_id is not None:
+        return case.conversation_id
+    latest = await conversations.latest_of_person(session, case.office_id, case.person_id)
+    return None if latest is None else latest.id
+
+
+def movement_data(
+    case: Case, movement: CaseMovement, conversation_id: str | None
+) -> dict[str, Any]:
+    return {
+        **movement_out(movement).model_dump(mode="json", by_alias=True),
+        "court": case.court,
+        "conversationId": conversation_id,
+    }
+
+
+async def emit_movement(
+    session: AsyncSession, case: Case, movement: CaseMovement, conversation_id: str | None
+) -> None:
+    integration_id = None
+    if conversation_id is not None:
+        conversation = await conversations.get_conversation(
+            session, case.office_id, conversation_id
+        )
+        integration_id = conversation.integration_id
+    await emit(
+        session,
+        case.office_id,
+        MOVEMENT_CREATED,
+        movement_data(case, movement, conversation_id),
+        conversation_id=conversation_id,
+        integration_id=integration_id,
+    )
+
+
+async def emit_updated(session: AsyncSession, case: Case, changes: list[str]) -> None:
+    data = {**case_out(case).model_dump(mode="json", by_alias=True), "changes": changes}
+    await emit(session, case.office_id, CASE_UPDATED, data)
+
+
+async def latest_by_case(
+    session: AsyncSession, office_id: str, person_id: str, cases: int, per_case: int
+) -> list[tuple[str, list[CaseMovement]]]:
+    """The contact's newest ``cases`` cases (formatted number), each with its newest
+    ``per_case`` movements."""
+    found = []
+    for case in await repository.cases_of_person(session, office_id, person_id, cases):
+        moves = await repository.latest_movements(session, office_id, case.id, per_case)
+        found.append((CaseNumber(case.number).formatted, moves))
+    return found
