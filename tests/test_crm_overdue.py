@@ -29,6 +29,9 @@ class Clock:
 
 
 def _workers(app: FastAPI, settings: Settings, clock: Clock) -> list[Worker]:
+    # The clock runs days ahead of the events' real creation times: the outbox keeps them
+    # past the test's span (an event no consumer wants is otherwise purged after 7 days).
+    settings = settings.model_copy(update={"outbox_retention_days": 30})
     return [
         Worker(
             WorkerContext(
