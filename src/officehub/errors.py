@@ -14,6 +14,8 @@ from pydantic import BaseModel
 from sqlalchemy.exc import IntegrityError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from officehub.ids import ID_MISMATCH, ID_PATTERN
+
 logger = logging.getLogger("officehub.errors")
 
 
@@ -152,6 +154,14 @@ def error_response(
     return JSONResponse(error_payload(status, code, message, details), status, headers=headers)
 
 
+def _readable(err: Any) -> str:
+    """Pydantic's message; an id's pattern by the spec's short spelling, not the long one."""
+    if err.get("type") == "string_pattern_mismatch":
+        if err.get("ctx", {}).get("pattern") == ID_PATTERN:
+            return ID_MISMATCH
+    return str(err.get("msg", "invalid"))
+
+
 def describe_validation_errors(errors: Sequence[Any]) -> tuple[str, str, str]:
     """Turns pydantic's error list into (message, code, details) naming every field."""
     parts: list[str] = []
@@ -160,7 +170,7 @@ def describe_validation_errors(errors: Sequence[Any]) -> tuple[str, str, str]:
             return "Malformed JSON body", "MALFORMED_JSON", str(err.get("ctx", {}).get("error", ""))
         loc = [str(p) for p in err.get("loc", ())]
         path = ".".join(loc) if loc else "body"
-        parts.append(f"{path}: {err.get('msg', 'invalid')}")
+        parts.append(f"{path}: {_readable(err)}")
     fields = ", ".join(p.split(":", 1)[0] for p in parts)
     return f"Invalid request: {fields}", "VALIDATION_ERROR", "; ".join(parts)
 

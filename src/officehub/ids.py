@@ -12,8 +12,17 @@ import threading
 import time
 
 ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz"
-ID_PATTERN = r"^[cC][^\s-]{8,}$"
+WHITESPACE_CLASS = r"\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+"""Unicode's White_Space characters, spelled out: ``\\s`` differs between regex engines
+(Python's adds U+001C-U+001F, ECMAScript's drops U+0085 and adds U+FEFF), and the
+document's readers (schemathesis, JavaScript clients) must read the pattern as we do."""
+ID_PATTERN = rf"^[cC][^{WHITESPACE_CLASS}-]{{8,}}$"
+"""The spec's ``^[cC][^\\s-]{8,}$`` with ``\\s`` as Unicode's White_Space, the same in
+every engine."""
 ID_RE = re.compile(ID_PATTERN)
+ID_MISMATCH = (
+    "must match the id pattern ^[cC][^\\s-]{8,}$ (c or C, then 8+ characters, no space nor -)"
+)
 
 _RANDOM = 36**11
 _lock = threading.Lock()

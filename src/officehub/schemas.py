@@ -5,10 +5,12 @@ from __future__ import annotations
 import re
 from functools import cache
 from types import UnionType
-from typing import Annotated, Any, Union, get_args, get_origin
+from typing import Annotated, Any, ClassVar, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator
 from pydantic.alias_generators import to_camel
+
+from officehub.ids import ID_PATTERN, WHITESPACE_CLASS
 
 
 class ApiModel(BaseModel):
@@ -47,12 +49,29 @@ LongText = Annotated[str, LONG_TEXT]
 
 # Control characters (Unicode category Cc) and the Unicode line and paragraph separators
 # are refused in single-line strings; long text may hold tab, LF and CR (CRLF line breaks).
-_SINGLE_LINE_REFUSED = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+# Spelled as regex text so that the same classes check bodies and state the rule in the
+# OpenAPI document (``pattern``), read alike by Python, Rust and ECMAScript engines.
+SINGLE_LINE_REFUSED = r"\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069"
+LONG_TEXT_REFUSED = r"\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f"
+_SINGLE_LINE_REFUSED = re.compile(f"[{SINGLE_LINE_REFUSED}]")
 """C0 and C1 controls, line and paragraph separators, and the bidirectional embeddings,
 overrides and isolates (U+202A-E, U+2066-9): a name holding U+202E reads reversed on every
 screen that shows it (a spoofed file or client name). Right-to-left text needs none of
 them; the marks U+200E/U+200F stay allowed."""
-_LONG_TEXT_REFUSED = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+_LONG_TEXT_REFUSED = re.compile(f"[{LONG_TEXT_REFUSED}]")
+SINGLE_LINE_PATTERN = f"^[^{SINGLE_LINE_REFUSED}]*$"
+LONG_TEXT_PATTERN = f"^[^{LONG_TEXT_REFUSED}]*$"
+BODY_ID_PATTERN = rf"^[cC][^{WHITESPACE_CLASS}{SINGLE_LINE_REFUSED}-]{{8,}}$"
+"""An id in a body: the id pattern and the single-line rule at once."""
+_VISIBLE = f"{WHITESPACE_CLASS}{SINGLE_LINE_REFUSED}"
+EMAIL_PATTERN = rf"^[^@{_VISIBLE}]+@[^@{_VISIBLE}]+\.[^@{_VISIBLE}]+$"
+"""``^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$`` and the single-line rule at once."""
+HTTP_URL_PATTERN = rf"^https?://[^{_VISIBLE}]+$"
+"""``^https?://\\S+$`` and the single-line rule at once."""
+HOST_URL_PATTERN = rf"^[hH][tT][tT][pP][sS]?://[^/?#{_VISIBLE}]+([/?#][^{SINGLE_LINE_REFUSED}]*)?$"
+"""What an outbound URL (webhooks, bridges) looks like: http or https and a host. Its
+full rule (a host httpx can parse, a valid IDNA name, no private address) no pattern
+states."""
 
 
 def _holds_long_text(annotation: Any) -> bool:
@@ -97,6 +116,49 @@ def _scalar_kind(model: type[BaseModel], name: str) -> str | None:
     return None
 
 
+def _state_text_rule(node: Any, pattern: str) -> None:
+    """Puts ``pattern`` on every string schema in ``node`` (unions and arrays followed;
+    referenced models state their own rule; an id's pattern becomes the body-id one)."""
+    if not isinstance(node, dict):
+        return
+    if node.get("type") == "string" and "enum" not in node and "const" not in node:
+        if "pattern" not in node:
+            node["pattern"] = pattern
+        elif node["pattern"] == ID_PATTERN:
+            node["pattern"] = BODY_ID_PATTERN
+    for key in ("anyOf", "oneOf", "allOf"):
+        for branch in node.get(key, []):
+            _state_text_rule(branch, pattern)
+    _state_text_rule(node.get("items"), pattern)
+
+
+def _body_schema(schema: dict[str, Any], model: type[BaseModel]) -> None:
+    """``json_schema_extra`` of every body: the document states the control-character rule."""
+    properties = schema.get("properties", {})
+    not_null: frozenset[str] = getattr(model, "NOT_NULL", frozenset())
+    for name, field in model.model_fields.items():
+        prop = properties.get(field.alias or name)
+        if prop is None:
+            continue
+        long_text = _is_long_text(model, name)
+        _state_text_rule(prop, LONG_TEXT_PATTERN if long_text else SINGLE_LINE_PATTERN)
+        if name in not_null:
+            _drop_null(prop)
+    schema.update(getattr(model, "SCHEMA_RULES", {}))
+
+
+def _drop_null(prop: dict[str, Any]) -> None:
+    """A PATCH field that may be left out but not sent as ``null``: its schema says so."""
+    if prop.get("default", 0) is None:
+        del prop["default"]
+    branches = [b for b in prop.get("anyOf", []) if b.get("type") != "null"]
+    if "anyOf" in prop and len(branches) == 1:
+        del prop["anyOf"]
+        prop.update(branches[0])
+    elif "anyOf" in prop:
+        prop["anyOf"] = branches
+
+
 class BodyModel(ApiModel):
     """Request bodies: no text may hold a NUL character (PostgreSQL cannot store one), and
     no string field a control character, except tab and line breaks in ``LongText`` fields.
@@ -107,7 +169,20 @@ class BodyModel(ApiModel):
     A boolean field takes only ``true``/``false`` and a number field only numbers: the
     document says the type, so ``0``, ``"yes"`` or ``false`` for a number are refused
     rather than coerced.
+
+    The document states both rules: each string schema carries the pattern its field is
+    checked against (``_body_schema``).
     """
+
+    model_config = ConfigDict(json_schema_extra=_body_schema)
+
+    NOT_NULL: ClassVar[frozenset[str]] = frozenset()
+    """Fields (Python names) of a partial update that may be left out but not be ``null``;
+    the services refuse a ``null`` for them (400), and the document drops ``null`` from
+    their schemas."""
+    SCHEMA_RULES: ClassVar[dict[str, Any]] = {}
+    """Rules across fields, as JSON Schema keywords added to the model's schema (``anyOf``,
+    ``oneOf``): the document states what the service checks."""
 
     @field_validator("*", mode="before")
     @classmethod

@@ -17,7 +17,7 @@ from officehub.automation.schemas import (
 from officehub.config import Settings
 from officehub.db import SessionDep
 from officehub.errors import ValidationFailed, error_responses
-from officehub.events.catalogue import EVENT_NAMES
+from officehub.events.catalogue import EVENT_ENUM, EVENT_NAMES
 from officehub.pagination import Page, PageDep
 from officehub.params import PathId
 from officehub.webhooks.schemas import ActionDeliveryOut, DeliveryStatus
@@ -49,7 +49,9 @@ async def list_rules(
     office: OfficeDep,
     session: SessionDep,
     page: PageDep,
-    trigger_event: Annotated[str | None, Query(alias="triggerEvent")] = None,
+    trigger_event: Annotated[
+        str | None, Query(alias="triggerEvent", json_schema_extra=EVENT_ENUM)
+    ] = None,
     enabled: Annotated[bool | None, Query()] = None,
 ) -> Page[RuleOut]:
     if trigger_event is not None and trigger_event not in EVENT_NAMES:

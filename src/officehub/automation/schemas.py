@@ -5,7 +5,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints, field_validator
 
-from officehub.events.catalogue import EVENT_NAMES
+from officehub.events.catalogue import EVENT_ENUM, EVENT_NAMES, EventName
 from officehub.params import Id
 from officehub.schemas import ApiModel, BodyModel, StrictBodyModel
 from officehub.timeutil import Timestamp
@@ -76,7 +76,9 @@ class Action(StrictBodyModel):
 class RuleCreate(BodyModel):
     name: Name
     enabled: bool = True
-    trigger_event: str = Field(description="An event name of GET /webhooks/events")
+    trigger_event: str = Field(
+        description="An event name of GET /webhooks/events", json_schema_extra=EVENT_ENUM
+    )
     integration_id: Id | None = Field(None, description="null: the rule applies to every one")
     conditions: Conditions | None = None
     actions: list[Action] = Field(min_length=1, max_length=5)
@@ -90,9 +92,11 @@ class RuleCreate(BodyModel):
 class RulePatch(BodyModel):
     """Partial update: only the fields sent change."""
 
+    NOT_NULL = frozenset({"name", "enabled", "trigger_event", "actions", "priority"})
+
     name: Name | None = None
     enabled: bool | None = None
-    trigger_event: str | None = None
+    trigger_event: EventName | None = None
     integration_id: Id | None = None
     conditions: Conditions | None = None
     actions: list[Action] | None = Field(None, min_length=1, max_length=5)
@@ -145,7 +149,7 @@ class RuleTestIn(BodyModel):
     office's latest event of the rule's trigger."""
 
     event_id: Id | None = None
-    event: str | None = None
+    event: EventName | None = None
     integration_id: Id | None = None
     conversation_id: Id | None = None
     card_id: Id | None = None

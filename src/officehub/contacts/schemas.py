@@ -4,10 +4,10 @@ from typing import Annotated
 
 from pydantic import Field, StringConstraints
 
-from officehub.schemas import ApiModel, BodyModel, LongText
+from officehub.schemas import EMAIL_PATTERN, ApiModel, BodyModel, LongText
 from officehub.timeutil import Timestamp
 
-Email = Annotated[str, StringConstraints(max_length=320, pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$")]
+Email = Annotated[str, StringConstraints(max_length=320, pattern=EMAIL_PATTERN)]
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
 TagIds = Annotated[list[Annotated[str, StringConstraints(max_length=32)]], Field(max_length=50)]
 
@@ -31,6 +31,8 @@ class ContactIn(BodyModel):
 
 class ContactPatch(BodyModel):
     """Only the fields sent change; ``tags`` replaces the contact's tags."""
+
+    NOT_NULL = frozenset({"name", "is_blocked", "tags"})
 
     name: Name | None = None
     phone: Annotated[str, StringConstraints(max_length=32)] | None = None

@@ -24,6 +24,8 @@ class ConversationIn(BodyModel):
 class ConversationPatch(BodyModel):
     """Only the fields sent change; ``tags`` (tag ids) replaces the current set."""
 
+    NOT_NULL = frozenset({"status", "priority", "tags"})
+
     status: Status | None = None
     priority: Priority | None = None
     assigned_user_id: RefId | None = None

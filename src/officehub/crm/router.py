@@ -23,11 +23,18 @@ from officehub.crm.schemas import (
 )
 from officehub.db import SessionDep
 from officehub.errors import ValidationFailed, error_responses
-from officehub.ids import is_valid_id
+from officehub.ids import WHITESPACE_CLASS, is_valid_id
 from officehub.pagination import MAX_PAGE, Page, PageDep, PageParams
 from officehub.params import Id, PathId
 
 router = APIRouter(tags=["CRM"])
+
+_SPACE = r"\t-\r\u001c-\u001f \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+"""What ``str.strip`` takes off each owner (Python's whitespace)."""
+_OWNER = rf"[cC][^,{WHITESPACE_CLASS}-]{{8,}}"
+OWNERS_PATTERN = rf"^[,{_SPACE}]*(?:{_OWNER}(?:[{_SPACE}]*,[,{_SPACE}]*{_OWNER})*)?[,{_SPACE}]*$"
+"""One value of ``userIds``: ids separated by commas (spaces around them and empty parts
+are ignored), as ``board_query`` reads it."""
 
 BOARD_DEFAULT_LIMIT = 20
 BOARD_MAX_LIMIT = 100
@@ -36,7 +43,11 @@ BOARD_MAX_LIMIT = 100
 def board_query(
     user_ids: Annotated[
         list[str] | None,
-        Query(alias="userIds", description="Owner filter: user ids, repeated or comma-separated"),
+        Query(
+            alias="userIds",
+            description="Owner filter: user ids, repeated or comma-separated",
+            json_schema_extra={"items": {"type": "string", "pattern": OWNERS_PATTERN}},
+        ),
     ] = None,
     page: Annotated[
         int, Query(ge=1, le=MAX_PAGE, description="1-based page, the same for every column")

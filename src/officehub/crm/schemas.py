@@ -67,6 +67,8 @@ class FunnelCreate(BodyModel):
 
 
 class FunnelUpdate(BodyModel):
+    NOT_NULL = frozenset({"name"})
+
     name: Name | None = None
     card_config: CardConfig | None = None
 
@@ -77,6 +79,8 @@ class ColumnCreate(ColumnIn):
 
 
 class ColumnUpdate(BodyModel):
+    NOT_NULL = frozenset({"name", "color", "kind", "show_badge_progress", "index"})
+
     name: Name | None = None
     color: Color | None = None
     index: ColumnIndex | None = None
@@ -164,6 +168,8 @@ class CardCreate(BodyModel):
 
 class CardUpdate(BodyModel):
     """Partial: only the fields sent change; ``null`` clears a nullable one."""
+
+    NOT_NULL = frozenset({"column_id"})
 
     column_id: Id | None = None
     user_id: Id | None = None

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
 
 _AT = "2026-01-01T12:00:00.000Z"
 _TAG = {"id": "cm3k9x2f7000aabcd1234efgh", "name": "urgente", "color": "#E53935"}
@@ -193,4 +195,8 @@ EVENT_TYPES: tuple[EventType, ...] = (
 )
 
 EVENT_NAMES: frozenset[str] = frozenset(e.name for e in EVENT_TYPES)
+EVENT_ENUM: dict[str, Any] = {"enum": sorted(EVENT_NAMES)}
+"""``json_schema_extra`` of a field holding an event name: the document lists the catalogue."""
+EventName = Annotated[str, Field(json_schema_extra=EVENT_ENUM)]
+"""A body field holding an event name (checked by the model's own validator)."""
 BY_NAME: dict[str, EventType] = {e.name: e for e in EVENT_TYPES}

@@ -5,12 +5,12 @@ from typing import Annotated, Literal
 from pydantic import Field, StringConstraints
 
 from officehub.params import Id
-from officehub.schemas import ApiModel, BodyModel, LongText, StrictBodyModel
+from officehub.schemas import HTTP_URL_PATTERN, ApiModel, BodyModel, LongText, StrictBodyModel
 from officehub.timeutil import Timestamp
 
 Kind = Literal["TEXT", "AUDIO", "SEQUENCE"]
 BlockKind = Literal["TEXT", "IMAGE", "AUDIO", "VIDEO", "DOCUMENT"]
-Url = Annotated[str, StringConstraints(max_length=2000, pattern=r"^https?://\S+$")]
+Url = Annotated[str, StringConstraints(max_length=2000, pattern=HTTP_URL_PATTERN)]
 Text = Annotated[LongText, StringConstraints(min_length=1, max_length=4096)]
 
 

@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, Field, StringConstraints, field_validator
 
 from officehub.params import Id
-from officehub.schemas import ApiModel, BodyModel
+from officehub.schemas import HOST_URL_PATTERN, ApiModel, BodyModel
 from officehub.timeutil import Timestamp
 from officehub.webhooks.validation import check_url
 
@@ -114,7 +114,12 @@ class BridgeSettingsIn(BodyModel):
     """A bridged channel's gateway: where outbound messages are posted, and the secret both
     directions are signed with (write-only)."""
 
-    bridge_url: Annotated[str, StringConstraints(max_length=2048), AfterValidator(_bridge_url)]
+    bridge_url: Annotated[
+        str,
+        StringConstraints(max_length=2048),
+        AfterValidator(_bridge_url),
+        Field(json_schema_extra={"pattern": HOST_URL_PATTERN}),
+    ]
     secret: Annotated[str, StringConstraints(min_length=16, max_length=256)]
 
 

@@ -1,18 +1,29 @@
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import StringConstraints
 
-from officehub.schemas import ApiModel, BodyModel, LongText
+from officehub.schemas import HTTP_URL_PATTERN, ApiModel, BodyModel, LongText
 from officehub.timeutil import Timestamp
 
 Text = Annotated[LongText, StringConstraints(min_length=1, max_length=4096)]
-MediaUrl = Annotated[str, StringConstraints(max_length=2000, pattern=r"^https?://\S+$")]
+MediaUrl = Annotated[str, StringConstraints(max_length=2000, pattern=HTTP_URL_PATTERN)]
+
+
+def _sent(field: str, absent: str | None = None) -> dict[str, Any]:
+    """JSON Schema: ``field`` is sent and not null (and ``absent``, if named, is not sent
+    or null)."""
+    properties: dict[str, Any] = {field: {"type": "string"}}
+    if absent is not None:
+        properties[absent] = {"type": "null"}
+    return {"required": [field], "properties": properties}
 
 
 class InboundIn(BodyModel):
     """What the contact wrote: ``text``, or media (``mediaUrl``, with ``text`` as caption)."""
+
+    SCHEMA_RULES: ClassVar[dict[str, Any]] = {"anyOf": [_sent("text"), _sent("mediaUrl")]}
 
     text: Text | None = None
     media_url: MediaUrl | None = None
@@ -20,6 +31,10 @@ class InboundIn(BodyModel):
 
 class OutboundIn(BodyModel):
     """``{text}``, or a template send ``{templateName, language, variables, headerMediaPath}``."""
+
+    SCHEMA_RULES: ClassVar[dict[str, Any]] = {
+        "oneOf": [_sent("text", absent="templateName"), _sent("templateName", absent="text")]
+    }
 
     text: Text | None = None
     template_name: Annotated[str, StringConstraints(min_length=1, max_length=512)] | None = None

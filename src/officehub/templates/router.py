@@ -10,7 +10,7 @@ from officehub.auth import OfficeDep
 from officehub.conversations import service as conversations
 from officehub.db import SessionDep
 from officehub.errors import ServiceError, ValidationFailed, error_responses
-from officehub.ids import ID_RE
+from officehub.ids import ID_MISMATCH, ID_PATTERN, ID_RE
 from officehub.middleware import MULTIPART_ALLOWANCE, body_limit
 from officehub.params import PathId
 from officehub.schemas import ApiModel
@@ -111,7 +111,11 @@ _UPLOAD_BODY = {
     summary="Upload the header media of a template send (type read from the bytes)",
 )
 async def upload_template_header_media(
-    conversation_id: Annotated[str, Path(alias="conversationId")],
+    # Checked in the body of the route (after the key, before the upload is read); the
+    # document states the pattern.
+    conversation_id: Annotated[
+        str, Path(alias="conversationId", json_schema_extra={"pattern": ID_PATTERN})
+    ],
     request: Request,
     office: OfficeDep,
     session: SessionDep,
@@ -119,9 +123,7 @@ async def upload_template_header_media(
 ) -> HeaderMediaOut | JSONResponse:
     try:
         if not ID_RE.match(conversation_id):
-            raise ValidationFailed.field(
-                "path.conversationId", "must match the id pattern ^[cC][^\\s-]{8,}$"
-            )
+            raise ValidationFailed.field("path.conversationId", ID_MISMATCH)
         await conversations.get_conversation(session, office.office_id, conversation_id)
         upload = await receive_file(request, "file")
         stored = await header_media.store(storage, office.office_id, conversation_id, upload)

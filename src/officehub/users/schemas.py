@@ -5,13 +5,13 @@ from typing import Annotated, Literal
 from pydantic import Field, StringConstraints
 
 from officehub.params import Id
-from officehub.schemas import ApiModel, BodyModel
+from officehub.schemas import EMAIL_PATTERN, ApiModel, BodyModel
 from officehub.timeutil import Timestamp
 
 Role = Literal["ADMIN", "SUPERVISOR", "AGENT"]
 Email = Annotated[
     str,
-    StringConstraints(strip_whitespace=True, max_length=320, pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$"),
+    StringConstraints(strip_whitespace=True, max_length=320, pattern=EMAIL_PATTERN),
 ]
 
 

@@ -4,8 +4,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, StringConstraints
 
-from officehub.events.catalogue import EVENT_NAMES
-from officehub.schemas import ApiModel, BodyModel, LongText
+from officehub.events.catalogue import EVENT_NAMES, EventName
+from officehub.schemas import HOST_URL_PATTERN, ApiModel, BodyModel, LongText
 from officehub.timeutil import Timestamp
 from officehub.webhooks.validation import check_url
 
@@ -25,8 +25,13 @@ def _catalogue_names(values: list[str]) -> list[str]:
 Name = Annotated[str, StringConstraints(min_length=1, max_length=100)]
 Description = Annotated[LongText, StringConstraints(max_length=500)]
 Secret = Annotated[str, StringConstraints(min_length=8, max_length=256)]
-Url = Annotated[str, StringConstraints(max_length=2048), AfterValidator(_sendable_url)]
-Events = Annotated[list[str], Field(min_length=1), AfterValidator(_catalogue_names)]
+Url = Annotated[
+    str,
+    StringConstraints(max_length=2048),
+    AfterValidator(_sendable_url),
+    Field(json_schema_extra={"pattern": HOST_URL_PATTERN}),
+]
+Events = Annotated[list[EventName], Field(min_length=1), AfterValidator(_catalogue_names)]
 Headers = dict[str, str]
 """Checked by ``officehub.webhooks.validation.check_headers`` (400 naming the header)."""
 DeliveryStatus = Literal["PENDING", "SUCCESS", "FAILED", "RETRYING"]
@@ -44,6 +49,8 @@ class WebhookCreate(BodyModel):
 
 class WebhookUpdate(BodyModel):
     """Partial: only the fields sent change (``model_fields_set``)."""
+
+    NOT_NULL = frozenset({"name", "url", "secret", "events", "is_active"})
 
     name: Name | None = None
     description: Description | None = None
