@@ -431,3 +431,75 @@ async def test_a_flow_answers_what_the_visitor_writes(
         ("INBOUND", "Oi"),
         ("OUTBOUND", "Já vamos atender!"),
     ]
+
+
+async def test_a_visitor_typing_a_clients_phone_cannot_read_or_write_the_clients_chat(
+    client: httpx.AsyncClient, office_a: OfficeFixture, app: FastAPI
+) -> None:
+    """What a visitor types is a claim, not a proof: a second visitor giving the phone (or
+    the email) of an existing contact gets a contact and a conversation of their own, and
+    never sees what the office writes to the client, nor writes into the client's chat."""
+    chat = await make_webchat(client, office_a)
+    client_visitor = await start_visitor(client, chat["id"], name="Maria Souza")
+    intruder = await start_visitor(client, chat["id"], name="Maria S.")
+    assert intruder["conversationId"] != client_visitor["conversationId"]
+
+    url = f"/conversation/{client_visitor['conversationId']}/messages"
+    reply = await client.post(
+        url, json={"text": "Sua audiência é amanhã"}, headers=office_a.headers
+    )
+    assert reply.status_code == 201, reply.text
+    wrote = await client.post(
+        f"/webchat/{chat['id']}/messages",
+        json={"text": "Sou eu, a Maria"},
+        headers=visitor_headers(intruder["token"]),
+    )
+    assert wrote.status_code == 201
+    seen = await client.get(
+        f"/webchat/{chat['id']}/messages", headers=visitor_headers(intruder["token"])
+    )
+    assert [m["text"] for m in seen.json()["data"]] == ["Sou eu, a Maria"]
+    assert seen.json()["conversationId"] == intruder["conversationId"]
+
+    async with app.state.sessionmaker() as s:
+        in_clients_chat = await s.scalars(
+            select(Message.text).where(Message.conversation_id == client_visitor["conversationId"])
+        )
+        assert "Sou eu, a Maria" not in list(in_clients_chat)
+        contacts = {
+            c.id: c
+            for c in await s.scalars(select(Contact).where(Contact.office_id == office_a.id))
+        }
+        assert len(contacts) == 2
+        first = await s.get(Conversation, client_visitor["conversationId"])
+        second = await s.get(Conversation, intruder["conversationId"])
+        assert first is not None and second is not None
+        assert contacts[first.person_id].phone == "+5511987654321"
+        unverified = contacts[second.person_id]
+        assert unverified.phone is None
+        assert "+5511987654321" in (unverified.description or "")
+        assert "not verified" in (unverified.description or "")
+
+
+async def test_an_email_chat_does_not_link_a_visitor_to_an_existing_contact(
+    client: httpx.AsyncClient, office_a: OfficeFixture, app: FastAPI
+) -> None:
+    created = await client.post(
+        "/people",
+        json={"name": "Cliente Antigo", "email": "cliente@example.com"},
+        headers=office_a.headers,
+    )
+    assert created.status_code == 201, created.text
+    chat = await make_webchat(client, office_a, ask="EMAIL")
+    started = await client.post(
+        f"/webchat/{chat['id']}/start",
+        json={"name": "Alguém", "email": "CLIENTE@example.com"},
+        headers={"origin": SITE},
+    )
+    assert started.status_code == 201, started.text
+    async with app.state.sessionmaker() as s:
+        conversation = await s.get(Conversation, started.json()["conversationId"])
+        assert conversation is not None
+        assert conversation.person_id != created.json()["id"]
+        contact = await s.get(Contact, conversation.person_id)
+        assert contact is not None and contact.email is None

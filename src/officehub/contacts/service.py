@@ -135,6 +135,16 @@ async def find_or_create_by_phone(
     return contact
 
 
+async def has_phone(session: AsyncSession, office_id: str, phone: str) -> bool:
+    """Whether a contact of the office has this E.164 phone."""
+    return await repository.find_by_phone(session, office_id, phone) is not None
+
+
+async def has_email(session: AsyncSession, office_id: str, email: str) -> bool:
+    """Whether a contact of the office has this email (case-insensitive)."""
+    return await repository.find_by_email(session, office_id, email) is not None
+
+
 async def find_or_create_by_email(
     session: AsyncSession, office_id: str, email: str, name: str, inbox_id: str | None
 ) -> Contact:
@@ -153,6 +163,7 @@ async def create_channel_contact(
     inbox_id: str | None,
     *,
     email: str | None = None,
+    description: str | None = None,
     fallback_name: str = "Visitor",
 ) -> Contact:
     """A contact a channel met (no phone): ``contact.created`` is emitted."""
@@ -164,6 +175,7 @@ async def create_channel_contact(
         search_name=fold(clean)[:200],
         phone=None,
         email=email,
+        description=description,
         is_blocked=False,
     )
     session.add(contact)
