@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import asyncpg
 import httpx
 import pytest
 from fastapi import FastAPI
@@ -28,6 +29,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from officehub.app import create_app
 from officehub.config import Settings
 from officehub.db import database_unreachable
+from officehub.events import wakeup
 from tests import factories as f
 from tests.conftest import PG_URL
 from tests.helpers import OfficeFixture, error_of, make_office
@@ -275,6 +277,45 @@ async def test_database_outage_answers_503_then_recovers_and_the_worker_delivers
         await running
     if proxy.server is not None:
         await proxy.cut()
+
+
+async def _notified(dsn: str, signal: asyncio.Event, seconds: float) -> bool:
+    """Sends NOTIFY straight to PostgreSQL (not through the proxy, not through a session
+    that would wake in-process workers) until ``signal`` is set, for up to ``seconds``."""
+    connection = await asyncpg.connect(dsn)
+    try:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            signal.clear()
+            await connection.execute(f"NOTIFY {wakeup.NOTIFY_CHANNEL}")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(signal.wait(), 0.3)
+                return True
+        return False
+    finally:
+        await connection.close()
+
+
+@pytest.mark.skipif(not PG_URL, reason="PostgreSQL only: LISTEN/NOTIFY")
+async def test_the_workers_listen_connection_is_opened_again_after_a_database_outage(
+    database_url: str,
+) -> None:
+    """Wake-ups come back after an outage: the worker does not stay on polling."""
+    url = make_url(database_url)
+    direct = url.set(drivername="postgresql").render_as_string(hide_password=False)
+    proxy = DatabaseProxy(url.host or "127.0.0.1", url.port or 5432)
+    await proxy.restore()
+    through_proxy = url.set(host="127.0.0.1", port=proxy.port)
+    signal = asyncio.Event()
+    async with wakeup.listening(through_proxy.render_as_string(hide_password=False), signal):
+        assert await _notified(direct, signal, seconds=10), "LISTEN never opened"
+        await proxy.cut()
+        await asyncio.sleep(1.0)
+        assert not await _notified(direct, signal, seconds=1.5), "nobody should listen now"
+        await proxy.restore()
+        # Retries back off 0.5, 1, 2, 4 s...: the next one opens LISTEN again.
+        assert await _notified(direct, signal, seconds=15), "LISTEN was not opened again"
+    await proxy.cut()
 
 
 @contextlib.contextmanager

@@ -57,24 +57,72 @@ def _after_rollback(session: Session) -> None:
     session.info.pop(_EMITTED, None)
 
 
+RETRY_FIRST_SECONDS = 0.5
+RETRY_MAX_SECONDS = 15.0
+PING_SECONDS = 10.0
+"""How often an idle LISTEN connection is checked: a link that died silently (no reset)
+is noticed within this, plus the ping's own timeout."""
+
+
 @contextlib.asynccontextmanager
 async def listening(database_url: str, signal: asyncio.Event) -> AsyncIterator[None]:
-    """On PostgreSQL, sets ``signal`` on every notification of a committed event."""
+    """On PostgreSQL, sets ``signal`` on every notification of a committed event.
+
+    The LISTEN connection is kept open for as long as the context runs: when it is lost (a
+    database restart, a failover, a network split) it is opened again, after 0.5 s and
+    then twice as long each failed try, up to 15 s; meanwhile the worker polls. Once it is
+    back, ``signal`` is set once, for what was committed while nobody listened.
+    """
     url = make_url(database_url)
     if url.get_backend_name() != "postgresql":
         yield
         return
     dsn = url.set(drivername="postgresql").render_as_string(hide_password=False)
-    connection: asyncpg.Connection | None = None
-    try:
-        connection = await asyncpg.connect(dsn)
-        await connection.add_listener(NOTIFY_CHANNEL, lambda *_args: signal.set())
-    except (OSError, asyncpg.PostgresError):
-        logger.warning("LISTEN unavailable; the worker polls")
-        connection = None
+    keeper = asyncio.create_task(_keep_listening(dsn, signal))
     try:
         yield
     finally:
-        if connection is not None:
+        keeper.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await keeper
+
+
+async def _keep_listening(dsn: str, signal: asyncio.Event) -> None:
+    delay = RETRY_FIRST_SECONDS
+    failed = False
+    while True:
+        try:
+            connection = await asyncpg.connect(dsn, timeout=10)
+        except (OSError, asyncpg.PostgresError, TimeoutError):
+            if not failed:
+                logger.warning("LISTEN unavailable; the worker polls and retries")
+            failed = True
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, RETRY_MAX_SECONDS)
+            continue
+        try:
+            lost = asyncio.Event()
+            connection.add_termination_listener(lambda _connection, closed=lost: closed.set())
+            await connection.add_listener(NOTIFY_CHANNEL, lambda *_args: signal.set())
+            if failed:
+                logger.info("LISTEN open again")
+                signal.set()  # events committed while nobody listened
+            failed, delay = False, RETRY_FIRST_SECONDS
+            await _until_lost(connection, lost)
+            logger.warning("LISTEN connection lost; opening it again")
+            failed = True
+        except (OSError, asyncpg.PostgresError, TimeoutError):
+            logger.warning("LISTEN connection lost; opening it again")
+            failed = True
+        finally:
             with contextlib.suppress(Exception):
-                await connection.close()
+                connection.terminate()
+
+
+async def _until_lost(connection: asyncpg.Connection, lost: asyncio.Event) -> None:
+    """Returns when the connection closed, or did not answer a periodic ping."""
+    while not lost.is_set():
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(lost.wait(), PING_SECONDS)
+            return
+        await asyncio.wait_for(connection.fetchval("SELECT 1"), PING_SECONDS)
