@@ -187,7 +187,31 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
     for name in [n for n in components if n in {"HTTPValidationError", "ValidationError"}]:
         components.pop(name)
     _state_scopes(schema)
+    _state_no_nul(schema)
     return schema
+
+
+NO_NUL_PATTERN = r"^[^\u0000]*$"
+
+
+def _state_no_nul(schema: dict[str, Any]) -> None:
+    """Path and query strings may not hold NUL (``middleware._has_nul``: 400 before the
+    route runs): each string parameter without a pattern or an enum states it."""
+
+    def state(node: Any) -> None:
+        if not isinstance(node, dict):
+            return
+        if node.get("type") == "string" and not {"pattern", "enum", "const"} & node.keys():
+            node["pattern"] = NO_NUL_PATTERN
+        for branch in node.get("anyOf", []):
+            state(branch)
+        state(node.get("items"))
+
+    for operations in schema.get("paths", {}).values():
+        for operation in operations.values():
+            for parameter in operation.get("parameters", []):
+                if parameter.get("in") in ("path", "query"):
+                    state(parameter.get("schema"))
 
 
 def _state_scopes(schema: dict[str, Any]) -> None:

@@ -16,9 +16,10 @@ WHITESPACE_CLASS = r"\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202
 """Unicode's White_Space characters, spelled out: ``\\s`` differs between regex engines
 (Python's adds U+001C-U+001F, ECMAScript's drops U+0085 and adds U+FEFF), and the
 document's readers (schemathesis, JavaScript clients) must read the pattern as we do."""
-ID_PATTERN = rf"^[cC][^{WHITESPACE_CLASS}-]{{8,}}$"
+ID_PATTERN = rf"^[cC][^{WHITESPACE_CLASS}\u0000-]{{8,}}$"
 """The spec's ``^[cC][^\\s-]{8,}$`` with ``\\s`` as Unicode's White_Space, the same in
-every engine."""
+every engine; NUL is refused in every path, query and body anyway (PostgreSQL cannot
+store it), and the pattern says so."""
 ID_RE = re.compile(ID_PATTERN)
 ID_MISMATCH = (
     "must match the id pattern ^[cC][^\\s-]{8,}$ (c or C, then 8+ characters, no space nor -)"

@@ -31,7 +31,7 @@ router = APIRouter(tags=["CRM"])
 
 _SPACE = r"\t-\r\u001c-\u001f \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
 """What ``str.strip`` takes off each owner (Python's whitespace)."""
-_OWNER = rf"[cC][^,{WHITESPACE_CLASS}-]{{8,}}"
+_OWNER = rf"[cC][^,{WHITESPACE_CLASS}\u0000-]{{8,}}"
 OWNERS_PATTERN = rf"^[,{_SPACE}]*(?:{_OWNER}(?:[{_SPACE}]*,[,{_SPACE}]*{_OWNER})*)?[,{_SPACE}]*$"
 """One value of ``userIds``: ids separated by commas (spaces around them and empty parts
 are ignored), as ``board_query`` reads it."""
