@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from officehub.conversations.models import Conversation
 from officehub.events.catalogue import EVENT_NAMES
 from officehub.ids import ID_PATTERN
+from officehub.media import MAX_EXPIRES
 from tests import factories as f
 from tests.helpers import OfficeFixture, error_of
 from tests.test_schemathesis import CONFIG
@@ -441,3 +442,25 @@ def test_every_exemption_in_the_schemathesis_settings_names_an_operation_and_a_t
             let_off = "400" in statuses or "415" in statuses
             assert let_off == (f"{method.upper()} {path}" in named), (method, path, statuses)
     assert named <= labels, named - labels
+
+
+async def test_a_media_links_expiry_and_signature_bounds_are_in_the_document(
+    client: httpx.AsyncClient,
+) -> None:
+    """``GET /media/{key}?expires=…`` refused an expiry past year 9999 that the document
+    allowed (found by the long pass)."""
+    document = await _document(client)
+    parameters = {
+        p["name"]: p["schema"] for p in document["paths"]["/media/{key}"]["get"]["parameters"]
+    }
+    assert (parameters["expires"]["minimum"], parameters["expires"]["maximum"]) == (0, MAX_EXPIRES)
+    signature = re.compile(parameters["signature"]["pattern"])
+    assert signature.match("a" * 64) and signature.match("") and not signature.match("A" * 64)
+    past = await client.get(
+        "/media/a.png", params={"expires": MAX_EXPIRES + 1, "signature": "a" * 64}
+    )
+    assert past.status_code == 400 and "query.expires" in error_of(past)["message"]
+    inside = await client.get(
+        "/media/a.png", params={"expires": MAX_EXPIRES, "signature": "a" * 64}
+    )
+    assert inside.status_code == 403  # well formed, not a link we signed

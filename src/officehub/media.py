@@ -18,6 +18,8 @@ router = APIRouter(tags=["Media"])
 INLINE_TYPES = frozenset({"image/jpeg", "image/png", "image/webp", "image/gif"})
 """Raster images are shown inline; everything else (documents, video, SVG) is downloaded."""
 MAX_EXPIRES = 253_402_300_799  # 9999-12-31T23:59:59Z: no link outlives it
+SIGNATURE_PATTERN = r"^([0-9a-f]{64})?$"
+"""64 lowercase hex digits; an empty value is taken as none (403, no link)."""
 _SIGNATURE = re.compile(r"^[0-9a-f]{64}$")
 
 
@@ -46,9 +48,20 @@ def media_headers(key: str, media_type: str) -> dict[str, str]:
 async def read_media(
     key: str,
     storage: StorageDep,
-    expires: Annotated[int | None, Query(description="Unix time the link expires")] = None,
+    # Checked below (400 naming the field); the document states the same bounds.
+    expires: Annotated[
+        int | None,
+        Query(
+            description="Unix time the link expires",
+            json_schema_extra={"minimum": 0, "maximum": MAX_EXPIRES},
+        ),
+    ] = None,
     signature: Annotated[
-        str | None, Query(description="HMAC-SHA256 of key and expiry, 64 hex digits")
+        str | None,
+        Query(
+            description="HMAC-SHA256 of key and expiry, 64 hex digits",
+            json_schema_extra={"pattern": SIGNATURE_PATTERN},
+        ),
     ] = None,
 ) -> StreamingResponse:
     if not is_valid_key(key):
