@@ -16,6 +16,7 @@ alternating per route so both see the same machine load.
     .venv/bin/python -m bench.stack_ratio --quick            # <= 60 s, both databases
     .venv/bin/python -m bench.stack_ratio --seconds 10 --db postgresql
     .venv/bin/python -m bench.stack_ratio --db postgresql --only "GET /tag,POST /people" --repeat 3
+    .venv/bin/python -m bench.stack_ratio --floor --db postgresql   # FastAPI itself vs bare
 
 Beside req/s it reports each server's CPU time per request and their ratio ("CPU ratio"):
 on a machine shared with other work, req/s swings with the load; CPU per request much less.
@@ -53,6 +54,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from officehub.db import create_engine, create_sessionmaker
+from officehub.heap import settle_heap
 from officehub.ids import new_id
 from officehub.timeutil import utcnow
 
@@ -277,16 +279,28 @@ def serve(kind: str, url: str, port: int, data_dir: str) -> None:
     """One server process, the same uvicorn settings for both kinds."""
     if kind == "bare":
         app: Any = bare_app(url)
+    elif kind == "fastapi":
+        from bench.fastapi_floor import fastapi_app
+
+        app = fastapi_app(url)
     else:
         from officehub.app import create_app
         from officehub.config import Settings
         from officehub.logs import configure_logging
 
+        # The limiter runs (its cost is part of a request) but never refuses: a run sends
+        # far more than the default 6,000 a minute through one key.
         settings = Settings(
-            database_url=url, data_dir=Path(data_dir), signing_key="bench", port=port
+            database_url=url,
+            data_dir=Path(data_dir),
+            signing_key="bench",
+            port=port,
+            rate_limits="10000000/minute",
         )
         configure_logging("INFO", "json")
         app = create_app(settings)
+    # What ``officehub serve`` does before serving, for both kinds: a server setting.
+    settle_heap()
     uvicorn.run(app, host="127.0.0.1", port=port, log_config=None, access_log=False)
 
 
@@ -521,14 +535,16 @@ def database(kind: str, tmp: str) -> Iterator[str]:
         asyncio.run(_pg(f"DROP DATABASE IF EXISTS {PG_DB} WITH (FORCE)"))
 
 
-def bench(kind: str, seconds: float, only: str = "") -> list[tuple[str, Result, Result]]:
+def bench(
+    kind: str, seconds: float, only: str = "", ours_kind: str = "officehub"
+) -> list[tuple[str, Result, Result]]:
     from officehub.migrate import migrate
 
     rows: list[tuple[str, Result, Result]] = []
     with tempfile.TemporaryDirectory() as tmp, database(kind, tmp) as url:
         migrate(url)
         world = asyncio.run(seed(url))
-        with server("officehub", url, tmp) as ours, server("bare", url, tmp) as bare:
+        with server(ours_kind, url, tmp) as ours, server("bare", url, tmp) as bare:
             for i, load in enumerate(routes(world)):
                 if only and not any(part in load.label for part in only.split(",")):
                     continue
@@ -546,11 +562,11 @@ def cpu_ratio(mine: Result, theirs: Result) -> float:
     return theirs.cpu_ms / mine.cpu_ms if mine.cpu_ms else 0.0
 
 
-def table(kind: str, rows: list[tuple[str, Result, Result]]) -> str:
+def table(kind: str, rows: list[tuple[str, Result, Result]], ours: str = "officehub") -> str:
     lines = [
         f"{kind}:",
         "",
-        "| route | officehub req/s | p50 ms | p99 ms | CPU ms/req | bare req/s | p50 ms "
+        f"| route | {ours} req/s | p50 ms | p99 ms | CPU ms/req | bare req/s | p50 ms "
         "| p99 ms | CPU ms/req | ratio | CPU ratio |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
@@ -575,6 +591,12 @@ def main() -> None:
         "--only", default="", help="routes whose label contains one of these (comma-separated)"
     )
     parser.add_argument(
+        "--floor",
+        action="store_true",
+        help="a bare FastAPI app (the same SQL through FastAPI's dependencies and models) "
+        "instead of officehub, for GET /tag and POST /people: what the framework costs",
+    )
+    parser.add_argument(
         "--repeat", type=int, default=1, help="runs per database; prints each and the median ratio"
     )
     args = parser.parse_args()
@@ -591,8 +613,12 @@ def main() -> None:
         cpu_ratios: dict[str, list[float]] = {}
         for _ in range(max(1, args.repeat)):
             print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-            rows = bench(kind, seconds, args.only)
-            print(table(kind, rows), "\n", flush=True)
+            if args.floor:
+                rows = bench(kind, seconds, args.only or "GET /tag,POST /people", "fastapi")
+                print(table(kind, rows, "FastAPI"), "\n", flush=True)
+            else:
+                rows = bench(kind, seconds, args.only)
+                print(table(kind, rows), "\n", flush=True)
             for label, mine, theirs in rows:
                 ratios.setdefault(label, []).append(mine.rps / theirs.rps)
                 cpu_ratios.setdefault(label, []).append(cpu_ratio(mine, theirs))
