@@ -9,8 +9,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 import httpx
+import pytest
 from fastapi import FastAPI
-from sqlalchemy import Connection, select, text
+from sqlalchemy import Connection, event, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.config import Settings
@@ -20,7 +21,9 @@ from officehub.events.service import PendingEvent, emit, emit_many
 from officehub.migrate import alembic_config
 from officehub.webhooks.delivery import fan_out
 from officehub.worker.runner import WorkerContext
+from tests import factories as f
 from tests.automation_helpers import create_rule
+from tests.crm_world import make_world
 from tests.helpers import OfficeFixture
 from tests.receiver import running_receiver
 from tests.webhook_helpers import create_webhook, deliveries, delivery_worker, emit_event
@@ -91,6 +94,76 @@ async def test_automation_row_only_for_an_enabled_rule_on_the_trigger_and_integr
         conversation_id="c0000000000conversation",
     )
     assert await _rows(app, plain) == []  # flows only marked these done
+
+
+async def test_a_rule_on_one_integration_wants_only_that_integrations_events(
+    app: FastAPI, client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    world = await make_world(session, office_a.id)
+    other = await f.make_integration(session, office_a.id, world.inbox.id, device_id="other")
+    await session.commit()
+    await create_rule(
+        client, office_a, triggerEvent="chat.message.status", integrationId=world.integration.id
+    )
+    await create_rule(client, office_a, triggerEvent="contact.updated")  # every integration
+    mine = world.integration.id
+    scoped = "chat.message.status"
+    assert await _rows(app, await _emit(app, office_a.id, scoped, integration_id=mine)) == [
+        "automation"
+    ]
+    assert await _rows(app, await _emit(app, office_a.id, scoped, integration_id=other.id)) == []
+    assert await _rows(app, await _emit(app, office_a.id, scoped)) == []
+    for integration in (mine, other.id, None):
+        updated = await _emit(app, office_a.id, "contact.updated", integration_id=integration)
+        assert await _rows(app, updated) == ["automation"]
+
+
+async def test_a_webhook_test_event_gets_the_webhooks_row_alone(
+    app: FastAPI, client: httpx.AsyncClient, office_a: OfficeFixture
+) -> None:
+    received = ["chat.message.received"]
+    hook = await create_webhook(client, office_a, "https://hooks.example.com/a", events=received)
+    await create_rule(client, office_a, triggerEvent="chat.message.received")
+    conversation = "c0000000000conversation"
+    targeted = await _emit(
+        app,
+        office_a.id,
+        "chat.message.received",
+        conversation_id=conversation,
+        target_webhook_id=hook["id"],
+    )
+    assert await _rows(app, targeted) == ["webhooks"]
+    plain = await _emit(app, office_a.id, "chat.message.received", conversation_id=conversation)
+    assert await _rows(app, plain) == ["automation", "flows", "webhooks"]
+
+
+async def test_emit_is_one_statement_with_its_progress_rows_and_wakeup_on_postgresql(
+    app: FastAPI, client: httpx.AsyncClient, office_a: OfficeFixture
+) -> None:
+    if app.state.engine.dialect.name != "postgresql":
+        pytest.skip("SQLite writes the event and its rows in three statements (no data CTEs)")
+    events = ["contact.created", "contact.updated"]
+    await create_webhook(client, office_a, "https://hooks.example.com/a", events=events)
+    statements: list[str] = []
+
+    def record(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        statements.append(statement)
+
+    async with app.state.sessionmaker() as s:
+        sync_engine = app.state.engine.sync_engine
+        event.listen(sync_engine, "before_cursor_execute", record)
+        try:
+            first = await emit(s, office_a.id, "contact.created", {"id": "c0000000000subject"})
+            second = await emit(s, office_a.id, "contact.updated", {"id": "c0000000000subject"})
+        finally:
+            event.remove(sync_engine, "before_cursor_execute", record)
+        await s.commit()
+    emitted = [x for x in statements if "outbox_events" in x]
+    assert len(emitted) == 2, statements
+    assert all("outbox_consumer_events" in x and "pg_notify" in x for x in emitted)
+    assert len(statements) == 2, statements  # nothing else: no select, no separate notify
+    assert await _rows(app, first.id) == ["webhooks"]
+    assert await _rows(app, second.id) == ["webhooks"]
 
 
 async def test_flows_row_only_for_inbound_messages_and_assignments_in_a_conversation(
