@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from functools import cache
 from typing import Any, TypeVar
 
-from sqlalchemy import Select, bindparam, delete, select, update
+from sqlalchemy import Select, bindparam, delete, insert, select, update
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
@@ -87,6 +87,26 @@ async def flush_or_conflict(session: AsyncSession, conflict: ServiceError) -> No
     except IntegrityError as exc:
         found = conflict_for(exc)
         raise (conflict if found.code == conflict.code else found) from exc
+
+
+async def insert_or_conflict(session: AsyncSession, record: Base, conflict: ServiceError) -> None:
+    """Writes ``record`` (every column set, defaults included) with one Core insert, outside
+    the unit of work, as ``flush_or_conflict`` would: the unit of work's bookkeeping for one
+    new row costs more than the statement (``POST /people``). ``record`` stays out of the
+    session: nothing reads it back there."""
+    table: Any = record.__table__
+    try:
+        await session.execute(
+            _insert_of(table), {c.name: getattr(record, c.key) for c in table.columns}
+        )
+    except IntegrityError as exc:
+        found = conflict_for(exc)
+        raise (conflict if found.code == conflict.code else found) from exc
+
+
+@cache
+def _insert_of(table: Any) -> Any:
+    return insert(table)
 
 
 async def insert_ignoring_duplicates(

@@ -13,9 +13,10 @@ from officehub.contacts.normalize import digits, fold, to_e164
 from officehub.contacts.schemas import ContactIn, ContactOut, ContactPatch, TagRef
 from officehub.errors import Conflict, NotFound, ValidationFailed
 from officehub.events.service import emit
+from officehub.ids import new_id
 from officehub.inboxes import service as inboxes
 from officehub.pagination import PageParams, paginate
-from officehub.repository import flush_or_conflict
+from officehub.repository import flush_or_conflict, insert_or_conflict
 from officehub.tags import service as tags
 from officehub.tags.models import Tag
 from officehub.timeutil import utcnow
@@ -87,7 +88,9 @@ async def create_contact(session: AsyncSession, office_id: str, body: ContactIn)
     if body.inbox_id is not None:
         await inboxes.get_inbox(session, office_id, body.inbox_id)
     contact_tags = await _checked_tags(session, office_id, body.tags)
+    now = utcnow()
     contact = Contact(
+        id=new_id(),
         office_id=office_id,
         inbox_id=body.inbox_id,
         name=body.name,
@@ -97,9 +100,12 @@ async def create_contact(session: AsyncSession, office_id: str, body: ContactIn)
         document=body.document,
         description=body.description,
         is_blocked=body.is_blocked,
+        created_at=now,
+        updated_at=now,
     )
-    session.add(contact)
-    await flush_or_conflict(session, _phone_taken(f"Another contact has the phone {phone}"))
+    await insert_or_conflict(
+        session, contact, _phone_taken(f"Another contact has the phone {phone}")
+    )
     await repository.add_tags(session, office_id, contact.id, [t.id for t in contact_tags])
     out = contact_out(contact, contact_tags)
     await emit(session, office_id, "contact.created", _data(out))
