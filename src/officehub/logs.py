@@ -88,6 +88,12 @@ def chosen_format(log_format: str, stream: TextIO) -> str:
 
 
 def configure_logging(level: str = "INFO", log_format: str = "auto") -> None:
+    # Neither format writes a record's source line, thread or process: the logging HOWTO's
+    # "Optimization" settings spare every record looking them up (a frame walk per line).
+    logging._srcfile = None
+    logging.logThreads = False
+    logging.logProcesses = False
+    logging.logMultiprocessing = False
     stream = sys.stderr
     handler = logging.StreamHandler(stream)
     if chosen_format(log_format, stream) == "text":
