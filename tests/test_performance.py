@@ -5,6 +5,9 @@ grow with the data (no N+1)."""
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
@@ -21,6 +24,7 @@ from officehub.auth import KeyCache, OfficeContext
 from officehub.config import Settings
 from officehub.contacts.models import Contact, ContactTag
 from officehub.db import WriteInReadOnlySession
+from officehub.heap import YOUNG_THRESHOLD
 from officehub.offices import service as offices
 from tests import factories as f
 from tests.crm_world import make_world
@@ -339,3 +343,26 @@ async def test_serve_with_workers_runs_that_many_api_processes(tmp_path: Path) -
             )
         assert [r.status_code for r in answers] == [200] * 20
         assert len(_spawned_in(tmp_path)) == 2
+
+
+def test_a_served_process_keeps_its_startup_heap_out_of_the_collectors_sight(
+    tmp_path: Path,
+) -> None:
+    """``served_app`` (each ``serve --workers`` process; ``serve`` and ``worker`` call the
+    same ``settle_heap``) freezes what startup made and collects the young generation less
+    often (``officehub.heap``)."""
+    code = (
+        "import gc; from officehub.app import served_app; served_app(); "
+        "print(gc.get_freeze_count(), gc.get_threshold()[0])"
+    )
+    env = {
+        **os.environ,
+        "OFFICEHUB_DATA_DIR": str(tmp_path),
+        "OFFICEHUB_DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path}/heap.db",
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
+    frozen, young = map(int, done.stdout.split())
+    assert frozen > 50_000  # the app's modules, models and schemas
+    assert young == YOUNG_THRESHOLD

@@ -36,6 +36,7 @@ from officehub import backup as backups
 from officehub.config import Settings, get_settings
 from officehub.db import create_engine, create_sessionmaker
 from officehub.errors import ServiceError
+from officehub.heap import settle_heap
 from officehub.logs import configure_logging
 from officehub.migrate import migrate
 from officehub.offices import service as offices
@@ -268,8 +269,10 @@ def serve(
         _first_start_banner(settings, *demo)
     configure_logging(settings.log_level, settings.log_format)
     if workers == 1:
+        served = create_app(settings, embedded_worker=worker)
+        settle_heap()
         uvicorn.run(
-            create_app(settings, embedded_worker=worker),
+            served,
             host=settings.host,
             port=settings.port,
             log_config=None,
@@ -319,6 +322,7 @@ def worker_command() -> None:
         finally:
             await engine.dispose()
 
+    settle_heap()
     asyncio.run(run())
 
 
