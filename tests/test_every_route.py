@@ -6,8 +6,14 @@ import re
 from typing import Any
 
 import httpx
+from fastapi import FastAPI
 
 from officehub.auth import is_keyless
+from officehub.console.router import router as console_router
+from officehub.events.router import router as events_router
+from officehub.health import router as health_router
+from officehub.routers import domain_routers
+from officehub.routing import Router, first_segment
 from tests.helpers import error_of
 
 
@@ -47,3 +53,56 @@ async def test_every_route_declares_its_key_and_errors(client: httpx.AsyncClient
         if not is_keyless(path):
             assert {"400", "401", "500"} <= set(operation["responses"]), (method, path)
             assert operation["security"], (method, path)
+
+
+async def test_every_keyless_route_is_found_through_the_routers_index(
+    client: httpx.AsyncClient,
+) -> None:
+    """The keyed routes are found (401, not 404) by the tests above; the keyless ones
+    (health, inbound webhooks, web chat) answer anything but the unmatched route's 404."""
+    operations = [(m, p) for m, p, _ in await _operations(client) if is_keyless(p)]
+    assert len(operations) >= 5
+    for method, path in operations:
+        r = await client.request(method, _concrete(path), json={})
+        unmatched = r.status_code == 404 and error_of(r).get("message") == "Route not found"
+        assert not unmatched, (method, path)
+
+
+async def test_a_router_turns_away_a_path_none_of_its_routes_starts_with() -> None:
+    router = Router()
+
+    @router.get("/tag/{id}")
+    async def read(id: str) -> dict[str, str]:
+        return {"tag": id}
+
+    @router.get("/tags")
+    async def listing() -> list[str]:
+        return []
+
+    assert router.first_segments() == frozenset({"tag", "tags"})
+    other = Router()
+
+    @other.get("/{anything}/x")
+    async def any_first(anything: str) -> dict[str, str]:
+        return {"anything": anything}
+
+    assert other.first_segments() is None  # any first segment may match: every route is asked
+    app = FastAPI()
+    app.include_router(router)
+    app.include_router(other)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
+        assert (await c.get("/tag/c1")).json() == {"tag": "c1"}
+        assert (await c.get("/tags")).json() == []
+        assert (await c.get("/people")).status_code == 404
+        assert (await c.get("/zzz/x")).json() == {"anything": "zzz"}  # the other router
+
+
+def test_every_router_of_the_app_would_be_asked_for_each_of_its_routes() -> None:
+    routers = [*domain_routers(), health_router, events_router, console_router]
+    for router in routers:
+        assert isinstance(router, Router)
+        heads = router.first_segments()
+        for route in router.routes:
+            path = getattr(route, "path", "")
+            assert heads is None or first_segment(_concrete(path)) in heads, path

@@ -25,10 +25,11 @@ from officehub.db import create_engine, create_read_sessionmaker, create_session
 from officehub.errors import ErrorBody, install_error_handlers
 from officehub.events.router import router as events_router
 from officehub.health import router as health_router
+from officehub.heap import settle_heap
 from officehub.logs import configure_logging
 from officehub.middleware import RequestContextMiddleware
 from officehub.ratelimit import RateLimiter
-from officehub.request_guards import refuse_non_json_bodies, refuse_repeated_query_params
+from officehub.request_guards import guard_request
 from officehub.routers import domain_routers
 from officehub.webchat.cors import WebchatCorsMiddleware
 from officehub.wiring import install as install_hooks
@@ -49,7 +50,9 @@ def served_app() -> FastAPI:
     """The app of each process of ``officehub serve --workers N`` (a uvicorn factory)."""
     settings = get_settings()
     configure_logging(settings.log_level, settings.log_format)
-    return create_app(settings, embedded_worker=os.environ.get(SERVE_WORKER_ENV) == "1")
+    served = create_app(settings, embedded_worker=os.environ.get(SERVE_WORKER_ENV) == "1")
+    settle_heap()
+    return served
 
 
 def create_app(settings: Settings | None = None, *, embedded_worker: bool = False) -> FastAPI:
@@ -87,10 +90,7 @@ def create_app(settings: Settings | None = None, *, embedded_worker: bool = Fals
         redirect_slashes=False,
         docs_url=None,
         redoc_url=None,
-        dependencies=[
-            Depends(refuse_repeated_query_params),
-            Depends(refuse_non_json_bodies),
-        ],
+        dependencies=[Depends(guard_request)],
     )
     app.state.settings = settings
     app.state.key_cache = KeyCache(settings.key_cache_seconds)

@@ -1,12 +1,13 @@
 from __future__ import annotations
 
-from fastapi import APIRouter, Request, Response
+from fastapi import Request, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy import text
 
+from officehub.routing import Router
 from officehub.schemas import ApiModel
 
-router = APIRouter(tags=["Operations"])
+router = Router(tags=["Operations"])
 
 
 class Health(ApiModel):

@@ -7,13 +7,14 @@ import re
 from typing import Annotated
 from urllib.parse import quote
 
-from fastapi import APIRouter, Query
+from fastapi import Query
 from fastapi.responses import StreamingResponse
 
 from officehub.errors import Forbidden, NotFound, ValidationFailed, error_responses
+from officehub.routing import Router
 from officehub.storage import StorageDep, is_valid_key
 
-router = APIRouter(tags=["Media"])
+router = Router(tags=["Media"])
 
 INLINE_TYPES = frozenset({"image/jpeg", "image/png", "image/webp", "image/gif"})
 """Raster images are shown inline; everything else (documents, video, SVG) is downloaded."""

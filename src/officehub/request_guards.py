@@ -63,7 +63,7 @@ def scalar_query_params(route: APIRoute) -> frozenset[str]:
     return cached
 
 
-async def refuse_repeated_query_params(request: Request) -> None:
+def refuse_repeated_query_params(request: Request) -> None:
     """400 when a single-valued query parameter of the route is given more than once."""
     route = request.scope.get("route")
     if not isinstance(route, APIRoute):
@@ -91,7 +91,7 @@ def _is_json(content_type: str) -> bool:
     )
 
 
-async def refuse_non_json_bodies(request: Request) -> None:
+def refuse_non_json_bodies(request: Request) -> None:
     """415 when a route that reads a JSON body is sent a body of another media type."""
     route = request.scope.get("route")
     if not isinstance(route, APIRoute) or route.body_field is None:
@@ -109,3 +109,10 @@ async def refuse_non_json_bodies(request: Request) -> None:
             details=f"This route reads a JSON body: send Content-Type application/json, "
             f"not {content_type.split(';', 1)[0].strip()[:100]}",
         )
+
+
+async def guard_request(request: Request) -> None:
+    """Both checks, as the app's one dependency: FastAPI's cost of solving a dependency is
+    paid once per request, not twice."""
+    refuse_repeated_query_params(request)
+    refuse_non_json_bodies(request)

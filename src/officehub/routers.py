@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
-
 from officehub.automation.router import router as automation_router
 from officehub.cases.router import router as cases_router
 from officehub.channels.bridge_inbound import router as bridge_router
@@ -20,6 +18,7 @@ from officehub.legal_areas.router import router as legal_areas_router
 from officehub.media import router as media_router
 from officehub.messages.router import router as messages_router
 from officehub.partner_links.router import router as partner_links_router
+from officehub.routing import Router
 from officehub.tags.router import router as tags_router
 from officehub.templates.router import router as templates_router
 from officehub.tickets.router import router as tickets_router
@@ -28,7 +27,7 @@ from officehub.webchat.router import router as webchat_router
 from officehub.webhooks.router import router as webhooks_router
 
 
-def domain_routers() -> list[APIRouter]:
+def domain_routers() -> list[Router]:
     return [
         inboxes_router,
         departments_router,

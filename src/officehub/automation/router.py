@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Request
+from fastapi import Query, Request
 
 from officehub.auth import OfficeDep
 from officehub.automation import dry_run, service
@@ -20,9 +20,10 @@ from officehub.errors import ValidationFailed, error_responses
 from officehub.events.catalogue import EVENT_ENUM, EVENT_NAMES
 from officehub.pagination import Page, PageDep
 from officehub.params import PathId
+from officehub.routing import Router
 from officehub.webhooks.schemas import ActionDeliveryOut, DeliveryStatus
 
-router = APIRouter(tags=["Automation rules"])
+router = Router(tags=["Automation rules"])
 
 
 def _settings(request: Request) -> Settings:

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import Query
 
 from officehub.auth import OfficeDep
 from officehub.cases import service
@@ -11,8 +11,9 @@ from officehub.db import SessionDep
 from officehub.errors import error_responses
 from officehub.pagination import Page, PageDep
 from officehub.params import Id, PathId
+from officehub.routing import Router
 
-router = APIRouter(tags=["Cases"])
+router = Router(tags=["Cases"])
 
 CourtAlias = Annotated[str, Query(pattern=r"^[a-z0-9-]{2,16}$", description="DataJud alias")]
 

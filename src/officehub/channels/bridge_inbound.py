@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Request
+from fastapi import Path, Request
 from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -25,9 +25,10 @@ from officehub.inboxes import service as inboxes
 from officehub.inboxes.models import Integration
 from officehub.messages import service as messages
 from officehub.middleware import body_limit
+from officehub.routing import Router
 from officehub.webhooks.signing import WebhookVerificationError, verify
 
-router = APIRouter(tags=["Channels"])
+router = Router(tags=["Channels"])
 IntegrationId = Annotated[str, Path(alias="integrationId", pattern=ID_PATTERN)]
 BRIDGE_BODY_LIMIT = 64 * 1024
 

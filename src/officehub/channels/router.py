@@ -12,7 +12,7 @@ import json
 import logging
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query, Request
+from fastapi import Path, Query, Request
 from fastapi.responses import PlainTextResponse
 from pydantic import BaseModel, ValidationError
 
@@ -26,10 +26,11 @@ from officehub.ids import ID_PATTERN
 from officehub.inboxes import service as inboxes
 from officehub.inboxes.models import Integration
 from officehub.params import PathId
+from officehub.routing import Router
 from officehub.templates.schemas import TemplateList
 
 logger = logging.getLogger("officehub.channels")
-router = APIRouter(tags=["Channels"])
+router = Router(tags=["Channels"])
 PATH = "/channels/whatsapp/{integrationId}/webhook"
 IntegrationId = Annotated[str, Path(alias="integrationId", pattern=ID_PATTERN)]
 

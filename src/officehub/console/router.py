@@ -14,12 +14,13 @@ from functools import cache
 from importlib import resources
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Request
+from fastapi import Path, Request
 from fastapi.responses import Response
 
 from officehub.errors import NotFound
+from officehub.routing import Router
 
-router = APIRouter(include_in_schema=False)
+router = Router(include_in_schema=False)
 
 CONSOLE_PATH = "/console"
 ROOT_MARK = b"__ROOT__"

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import Query
 
 from officehub.auth import OfficeDep
 from officehub.contacts import service
@@ -11,8 +11,9 @@ from officehub.db import SessionDep
 from officehub.errors import ValidationFailed, error_responses
 from officehub.pagination import Page, PageDep
 from officehub.params import PathId
+from officehub.routing import Router
 
-router = APIRouter(tags=["Contacts"])
+router = Router(tags=["Contacts"])
 MAX_TAG_FILTER = 50
 
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query, Response
+from fastapi import Path, Query, Response
 
 from officehub.auth import OfficeDep
 from officehub.conversations import service
@@ -20,8 +20,9 @@ from officehub.db import SessionDep
 from officehub.errors import error_responses
 from officehub.pagination import Page, PageDep
 from officehub.params import Id, PathId
+from officehub.routing import Router
 
-router = APIRouter(tags=["Conversations"])
+router = Router(tags=["Conversations"])
 
 
 @router.post(

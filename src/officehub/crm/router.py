@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import Depends, Query
 
 from officehub.auth import OfficeDep
 from officehub.crm import service
@@ -26,8 +26,9 @@ from officehub.errors import ValidationFailed, error_responses
 from officehub.ids import WHITESPACE_CLASS, is_valid_id
 from officehub.pagination import MAX_PAGE, Page, PageDep, PageParams
 from officehub.params import Id, PathId
+from officehub.routing import Router
 
-router = APIRouter(tags=["CRM"])
+router = Router(tags=["CRM"])
 
 _SPACE = r"\t-\r\u001c-\u001f \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
 """What ``str.strip`` takes off each owner (Python's whitespace)."""

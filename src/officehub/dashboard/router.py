@@ -2,15 +2,16 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import Depends, Request
 
 from officehub.auth import OfficeDep
 from officehub.dashboard import service
 from officehub.dashboard.schemas import ClientsMapOut
 from officehub.db import SessionDep
 from officehub.errors import error_responses
+from officehub.routing import Router
 
-router = APIRouter(tags=["Dashboard"])
+router = Router(tags=["Dashboard"])
 
 
 def get_cache(request: Request) -> service.ClientsMapCache:

@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-from fastapi import APIRouter
-
 from officehub.auth import OfficeDep
 from officehub.db import SessionDep
 from officehub.departments import service
@@ -9,8 +7,9 @@ from officehub.departments.schemas import DepartmentCreate, DepartmentOut, Depar
 from officehub.errors import error_responses
 from officehub.pagination import Page, PageDep
 from officehub.params import PathId
+from officehub.routing import Router
 
-router = APIRouter(tags=["Departments"])
+router = Router(tags=["Departments"])
 
 
 @router.post(

@@ -1,13 +1,12 @@
 from __future__ import annotations
 
-from fastapi import APIRouter
-
 from officehub.auth import READ, OfficeDep, scope_override
 from officehub.errors import error_responses
 from officehub.events.catalogue import EVENT_TYPES
 from officehub.events.schemas import EventTypeList, EventTypeOut
+from officehub.routing import Router
 
-router = APIRouter(tags=["Webhooks"])
+router = Router(tags=["Webhooks"])
 
 
 @router.get(

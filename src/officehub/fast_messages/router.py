@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import Query
 
 from officehub.auth import OfficeDep
 from officehub.db import SessionDep
@@ -16,8 +16,9 @@ from officehub.fast_messages.schemas import (
 )
 from officehub.pagination import Page, PageDep
 from officehub.params import Id, PathId
+from officehub.routing import Router
 
-router = APIRouter(tags=["Fast messages"])
+router = Router(tags=["Fast messages"])
 
 
 @router.get(

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Request
+from fastapi import Query, Request
 
 from officehub.auth import OfficeDep
 from officehub.db import SessionDep
@@ -18,10 +18,11 @@ from officehub.flows.schemas import (
 )
 from officehub.pagination import Page, PageDep
 from officehub.params import Id, PathId
+from officehub.routing import Router
 from officehub.timeutil import utcnow
 from officehub.webhooks.schemas import ActionDeliveryOut, DeliveryStatus
 
-router = APIRouter(tags=["Flows"])
+router = Router(tags=["Flows"])
 
 
 def _allow_private(request: Request) -> bool:

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Request
+from fastapi import Query, Request
 
 from officehub.auth import OfficeDep
 from officehub.db import SessionDep
@@ -19,8 +19,9 @@ from officehub.inboxes.schemas import (
 )
 from officehub.pagination import Page, PageDep
 from officehub.params import Id, PathId
+from officehub.routing import Router
 
-router = APIRouter(tags=["Inboxes"])
+router = Router(tags=["Inboxes"])
 
 
 @router.post(

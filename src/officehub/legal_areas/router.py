@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-from fastapi import APIRouter
-
 from officehub.auth import OfficeDep
 from officehub.db import SessionDep
 from officehub.errors import error_responses
@@ -9,8 +7,9 @@ from officehub.legal_areas import service
 from officehub.legal_areas.schemas import LegalAreaCreate, LegalAreaOut, LegalAreaUpdate
 from officehub.pagination import Page, PageDep
 from officehub.params import PathId
+from officehub.routing import Router
 
-router = APIRouter(tags=["Legal areas"])
+router = Router(tags=["Legal areas"])
 
 
 @router.get(

@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-from fastapi import APIRouter
-
 from officehub.auth import OfficeDep
 from officehub.db import SessionDep
 from officehub.errors import error_responses
@@ -9,9 +7,10 @@ from officehub.messages import service
 from officehub.messages.schemas import InboundIn, MessageOut, OutboundIn
 from officehub.pagination import Page, PageDep
 from officehub.params import PathId
+from officehub.routing import Router
 from officehub.storage import StorageDep
 
-router = APIRouter(tags=["Messages"])
+router = Router(tags=["Messages"])
 
 
 @router.post(

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path
+from fastapi import Path
 
 from officehub.auth import OfficeDep
 from officehub.db import SessionDep
@@ -10,8 +10,9 @@ from officehub.errors import error_responses
 from officehub.params import PathId
 from officehub.partner_links import service
 from officehub.partner_links.schemas import LinkIn, LinkOut
+from officehub.routing import Router
 
-router = APIRouter(tags=["Partner links"])  # the tag gives every route the scope edit:customer
+router = Router(tags=["Partner links"])  # the tag gives every route the scope edit:customer
 BASE = "/integration/partner/contacts/{contactId}/link"
 
 

@@ -2,17 +2,18 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import Query
 
 from officehub.auth import OfficeDep
 from officehub.db import SessionDep
 from officehub.errors import error_responses
 from officehub.pagination import Page, PageDep
 from officehub.params import Id, PathId
+from officehub.routing import Router
 from officehub.tags import service
 from officehub.tags.schemas import Module, TagCreate, TagOut, TagUpdate
 
-router = APIRouter(tags=["Tags"])
+router = Router(tags=["Tags"])
 
 
 @router.post(

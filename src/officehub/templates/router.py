@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query, Request
+from fastapi import Path, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
@@ -13,13 +13,14 @@ from officehub.errors import ServiceError, ValidationFailed, error_responses
 from officehub.ids import ID_MISMATCH, ID_PATTERN, ID_RE
 from officehub.middleware import MULTIPART_ALLOWANCE, body_limit
 from officehub.params import PathId
+from officehub.routing import Router
 from officehub.schemas import ApiModel
 from officehub.storage import StorageDep
 from officehub.templates import header_media, service
 from officehub.templates.schemas import TemplateCatalogueIn, TemplateList, TemplateStatus
 from officehub.uploads import receive_file
 
-router = APIRouter(tags=["Official-channel templates"])
+router = Router(tags=["Official-channel templates"])
 
 
 @router.get(

@@ -2,13 +2,14 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import Query
 
 from officehub.auth import OfficeDep
 from officehub.db import SessionDep
 from officehub.errors import error_responses
 from officehub.pagination import Page, PageDep
 from officehub.params import Id, PathId
+from officehub.routing import Router
 from officehub.tickets import service
 from officehub.tickets.schemas import (
     Priority,
@@ -19,7 +20,7 @@ from officehub.tickets.schemas import (
     TicketUpdate,
 )
 
-router = APIRouter(tags=["Tickets"])
+router = Router(tags=["Tickets"])
 
 
 @router.get(

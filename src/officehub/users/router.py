@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, BackgroundTasks, Query, Request
+from fastapi import BackgroundTasks, Query, Request
 
 from officehub.auth import OfficeDep
 from officehub.db import SessionDep
@@ -10,13 +10,14 @@ from officehub.errors import error_responses
 from officehub.middleware import MULTIPART_ALLOWANCE, body_limit
 from officehub.pagination import Page, PageDep
 from officehub.params import Id, PathId
+from officehub.routing import Router
 from officehub.storage import StorageDep
 from officehub.uploads import receive_file
 from officehub.users import service
 from officehub.users.schemas import AvatarRemoved, UserCreate, UserOut, UserUpdate
 from officehub.users.service import AVATAR_MAX_BYTES
 
-router = APIRouter(tags=["Users"])
+router = Router(tags=["Users"])
 
 _AVATAR_BODY = {
     "requestBody": {

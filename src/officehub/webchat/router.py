@@ -12,7 +12,7 @@ import json
 from importlib import resources
 from typing import Annotated
 
-from fastapi import APIRouter, Header, Path, Request
+from fastapi import Header, Path, Request
 from fastapi.responses import Response, StreamingResponse
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -22,6 +22,7 @@ from officehub.ids import ID_PATTERN
 from officehub.inboxes.models import Integration
 from officehub.middleware import body_limit
 from officehub.ratelimit import RateLimiter
+from officehub.routing import Router
 from officehub.webchat import live, service
 from officehub.webchat.models import WebchatVisitor
 from officehub.webchat.schemas import (
@@ -32,7 +33,7 @@ from officehub.webchat.schemas import (
     VisitorMessageIn,
 )
 
-router = APIRouter(prefix="/webchat/{integrationId}", tags=["Web chat"])
+router = Router(prefix="/webchat/{integrationId}", tags=["Web chat"])
 IntegrationId = Annotated[str, Path(alias="integrationId", pattern=ID_PATTERN)]
 VisitorToken = Annotated[
     str | None, Header(alias="x-visitor-token", max_length=128, include_in_schema=True)

@@ -3,7 +3,7 @@ from __future__ import annotations
 import math
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import Depends, Query, Request
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from officehub.auth import OfficeDep
@@ -11,6 +11,7 @@ from officehub.db import SessionDep
 from officehub.errors import error_responses
 from officehub.pagination import MAX_LIMIT, PageDep, PageNumber, PageParams
 from officehub.params import PathId
+from officehub.routing import Router
 from officehub.schemas import ApiModel
 from officehub.webhooks import service
 from officehub.webhooks.schemas import (
@@ -27,7 +28,7 @@ from officehub.webhooks.schemas import (
     WebhookWithSecret,
 )
 
-router = APIRouter(tags=["Webhooks"])
+router = Router(tags=["Webhooks"])
 
 
 class TestSent(ApiModel):

@@ -1,0 +1,60 @@
+"""The routers every domain builds on: FastAPI's, with a first-segment index.
+
+FastAPI finds a request's route by asking every included router in turn, and a router
+answers by matching the path against each of its routes' patterns: about 150 regular
+expressions before ``GET /tag/{id}`` is found, 9 % of that request's CPU. Each of our
+routers knows the literal first segments its routes start with (``tag``, ``tags``); one
+whose routes cannot start with the request's first segment says so without trying a
+pattern. A router holding a route that starts with a parameter is asked as before.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+from starlette.routing import Match
+from starlette.types import Scope
+
+
+def first_segment(path: str) -> str:
+    """``tag`` of ``/tag/{id}``; ``""`` of ``/``."""
+    return path[1:].split("/", 1)[0]
+
+
+def _route_path(scope: Scope) -> str:
+    """The path routing sees: the request's, without the app's ``root_path`` (as Starlette)."""
+    path: str = scope["path"]
+    root: str = scope.get("root_path", "")
+    if root and path.startswith(root) and path[len(root) : len(root) + 1] in ("/", ""):
+        return path[len(root) :]
+    return path
+
+
+class Router(APIRouter):
+    """An ``APIRouter`` that turns a request away by its path's first segment."""
+
+    _heads_for: int = -1
+    _heads: frozenset[str] | None = None
+
+    def first_segments(self) -> frozenset[str] | None:
+        """The literal first segments of this router's routes; ``None`` when one route
+        starts with a parameter (or has no path), so that any segment may match it."""
+        if self._heads_for != len(self.routes):
+            heads: set[str] | None = set()
+            for route in self.routes:
+                path: Any = getattr(route, "path", None)
+                head = first_segment(path) if isinstance(path, str) else "{"
+                if heads is not None and "{" not in head:
+                    heads.add(head)
+                else:
+                    heads = None
+            self._heads = None if heads is None else frozenset(heads)
+            self._heads_for = len(self.routes)
+        return self._heads
+
+    def matches(self, scope: Scope) -> tuple[Match, Scope]:
+        heads = self.first_segments()
+        if heads is not None and first_segment(_route_path(scope)) not in heads:
+            return Match.NONE, {}
+        return super().matches(scope)
