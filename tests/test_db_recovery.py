@@ -1,7 +1,13 @@
 """The pool outlives its connections: after PostgreSQL ends every backend of the app (as a
 restart or ``pg_terminate_backend`` does), the next requests succeed, none retried by the
 client. ``officehub.db`` checks each connection on checkout (closed by the server? replaced)
-instead of ``pool_pre_ping``'s three round trips per request."""
+instead of ``pool_pre_ping``'s three round trips per request.
+
+"Next" means after the close reached this process. A backend that is ended sends its
+``FATAL`` message, leaves ``pg_stat_activity``, and only then does its socket close; a
+statement sent in that gap (well under a millisecond) fails, and the request answers 503 with
+``Retry-After`` (``test_faults``), never 500. So the tests wait for the client's sockets
+to see the close, not just for the server's view of the backends."""
 
 from __future__ import annotations
 
@@ -43,6 +49,22 @@ async def _kill_backends_of(database: str) -> int:
         await admin.close()
 
 
+async def _until_the_pool_saw_every_close(app: FastAPI) -> None:
+    """Waits until each idle connection in the app's pool knows its socket closed."""
+    idle = app.state.engine.sync_engine.pool._pool._queue._queue  # asyncio.Queue's deque
+    for _ in range(500):
+        open_ones = [
+            record
+            for record in list(idle)
+            if record.dbapi_connection is not None
+            and not record.dbapi_connection._connection.is_closed()
+        ]
+        if not open_ones:
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"{len(open_ones)} pooled connections never saw the server's close")
+
+
 async def _fill_the_pool(client: httpx.AsyncClient, office: OfficeFixture) -> None:
     answers = await asyncio.gather(*(client.get("/tag", headers=office.headers) for _ in range(8)))
     assert [r.status_code for r in answers] == [200] * 8
@@ -55,6 +77,7 @@ async def test_requests_succeed_after_the_server_ended_every_connection(
     async with app.state.engine.connect() as conn:
         database = await conn.scalar(text("SELECT current_database()"))
     assert await _kill_backends_of(str(database)) >= 1
+    await _until_the_pool_saw_every_close(app)
     reads = await asyncio.gather(*(client.get("/tag", headers=office_a.headers) for _ in range(8)))
     assert [r.status_code for r in reads] == [200] * 8, [r.text for r in reads]
     write = await client.post("/inbox", json={"name": "Depois"}, headers=office_a.headers)
@@ -70,6 +93,7 @@ async def test_a_write_after_the_connections_were_ended_commits_once(
     async with app.state.engine.connect() as conn:
         database = await conn.scalar(text("SELECT current_database()"))
     await _kill_backends_of(str(database))
+    await _until_the_pool_saw_every_close(app)
     writes = await asyncio.gather(
         *(
             client.post("/people", json={"name": f"Pessoa {i}"}, headers=office_a.headers)
