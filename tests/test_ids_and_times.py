@@ -32,6 +32,7 @@ def test_timestamps_are_utc_with_milliseconds_and_z() -> None:
     local = moment.astimezone(timezone(timedelta(hours=-3)))
     assert isoformat(local) == "2026-03-04T05:06:07.891Z"
     assert isoformat(moment.replace(tzinfo=None)) == "2026-03-04T05:06:07.891Z"
+    assert isoformat(datetime(1, 1, 1, tzinfo=UTC)) == "0001-01-01T00:00:00.000Z"  # 4-digit year
 
 
 def test_page_envelope_counts_pages() -> None:

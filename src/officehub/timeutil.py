@@ -20,7 +20,10 @@ def as_utc(value: datetime) -> datetime:
 
 
 def isoformat(value: datetime) -> str:
-    return as_utc(value).strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+    """``2026-03-04T05:06:07.891Z``. ``datetime.isoformat`` rather than ``strftime``: half
+    the time, on every timestamp of every response (240 of them in a funnel page)."""
+    utc = value if value.tzinfo is UTC else as_utc(value)
+    return utc.isoformat(timespec="milliseconds")[:-6] + "Z"
 
 
 Timestamp = Annotated[datetime, PlainSerializer(isoformat, return_type=str, when_used="json")]
