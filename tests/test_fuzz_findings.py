@@ -12,9 +12,11 @@ from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.conversations.models import Conversation
+from officehub.errors import ValidationFailed
 from officehub.events.catalogue import EVENT_NAMES
 from officehub.ids import ID_PATTERN
 from officehub.media import MAX_EXPIRES
+from officehub.schemas import BodyModel
 from tests import factories as f
 from tests.helpers import OfficeFixture, error_of
 from tests.test_schemathesis import CONFIG
@@ -351,6 +353,24 @@ async def test_patch_fields_that_refuse_null_are_not_nullable_in_the_document(
     branches = prop.get("anyOf", [prop])
     assert all(b.get("type") != "null" for b in branches), prop
     assert prop.get("default", "absent") is not None
+
+
+def _body_models(model: type[BodyModel]) -> list[type[BodyModel]]:
+    return [model, *(m for sub in model.__subclasses__() for m in _body_models(sub))]
+
+
+def test_every_field_that_refuses_null_is_refused_by_the_one_check() -> None:
+    """``NOT_NULL`` is the one list: what the document states and what the services refuse."""
+    checked = 0
+    for model in _body_models(BodyModel):
+        for name in model.NOT_NULL:
+            alias = model.model_fields[name].alias or name
+            body = model.model_construct(_fields_set={name}, **{name: None})
+            with pytest.raises(ValidationFailed) as refused:
+                body.refuse_sent_nulls()
+            assert refused.value.details == f"body.{alias}: may not be null"
+            checked += 1
+    assert checked >= 20  # the seven PATCH models' fields
 
 
 async def test_a_null_for_such_a_field_is_refused_and_changes_nothing(

@@ -10,6 +10,7 @@ from typing import Annotated, Any, ClassVar, Union, get_args, get_origin
 from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator
 from pydantic.alias_generators import to_camel
 
+from officehub.errors import ValidationFailed
 from officehub.ids import ID_PATTERN, WHITESPACE_CLASS
 
 
@@ -178,11 +179,19 @@ class BodyModel(ApiModel):
 
     NOT_NULL: ClassVar[frozenset[str]] = frozenset()
     """Fields (Python names) of a partial update that may be left out but not be ``null``;
-    the services refuse a ``null`` for them (400), and the document drops ``null`` from
-    their schemas."""
+    the services refuse a ``null`` for them (``refuse_sent_nulls``: 400), and the document
+    drops ``null`` from their schemas."""
     SCHEMA_RULES: ClassVar[dict[str, Any]] = {}
     """Rules across fields, as JSON Schema keywords added to the model's schema (``anyOf``,
     ``oneOf``): the document states what the service checks."""
+
+    def refuse_sent_nulls(self) -> None:
+        """400 naming the first field of ``NOT_NULL`` (in declaration order) sent as ``null``:
+        a partial update may leave such a field out, not clear it."""
+        sent = self.model_fields_set
+        for name, field in type(self).model_fields.items():
+            if name in self.NOT_NULL and name in sent and getattr(self, name) is None:
+                raise ValidationFailed.field(f"body.{field.alias or name}", "may not be null")
 
     @field_validator("*", mode="before")
     @classmethod

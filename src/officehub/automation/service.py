@@ -111,9 +111,7 @@ async def update_rule(
     """
     rule = await get_rule(session, office_id, ident)
     sent = body.model_fields_set
-    for field in ("name", "enabled", "trigger_event", "actions", "priority"):
-        if field in sent and getattr(body, field) is None:
-            raise ValidationFailed.field(f"body.{_camel(field)}", "may not be null")
+    body.refuse_sent_nulls()
     had_effective = has_effective_conditions(rule.conditions)
     conditions = stored_conditions(body.conditions) if "conditions" in sent else rule.conditions
     effective = has_effective_conditions(conditions)
@@ -224,11 +222,6 @@ def _else_refused() -> ValidationFailed:
         ),
         code=ELSE_WITHOUT_CONDITIONS,
     )
-
-
-def _camel(field: str) -> str:
-    head, *rest = field.split("_")
-    return head + "".join(p.title() for p in rest)
 
 
 async def _integration(session: AsyncSession, office_id: str, ident: str) -> None:

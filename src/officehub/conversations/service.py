@@ -132,10 +132,8 @@ async def open_conversation(
 async def update_conversation(
     session: AsyncSession, office_id: str, ident: str, body: ConversationPatch
 ) -> ConversationOut:
+    body.refuse_sent_nulls()
     sent = body.model_fields_set
-    for field, name in (("status", "status"), ("priority", "priority"), ("tags", "tags")):
-        if field in sent and getattr(body, field) is None:
-            raise ValidationFailed.field(f"body.{name}", "may not be null")
     return await _change(
         session,
         office_id,

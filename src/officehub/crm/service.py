@@ -128,9 +128,8 @@ async def update_funnel(
     session: AsyncSession, office_id: str, ident: str, body: FunnelUpdate
 ) -> FunnelOut:
     funnel = await get_funnel(session, office_id, ident)
-    if "name" in body.model_fields_set:
-        if body.name is None:
-            raise ValidationFailed.field("body.name", "may not be null")
+    body.refuse_sent_nulls()
+    if body.name is not None:
         funnel.name = body.name
     if "card_config" in body.model_fields_set:
         funnel.card_config = _card_config(body.card_config)
@@ -251,9 +250,7 @@ async def update_column(
     if body.index is not None:
         await repository.lock_funnel(session, office_id, column.funnel_id)
     sent = body.model_fields_set
-    for field in ("name", "color", "kind", "show_badge_progress", "index"):
-        if field in sent and getattr(body, field) is None:
-            raise ValidationFailed.field(f"body.{_camel(field)}", "may not be null")
+    body.refuse_sent_nulls()
     if body.name is not None:
         column.name = body.name
     if body.color is not None:
@@ -274,11 +271,6 @@ async def update_column(
     if limit_after != limit_before:
         await repository.reschedule_overdue(session, office_id, column.id, limit_after)
     return column_out(column)
-
-
-def _camel(field: str) -> str:
-    head, *rest = field.split("_")
-    return head + "".join(p.title() for p in rest)
 
 
 def _effective_limit(column: FunnelColumn) -> int | None:
@@ -459,9 +451,8 @@ async def update_card(
     changes: list[str] = []
     from_column_id = card.column_id
     column: FunnelColumn | None = None
-    if "column_id" in sent:
-        if body.column_id is None:
-            raise ValidationFailed.field("body.columnId", "may not be null")
+    body.refuse_sent_nulls()
+    if body.column_id is not None:
         column = await get_column(session, office_id, body.column_id)
         if column.funnel_id != card.funnel_id:
             raise ValidationFailed.field(

@@ -23,8 +23,6 @@ from officehub.webhooks.validation import HeaderRefused, check_headers
 SECRET_GRACE = timedelta(hours=24)
 """How long deliveries also carry a signature under the previous secret after a rotation."""
 
-_NOT_NULL = ("name", "url", "secret", "events", "is_active")
-
 
 def new_secret() -> str:
     return "whsec_" + secrets_module.token_urlsafe(32)
@@ -93,10 +91,7 @@ async def update_webhook(
 ) -> Webhook:
     record = await get_webhook(session, office_id, ident)
     sent = body.model_fields_set
-    for name in _NOT_NULL:
-        if name in sent and getattr(body, name) is None:
-            alias = WebhookUpdate.model_fields[name].alias or name
-            raise ValidationFailed.field(f"body.{alias}", "may not be null")
+    body.refuse_sent_nulls()
     if body.url is not None:
         check_url(body.url, allow_private=allow_private)
         record.url = body.url
