@@ -160,6 +160,10 @@ async def test_list_contacts_filters(
     page = await client.get("/people", params={"limit": 2, "page": 2}, headers=office_a.headers)
     assert page.json()["totalResults"] == 3 and page.json()["totalPages"] == 2
     assert len(page.json()["data"]) == 1
+    past = await client.get("/people", params={"limit": 2, "page": 3}, headers=office_a.headers)
+    assert past.json() == {"data": [], "totalResults": 3, "totalPages": 2}  # still counted
+    none = await client.get("/people", params={"search": "nobody"}, headers=office_a.headers)
+    assert none.json() == {"data": [], "totalResults": 0, "totalPages": 0}
 
 
 async def test_list_contacts_bad_query_is_400(

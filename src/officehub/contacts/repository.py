@@ -2,12 +2,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from typing import Any
+from functools import cache
 
-from sqlalchemy import Select, delete, exists, func, or_, select, update
+from sqlalchemy import String, bindparam, delete, exists, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.contacts.models import Contact, ContactTag
+from officehub.pagination import ListQuery, PageParams, paginate
 from officehub.repository import get_scoped, insert_ignoring_duplicates, scoped
 from officehub.tags.models import Tag
 
@@ -45,16 +46,46 @@ async def find_by_phone(
     return (await session.scalars(stmt.limit(1))).first()
 
 
-def contacts_query(
+async def contacts_page(
+    session: AsyncSession,
     office_id: str,
+    params: PageParams,
     *,
     inbox_id: str | None = None,
     name_fragment: str | None = None,
     phone_fragment: str | None = None,
     tag_ids: Sequence[str] = (),
-    fenced: bool = False,
-) -> Select[Any]:
-    """The office's contacts, by name; the search matches the name or the phone's digits.
+) -> tuple[list[Contact], int]:
+    """A page of the office's contacts, by name, and how many there are in all; the search
+    matches the name or the phone's digits (substrings)."""
+    query = _contacts_query(
+        by_inbox=inbox_id is not None,
+        by_name=bool(name_fragment),
+        by_phone=bool(phone_fragment),
+        by_tags=bool(tag_ids),
+        fenced=session.get_bind().dialect.name == "postgresql",
+    )
+    values = {
+        "office_id": office_id,
+        "inbox_id": inbox_id,
+        "name_pattern": _containing(name_fragment or ""),
+        "phone_pattern": _containing(phone_fragment or ""),
+        "tag_ids": list(tag_ids),
+    }
+    return await paginate(session, query, params, values)
+
+
+def _containing(fragment: str) -> str:
+    """A LIKE pattern matching ``fragment`` anywhere, its own ``%`` and ``_`` taken literally."""
+    escaped = fragment.replace("/", "//").replace("%", "/%").replace("_", "/_")
+    return f"%{escaped}%"
+
+
+@cache
+def _contacts_query(
+    *, by_inbox: bool, by_name: bool, by_phone: bool, by_tags: bool, fenced: bool
+) -> ListQuery:
+    """The list's statement for one shape of filter, built once; its values are bound.
 
     ``fenced`` (PostgreSQL): the matches are found first, in a materialised CTE, a fence
     the planner cannot see through, so it finds them by the trigram indexes (0007_trgm)
@@ -62,14 +93,15 @@ def contacts_query(
     before the page of a rare or absent fragment. The count reads every match anyway.
     SQLite has no trigram index: its search reads the office's names either way.
     """
-    stmt = scoped(Contact, office_id)
-    if inbox_id is not None:
-        stmt = stmt.where(Contact.inbox_id == inbox_id)
+    office_id = bindparam("office_id", type_=String)
+    stmt = select(Contact).where(Contact.office_id == office_id)
+    if by_inbox:
+        stmt = stmt.where(Contact.inbox_id == bindparam("inbox_id"))
     matches = []
-    if name_fragment:
-        matches.append(Contact.search_name.contains(name_fragment, autoescape=True))
-    if phone_fragment:
-        matches.append(Contact.phone.contains(phone_fragment, autoescape=True))
+    if by_name:
+        matches.append(Contact.search_name.like(bindparam("name_pattern"), escape="/"))
+    if by_phone:
+        matches.append(Contact.phone.like(bindparam("phone_pattern"), escape="/"))
     if matches and not fenced:
         stmt = stmt.where(or_(*matches))
     elif matches:
@@ -80,15 +112,15 @@ def contacts_query(
             .prefix_with("MATERIALIZED")
         )
         stmt = stmt.join(found, found.c.id == Contact.id)
-    if tag_ids:
+    if by_tags:
         stmt = stmt.where(
             exists().where(
                 ContactTag.office_id == office_id,
                 ContactTag.contact_id == Contact.id,
-                ContactTag.tag_id.in_(tag_ids),
+                ContactTag.tag_id.in_(bindparam("tag_ids", expanding=True)),
             )
         )
-    return stmt.order_by(Contact.search_name, Contact.id)
+    return ListQuery(stmt.order_by(Contact.search_name, Contact.id))
 
 
 async def tags_by_contact(
@@ -96,20 +128,23 @@ async def tags_by_contact(
 ) -> dict[str, list[Tag]]:
     if not contact_ids:
         return {}
-    stmt = (
-        select(ContactTag.contact_id, Tag)
-        .join(Tag, Tag.id == ContactTag.tag_id)
-        .where(
-            ContactTag.office_id == office_id,
-            Tag.office_id == office_id,
-            ContactTag.contact_id.in_(contact_ids),
-        )
-        .order_by(Tag.name, Tag.id)
-    )
     found: dict[str, list[Tag]] = defaultdict(list)
-    for contact_id, tag in await session.execute(stmt):
+    values = {"office_id": office_id, "contact_ids": list(contact_ids)}
+    for contact_id, tag in await session.execute(_TAGS_OF_CONTACTS, values):
         found[contact_id].append(tag)
     return found
+
+
+_TAGS_OF_CONTACTS = (
+    select(ContactTag.contact_id, Tag)
+    .join(Tag, Tag.id == ContactTag.tag_id)
+    .where(
+        ContactTag.office_id == bindparam("office_id"),
+        Tag.office_id == bindparam("office_id"),
+        ContactTag.contact_id.in_(bindparam("contact_ids", expanding=True)),
+    )
+    .order_by(Tag.name, Tag.id)
+)
 
 
 async def add_tags(

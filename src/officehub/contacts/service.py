@@ -3,7 +3,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic.alias_generators import to_camel
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.contacts import repository
@@ -15,7 +14,7 @@ from officehub.errors import Conflict, NotFound, ValidationFailed
 from officehub.events.service import emit
 from officehub.ids import new_id
 from officehub.inboxes import service as inboxes
-from officehub.pagination import PageParams, paginate
+from officehub.pagination import PageParams
 from officehub.repository import flush_or_conflict, insert_or_conflict
 from officehub.tags import service as tags
 from officehub.tags.models import Tag
@@ -70,15 +69,15 @@ async def list_contacts(
     await tags.get_tags(session, office_id, tag_ids)
     name_fragment = fold(search.strip()) if search else None
     phone_fragment = digits(search) if search else None
-    stmt = repository.contacts_query(
+    rows, total = await repository.contacts_page(
+        session,
         office_id,
+        params,
         inbox_id=inbox_id,
         name_fragment=name_fragment,
         phone_fragment=phone_fragment,
         tag_ids=tag_ids,
-        fenced=session.get_bind().dialect.name == "postgresql",
     )
-    rows, total = await paginate(session, stmt, params)
     found = await repository.tags_by_contact(session, office_id, [c.id for c in rows])
     return [contact_out(c, found.get(c.id, [])) for c in rows], total
 
@@ -197,9 +196,7 @@ async def update_contact(
     contact = await get_contact(session, office_id, ident)
     before = contact_out(contact, await _tags_of(session, office_id, contact.id))
     sent = body.model_fields_set
-    for field in ("name", "is_blocked", "tags"):
-        if field in sent and getattr(body, field) is None:
-            raise ValidationFailed.field(f"body.{to_camel(field)}", "may not be null")
+    body.refuse_sent_nulls()
     changes: dict[str, Any] = {}
     if body.name is not None:
         changes["name"] = body.name

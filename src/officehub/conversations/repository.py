@@ -4,7 +4,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Select, delete, select
+from sqlalchemy import Select, bindparam, delete, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -68,20 +68,24 @@ async def tags_by_conversation(
 ) -> dict[str, list[Tag]]:
     if not conversation_ids:
         return {}
-    stmt = (
-        select(ConversationTag.conversation_id, Tag)
-        .join(Tag, Tag.id == ConversationTag.tag_id)
-        .where(
-            ConversationTag.office_id == office_id,
-            Tag.office_id == office_id,
-            ConversationTag.conversation_id.in_(conversation_ids),
-        )
-        .order_by(Tag.name, Tag.id)
-    )
     found: dict[str, list[Tag]] = defaultdict(list)
-    for conversation_id, tag in await session.execute(stmt):
+    values = {"office_id": office_id, "conversation_ids": list(conversation_ids)}
+    for conversation_id, tag in await session.execute(_TAGS_OF_CONVERSATIONS, values):
         found[conversation_id].append(tag)
     return found
+
+
+_TAGS_OF_CONVERSATIONS = (
+    select(ConversationTag.conversation_id, Tag)
+    .join(Tag, Tag.id == ConversationTag.tag_id)
+    .where(
+        ConversationTag.office_id == bindparam("office_id"),
+        Tag.office_id == bindparam("office_id"),
+        ConversationTag.conversation_id.in_(bindparam("conversation_ids", expanding=True)),
+    )
+    .order_by(Tag.name, Tag.id)
+)
+"""Built once: a request binds its values and SQLAlchemy finds the compiled form at once."""
 
 
 async def tags_of(session: AsyncSession, office_id: str, conversation_id: str) -> list[Tag]:

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 from sqlalchemy import (
     ColumnElement,
+    Integer,
     RowMapping,
     Select,
+    String,
+    bindparam,
     delete,
     func,
     literal,
@@ -53,13 +57,19 @@ async def columns_of(
     """The columns of the given funnels, each funnel's in ``index`` order."""
     if not funnel_ids:
         return []
-    stmt = (
-        scoped(FunnelColumn, office_id)
-        .where(FunnelColumn.funnel_id.in_(funnel_ids))
-        .order_by(FunnelColumn.funnel_id, FunnelColumn.position, FunnelColumn.created_at)
-        .execution_options(populate_existing=True)
+    values = {"office_id": office_id, "funnel_ids": list(funnel_ids)}
+    return list(await session.scalars(_COLUMNS_OF, values))
+
+
+_COLUMNS_OF = (
+    select(FunnelColumn)
+    .where(
+        FunnelColumn.office_id == bindparam("office_id"),
+        FunnelColumn.funnel_id.in_(bindparam("funnel_ids", expanding=True)),
     )
-    return list(await session.scalars(stmt))
+    .order_by(FunnelColumn.funnel_id, FunnelColumn.position, FunnelColumn.created_at)
+    .execution_options(populate_existing=True)
+)
 
 
 async def lock_funnel(session: AsyncSession, office_id: str, funnel_id: str) -> None:
@@ -250,21 +260,37 @@ async def board_page(
     """
     if not column_ids:
         return []
+    values: dict[str, Any] = {
+        "office_id": office_id,
+        "page_limit": params.limit,
+        "page_offset": params.offset,
+        "user_ids": list(user_ids or ()),
+    }
+    values.update((f"column_{n}", column_id) for n, column_id in enumerate(column_ids))
+    stmt = _board_page(len(column_ids), by_owner=user_ids is not None)
+    return list((await session.execute(stmt, values)).mappings().all())
+
+
+@lru_cache(maxsize=256)
+def _board_page(columns: int, *, by_owner: bool) -> Select[Any]:
+    """The board's statement for a funnel of ``columns`` columns, built once; every value
+    (office, column ids ``column_0``…, owners, page) is bound."""
+    office_id = bindparam("office_id", type_=String)
     branches: list[Select[Any]] = []
-    for column_id in column_ids:
+    for n in range(columns):
         branch = (
             select(Card.id)
-            .where(Card.office_id == office_id, Card.column_id == column_id)
+            .where(Card.office_id == office_id, Card.column_id == bindparam(f"column_{n}"))
             .order_by(Card.column_changed_at.desc(), Card.id.desc())
-            .limit(params.limit)
-            .offset(params.offset)
+            .limit(bindparam("page_limit", type_=Integer))
+            .offset(bindparam("page_offset", type_=Integer))
         )
-        if user_ids is not None:
-            branch = branch.where(Card.user_id.in_(user_ids))
+        if by_owner:
+            branch = branch.where(Card.user_id.in_(bindparam("user_ids", expanding=True)))
         page = branch.subquery()
         branches.append(select(page.c.id))
     page_ids = union_all(*branches).subquery() if len(branches) > 1 else branches[0].subquery()
-    stmt = (
+    return (
         select(*BOARD_ITEM_COLUMNS)
         .select_from(Card)
         .join(page_ids, page_ids.c.id == Card.id)
@@ -272,7 +298,6 @@ async def board_page(
         .where(Card.office_id == office_id, Contact.office_id == office_id)
         .order_by(Card.column_id, Card.column_changed_at.desc(), Card.id.desc())
     )
-    return list((await session.execute(stmt)).mappings().all())
 
 
 async def board_totals(
@@ -284,14 +309,26 @@ async def board_totals(
     """Cards per column (of the given owners): a sum over the few per-owner count rows."""
     if not column_ids:
         return {}
-    stmt = (
-        select(ColumnCount.column_id, func.sum(ColumnCount.cards))
-        .where(ColumnCount.office_id == office_id, ColumnCount.column_id.in_(column_ids))
-        .group_by(ColumnCount.column_id)
+    stmt = _BOARD_TOTALS_OF_OWNERS if user_ids is not None else _BOARD_TOTALS
+    values = {
+        "office_id": office_id,
+        "column_ids": list(column_ids),
+        "user_ids": list(user_ids or ()),
+    }
+    return {column_id: int(count) for column_id, count in (await session.execute(stmt, values))}
+
+
+_BOARD_TOTALS = (
+    select(ColumnCount.column_id, func.sum(ColumnCount.cards))
+    .where(
+        ColumnCount.office_id == bindparam("office_id"),
+        ColumnCount.column_id.in_(bindparam("column_ids", expanding=True)),
     )
-    if user_ids is not None:
-        stmt = stmt.where(ColumnCount.owner_key.in_(user_ids))
-    return {column_id: int(count) for column_id, count in (await session.execute(stmt)).all()}
+    .group_by(ColumnCount.column_id)
+)
+_BOARD_TOTALS_OF_OWNERS = _BOARD_TOTALS.where(
+    ColumnCount.owner_key.in_(bindparam("user_ids", expanding=True))
+)
 
 
 def due_cards(now: datetime, batch: int) -> Select[str]:

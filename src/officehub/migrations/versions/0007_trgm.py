@@ -1,7 +1,7 @@
 """Trigram indexes for substring search of contacts (PostgreSQL only).
 
 ``GET /people?search=`` matches ``search_name LIKE '%…%'`` or ``phone LIKE '%…%'`` (see
-``contacts.repository.contacts_query``). A B-tree cannot serve a pattern with a leading
+``contacts.repository._contacts_query``). A B-tree cannot serve a pattern with a leading
 wildcard, so past ~100,000 contacts an office's search read every one of its contacts.
 GIN indexes of ``pg_trgm`` trigrams serve ``LIKE`` with any wildcard; ``btree_gin`` lets
 the same index start with ``office_id`` (every index starts with it: the schema can be
