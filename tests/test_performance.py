@@ -5,6 +5,7 @@ grow with the data (no N+1)."""
 from __future__ import annotations
 
 import asyncio
+import inspect
 import os
 import subprocess
 import sys
@@ -16,8 +17,11 @@ from typing import Any
 import httpx
 import pytest
 from fastapi import FastAPI
+from fastapi.dependencies.models import Dependant
+from fastapi.routing import APIRoute
 from sqlalchemy import delete, event, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.util import await_only
 
 from officehub.app import create_app
 from officehub.auth import KeyCache, OfficeContext
@@ -25,10 +29,12 @@ from officehub.config import Settings
 from officehub.contacts.models import Contact, ContactTag
 from officehub.db import WriteInReadOnlySession
 from officehub.heap import YOUNG_THRESHOLD
+from officehub.migrate import migrate_async
 from officehub.offices import service as offices
+from officehub.routers import domain_routers
 from tests import factories as f
 from tests.crm_world import make_world
-from tests.helpers import OfficeFixture, error_of
+from tests.helpers import OfficeFixture, error_of, make_office
 from tests.server_process import running_server
 
 
@@ -222,6 +228,35 @@ async def test_a_read_request_runs_without_a_transaction(
         event.remove(app.state.engine.sync_engine, "commit", committed)
 
 
+async def test_a_read_on_sqlite_sends_its_select_and_no_isolation_level_to_restore(
+    tmp_path: Path,
+) -> None:
+    """SQLite's driver reads without a transaction already: a read session that asked for
+    ``AUTOCOMMIT`` paid a ``PRAGMA read_uncommitted`` (and a second rollback) every time its
+    connection went back to the pool. Checked on a SQLite app of its own in both runs of the
+    suite, through SQLite's own trace of what each connection executes."""
+    url = f"sqlite+aiosqlite:///{tmp_path / 'reads.db'}"
+    await migrate_async(url)
+    app = create_app(Settings(database_url=url, data_dir=tmp_path / "data", signing_key="t"))
+    sent: list[str] = []
+
+    def trace(dbapi_connection: Any, _record: object) -> None:
+        await_only(dbapi_connection.driver_connection.set_trace_callback(sent.append))
+
+    async with app.router.lifespan_context(app):
+        office = await make_office(app, "Reads")
+        event.listen(app.state.engine.sync_engine, "connect", trace)
+        await app.state.engine.dispose()  # every connection from here on is traced
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://reads.test") as c:
+            await c.get("/tag", headers=office.headers)  # the key is cached
+            sent.clear()
+            r = await c.get("/tag", headers=office.headers)
+            assert r.status_code == 200, r.text
+    assert any(s.startswith("SELECT") and "FROM tags" in s for s in sent), sent
+    assert [s for s in sent if s.startswith("PRAGMA")] == []
+
+
 async def test_a_read_only_session_refuses_to_write(app: FastAPI, office_a: OfficeFixture) -> None:
     async with app.state.read_sessionmaker() as s:
         s.add(Contact(office_id=office_a.id, name="X", search_name="x"))
@@ -232,6 +267,29 @@ async def test_a_read_only_session_refuses_to_write(app: FastAPI, office_a: Offi
             await s.execute(delete(Contact).where(Contact.office_id == office_a.id))
     async with app.state.sessionmaker() as s:
         assert (await s.scalars(select(Contact))).all() == []
+
+
+def _sync_calls(dependant: Dependant) -> Iterator[str]:
+    call = dependant.call
+    if call is not None and not (
+        inspect.iscoroutinefunction(call) or inspect.isasyncgenfunction(call)
+    ):
+        yield f"{call.__module__}.{call.__qualname__}"
+    for sub in dependant.dependencies:
+        yield from _sync_calls(sub)
+
+
+def test_no_route_or_dependency_is_a_plain_function_run_in_a_worker_thread() -> None:
+    """FastAPI runs a plain ``def`` endpoint or dependency in a worker thread: a hand-off
+    and a wake-up per request, for functions that do no blocking work."""
+    found = {
+        f"{','.join(sorted(route.methods or ()))} {route.path}: {call}"
+        for router in domain_routers()
+        for route in router.routes
+        if isinstance(route, APIRoute)
+        for call in _sync_calls(route.dependant)
+    }
+    assert found == set()
 
 
 # -- statements per request (no N+1) ---------------------------------------------------------

@@ -218,12 +218,19 @@ def create_read_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSes
     loses nothing by it: under READ COMMITTED (PostgreSQL's default) each statement of a
     transaction sees its own snapshot anyway, and SQLite reads outside a transaction as
     inside one. A write through such a session is a bug and raises before it runs.
+
+    SQLite gets there without asking: its driver opens a transaction only before a write,
+    so a read already runs without one. Asking for ``AUTOCOMMIT`` there cost a ``PRAGMA
+    read_uncommitted`` and a second rollback each time the connection went back to the
+    pool, each a hand-off to aiosqlite's thread: 9 hand-offs for a ``GET /tag``, 6 without.
     """
+    bind = (
+        engine
+        if engine.dialect.name == "sqlite"
+        else engine.execution_options(isolation_level="AUTOCOMMIT")
+    )
     return async_sessionmaker(
-        engine.execution_options(isolation_level="AUTOCOMMIT"),
-        expire_on_commit=False,
-        autoflush=False,
-        sync_session_class=ReadOnlySession,
+        bind, expire_on_commit=False, autoflush=False, sync_session_class=ReadOnlySession
     )
 
 

@@ -195,7 +195,7 @@ def storage_from_settings(settings: Settings) -> Storage:
     return LocalStorage.from_settings(settings)
 
 
-def get_storage(request: Request) -> Storage:
+async def get_storage(request: Request) -> Storage:
     """The application's storage, made on first use from its settings."""
     storage: Storage | None = getattr(request.app.state, "storage", None)
     if storage is None:

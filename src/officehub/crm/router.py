@@ -41,7 +41,7 @@ BOARD_DEFAULT_LIMIT = 20
 BOARD_MAX_LIMIT = 100
 
 
-def board_query(
+async def board_query(
     user_ids: Annotated[
         list[str] | None,
         Query(

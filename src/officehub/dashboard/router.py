@@ -14,7 +14,7 @@ from officehub.routing import Router
 router = Router(tags=["Dashboard"])
 
 
-def get_cache(request: Request) -> service.ClientsMapCache:
+async def get_cache(request: Request) -> service.ClientsMapCache:
     cache: service.ClientsMapCache | None = getattr(request.app.state, "clients_map_cache", None)
     if cache is None:
         cache = service.ClientsMapCache()

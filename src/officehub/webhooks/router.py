@@ -40,7 +40,7 @@ def _allow_private(request: Request) -> bool:
     return bool(request.app.state.settings.webhook_allow_private)
 
 
-def delivery_page(
+async def delivery_page(
     page: PageNumber = 1,
     limit: Annotated[int, Query(ge=1, le=MAX_LIMIT, description="Items per page")] = 20,
 ) -> PageParams:
