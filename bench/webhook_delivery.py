@@ -159,6 +159,7 @@ async def run(events: int, database_url: str, base: str, paced: int, rate: float
                 is_active=True,
             )
         )
+        await s.flush()  # emit records a delivery only for the webhooks it finds subscribed
         recorded: list[OutboxEvent] = [
             await emit(s, office.id, "contact.created", {"n": n, "name": "Maria Souza"})
             for n in range(events)
