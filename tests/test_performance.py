@@ -14,6 +14,7 @@ from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
+import aiosqlite
 import httpx
 import pytest
 from fastapi import FastAPI
@@ -32,6 +33,7 @@ from officehub.heap import YOUNG_THRESHOLD
 from officehub.migrate import migrate_async
 from officehub.offices import service as offices
 from officehub.routers import domain_routers
+from officehub.tags.models import Tag
 from tests import factories as f
 from tests.crm_world import make_world
 from tests.helpers import OfficeFixture, error_of, make_office
@@ -255,6 +257,57 @@ async def test_a_read_on_sqlite_sends_its_select_and_no_isolation_level_to_resto
             assert r.status_code == 200, r.text
     assert any(s.startswith("SELECT") and "FROM tags" in s for s in sent), sent
     assert [s for s in sent if s.startswith("PRAGMA")] == []
+
+
+async def test_a_sqlite_connection_back_in_the_pool_is_rolled_back_only_with_a_transaction_open(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every call to SQLite goes through aiosqlite's thread, a hand-off each. The pool's
+    reset rolled back each returned connection even after a commit, or after a read (for
+    which SQLite's driver opens no transaction): one wasted hand-off per request. Counted
+    on aiosqlite's own dispatch, on a SQLite app of its own in both runs of the suite."""
+    url = f"sqlite+aiosqlite:///{tmp_path / 'resets.db'}"
+    await migrate_async(url)
+    app = create_app(Settings(database_url=url, data_dir=tmp_path / "data", signing_key="t"))
+    calls: list[str] = []
+    dispatch: Any = aiosqlite.Connection._execute  # untyped in aiosqlite
+
+    async def counted(self: aiosqlite.Connection, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        calls.append(getattr(fn, "__name__", type(fn).__name__))
+        return await dispatch(self, fn, *args, **kwargs)
+
+    async with app.router.lifespan_context(app):
+        office = await make_office(app, "Resets")
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://resets.test") as c:
+            inbox = await c.post("/inbox", json={"name": "Geral"}, headers=office.headers)
+            assert inbox.status_code == 201, inbox.text  # and the key is cached
+            monkeypatch.setattr(aiosqlite.Connection, "_execute", counted)
+            read = await c.get("/tag", headers=office.headers)
+            assert read.status_code == 200, read.text
+            after_read = list(calls)
+            calls.clear()
+            body = {
+                "name": "Urgente",
+                "color": "#FF0000",
+                "inboxId": inbox.json()["id"],
+                "modules": ["crm"],
+            }
+            write = await c.post("/tag", json=body, headers=office.headers)
+            assert write.status_code == 201, write.text
+            after_write = list(calls)
+            calls.clear()
+            refused = await c.post("/tag", json=body, headers=office.headers)
+            assert refused.status_code == 409, refused.text
+            after_refusal = list(calls)
+        async with app.state.sessionmaker() as session:
+            stored = await session.scalars(select(Tag.name).where(Tag.office_id == office.id))
+            names = stored.all()
+    assert after_read.count("rollback") == 1, after_read  # the session's own, at its close
+    assert after_write.count("commit") == 1, after_write
+    assert after_write.count("rollback") == 0, after_write
+    assert after_refusal.count("rollback") == 1, after_refusal  # the failed one is undone
+    assert names == ["Urgente"]
 
 
 async def test_a_read_only_session_refuses_to_write(app: FastAPI, office_a: OfficeFixture) -> None:

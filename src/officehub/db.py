@@ -38,7 +38,7 @@ from sqlalchemy.ext.asyncio import (
     create_async_engine,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, ORMExecuteState, Session, mapped_column
-from sqlalchemy.pool import ConnectionPoolEntry, PoolProxiedConnection
+from sqlalchemy.pool import ConnectionPoolEntry, PoolProxiedConnection, PoolResetState
 
 from officehub.ids import new_id
 from officehub.timeutil import as_utc, utcnow
@@ -137,6 +137,21 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None
     cursor.close()
 
 
+def _rollback_if_open(dbapi_connection: Any, _record: Any, state: PoolResetState) -> None:
+    """The pool's reset of a SQLite connection coming back: a rollback only when a
+    transaction is still open.
+
+    SQLAlchemy's own reset rolls back every returned connection unless the connection's
+    close just did; after a commit, or a read (SQLite's driver opens no transaction for
+    one), it is a rollback of nothing that still costs a hand-off to aiosqlite's thread.
+    Whether a transaction is open is a flag the driver reads without that hand-off.
+    """
+    if state.transaction_was_reset or not state.asyncio_safe:
+        return
+    if dbapi_connection.driver_connection.in_transaction:
+        dbapi_connection.rollback()
+
+
 DEFAULT_POOL_SIZE = 20
 """Kept open per process: more than the requests a process has in flight under load (a
 connection beyond the pool is opened and closed per request, TLS handshake and all)."""
@@ -149,8 +164,14 @@ def create_engine(url: str, pool_size: int = DEFAULT_POOL_SIZE) -> AsyncEngine:
             Path(database).parent.mkdir(parents=True, exist_ok=True)
         # aiosqlite's debug lines quote every statement with its values (personal data).
         _AIOSQLITE_LOG.setLevel(max(logging.INFO, _AIOSQLITE_LOG.level))
-        engine = create_async_engine(url, connect_args={"timeout": 10}, hide_parameters=True)
+        engine = create_async_engine(
+            url,
+            connect_args={"timeout": 10},
+            hide_parameters=True,
+            pool_reset_on_return=None,  # _rollback_if_open does it, when there is something
+        )
         event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
+        event.listen(engine.sync_engine.pool, "reset", _rollback_if_open)
         return engine
     engine = create_async_engine(
         url,
