@@ -259,7 +259,7 @@ async def test_a_read_on_sqlite_sends_its_select_and_no_isolation_level_to_resto
     assert [s for s in sent if s.startswith("PRAGMA")] == []
 
 
-async def test_a_sqlite_connection_back_in_the_pool_is_rolled_back_only_with_a_transaction_open(
+async def test_a_sqlite_request_hands_aiosqlite_one_job_per_statement_and_no_idle_rollback(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Every call to SQLite goes through aiosqlite's thread, a hand-off each. The pool's
@@ -303,6 +303,11 @@ async def test_a_sqlite_connection_back_in_the_pool_is_rolled_back_only_with_a_t
         async with app.state.sessionmaker() as session:
             stored = await session.scalars(select(Tag.name).where(Tag.office_id == office.id))
             names = stored.all()
+    # One hand-off per statement (officehub.sqlite_driver): no cursor opened, fetched from
+    # or closed on its own; the stock adapter made four per statement.
+    for calls_of_a_request in (after_read, after_write, after_refusal):
+        per_statement = [c for c in calls_of_a_request if c not in ("commit", "rollback")]
+        assert per_statement and set(per_statement) == {"_run"}, calls_of_a_request
     assert after_read.count("rollback") == 1, after_read  # the session's own, at its close
     assert after_write.count("commit") == 1, after_write
     assert after_write.count("rollback") == 0, after_write

@@ -41,6 +41,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, ORMExecuteState, Session, ma
 from sqlalchemy.pool import ConnectionPoolEntry, PoolProxiedConnection, PoolResetState
 
 from officehub.ids import new_id
+from officehub.sqlite_driver import one_hop_dbapi
 from officehub.timeutil import as_utc, utcnow
 
 logger = logging.getLogger("officehub.db")
@@ -166,6 +167,7 @@ def create_engine(url: str, pool_size: int = DEFAULT_POOL_SIZE) -> AsyncEngine:
         _AIOSQLITE_LOG.setLevel(max(logging.INFO, _AIOSQLITE_LOG.level))
         engine = create_async_engine(
             url,
+            module=one_hop_dbapi(),  # one aiosqlite hand-off per statement, not four
             connect_args={"timeout": 10},
             hide_parameters=True,
             pool_reset_on_return=None,  # _rollback_if_open does it, when there is something
