@@ -67,6 +67,8 @@ RUNS = (
     Run("avatar_upload", ("--quick",)),
     Run("keyless_bodies", ("--quick",)),
     Run("upload_memory", ("--quick",)),
+    Run("request_cpu", ("--quick",)),
+    Run("request_cpu", ("--quick", "--url", "{url}"), "pg"),
 )
 
 

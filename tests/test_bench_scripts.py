@@ -26,6 +26,7 @@ SCRIPTS = [
     ("keyless_bodies", "--quick"),
     ("upload_memory", "--quick"),
     ("case_watch", "--cases", "50", "--no-tracemalloc"),
+    ("request_cpu", "--quick"),
 ]
 
 
