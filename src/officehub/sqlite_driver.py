@@ -133,8 +133,6 @@ class OneHopDBAPI(AsyncAdapt_aiosqlite_dbapi):
         return OneHopConnection(self, await_only(connection))
 
 
-def one_hop_dbapi() -> OneHopDBAPI | None:
-    """The module for a SQLite engine, or None where aiosqlite lacks what it relies on."""
-    if not hasattr(aiosqlite.Connection, "_execute"):  # pragma: no cover (aiosqlite < 0.17)
-        return None
+def one_hop_dbapi() -> OneHopDBAPI:
+    """The module for a SQLite engine (``create_async_engine(..., module=...)``)."""
     return OneHopDBAPI(aiosqlite, sqlite3)
