@@ -1,10 +1,14 @@
 """The platform's webhook notification, as much of it as the service reads.
 
 Plain models (snake_case as the platform sends it); unknown fields are ignored so new
-platform fields never break reception.
+platform fields never break reception. The envelope is walked leniently by the service
+(``entry`` → ``changes`` → ``value``) and each message and status validated on its own, so
+one part that cannot be read never costs the others.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -27,15 +31,22 @@ class Text(_Platform):
 
 
 class Reply(_Platform):
-    id: str
+    id: str | None = None
     title: str
     description: str | None = None
+
+
+class FlowReply(_Platform):
+    name: str | None = None
+    body: str | None = None
+    response_json: str | None = None
 
 
 class Interactive(_Platform):
     type: str
     button_reply: Reply | None = None
     list_reply: Reply | None = None
+    nfm_reply: FlowReply | None = None
 
 
 class Button(_Platform):
@@ -48,6 +59,92 @@ class Media(_Platform):
     mime_type: str | None = None
     caption: str | None = None
     filename: str | None = None
+    animated: bool | None = None
+    voice: bool | None = None
+
+
+class Location(_Platform):
+    latitude: float
+    longitude: float
+    name: str | None = None
+    address: str | None = None
+    url: str | None = None
+
+
+class SharedName(_Platform):
+    formatted_name: str | None = None
+    first_name: str | None = None
+    last_name: str | None = None
+
+
+class SharedPhone(_Platform):
+    phone: str | None = None
+    wa_id: str | None = None
+    type: str | None = None
+
+
+class SharedEmail(_Platform):
+    email: str
+    type: str | None = None
+
+
+class SharedOrg(_Platform):
+    company: str | None = None
+
+
+class SharedContact(_Platform):
+    name: SharedName | None = None
+    phones: list[SharedPhone] = Field(default_factory=list)
+    emails: list[SharedEmail] = Field(default_factory=list)
+    org: SharedOrg | None = None
+
+
+class Reaction(_Platform):
+    message_id: str = Field(min_length=1, max_length=128)
+    emoji: str | None = None
+
+
+class OrderItem(_Platform):
+    product_retailer_id: str | None = None
+    quantity: float | None = None
+    item_price: float | None = None
+    currency: str | None = None
+
+
+class Order(_Platform):
+    catalog_id: str | None = None
+    text: str | None = None
+    product_items: list[OrderItem] = Field(default_factory=list)
+
+
+class System(_Platform):
+    body: str | None = None
+    type: str | None = None
+    wa_id: str | None = None
+    new_wa_id: str | None = None
+    customer: str | None = None
+
+
+class Context(_Platform):
+    id: str | None = None
+    forwarded: bool | None = None
+    frequently_forwarded: bool | None = None
+
+
+class PlatformError(_Platform):
+    code: int | None = None
+    title: str | None = None
+    message: str | None = None
+    error_data: dict[str, Any] | None = None
+
+
+class Edit(_Platform):
+    original_message_id: str = Field(min_length=1, max_length=128)
+    message: dict[str, Any] | None = None
+
+
+class Revoke(_Platform):
+    original_message_id: str = Field(min_length=1, max_length=128)
 
 
 class PlatformMessage(_Platform):
@@ -55,6 +152,7 @@ class PlatformMessage(_Platform):
     id: str = Field(min_length=1, max_length=128)
     timestamp: str | None = None
     type: str
+    context: Context | None = None
     text: Text | None = None
     interactive: Interactive | None = None
     button: Button | None = None
@@ -63,12 +161,14 @@ class PlatformMessage(_Platform):
     video: Media | None = None
     document: Media | None = None
     sticker: Media | None = None
-
-
-class PlatformError(_Platform):
-    code: int | None = None
-    title: str | None = None
-    message: str | None = None
+    location: Location | None = None
+    contacts: list[SharedContact] | None = None
+    reaction: Reaction | None = None
+    order: Order | None = None
+    system: System | None = None
+    edit: Edit | None = None
+    revoke: Revoke | None = None
+    errors: list[PlatformError] = Field(default_factory=list)
 
 
 class Status(_Platform):
@@ -76,24 +176,3 @@ class Status(_Platform):
     status: str
     recipient_id: str | None = None
     errors: list[PlatformError] = Field(default_factory=list)
-
-
-class Value(_Platform):
-    contacts: list[SenderContact] = Field(default_factory=list)
-    messages: list[PlatformMessage] = Field(default_factory=list)
-    statuses: list[Status] = Field(default_factory=list)
-
-
-class Change(_Platform):
-    field: str
-    value: Value
-
-
-class Entry(_Platform):
-    id: str | None = None
-    changes: list[Change] = Field(default_factory=list)
-
-
-class Notification(_Platform):
-    object: str | None = None
-    entry: list[Entry] = Field(default_factory=list)

@@ -4,75 +4,186 @@ Every notification of an integration is handled under a lock on its row, so a se
 first messages make one contact and one conversation, and a retried message id is seen
 as stored (the unique index on the message's external id holds the rule regardless).
 Media is only recorded here; the ``download_media`` queue job fetches it.
+
+Nothing signed is refused: the body is walked leniently (``entry`` → ``changes`` →
+``value``) and each message and status is read and stored on its own, in its own
+savepoint. A message that cannot be read is kept as ``UNSUPPORTED`` with the platform's
+type and errors; what cannot even be attributed to a sender is logged (kinds and counts,
+never phones, names or text) and dropped.
 """
 
 from __future__ import annotations
 
+import json
 import logging
+from datetime import UTC, datetime
+from typing import Any
 
+from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.channels.schemas import Notification, PlatformMessage, Status
+from officehub.channels.schemas import (
+    Media,
+    PlatformError,
+    PlatformMessage,
+    SenderContact,
+    Status,
+)
 from officehub.contacts import service as contacts
 from officehub.conversations import service as conversations
 from officehub.conversations.schemas import ConversationIn
 from officehub.inboxes import service as inboxes
 from officehub.inboxes.models import Integration
 from officehub.messages import service as messages
+from officehub.timeutil import utcnow
 
 logger = logging.getLogger("officehub.channels")
 
 MEDIA_KINDS = ("image", "audio", "video", "document", "sticker")
 _STATUSES = {"sent": "SENT", "delivered": "DELIVERED", "read": "READ", "failed": "FAILED"}
+TEXT_MAX = 4096
 
 
-async def receive_notification(
-    session: AsyncSession, integration: Integration, notification: Notification
-) -> int:
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+async def receive_notification(session: AsyncSession, integration: Integration, body: Any) -> int:
     """Stores the notification's messages and applies its statuses; answers how many
-    messages were new."""
+    messages were new. Any JSON is taken; parts of the wrong shape are logged and skipped."""
     await inboxes.lock_integration(session, integration.office_id, integration.id)
+    if not isinstance(body, dict) or not isinstance(body.get("entry"), list):
+        logger.warning(
+            "notification of integration %s is not of the platform's shape (%s); nothing stored",
+            integration.id,
+            type(body).__name__,
+        )
+        return 0
     stored = 0
-    for entry in notification.entry:
-        for change in entry.changes:
-            if change.field != "messages":
+    for entry in body["entry"]:
+        for change in _list(_dict(entry).get("changes")):
+            change = _dict(change)
+            if change.get("field") != "messages":
                 continue
-            names = {
-                c.wa_id: (c.profile.name if c.profile else None) for c in change.value.contacts
-            }
-            for message in change.value.messages:
-                stored += await _receive(session, integration, message, names.get(message.sender))
-            for status in change.value.statuses:
-                await _apply_status(session, integration, status)
+            value = _dict(change.get("value"))
+            names = _names(value.get("contacts"))
+            for raw in _list(value.get("messages")):
+                stored += await _receive_one(session, integration, raw, names)
+            for raw in _list(value.get("statuses")):
+                await _apply_one(session, integration, raw)
     return stored
 
 
-def _content(message: PlatformMessage) -> tuple[str, str | None, str | None, dict[str, str]]:
-    """(type, text, platform media id, payload) of an inbound message."""
-    if message.type == "text" and message.text is not None:
-        return "TEXT", message.text.body, None, {}
-    if message.type == "interactive" and message.interactive is not None:
-        reply = message.interactive.button_reply or message.interactive.list_reply
-        if reply is not None:
-            return "TEXT", reply.title, None, {"replyId": reply.id}
-    if message.type == "button" and message.button is not None:
-        return "TEXT", message.button.text, None, {"replyId": message.button.payload or ""}
-    if message.type in MEDIA_KINDS:
-        media = getattr(message, message.type)
-        if media is not None:
-            payload = {"mediaKind": message.type}
-            if media.mime_type:
-                payload["mimeType"] = media.mime_type
-            if media.filename:
-                payload["fileName"] = media.filename
-            return "MEDIA", media.caption, media.id, payload
-    return "TEXT", f"[unsupported message type: {message.type[:32]}]", None, {}
+def _names(raw: Any) -> dict[str, str | None]:
+    names: dict[str, str | None] = {}
+    for item in _list(raw):
+        try:
+            contact = SenderContact.model_validate(item)
+        except ValidationError:
+            continue
+        names[contact.wa_id] = contact.profile.name if contact.profile else None
+    return names
+
+
+async def _receive_one(
+    session: AsyncSession, integration: Integration, raw: Any, names: dict[str, str | None]
+) -> int:
+    platform_type = str(_dict(raw).get("type") or "?")[:32]
+    try:
+        message = PlatformMessage.model_validate(raw)
+    except ValidationError as exc:
+        fields = sorted({".".join(str(p) for p in e["loc"]) for e in exc.errors()})[:5]
+        logger.warning(
+            "unreadable %s message for integration %s (fields: %s)",
+            platform_type,
+            integration.id,
+            ", ".join(fields),
+        )
+        kept = _unreadable(raw, platform_type, fields)
+        if kept is None:
+            return 0
+        message = kept
+    try:
+        async with session.begin_nested():
+            return await _receive(session, integration, message, names.get(message.sender))
+    except Exception as exc:
+        # Kept off the answer: the platform would retry a message that fails the same way
+        # for days, then disable the webhook. The kind and error class only: no content.
+        logger.error(
+            "%s message for integration %s could not be stored: %s",
+            message.type[:32],
+            integration.id,
+            type(exc).__name__,
+        )
+        return 0
+
+
+def _unreadable(raw: Any, platform_type: str, fields: list[str]) -> PlatformMessage | None:
+    """A message whose parts do not read, kept as ``unsupported`` when its sender and id
+    do; else None."""
+    data = _dict(raw)
+    try:
+        return PlatformMessage.model_validate(
+            {
+                "from": data.get("from"),
+                "id": data.get("id"),
+                "timestamp": data.get("timestamp")
+                if isinstance(data.get("timestamp"), str)
+                else None,
+                "type": "unsupported",
+                "errors": [
+                    {
+                        "title": f"unreadable {platform_type} message",
+                        "message": f"fields not as documented: {', '.join(fields)}",
+                        "error_data": {"details": platform_type},
+                    }
+                ],
+            }
+        )
+    except ValidationError:
+        return None
+
+
+def _at(message: PlatformMessage) -> datetime:
+    try:
+        return datetime.fromtimestamp(int(message.timestamp or ""), UTC)
+    except (ValueError, OverflowError, OSError):
+        return utcnow()
+
+
+def _clean(text: str | None) -> str | None:
+    return text.replace("\x00", "\ufffd")[:TEXT_MAX] if text else None
 
 
 async def _receive(
     session: AsyncSession, integration: Integration, message: PlatformMessage, name: str | None
 ) -> int:
     office_id = integration.office_id
+    if message.type == "reaction" and message.reaction is not None:
+        reaction = message.reaction
+        reacted = await messages.react_from_channel(
+            session, office_id, reaction.message_id, reaction.emoji or "", _at(message)
+        )
+        if reacted is None:
+            logger.info("reaction to a message not stored here (integration %s)", integration.id)
+        return 0
+    if message.type == "edit" and message.edit is not None:
+        text = _edited_text(message.edit.message)
+        if text is not None:
+            changed = await messages.edit_from_channel(
+                session, office_id, message.edit.original_message_id, text, _at(message)
+            )
+            if changed is not None:
+                return 0
+    if message.type == "revoke" and message.revoke is not None:
+        await messages.revoke_from_channel(
+            session, office_id, message.revoke.original_message_id, _at(message)
+        )
+        return 0
     if await messages.external_id_known(session, office_id, message.id):
         return 0
     contact = await contacts.find_or_create_by_phone(
@@ -86,17 +197,276 @@ async def _receive(
         ),
     )
     conversation = await conversations.get_conversation(session, office_id, opened.id)
-    type, text, media_id, payload = _content(message)
+    kind = read_message(message)
+    context = message.context
     out = await messages.receive_from_channel(
         session,
         conversation,
         external_id=message.id,
-        type=type,
-        text=text.replace("\x00", "\ufffd")[:4096] if text else None,
-        media_external_id=media_id,
-        payload=dict(payload) or None,
+        type=kind.type,
+        text=_clean(kind.text),
+        media_external_id=kind.media_id,
+        payload=kind.payload or None,
+        content=kind.content,
+        reply_to_external_id=context.id if context else None,
+        forwarded=bool(context and (context.forwarded or context.frequently_forwarded)),
     )
+    if kind.type == "UNSUPPORTED":
+        codes = [e.get("code") for e in _list(_dict(kind.content).get("errors"))]
+        logger.info(
+            "unsupported %s message kept for integration %s (codes: %s)",
+            message.type[:32],
+            integration.id,
+            codes,
+        )
     return 0 if out is None else 1
+
+
+def _edited_text(edited: dict[str, Any] | None) -> str | None:
+    data = _dict(edited)
+    body = _dict(data.get("text")).get("body")
+    if isinstance(body, str):
+        return _clean(body)
+    for kind in MEDIA_KINDS:
+        caption = _dict(data.get(kind)).get("caption")
+        if isinstance(caption, str):
+            return _clean(caption)
+    return None
+
+
+class Read:
+    """How an inbound message is stored: type, readable text, media id, typed content."""
+
+    def __init__(
+        self,
+        type: str,
+        text: str | None,
+        content: dict[str, Any] | None = None,
+        media_id: str | None = None,
+        payload: dict[str, Any] | None = None,
+    ) -> None:
+        self.type = type
+        self.text = text
+        self.content = content
+        self.media_id = media_id
+        self.payload = payload or {}
+
+
+def map_url(latitude: float, longitude: float) -> str:
+    return f"https://www.google.com/maps?q={latitude},{longitude}"
+
+
+def read_message(message: PlatformMessage) -> Read:
+    """The stored form of each kind the Cloud API documents; anything else (or a kind
+    without its part) is ``UNSUPPORTED`` with the platform's type and errors."""
+    kind = message.type
+    if kind == "text" and message.text is not None:
+        return Read("TEXT", message.text.body)
+    if kind == "edit" and message.edit is not None:
+        # An edit of a message not stored here: kept as a message of its own.
+        return Read("TEXT", _edited_text(message.edit.message) or "[mensagem editada]")
+    if kind in MEDIA_KINDS and getattr(message, kind) is not None:
+        return _media(kind, getattr(message, kind))
+    if kind == "location" and message.location is not None:
+        place = message.location
+        link = map_url(place.latitude, place.longitude)
+        label = " — ".join(p for p in (place.name, place.address) if p)
+        return Read(
+            "LOCATION",
+            f"📍 {label}\n{link}" if label else f"📍 {link}",
+            {
+                "kind": "location",
+                "name": place.name,
+                "address": place.address,
+                "latitude": place.latitude,
+                "longitude": place.longitude,
+                "url": place.url,
+                "mapUrl": link,
+            },
+        )
+    if kind == "contacts" and message.contacts:
+        return _contacts(message)
+    if kind == "button" and message.button is not None:
+        button = message.button
+        return Read(
+            "TEXT",
+            button.text,
+            {"kind": "reply", "replyType": "button", "id": button.payload, "title": button.text},
+            payload={"replyId": button.payload or ""},
+        )
+    if kind == "interactive" and message.interactive is not None:
+        read = _interactive(message)
+        if read is not None:
+            return read
+    if kind == "order" and message.order is not None:
+        return _order(message)
+    if kind == "system" and message.system is not None:
+        system = message.system
+        return Read(
+            "SYSTEM",
+            system.body or "Aviso do WhatsApp",
+            {
+                "kind": "system",
+                "systemType": system.type,
+                "body": system.body,
+                "newWaId": system.new_wa_id or system.wa_id,
+            },
+        )
+    return _unsupported(message)
+
+
+def _media(kind: str, media: Media) -> Read:
+    payload = {"mediaKind": kind}
+    if media.mime_type:
+        payload["mimeType"] = media.mime_type
+    if media.filename:
+        payload["fileName"] = media.filename
+    content: dict[str, Any] = {
+        "kind": "media",
+        "mediaKind": kind,
+        "mimeType": media.mime_type,
+        "fileName": media.filename,
+        "caption": media.caption,
+    }
+    if kind == "sticker":
+        content["animated"] = bool(media.animated)
+    if kind == "audio":
+        content["voice"] = bool(media.voice)
+    return Read("MEDIA", media.caption, content, media.id, payload)
+
+
+def _contacts(message: PlatformMessage) -> Read:
+    shared = []
+    lines = []
+    for card in message.contacts or []:
+        name = None
+        if card.name is not None:
+            name = card.name.formatted_name or " ".join(
+                p for p in (card.name.first_name, card.name.last_name) if p
+            )
+        phones = [{"phone": p.phone, "waId": p.wa_id, "type": p.type} for p in card.phones]
+        emails = [{"email": e.email, "type": e.type} for e in card.emails]
+        shared.append(
+            {
+                "name": name or None,
+                "phones": phones,
+                "emails": emails,
+                "organization": card.org.company if card.org else None,
+            }
+        )
+        details = [str(p.phone or p.wa_id) for p in card.phones if p.phone or p.wa_id]
+        details += [e.email for e in card.emails]
+        lines.append(f"👤 {name or 'Contato'}" + (f": {', '.join(details)}" if details else ""))
+    return Read("CONTACTS", "\n".join(lines), {"kind": "contacts", "contacts": shared})
+
+
+def _interactive(message: PlatformMessage) -> Read | None:
+    interactive = message.interactive
+    assert interactive is not None  # noqa: S101 (checked by the caller)
+    reply = interactive.button_reply or interactive.list_reply
+    if reply is not None:
+        return Read(
+            "TEXT",
+            reply.title,
+            {
+                "kind": "reply",
+                "replyType": interactive.type,
+                "id": reply.id,
+                "title": reply.title,
+                "description": reply.description,
+            },
+            payload={"replyId": reply.id or ""},
+        )
+    flow = interactive.nfm_reply
+    if flow is not None:
+        response: Any = flow.response_json
+        try:
+            response = json.loads(flow.response_json or "null")
+        except ValueError:
+            pass
+        answers = (
+            "; ".join(f"{k}: {v}" for k, v in response.items() if k != "flow_token")
+            if isinstance(response, dict)
+            else ""
+        )
+        text = f"📋 {flow.body or 'Formulário respondido'}" + (f"\n{answers}" if answers else "")
+        return Read(
+            "INTERACTIVE",
+            text,
+            {"kind": "flow", "name": flow.name, "body": flow.body, "response": response},
+        )
+    return None
+
+
+def _order(message: PlatformMessage) -> Read:
+    order = message.order
+    assert order is not None  # noqa: S101 (checked by the caller)
+    items = [
+        {
+            "productRetailerId": i.product_retailer_id,
+            "quantity": i.quantity,
+            "itemPrice": i.item_price,
+            "currency": i.currency,
+        }
+        for i in order.product_items
+    ]
+    total = sum((i.quantity or 0) * (i.item_price or 0) for i in order.product_items)
+    currencies = {i.currency for i in order.product_items if i.currency}
+    currency = currencies.pop() if len(currencies) == 1 else None
+    text = f"🛒 Pedido: {len(items)} item(ns), total {total:.2f} {currency or ''}".rstrip()
+    if order.text:
+        text += f"\n{order.text}"
+    return Read(
+        "ORDER",
+        text,
+        {
+            "kind": "order",
+            "catalogId": order.catalog_id,
+            "note": order.text,
+            "items": items,
+            "total": total,
+            "currency": currency,
+        },
+    )
+
+
+def _error(error: PlatformError) -> dict[str, Any]:
+    details = _dict(error.error_data).get("details")
+    return {
+        "code": error.code,
+        "title": error.title,
+        "message": error.message,
+        "details": str(details)[:500] if details is not None else None,
+    }
+
+
+def _unsupported(message: PlatformMessage) -> Read:
+    errors = [_error(e) for e in message.errors]
+    titled = next((e["title"] for e in errors if e["title"]), None)
+    label = message.type if message.type not in ("unsupported", "unknown") else "desconhecido"
+    text = f"[Mensagem não suportada ({label[:32]})" + (f": {titled}" if titled else "") + "]"
+    return Read(
+        "UNSUPPORTED",
+        text,
+        {"kind": "unsupported", "platformType": message.type[:32], "errors": errors},
+    )
+
+
+async def _apply_one(session: AsyncSession, integration: Integration, raw: Any) -> None:
+    try:
+        status = Status.model_validate(raw)
+    except ValidationError:
+        logger.warning("unreadable status for integration %s skipped", integration.id)
+        return
+    try:
+        async with session.begin_nested():
+            await _apply_status(session, integration, status)
+    except Exception as exc:
+        logger.error(
+            "status for integration %s could not be applied: %s",
+            integration.id,
+            type(exc).__name__,
+        )
 
 
 async def _apply_status(session: AsyncSession, integration: Integration, status: Status) -> None:

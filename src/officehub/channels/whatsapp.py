@@ -99,13 +99,19 @@ def raise_for_platform(response: httpx.Response) -> None:
 
 
 def message_body(outbound: Outbound) -> dict[str, Any]:
-    """The Cloud API's message object for a stored outbound message."""
+    """The Cloud API's message object for a stored outbound message; a reply carries
+    ``context.message_id`` (the platform's id of the message it quotes)."""
     base: dict[str, Any] = {
         "messaging_product": "whatsapp",
         "recipient_type": "individual",
         "to": outbound.to_phone.lstrip("+"),
     }
     payload = outbound.payload
+    if outbound.type == "REACTION":
+        return {**base, "type": "reaction", "reaction": dict(payload.get("reaction") or {})}
+    quoted = payload.get("replyToExternalId")
+    if quoted:
+        base["context"] = {"message_id": str(quoted)}
     if "interactive" in payload:
         return {**base, "type": "interactive", "interactive": payload["interactive"]}
     if outbound.type == "TEMPLATE":

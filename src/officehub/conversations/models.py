@@ -3,14 +3,26 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ForeignKey, Index, String, Text, text
+from sqlalchemy import ForeignKey, Index, String, Text, false, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from officehub.db import Base, IdMixin, JSONType, TimestampMixin
 
 CONVERSATION_STATUSES = ("OPEN", "CLOSED")
 MESSAGE_DIRECTIONS = ("INBOUND", "OUTBOUND")
-MESSAGE_TYPES = ("TEXT", "TEMPLATE", "MEDIA", "NOTE")
+MESSAGE_TYPES = (
+    "TEXT",
+    "TEMPLATE",
+    "MEDIA",
+    "NOTE",
+    "LOCATION",
+    "CONTACTS",
+    "INTERACTIVE",
+    "ORDER",
+    "SYSTEM",
+    "UNSUPPORTED",
+    "REACTION",
+)
 
 
 class Conversation(IdMixin, TimestampMixin, Base):
@@ -112,7 +124,7 @@ class Message(IdMixin, Base):
     office_id: Mapped[str] = mapped_column(ForeignKey("offices.id", ondelete="CASCADE"))
     conversation_id: Mapped[str] = mapped_column(ForeignKey("conversations.id", ondelete="CASCADE"))
     direction: Mapped[str] = mapped_column(String(8))
-    type: Mapped[str] = mapped_column(String(8))
+    type: Mapped[str] = mapped_column(String(16))
     text: Mapped[str | None] = mapped_column(Text)
     template_name: Mapped[str | None] = mapped_column(String(512))
     media_url: Mapped[str | None] = mapped_column(String(2000))
@@ -127,3 +139,15 @@ class Message(IdMixin, Base):
     lease_until: Mapped[datetime | None]
     claim_token: Mapped[str | None] = mapped_column(String(64))
     media_external_id: Mapped[str | None] = mapped_column(String(128))
+    # What the channel sent beyond text, by kind (location, contacts, reply, order...).
+    content: Mapped[dict[str, Any] | None] = mapped_column(JSONType)
+    # The message of the same conversation this one replies to (no foreign key: a reply
+    # outlives the message it quotes).
+    reply_to_id: Mapped[str | None] = mapped_column(String(32))
+    forwarded: Mapped[bool] = mapped_column(default=False, server_default=false())
+    # [{emoji, from, at}]: at most one per sender ("CONTACT" or "OFFICE").
+    reactions: Mapped[list[dict[str, Any]] | None] = mapped_column(JSONType)
+    # The text before the sender edited or deleted the message, kept for the office.
+    original_text: Mapped[str | None] = mapped_column(Text)
+    edited_at: Mapped[datetime | None]
+    deleted_at: Mapped[datetime | None]

@@ -166,6 +166,16 @@ EVENT_TYPES: tuple[EventType, ...] = (
             "previousStatus": "SENT",
         },
     ),
+    EventType(
+        "chat.message.updated",
+        "Chat",
+        "A stored message changed: a reaction was added or removed, or the sender edited "
+        "or deleted it (the message as it is now)",
+        {
+            **_MESSAGE,
+            "reactions": [{"emoji": "👍", "from": "CONTACT", "at": _AT}],
+        },
+    ),
     EventType("contact.created", "Contact", "A contact was created", _PERSON),
     EventType("contact.updated", "Contact", "A contact was changed", _PERSON),
     EventType("contact.deleted", "Contact", "A contact was deleted", _PERSON),

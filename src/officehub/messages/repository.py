@@ -20,7 +20,7 @@ def messages_query(office_id: str, conversation_id: str) -> Select[Any]:
     """Newest first."""
     return (
         scoped(Message, office_id)
-        .where(Message.conversation_id == conversation_id)
+        .where(Message.conversation_id == conversation_id, Message.type != "REACTION")
         .order_by(Message.created_at.desc(), Message.id.desc())
     )
 
@@ -38,9 +38,27 @@ async def last_inbound_at(
 
 
 async def find_by_external_id(
-    session: AsyncSession, office_id: str, external_id: str
+    session: AsyncSession, office_id: str, external_id: str, *, lock: bool = False
 ) -> Message | None:
     stmt = scoped(Message, office_id).where(Message.external_id == external_id)
+    if lock:
+        stmt = stmt.with_for_update()
+    return (await session.scalars(stmt)).first()
+
+
+async def find_in_conversation(
+    session: AsyncSession,
+    office_id: str,
+    conversation_id: str,
+    message_id: str,
+    *,
+    lock: bool = False,
+) -> Message | None:
+    stmt = scoped(Message, office_id).where(
+        Message.conversation_id == conversation_id, Message.id == message_id
+    )
+    if lock:
+        stmt = stmt.with_for_update()
     return (await session.scalars(stmt)).first()
 
 

@@ -1,16 +1,22 @@
 from __future__ import annotations
 
+from typing import Annotated
+
+from fastapi import Path
+
 from officehub.auth import OfficeDep
 from officehub.db import SessionDep
 from officehub.errors import error_responses
+from officehub.ids import ID_PATTERN
 from officehub.messages import service
-from officehub.messages.schemas import InboundIn, MessageOut, OutboundIn
+from officehub.messages.schemas import InboundIn, MessageOut, OutboundIn, ReactionIn
 from officehub.pagination import Page, PageDep
 from officehub.params import PathId
 from officehub.routing import Router
 from officehub.storage import StorageDep
 
 router = Router(tags=["Messages"])
+MessageId = Annotated[str, Path(alias="messageId", pattern=ID_PATTERN)]
 
 
 @router.post(
@@ -50,3 +56,15 @@ async def list_messages(
 ) -> Page[MessageOut]:
     items, total = await service.list_messages(session, office.office_id, id, params)
     return Page[MessageOut].of(items, total, params)
+
+
+@router.post(
+    "/conversation/{id}/messages/{messageId}/reaction",
+    response_model=MessageOut,
+    responses=error_responses(400, 401, 404, 409),
+    summary="React to a contact's message with an emoji (an empty emoji removes the office's)",
+)
+async def react_to_message(
+    id: PathId, message_id: MessageId, body: ReactionIn, office: OfficeDep, session: SessionDep
+) -> MessageOut:
+    return await service.react(session, office.office_id, id, message_id, body)

@@ -2,8 +2,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import StringConstraints
+from pydantic import AliasChoices, Field, StringConstraints, field_validator
 
+from officehub.ids import ID_PATTERN
 from officehub.schemas import HTTP_URL_PATTERN, ApiModel, BodyModel, LongText
 from officehub.timeutil import Timestamp
 
@@ -41,13 +42,168 @@ class OutboundIn(BodyModel):
     language: Annotated[str, StringConstraints(max_length=16)] | None = None
     variables: list[Annotated[str, StringConstraints(max_length=1024)]] | None = None
     header_media_path: Annotated[str, StringConstraints(max_length=1000)] | None = None
+    reply_to_message_id: Annotated[str, StringConstraints(pattern=ID_PATTERN)] | None = Field(
+        default=None,
+        description="A message of this conversation to reply to (the client sees it quoted)",
+    )
+
+
+class ReactionIn(BodyModel):
+    """An emoji reaction of the office to a message; an empty ``emoji`` removes it."""
+
+    emoji: Annotated[str, StringConstraints(max_length=16)]
+
+
+MessageType = Literal[
+    "TEXT",
+    "TEMPLATE",
+    "MEDIA",
+    "NOTE",
+    "LOCATION",
+    "CONTACTS",
+    "INTERACTIVE",
+    "ORDER",
+    "SYSTEM",
+    "UNSUPPORTED",
+    "REACTION",
+]
+
+
+class Reaction(ApiModel):
+    emoji: str
+    sender: Literal["CONTACT", "OFFICE"] = Field(
+        validation_alias=AliasChoices("from", "sender"),
+        serialization_alias="from",
+        description="Who reacted: the contact or the office",
+    )
+    at: Timestamp
+
+
+class MediaContent(ApiModel):
+    """An image, audio, video, document or sticker (the file itself: ``mediaUrl``)."""
+
+    kind: Literal["media"]
+    media_kind: Literal["image", "audio", "video", "document", "sticker"]
+    mime_type: str | None = None
+    file_name: str | None = None
+    caption: str | None = None
+    animated: bool | None = None
+    voice: bool | None = None
+
+
+class LocationContent(ApiModel):
+    kind: Literal["location"]
+    name: str | None = None
+    address: str | None = None
+    latitude: float
+    longitude: float
+    url: str | None = Field(default=None, description="The place's own link, when sent")
+    map_url: str = Field(description="The point on a map")
+
+
+class SharedPhone(ApiModel):
+    phone: str | None = None
+    wa_id: str | None = None
+    type: str | None = None
+
+
+class SharedEmail(ApiModel):
+    email: str
+    type: str | None = None
+
+
+class SharedContact(ApiModel):
+    name: str | None = None
+    phones: list[SharedPhone] = Field(default_factory=list)
+    emails: list[SharedEmail] = Field(default_factory=list)
+    organization: str | None = None
+
+
+class ContactsContent(ApiModel):
+    kind: Literal["contacts"]
+    contacts: list[SharedContact]
+
+
+class ReplyContent(ApiModel):
+    """A button or list option the contact picked (``replyType``: ``button`` for a
+    template's quick reply, ``button_reply``, ``list_reply``)."""
+
+    kind: Literal["reply"]
+    reply_type: str
+    id: str | None = None
+    title: str
+    description: str | None = None
+
+
+class FlowContent(ApiModel):
+    """A completed WhatsApp Flow (``nfm_reply``): the answers, as sent."""
+
+    kind: Literal["flow"]
+    name: str | None = None
+    body: str | None = None
+    response: Any = Field(
+        description="The flow's response_json, parsed (the raw string when not JSON)"
+    )
+
+
+class OrderItem(ApiModel):
+    product_retailer_id: str | None = None
+    quantity: float | None = None
+    item_price: float | None = None
+    currency: str | None = None
+
+
+class OrderContent(ApiModel):
+    kind: Literal["order"]
+    catalog_id: str | None = None
+    note: str | None = None
+    items: list[OrderItem]
+    total: float | None = Field(default=None, description="Sum of quantity times itemPrice")
+    currency: str | None = None
+
+
+class SystemContent(ApiModel):
+    """A notice of the platform in the conversation (e.g. the client changed number)."""
+
+    kind: Literal["system"]
+    system_type: str | None = None
+    body: str | None = None
+    new_wa_id: str | None = None
+
+
+class PlatformErrorOut(ApiModel):
+    code: int | None = None
+    title: str | None = None
+    message: str | None = None
+    details: str | None = None
+
+
+class UnsupportedContent(ApiModel):
+    """A message the service could not read: the platform's type and errors."""
+
+    kind: Literal["unsupported"]
+    platform_type: str | None = None
+    errors: list[PlatformErrorOut] = Field(default_factory=list)
+
+
+MessageContent = Annotated[
+    MediaContent
+    | LocationContent
+    | ContactsContent
+    | ReplyContent
+    | FlowContent
+    | OrderContent
+    | SystemContent
+    | UnsupportedContent,
+    Field(discriminator="kind"),
+]
 
 
 class MessageOut(ApiModel):
     id: str
     conversation_id: str
     direction: Literal["INBOUND", "OUTBOUND"]
-    type: Literal["TEXT", "TEMPLATE", "MEDIA", "NOTE"]
+    type: MessageType
     text: str | None
     template_name: str | None
     media_url: str | None
@@ -55,3 +211,24 @@ class MessageOut(ApiModel):
     external_id: str | None = None
     error: str | None = None
     created_at: Timestamp
+    content: MessageContent | None = Field(
+        default=None, description="What the channel sent beyond text, by kind"
+    )
+    reply_to: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("reply_to_id", "replyTo"),
+        serialization_alias="replyTo",
+        description="The id of the message of this conversation this one replies to",
+    )
+    forwarded: bool = False
+    reactions: list[Reaction] = Field(default_factory=list)
+    original_text: str | None = Field(
+        default=None, description="The text before the sender edited or deleted the message"
+    )
+    edited_at: Timestamp | None = None
+    deleted_at: Timestamp | None = None
+
+    @field_validator("reactions", mode="before")
+    @classmethod
+    def _no_reactions(cls, value: Any) -> Any:
+        return [] if value is None else value

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy.exc import IntegrityError
@@ -17,15 +17,15 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.conversations import service as conversations
 from officehub.conversations.models import Conversation, Message
-from officehub.errors import Conflict, ValidationFailed
+from officehub.errors import Conflict, NotFound, ValidationFailed
 from officehub.events.service import PendingEvent, emit, emit_many
 from officehub.inboxes import service as inboxes
 from officehub.messages import repository
-from officehub.messages.schemas import InboundIn, MessageOut, OutboundIn
+from officehub.messages.schemas import InboundIn, MessageOut, OutboundIn, ReactionIn
 from officehub.pagination import PageParams, paginate
 from officehub.storage import Storage, is_valid_key
 from officehub.templates import service as templates
-from officehub.timeutil import utcnow
+from officehub.timeutil import isoformat, utcnow
 
 
 async def receive(
@@ -66,8 +66,9 @@ async def send(
     if (body.text is None) == (body.template_name is None):
         raise ValidationFailed.field("body.text", "send either text or templateName")
     conversation = await conversations.get_conversation(session, office_id, conversation_id)
+    reply = await _reply_target(session, conversation, body.reply_to_message_id)
     if body.template_name is not None:
-        return await _send_template(session, conversation, body.template_name, body, storage)
+        return await _send_template(session, conversation, body.template_name, body, storage, reply)
     integration = await inboxes.get_integration(session, office_id, conversation.integration_id)
     if integration.type == inboxes.OFFICIAL:
         await _check_service_window(session, conversation)
@@ -79,8 +80,35 @@ async def send(
         text=body.text,
         media_url=None,
         status="QUEUED",
+        payload=_reply_payload(reply),
+        reply_to_id=reply.id if reply else None,
     )
     return await _emit(session, conversation, "chat.message.sent", message)
+
+
+async def _reply_target(
+    session: AsyncSession, conversation: Conversation, message_id: str | None
+) -> Message | None:
+    """The message a send replies to: one of this conversation the channel knows (it has
+    the channel's id), else 400 naming ``replyToMessageId``."""
+    if message_id is None:
+        return None
+    target = await repository.find_in_conversation(
+        session, conversation.office_id, conversation.id, message_id
+    )
+    if target is None or target.type == "REACTION":
+        raise ValidationFailed.field(
+            "body.replyToMessageId", "no message with this id in this conversation"
+        )
+    if not target.external_id:
+        raise ValidationFailed.field(
+            "body.replyToMessageId", "the message has not reached the channel yet"
+        )
+    return target
+
+
+def _reply_payload(reply: Message | None) -> dict[str, Any] | None:
+    return {"replyToExternalId": reply.external_id} if reply is not None else None
 
 
 async def send_media(
@@ -130,6 +158,7 @@ async def _send_template(
     template_name: str,
     body: OutboundIn,
     storage: Storage | None,
+    reply: Message | None = None,
 ) -> MessageOut:
     template = await templates.approved_template(
         session,
@@ -166,7 +195,9 @@ async def _send_template(
             "variables": variables,
             "headerFormat": header,
             "headerMediaPath": body.header_media_path,
+            **(_reply_payload(reply) or {}),
         },
+        reply_to_id=reply.id if reply else None,
     )
     return await _emit(session, conversation, "chat.message.sent", message)
 
@@ -197,11 +228,23 @@ async def receive_from_channel(
     media_external_id: str | None = None,
     payload: dict[str, Any] | None = None,
     media_url: str | None = None,
+    content: dict[str, Any] | None = None,
+    reply_to_external_id: str | None = None,
+    forwarded: bool = False,
 ) -> MessageOut | None:
     """An inbound message a channel delivered; None when its id is already stored (the
-    platform retried). The unique index on the external id holds the rule."""
+    platform retried). The unique index on the external id holds the rule. A reply names
+    the channel's id of the message it quotes: ``replyTo`` is ours, when we have it in
+    this conversation."""
     if await repository.find_by_external_id(session, conversation.office_id, external_id):
         return None
+    reply_to_id = None
+    if reply_to_external_id:
+        quoted = await repository.find_by_external_id(
+            session, conversation.office_id, reply_to_external_id
+        )
+        if quoted is not None and quoted.conversation_id == conversation.id:
+            reply_to_id = quoted.id
     try:
         async with session.begin_nested():
             message = await _store(
@@ -215,6 +258,9 @@ async def receive_from_channel(
                 external_id=external_id,
                 media_external_id=media_external_id,
                 payload=payload,
+                content=content,
+                reply_to_id=reply_to_id,
+                forwarded=forwarded,
             )
     except IntegrityError:
         return None
@@ -320,6 +366,10 @@ async def _store(
     external_id: str | None = None,
     media_external_id: str | None = None,
     payload: dict[str, Any] | None = None,
+    content: dict[str, Any] | None = None,
+    reply_to_id: str | None = None,
+    forwarded: bool = False,
+    record_time: bool = True,
 ) -> Message:
     now = utcnow()
     message = await repository.add_message(
@@ -338,9 +388,13 @@ async def _store(
             media_external_id=media_external_id,
             payload=payload,
             attempts=0,
+            content=content,
+            reply_to_id=reply_to_id,
+            forwarded=forwarded,
         ),
     )
-    await conversations.record_message_time(session, conversation, now)
+    if record_time:
+        await conversations.record_message_time(session, conversation, now)
     return message
 
 
@@ -357,3 +411,100 @@ async def _emit(
         integration_id=conversation.integration_id,
     )
     return out
+
+
+# Reactions, edits and deletions: changes to a stored message (``chat.message.updated``).
+
+DELETED_TEXT = "🚫 Mensagem apagada pelo cliente"
+
+
+def _set_reaction(message: Message, sender: str, emoji: str, at: datetime) -> None:
+    """At most one reaction per sender; an empty emoji removes the sender's."""
+    kept = [r for r in (message.reactions or []) if r.get("from") != sender]
+    if emoji:
+        kept.append({"emoji": emoji, "from": sender, "at": isoformat(at)})
+    message.reactions = kept
+
+
+async def _updated(session: AsyncSession, message: Message) -> MessageOut:
+    await session.flush()
+    conversation = await conversations.get_conversation(
+        session, message.office_id, message.conversation_id
+    )
+    return await _emit(session, conversation, "chat.message.updated", message)
+
+
+async def react_from_channel(
+    session: AsyncSession, office_id: str, external_id: str, emoji: str, at: datetime
+) -> MessageOut | None:
+    """The contact reacted to a message (None when the channel's id is not stored here)."""
+    message = await repository.find_by_external_id(session, office_id, external_id, lock=True)
+    if message is None:
+        return None
+    _set_reaction(message, "CONTACT", emoji, at)
+    return await _updated(session, message)
+
+
+async def edit_from_channel(
+    session: AsyncSession, office_id: str, external_id: str, text: str, at: datetime
+) -> MessageOut | None:
+    """The contact edited a message: it shows the new text, the first kept."""
+    message = await repository.find_by_external_id(session, office_id, external_id, lock=True)
+    if message is None or message.direction != "INBOUND":
+        return None
+    if message.original_text is None:
+        message.original_text = message.text
+    message.text = text
+    message.edited_at = at
+    return await _updated(session, message)
+
+
+async def revoke_from_channel(
+    session: AsyncSession, office_id: str, external_id: str, at: datetime
+) -> MessageOut | None:
+    """The contact deleted a message for everyone: it shows so, its text kept for the
+    office's records in ``originalText``."""
+    message = await repository.find_by_external_id(session, office_id, external_id, lock=True)
+    if message is None or message.direction != "INBOUND":
+        return None
+    if message.deleted_at is not None:
+        return MessageOut.model_validate(message)
+    if message.original_text is None:
+        message.original_text = message.text
+    message.text = DELETED_TEXT
+    message.deleted_at = at
+    return await _updated(session, message)
+
+
+async def react(
+    session: AsyncSession, office_id: str, conversation_id: str, message_id: str, body: ReactionIn
+) -> MessageOut:
+    """The office reacts to a contact's message: stored on it at once and, on the official
+    channel, queued for the platform as a hidden ``REACTION`` send (the service window
+    applies as to free text)."""
+    conversation = await conversations.get_conversation(session, office_id, conversation_id)
+    message = await repository.find_in_conversation(
+        session, office_id, conversation.id, message_id, lock=True
+    )
+    if message is None or message.type == "REACTION":
+        raise NotFound("Message not found", details=f"No message with id {message_id}")
+    if message.direction != "INBOUND":
+        raise ValidationFailed.field("messageId", "only a contact's message can get a reaction")
+    integration = await inboxes.get_integration(session, office_id, conversation.integration_id)
+    if integration.type == inboxes.OFFICIAL:
+        if not message.external_id:
+            raise ValidationFailed.field("messageId", "the message has no channel id")
+        await _check_service_window(session, conversation)
+        await _store(
+            session,
+            conversation,
+            direction="OUTBOUND",
+            type="REACTION",
+            text=None,
+            media_url=None,
+            status="QUEUED",
+            payload={"reaction": {"message_id": message.external_id, "emoji": body.emoji}},
+            record_time=False,
+        )
+    _set_reaction(message, "OFFICE", body.emoji, utcnow())
+    return await _updated(session, message)
