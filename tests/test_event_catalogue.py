@@ -46,7 +46,12 @@ async def test_catalogue_examples_have_the_keys_of_emitted_events(
     await client.patch(f"/conversation/{cid}", json={"priority": "HIGH"}, headers=h)
     await client.patch(f"/conversation/{cid}", json={"assignedUserId": user.id}, headers=h)
     await client.post(f"/conversation/{cid}/tags", json={"tagId": tag.id}, headers=h)
-    await client.post(f"/conversation/{cid}/messages/inbound", json={"text": "Oi"}, headers=h)
+    received = (
+        await client.post(f"/conversation/{cid}/messages/inbound", json={"text": "Oi"}, headers=h)
+    ).json()
+    await client.post(
+        f"/conversation/{cid}/messages/{received['id']}/reaction", json={"emoji": "👍"}, headers=h
+    )
     sent = (
         await client.post(f"/conversation/{cid}/messages", json={"text": "Olá"}, headers=h)
     ).json()

@@ -158,6 +158,9 @@ MATRIX: dict[tuple[str, str], Probe | str] = {
     ),
     ("POST", "/conversation/{id}/messages"): _at(lambda i: {"text": "B"}, id="conversation"),
     ("GET", "/conversation/{id}/messages"): _at(id="conversation"),
+    ("POST", "/conversation/{id}/messages/{messageId}/reaction"): _at(
+        lambda i: {"emoji": "👍"}, id="conversation", messageId="message"
+    ),
     ("POST", "/funnel"): _refers(lambda i: {"name": "B", "inboxId": i["inbox"]}),
     ("GET", "/funnel"): _filter(inboxId="inbox"),
     ("GET", "/funnel/{id}"): _at(id="funnel"),
@@ -329,6 +332,9 @@ async def _office_a_world(
     }
     ids["ticket"] = await created(
         "/ticket", {"title": "A", "statusId": status, "conversationId": world.conversation.id}
+    )
+    ids["message"] = await created(
+        f"/conversation/{world.conversation.id}/messages/inbound", {"text": "A"}
     )
     ids["fast_message"] = await created(
         "/fast-message", {"inboxId": world.inbox.id, "title": "A", "kind": "TEXT", "text": "A"}

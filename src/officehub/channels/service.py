@@ -159,6 +159,17 @@ def _clean(text: str | None) -> str | None:
     return text.replace("\x00", "\ufffd")[:TEXT_MAX] if text else None
 
 
+def _scrub(value: Any) -> Any:
+    """Content without NUL characters (PostgreSQL stores none, in text or JSON)."""
+    if isinstance(value, str):
+        return value.replace("\x00", "\ufffd")
+    if isinstance(value, dict):
+        return {_scrub(k): _scrub(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_scrub(v) for v in value]
+    return value
+
+
 async def _receive(
     session: AsyncSession, integration: Integration, message: PlatformMessage, name: str | None
 ) -> int:
@@ -206,8 +217,8 @@ async def _receive(
         type=kind.type,
         text=_clean(kind.text),
         media_external_id=kind.media_id,
-        payload=kind.payload or None,
-        content=kind.content,
+        payload=_scrub(kind.payload) or None,
+        content=_scrub(kind.content),
         reply_to_external_id=context.id if context else None,
         forwarded=bool(context and (context.forwarded or context.frequently_forwarded)),
     )

@@ -59,6 +59,13 @@ _MESSAGE: dict[str, Any] = {
     "externalId": "wamid.HBgNNTUxMTk4NzY1NDMyMRUCABIYFjNFQjBDMEY3",
     "error": None,
     "createdAt": _AT,
+    "content": None,
+    "replyTo": None,
+    "forwarded": False,
+    "reactions": [],
+    "originalText": None,
+    "editedAt": None,
+    "deletedAt": None,
 }
 
 _CASE: dict[str, Any] = {
