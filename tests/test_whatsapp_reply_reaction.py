@@ -181,6 +181,16 @@ async def test_reaction_bad_input_is_400_naming_the_field(
     )
     assert r.status_code == 400
     assert "path.messageId" in error_of(r)["details"]
+    ours = await client.post(
+        f"/conversation/{conversation_id}/messages", json={"text": "Oi"}, headers=office_a.headers
+    )
+    r = await client.post(
+        f"/conversation/{conversation_id}/messages/{ours.json()['id']}/reaction",
+        json={"emoji": "👍"},
+        headers=office_a.headers,
+    )
+    assert r.status_code == 400
+    assert "path.messageId" in error_of(r)["details"]
     assert await outbox(app, office_a.id, "chat.message.updated") == []
 
 

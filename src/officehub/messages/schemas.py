@@ -135,7 +135,7 @@ class ReplyContent(ApiModel):
     description: str | None = None
 
 
-class FlowContent(ApiModel):
+class FlowReplyContent(ApiModel):
     """A completed WhatsApp Flow (``nfm_reply``): the answers, as sent."""
 
     kind: Literal["flow"]
@@ -191,7 +191,7 @@ MessageContent = Annotated[
     | LocationContent
     | ContactsContent
     | ReplyContent
-    | FlowContent
+    | FlowReplyContent
     | OrderContent
     | SystemContent
     | UnsupportedContent,

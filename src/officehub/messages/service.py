@@ -489,11 +489,13 @@ async def react(
     if message is None or message.type == "REACTION":
         raise NotFound("Message not found", details=f"No message with id {message_id}")
     if message.direction != "INBOUND":
-        raise ValidationFailed.field("messageId", "only a contact's message can get a reaction")
+        raise ValidationFailed.field(
+            "path.messageId", "only a contact's message can get a reaction"
+        )
     integration = await inboxes.get_integration(session, office_id, conversation.integration_id)
     if integration.type == inboxes.OFFICIAL:
         if not message.external_id:
-            raise ValidationFailed.field("messageId", "the message has no channel id")
+            raise ValidationFailed.field("path.messageId", "the message has no channel id")
         await _check_service_window(session, conversation)
         await _store(
             session,
