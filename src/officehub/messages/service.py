@@ -418,12 +418,17 @@ async def _emit(
 DELETED_TEXT = "🚫 Mensagem apagada pelo cliente"
 
 
-def _set_reaction(message: Message, sender: str, emoji: str, at: datetime) -> None:
-    """At most one reaction per sender; an empty emoji removes the sender's."""
+def _set_reaction(message: Message, sender: str, emoji: str, at: datetime) -> bool:
+    """At most one reaction per sender; an empty emoji removes the sender's. False when
+    nothing changes (a retried notification, the same emoji again)."""
+    current = [r for r in (message.reactions or []) if r.get("from") == sender]
+    if [r.get("emoji") for r in current] == ([emoji] if emoji else []):
+        return False
     kept = [r for r in (message.reactions or []) if r.get("from") != sender]
     if emoji:
         kept.append({"emoji": emoji, "from": sender, "at": isoformat(at)})
     message.reactions = kept
+    return True
 
 
 async def _updated(session: AsyncSession, message: Message) -> MessageOut:
@@ -441,7 +446,8 @@ async def react_from_channel(
     message = await repository.find_by_external_id(session, office_id, external_id, lock=True)
     if message is None:
         return None
-    _set_reaction(message, "CONTACT", emoji, at)
+    if not _set_reaction(message, "CONTACT", emoji, at):
+        return MessageOut.model_validate(message)
     return await _updated(session, message)
 
 
@@ -452,6 +458,8 @@ async def edit_from_channel(
     message = await repository.find_by_external_id(session, office_id, external_id, lock=True)
     if message is None or message.direction != "INBOUND":
         return None
+    if message.deleted_at is not None or (message.edited_at is not None and message.text == text):
+        return MessageOut.model_validate(message)
     if message.original_text is None:
         message.original_text = message.text
     message.text = text
@@ -493,10 +501,14 @@ async def react(
             "path.messageId", "only a contact's message can get a reaction"
         )
     integration = await inboxes.get_integration(session, office_id, conversation.integration_id)
-    if integration.type == inboxes.OFFICIAL:
+    official = integration.type == inboxes.OFFICIAL
+    if official:
         if not message.external_id:
             raise ValidationFailed.field("path.messageId", "the message has no channel id")
         await _check_service_window(session, conversation)
+    if not _set_reaction(message, "OFFICE", body.emoji, utcnow()):
+        return MessageOut.model_validate(message)
+    if official:
         await _store(
             session,
             conversation,
@@ -508,5 +520,4 @@ async def react(
             payload={"reaction": {"message_id": message.external_id, "emoji": body.emoji}},
             record_time=False,
         )
-    _set_reaction(message, "OFFICE", body.emoji, utcnow())
     return await _updated(session, message)
