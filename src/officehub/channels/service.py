@@ -134,12 +134,11 @@ def _unreadable(raw: Any, platform_type: str, fields: list[str]) -> PlatformMess
                 "timestamp": data.get("timestamp")
                 if isinstance(data.get("timestamp"), str)
                 else None,
-                "type": "unsupported",
+                "type": platform_type,
                 "errors": [
                     {
                         "title": f"unreadable {platform_type} message",
                         "message": f"fields not as documented: {', '.join(fields)}",
-                        "error_data": {"details": platform_type},
                     }
                 ],
             }
