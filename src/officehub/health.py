@@ -23,7 +23,18 @@ async def healthz() -> Health:
 @router.get(
     "/readyz",
     response_model=Health,
-    responses={503: {"model": Health, "description": "Database unreachable"}},
+    responses={
+        503: {
+            "model": Health,
+            "description": "Database unreachable (answered within the database timeouts)",
+            "headers": {
+                "Retry-After": {
+                    "description": "Seconds before asking again",
+                    "schema": {"type": "integer"},
+                }
+            },
+        }
+    },
     summary="The database answers (no key needed)",
 )
 async def readyz(request: Request, response: Response) -> Health:
