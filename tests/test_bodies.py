@@ -2,6 +2,8 @@
 
 ``Counted`` sits outside the whole application and counts the body bytes the server's
 ``receive`` handed to it, so "read" here means read by the service, not by the kernel.
+Past the cap, a bounded rest (``OFFICEHUB_BODY_DISCARD_BYTES``) is read only to be dropped,
+so that a client still sending reads the 413 instead of a reset.
 """
 
 from __future__ import annotations
@@ -112,31 +114,40 @@ async def test_a_64_mib_multipart_body_without_a_valid_key_is_401_unread(
     assert sent.bytes_sent < 64 * MIB
 
 
+DISCARDED = 4 * MIB
+"""``OFFICEHUB_BODY_DISCARD_BYTES``: after a 413, this much of the rest is read only to be
+dropped (so a client still sending reads the 413; ``test_connection_limits``)."""
+
+
 async def test_a_2_mib_multipart_body_to_a_route_without_uploads_is_413(
     app: FastAPI, office_a: OfficeFixture
 ) -> None:
-    """The 1 MiB cap holds whatever the Content-Type: refused unread when declared…"""
+    """The 1 MiB cap holds whatever the Content-Type: refused when declared, unread when
+    its rest is beyond what is discarded…"""
     counted = Counted(app)
     transport = httpx.ASGITransport(app=counted)
     async with httpx.AsyncClient(transport=transport, base_url="http://officehub.test") as c:
-        r = await c.post(
-            "/tag",
-            content=b"x" * (2 * MIB),
-            headers={**office_a.headers, "content-type": MULTIPART},
-        )
-    assert r.status_code == 413
-    assert error_of(r)["code"] == "PAYLOAD_TOO_LARGE"
-    assert counted.delivered == 0
+        for size in (2 * MIB, MIB + DISCARDED + 1):
+            counted.delivered = 0
+            r = await c.post(
+                "/tag",
+                content=b"x" * size,
+                headers={**office_a.headers, "content-type": MULTIPART},
+            )
+            assert r.status_code == 413
+            assert error_of(r)["code"] == "PAYLOAD_TOO_LARGE"
+            # Only read to be dropped, never by the route: all of 2 MiB, none of more.
+            assert counted.delivered == (size if size <= DISCARDED else 0)
 
 
-async def test_a_streamed_2_mib_multipart_body_stops_being_read_at_1_mib(
+async def test_a_streamed_multipart_body_is_read_only_to_be_dropped_past_1_mib(
     app: FastAPI, office_a: OfficeFixture
 ) -> None:
     """…and counted as it arrives when it declares no length."""
     counted = Counted(app)
 
     async def chunks() -> AsyncIterator[bytes]:
-        for _ in range(32):
+        for _ in range(160):  # 10 MiB
             yield b"x" * (64 * 1024)
 
     transport = httpx.ASGITransport(app=counted)
@@ -146,7 +157,8 @@ async def test_a_streamed_2_mib_multipart_body_stops_being_read_at_1_mib(
         )
     assert r.status_code == 413
     assert error_of(r)["code"] == "PAYLOAD_TOO_LARGE"
-    assert counted.delivered <= MIB + 64 * 1024
+    # 1 MiB (and a chunk) read, then at most the discarded bound, only to be dropped.
+    assert counted.delivered <= MIB + 64 * 1024 + DISCARDED + 64 * 1024
 
 
 async def test_an_upload_route_reads_up_to_its_own_limit_only(

@@ -21,7 +21,12 @@ from officehub import __version__
 from officehub.auth import SCOPE_EXTRA, KeyCache, is_keyless, scope_of, security_schemes
 from officehub.config import Settings, get_settings
 from officehub.console.router import router as console_router
-from officehub.db import create_engine, create_read_sessionmaker, create_sessionmaker
+from officehub.db import (
+    DatabaseTimeouts,
+    create_engine,
+    create_read_sessionmaker,
+    create_sessionmaker,
+)
 from officehub.errors import ErrorBody, install_error_handlers
 from officehub.events.router import router as events_router
 from officehub.health import router as health_router
@@ -61,7 +66,9 @@ def create_app(settings: Settings | None = None, *, embedded_worker: bool = Fals
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        engine = create_engine(settings.database_url, settings.db_pool_size)
+        engine = create_engine(
+            settings.database_url, settings.db_pool_size, DatabaseTimeouts.of(settings)
+        )
         app.state.engine = engine
         app.state.sessionmaker = create_sessionmaker(engine)
         app.state.read_sessionmaker = create_read_sessionmaker(engine)
@@ -115,7 +122,12 @@ def create_app(settings: Settings | None = None, *, embedded_worker: bool = Fals
     _install_docs(app)
     app.include_router(console_router)
     app.add_middleware(WebchatCorsMiddleware)
-    app.add_middleware(RequestContextMiddleware, max_json_body=settings.max_json_body_bytes)
+    app.add_middleware(
+        RequestContextMiddleware,
+        max_json_body=settings.max_json_body_bytes,
+        body_discard=settings.body_discard_bytes,
+        discard_seconds=settings.header_timeout_seconds,
+    )
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:

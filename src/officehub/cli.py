@@ -34,7 +34,7 @@ from typer.exceptions import TyperException
 from officehub import __version__
 from officehub import backup as backups
 from officehub.config import Settings, get_settings
-from officehub.db import create_engine, create_sessionmaker
+from officehub.db import DatabaseTimeouts, create_engine, create_sessionmaker
 from officehub.errors import ServiceError
 from officehub.heap import settle_heap
 from officehub.logs import configure_logging
@@ -277,6 +277,7 @@ def serve(
             port=settings.port,
             log_config=None,
             access_log=False,
+            **_connection_limits(settings),
         )
         return
     # Each process builds its app from the environment: pass on what the options decided.
@@ -297,7 +298,19 @@ def serve(
         port=settings.port,
         log_config=None,
         access_log=False,
+        **_connection_limits(settings),
     )
+
+
+def _connection_limits(settings: Settings) -> dict[str, Any]:
+    """uvicorn's options for what one client may hold (``officehub.http_limits``)."""
+    from officehub.http_limits import PROTOCOL
+
+    return {
+        "http": PROTOCOL,
+        "limit_concurrency": settings.max_connections,
+        "timeout_keep_alive": settings.keepalive_timeout_seconds,
+    }
 
 
 @app.command(name="worker", epilog=_settings_help())
@@ -311,7 +324,9 @@ def worker_command() -> None:
     configure_logging(settings.log_level, settings.log_format)
 
     async def run() -> None:
-        engine = create_engine(settings.database_url, settings.db_pool_size)
+        engine = create_engine(
+            settings.database_url, settings.db_pool_size, DatabaseTimeouts.of(settings)
+        )
         ctx = WorkerContext(settings, engine, create_sessionmaker(engine))
         runner = Worker(ctx, queue_jobs(), periodic_jobs())
         loop = asyncio.get_running_loop()

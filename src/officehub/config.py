@@ -97,7 +97,53 @@ class Settings(BaseSettings):
         description="PostgreSQL connections each process keeps open (up to half as many more "
         "under load, closed when returned)",
     )
+    db_connect_timeout_seconds: float = Field(
+        5.0, gt=0, description="Longest wait for a new PostgreSQL connection to open"
+    )
+    db_statement_timeout_seconds: float = Field(
+        10.0,
+        gt=0,
+        description="Longest wait for PostgreSQL to answer one statement (the statement is "
+        "then cancelled and the request answers 503)",
+    )
+    db_pool_timeout_seconds: float = Field(
+        5.0,
+        gt=0,
+        description="Longest wait for a free connection of the pool when all are in use",
+    )
+    db_keepalive_seconds: int = Field(
+        10,
+        ge=1,
+        description="Idle seconds before TCP keepalive probes a PostgreSQL connection (3 "
+        "unanswered probes, this far apart, end it)",
+    )
     max_json_body_bytes: int = Field(1024 * 1024, description="Largest JSON body accepted")
+    body_discard_bytes: int = Field(
+        4 * 1024 * 1024,
+        ge=0,
+        description="After a 413, up to this much of the rest of the body is read and "
+        "discarded so the client, still sending, reads the answer (0: none)",
+    )
+    max_header_bytes: int = Field(
+        32 * 1024,
+        ge=1024,
+        description="Largest request line plus headers of one request; more: 431",
+    )
+    header_timeout_seconds: float = Field(
+        10.0,
+        gt=0,
+        description="Time a client has to send a request's line and headers (also a new "
+        "connection's first request); then the connection is closed",
+    )
+    keepalive_timeout_seconds: int = Field(
+        5, ge=1, description="An idle keep-alive connection is closed after this long"
+    )
+    max_connections: int = Field(
+        1000,
+        ge=1,
+        description="Connections (or requests in progress) each API process serves at once; "
+        "a request beyond them: 503 SERVER_BUSY",
+    )
     storage_backend: Literal["local", "s3"] = Field(
         "local", description="Where uploaded files live: the data folder or an S3 bucket"
     )

@@ -7,12 +7,14 @@ through asyncpg with a pool. The request owns the transaction: see ``get_session
 from __future__ import annotations
 
 import logging
+import math
 import socket
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any, ClassVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 import anyio
 import asyncpg
@@ -31,6 +33,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Dialect, make_url
 from sqlalchemy.exc import DBAPIError, DisconnectionError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
     AsyncSession,
@@ -43,6 +46,9 @@ from sqlalchemy.pool import ConnectionPoolEntry, PoolProxiedConnection, PoolRese
 from officehub.ids import new_id
 from officehub.sqlite_driver import one_hop_dbapi
 from officehub.timeutil import as_utc, utcnow
+
+if TYPE_CHECKING:
+    from officehub.config import Settings
 
 logger = logging.getLogger("officehub.db")
 _ON_ROLLBACK = "officehub.on_rollback"
@@ -158,7 +164,46 @@ DEFAULT_POOL_SIZE = 20
 connection beyond the pool is opened and closed per request, TLS handshake and all)."""
 
 
-def create_engine(url: str, pool_size: int = DEFAULT_POOL_SIZE) -> AsyncEngine:
+@dataclass(frozen=True)
+class DatabaseTimeouts:
+    """How long a PostgreSQL connection may keep a request waiting (see ``create_engine``)."""
+
+    connect: float
+    statement: float
+    pool: float
+    keepalive: int
+
+    @classmethod
+    def of(cls, settings: Settings) -> DatabaseTimeouts:
+        return cls(
+            connect=settings.db_connect_timeout_seconds,
+            statement=settings.db_statement_timeout_seconds,
+            pool=settings.db_pool_timeout_seconds,
+            keepalive=settings.db_keepalive_seconds,
+        )
+
+    @property
+    def retry_after(self) -> int:
+        """The ``Retry-After`` of a 503 for an unreachable database: about what finding out
+        again costs (a connection's or a pool checkout's wait), whole seconds."""
+        return max(1, math.ceil(max(self.connect, self.pool)))
+
+
+def create_engine(
+    url: str, pool_size: int = DEFAULT_POOL_SIZE, timeouts: DatabaseTimeouts | None = None
+) -> AsyncEngine:
+    """The engine of ``url``; on PostgreSQL, ``timeouts`` bound every wait on the database.
+
+    Without them (the command line's one-off tasks: migrations, backups) nothing is bounded
+    but asyncpg's own 60-s connect timeout. With them (the API and the worker) a database
+    that goes silent, its packets dropped rather than refused, costs a request at most a
+    pool checkout, a connect and a statement's timeout, each answered 503
+    ``DATABASE_UNAVAILABLE``: ``connect`` is asyncpg's connect timeout, ``statement`` its
+    ``command_timeout`` (the statement is cancelled), ``pool`` the pool's checkout
+    timeout, and each connection's socket gets TCP keepalive probes after ``keepalive``
+    idle seconds, so that a pooled connection whose peer vanished is found dead by the
+    kernel instead of waiting on a reply forever.
+    """
     if is_sqlite(url):
         database = make_url(url).database
         if database and database != ":memory:":
@@ -175,14 +220,48 @@ def create_engine(url: str, pool_size: int = DEFAULT_POOL_SIZE) -> AsyncEngine:
         event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
         event.listen(engine.sync_engine.pool, "reset", _rollback_if_open)
         return engine
+    bounds: dict[str, Any] = {}
+    if timeouts is not None:
+        bounds = {
+            "pool_timeout": timeouts.pool,
+            "connect_args": {"timeout": timeouts.connect, "command_timeout": timeouts.statement},
+        }
     engine = create_async_engine(
         url,
         pool_size=pool_size,
         max_overflow=pool_size // 2,
         hide_parameters=True,  # errors and logs never quote a statement's values
+        **bounds,
     )
     _check_on_checkout(engine)
+    if timeouts is not None:
+        event.listen(engine.sync_engine, "connect", _keepalive(timeouts.keepalive))
     return engine
+
+
+KEEPALIVE_PROBES = 3
+
+
+def _keepalive(idle: int) -> Callable[[Any, ConnectionPoolEntry], None]:
+    """Turns TCP keepalive on for each new asyncpg connection's socket: probes after
+    ``idle`` seconds of silence, ``KEEPALIVE_PROBES`` of them ``idle`` seconds apart,
+    and the kernel ends the connection when none is answered."""
+
+    def _on_connect(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None:
+        transport = getattr(getattr(dbapi_connection, "_connection", None), "_transport", None)
+        sock = None if transport is None else transport.get_extra_info("socket")
+        if sock is None or sock.family not in (socket.AF_INET, socket.AF_INET6):
+            return  # a Unix socket: no network to lose
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+        for option, value in (
+            ("TCP_KEEPIDLE", idle),
+            ("TCP_KEEPINTVL", idle),
+            ("TCP_KEEPCNT", KEEPALIVE_PROBES),
+        ):
+            if hasattr(socket, option):  # Linux has all three; macOS names them otherwise
+                sock.setsockopt(socket.IPPROTO_TCP, getattr(socket, option), value)
+
+    return _on_connect
 
 
 PING_AFTER_IDLE_SECONDS = 10.0
@@ -332,6 +411,8 @@ _UNREACHABLE = (
     asyncpg.exceptions.CannotConnectNowError,  # starting up or in recovery
     asyncpg.exceptions.AdminShutdownError,  # shutting down or failing over
     asyncpg.exceptions.CrashShutdownError,
+    TimeoutError,  # asyncpg's connect or command timeout: the database went silent
+    PoolTimeout,  # every pooled connection is busy (or stuck on a silent database)
 )
 
 

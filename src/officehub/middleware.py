@@ -10,6 +10,8 @@ route declares its own), whatever its Content-Type.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import logging
 import re
@@ -32,7 +34,7 @@ from officehub.auth import (
     needs,
     required_scope,
 )
-from officehub.db import database_unreachable
+from officehub.db import DatabaseTimeouts, database_unreachable
 from officehub.errors import DatabaseUnavailable, error_payload
 from officehub.ids import new_id
 from officehub.ratelimit import RateLimiter, Refusal
@@ -86,6 +88,7 @@ def route_body_limit(scope: Scope, default: int) -> int:
 @dataclass
 class _Body:
     pending: bool
+    received: int = 0
 
 
 def _declares_body(headers: Headers) -> bool:
@@ -94,9 +97,17 @@ def _declares_body(headers: Headers) -> bool:
 
 
 class RequestContextMiddleware:
-    def __init__(self, app: ASGIApp, max_json_body: int) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        max_json_body: int,
+        body_discard: int = 0,
+        discard_seconds: float = 10.0,
+    ) -> None:
         self.app = app
         self.max_json_body = max_json_body
+        self.body_discard = body_discard
+        self.discard_seconds = discard_seconds
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -119,6 +130,8 @@ class RequestContextMiddleware:
             nonlocal status, response_started
             if message["type"] == "http.response.start":
                 status = message["status"]
+                if status == 413 and body.pending:
+                    await self._discard_rest(headers, body, receive)
                 response_started = True
                 message.setdefault("headers", [])
                 message["headers"] = [
@@ -171,7 +184,7 @@ class RequestContextMiddleware:
                     extra={"request_id": request_id, "path": scope["path"]},
                 )
                 if not response_started:
-                    await _send_unavailable(send_with_id)
+                    await _send_unavailable(send_with_id, retry_after_of(scope))
                 return
             logger.exception(
                 "unhandled error", extra={"request_id": request_id, "path": scope["path"]}
@@ -239,12 +252,37 @@ class RequestContextMiddleware:
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
+                body.received = seen
                 if seen > limit:
                     raise BodyTooLarge(limit)
                 body.pending = bool(message.get("more_body"))
             return message
 
         return guarded
+
+    async def _discard_rest(self, headers: Headers, body: _Body, receive: Receive) -> None:
+        """Reads and drops the rest of an over-limit body, up to ``body_discard`` bytes and
+        ``discard_seconds``, before the 413 goes out.
+
+        A client sends its whole body before it reads the answer; closing the connection
+        on unread bytes makes the kernel reset it, and the client meets the reset while
+        still writing, never reading the 413. A body whose declared rest is beyond the
+        bound is not waited for (the 413 goes out at once, the connection closed).
+        """
+        length = headers.get("content-length", "")
+        if length.isdigit() and int(length) - body.received > self.body_discard:
+            return
+        dropped = 0
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(self.discard_seconds):
+                while dropped <= self.body_discard:
+                    message = await receive()
+                    if message["type"] != "http.request":
+                        return
+                    dropped += len(message.get("body", b""))
+                    if not message.get("more_body"):
+                        body.pending = False  # all of it read: the connection may stay
+                        return
 
     async def _reject_too_large(self, send: Send, details: str) -> None:
         await _send_json(
@@ -254,9 +292,16 @@ class RequestContextMiddleware:
         )
 
 
-async def _send_unavailable(send: Send) -> None:
+def retry_after_of(scope: Scope) -> int:
+    """The ``Retry-After`` of a 503 for an unreachable database (``DatabaseTimeouts``)."""
+    settings = getattr(scope["app"].state, "settings", None)
+    if settings is None:
+        return DatabaseUnavailable.retry_after_seconds
+    return DatabaseTimeouts.of(settings).retry_after
+
+
+async def _send_unavailable(send: Send, wait: int) -> None:
     """503 with ``Retry-After``: the database is unreachable, the request may be retried."""
-    wait = DatabaseUnavailable.retry_after_seconds
     await _send_json(
         send,
         503,

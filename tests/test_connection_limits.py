@@ -1,0 +1,229 @@
+"""What one client may make a server process hold, against a real ``officehub serve``.
+
+Raw sockets, as a hostile or careless client would use them: a 64 MiB header, headers
+sent a byte at a time, a body over the limit sent whole before reading the answer, more
+connections than the process takes. The process's memory is its ``VmRSS`` in
+``/proc/<pid>/status`` (the server is a child of this test, on Linux).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import socket
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+
+from tests.server_process import Server, clean_env, running_server
+
+MIB = 1024 * 1024
+
+
+@contextlib.asynccontextmanager
+async def serving(folder: Path, **settings: str) -> AsyncIterator[Server]:
+    env = clean_env(**{f"OFFICEHUB_{k.upper()}": v for k, v in settings.items()})
+    async with running_server(folder, "--no-worker", env=env) as server:
+        yield server
+
+
+def rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError("no VmRSS")
+
+
+async def connect(server: Server) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    port = int(server.url.rsplit(":", 1)[1])
+    return await asyncio.open_connection("127.0.0.1", port)
+
+
+async def read_response(reader: asyncio.StreamReader) -> tuple[int, dict[str, str], bytes]:
+    head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1")
+    lines = head.split("\r\n")
+    headers = {}
+    for line in lines[1:]:
+        if ":" in line:
+            name, value = line.split(":", 1)
+            headers[name.strip().lower()] = value.strip()
+    body = await reader.readexactly(int(headers.get("content-length", "0")))
+    return int(lines[0].split(" ", 2)[1]), headers, body
+
+
+async def closed_within(reader: asyncio.StreamReader, seconds: float) -> bytes:
+    """What the server sent before it closed the connection, if it did within ``seconds``."""
+    received = b""
+    async with asyncio.timeout(seconds):
+        while chunk := await reader.read(65536):
+            received += chunk
+    return received
+
+
+async def huge_header(server: Server, size: int) -> int:
+    """Sends a request whose one header is ``size`` bytes, reading while it sends (and
+    stopping once answered, as curl does)."""
+    reader, writer = await connect(server)
+    sock = writer.get_extra_info("socket")
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 64 * 1024)  # a network, not RAM
+    writer.write(b"GET /tag HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Padding: ")
+    answered = asyncio.Event()
+
+    async def send() -> None:
+        with contextlib.suppress(ConnectionError):
+            chunk = b"a" * (64 * 1024)
+            for _ in range(size // len(chunk)):
+                if answered.is_set():
+                    return
+                writer.write(chunk)
+                await writer.drain()
+            writer.write(b"\r\n\r\n")
+            await writer.drain()
+
+    sender = asyncio.create_task(send())
+    try:
+        async with asyncio.timeout(60):
+            status, _headers, body = await read_response(reader)
+            answered.set()
+    finally:
+        sender.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await sender
+        writer.close()
+    if status == 431:
+        assert json.loads(body)["code"] == "HEADERS_TOO_LARGE"
+    return status
+
+
+async def test_an_oversized_header_is_431_and_the_process_memory_stays_bounded(
+    tmp_path: Path,
+) -> None:
+    async with serving(tmp_path) as server, httpx.AsyncClient(base_url=server.url) as client:
+        for _ in range(20):  # warm: the first requests load what the process keeps
+            assert (
+                await client.get("/tag", headers={"x-service-api-key": server.demo_key})
+            ).status_code == 200
+        before = rss_mib(server.pid)
+        statuses = await asyncio.gather(*(huge_header(server, 64 * MIB) for _ in range(4)))
+        after = rss_mib(server.pid)
+        print(f"VmRSS before {before:.1f} MiB, after four 64 MiB headers {after:.1f} MiB")
+        assert statuses == [431] * 4
+        assert after - before < 32, (before, after)
+        # Just under the bound is fine: a big header is not refused as such.
+        ok = await client.get(
+            "/tag", headers={"x-service-api-key": server.demo_key, "x-padding": "a" * 16_000}
+        )
+        assert ok.status_code == 200, ok.text
+
+
+async def test_a_client_sending_its_headers_slowly_is_disconnected_after_the_header_timeout(
+    tmp_path: Path,
+) -> None:
+    async with serving(
+        tmp_path, header_timeout_seconds="1", keepalive_timeout_seconds="1"
+    ) as server:
+        # A byte every 0.2 s: never idle, never done.
+        reader, writer = await connect(server)
+        writer.write(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        started = time.monotonic()
+
+        async def dribble() -> None:
+            with contextlib.suppress(ConnectionError):
+                while True:
+                    writer.write(b"X")
+                    await writer.drain()
+                    await asyncio.sleep(0.2)
+
+        dribbler = asyncio.create_task(dribble())
+        try:
+            sent = await closed_within(reader, 4)
+        finally:
+            dribbler.cancel()
+            writer.close()
+        assert time.monotonic() - started < 4
+        assert sent.startswith(b"HTTP/1.1 408 ")
+        # A connection that sends nothing at all is closed as well.
+        reader, writer = await connect(server)
+        assert await closed_within(reader, 4) == b""
+        writer.close()
+        # An idle keep-alive connection is closed after its timeout.
+        reader, writer = await connect(server)
+        writer.write(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        status, _headers, _body = await read_response(reader)
+        assert status == 200
+        started = time.monotonic()
+        assert await closed_within(reader, 4) == b""
+        assert time.monotonic() - started < 3
+        writer.close()
+
+
+async def send_body_then_read(server: Server, size: int) -> tuple[int, dict[str, str], bytes]:
+    """A client that sends its whole body before it reads the answer (as most do)."""
+    reader, writer = await connect(server)
+    sock = writer.get_extra_info("socket")
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 64 * 1024)  # a network, not RAM
+    head = (
+        "POST /tag HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        f"X-Service-Api-Key: {server.demo_key}\r\nContent-Length: {size}\r\n\r\n"
+    )
+    writer.write(head.encode())
+    chunk = b" " * (64 * 1024)
+    try:
+        for _ in range(size // len(chunk)):
+            writer.write(chunk)
+            await writer.drain()
+        async with asyncio.timeout(20):
+            return await read_response(reader)
+    finally:
+        writer.close()
+
+
+async def test_a_client_sending_an_over_limit_body_whole_reads_the_413(tmp_path: Path) -> None:
+    async with serving(tmp_path) as server:
+        for _ in range(10):
+            status, _headers, body = await send_body_then_read(server, 2 * MIB)
+            assert status == 413, body
+            assert json.loads(body)["code"] == "PAYLOAD_TOO_LARGE"
+        # Beyond what is discarded, the 413 goes out at once (and the connection closes).
+        assert (await huge_declared(server, 64 * MIB)) == 413
+
+
+async def huge_declared(server: Server, size: int) -> int:
+    reader, writer = await connect(server)
+    head = (
+        "POST /tag HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        f"X-Service-Api-Key: {server.demo_key}\r\nContent-Length: {size}\r\n\r\n"
+    )
+    writer.write(head.encode())
+    try:
+        async with asyncio.timeout(10):
+            status, headers, _body = await read_response(reader)
+    finally:
+        writer.close()
+    assert headers["connection"] == "close"
+    return status
+
+
+async def test_connections_beyond_the_cap_are_answered_503(tmp_path: Path) -> None:
+    async with serving(tmp_path, max_connections="4") as server:
+        held = []
+        statuses = []
+        for _ in range(6):
+            reader, writer = await connect(server)
+            held.append(writer)
+            writer.write(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            status, headers, body = await read_response(reader)
+            statuses.append(status)
+            if status == 503:
+                assert json.loads(body)["code"] == "SERVER_BUSY"
+                assert headers["retry-after"] == "1"
+        # Four connections at most, this one included: three kept open, then refusals.
+        assert statuses == [200, 200, 200, 503, 503, 503]
+        for writer in held:
+            writer.close()
+        await asyncio.sleep(0.3)
+        async with httpx.AsyncClient(base_url=server.url) as client:
+            assert (await client.get("/healthz")).status_code == 200
