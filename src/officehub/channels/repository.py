@@ -22,7 +22,7 @@ from sqlalchemy import (
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
-from officehub.channels.models import ChannelPeer
+from officehub.channels.models import AccountNotice, ChannelPeer
 from officehub.contacts.models import Contact
 from officehub.conversations.models import Conversation, Message
 from officehub.inboxes.models import Integration
@@ -230,3 +230,38 @@ async def add_peer(
             }
         ],
     )
+
+
+async def add_notice(
+    session: AsyncSession,
+    office_id: str,
+    integration_id: str,
+    field: str,
+    event: str | None,
+    value: dict[str, Any],
+) -> None:
+    """Keeps an account notification of the integration (``whatsapp_account_notices``)."""
+    session.add(
+        AccountNotice(
+            office_id=office_id,
+            integration_id=integration_id,
+            field=field,
+            event=event,
+            value=value,
+        )
+    )
+    await session.flush()
+
+
+async def notices_of(
+    session: AsyncSession, office_id: str, integration_id: str
+) -> list[AccountNotice]:
+    stmt = (
+        select(AccountNotice)
+        .where(
+            AccountNotice.office_id == office_id,
+            AccountNotice.integration_id == integration_id,
+        )
+        .order_by(AccountNotice.received_at, AccountNotice.id)
+    )
+    return list(await session.scalars(stmt))

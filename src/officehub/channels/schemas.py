@@ -50,6 +50,21 @@ class Media(_Platform):
     filename: str | None = None
 
 
+class Referral(_Platform):
+    """Where a Click-to-WhatsApp client came from (an ad or a post)."""
+
+    source_url: str | None = None
+    source_type: str | None = None
+    source_id: str | None = None
+    headline: str | None = None
+    body: str | None = None
+    media_type: str | None = None
+    image_url: str | None = None
+    video_url: str | None = None
+    thumbnail_url: str | None = None
+    ctwa_clid: str | None = None
+
+
 class PlatformMessage(_Platform):
     sender: str = Field(alias="from", min_length=1, max_length=32)
     id: str = Field(min_length=1, max_length=128)
@@ -63,22 +78,53 @@ class PlatformMessage(_Platform):
     video: Media | None = None
     document: Media | None = None
     sticker: Media | None = None
+    referral: Referral | None = None
+
+
+class ErrorData(_Platform):
+    details: str | None = None
 
 
 class PlatformError(_Platform):
-    code: int | None = None
+    code: int | str | None = None
     title: str | None = None
     message: str | None = None
+    error_data: ErrorData | None = None
+
+
+class Pricing(_Platform):
+    billable: bool | None = None
+    pricing_model: str | None = None
+    category: str | None = None
+    type: str | None = None
+
+
+class Origin(_Platform):
+    type: str | None = None
+
+
+class PlatformConversation(_Platform):
+    id: str | None = None
+    expiration_timestamp: str | int | None = None
+    origin: Origin | None = None
 
 
 class Status(_Platform):
     id: str = Field(min_length=1, max_length=128)
     status: str
+    timestamp: str | None = None
     recipient_id: str | None = None
     errors: list[PlatformError] = Field(default_factory=list)
+    pricing: Pricing | None = None
+    conversation: PlatformConversation | None = None
 
 
 class Value(_Platform):
+    """A change's value. For ``messages`` the fields below; for the account's other fields
+    (template status, quality...) the platform's keys are kept as sent in ``model_extra``."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
     contacts: list[SenderContact] = Field(default_factory=list)
     messages: list[PlatformMessage] = Field(default_factory=list)
     statuses: list[Status] = Field(default_factory=list)

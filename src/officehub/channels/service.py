@@ -9,13 +9,17 @@ Media is only recorded here; the ``download_media`` queue job fetches it.
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from officehub.channels import account, referral
+from officehub.channels.platform_status import status_error, status_pricing
 from officehub.channels.schemas import Notification, PlatformMessage, Status
 from officehub.contacts import service as contacts
 from officehub.conversations import service as conversations
 from officehub.conversations.schemas import ConversationIn
+from officehub.crm import service as crm
 from officehub.inboxes import service as inboxes
 from officehub.inboxes.models import Integration
 from officehub.messages import service as messages
@@ -36,6 +40,7 @@ async def receive_notification(
     for entry in notification.entry:
         for change in entry.changes:
             if change.field != "messages":
+                await account.apply_change(session, integration, change.field, change.value)
                 continue
             names = {
                 c.wa_id: (c.profile.name if c.profile else None) for c in change.value.contacts
@@ -87,6 +92,9 @@ async def _receive(
     )
     conversation = await conversations.get_conversation(session, office_id, opened.id)
     type, text, media_id, payload = _content(message)
+    kept: dict[str, Any] = dict(payload)
+    if message.referral is not None:
+        kept["referral"] = referral.referral_payload(message.referral)
     out = await messages.receive_from_channel(
         session,
         conversation,
@@ -94,19 +102,35 @@ async def _receive(
         type=type,
         text=text.replace("\x00", "\ufffd")[:4096] if text else None,
         media_external_id=media_id,
-        payload=dict(payload) or None,
+        payload=kept or None,
     )
+    if out is not None and message.referral is not None:
+        origin = referral.lead_origin(message, message.referral, out.text)
+        await crm.record_ad_origin(session, office_id, conversation.id, origin)
     return 0 if out is None else 1
 
 
 async def _apply_status(session: AsyncSession, integration: Integration, status: Status) -> None:
+    """A status of one of our sends. An unknown word (``deleted``, ``warning``...) or a
+    message we never sent changes nothing; a failure keeps the platform's first error as
+    ``errorDetail`` and all of them in ``error``."""
     target = _STATUSES.get(status.status)
     if target is None:
+        logger.info("integration %s: status %r ignored", integration.id, status.status[:32])
         return
-    error = None
+    error = detail = None
     if target == "FAILED":
         error = (
             "; ".join(f"{e.code}: {e.message or e.title or 'error'}" for e in status.errors)[:2000]
             or "the platform reported a failure"
         )
-    await messages.apply_channel_status(session, integration.office_id, status.id, target, error)
+        detail = status_error(status)
+    await messages.apply_channel_status(
+        session,
+        integration.office_id,
+        status.id,
+        target,
+        error,
+        error_detail=detail,
+        pricing=status_pricing(status),
+    )
