@@ -10,9 +10,11 @@ from fastapi import FastAPI
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from officehub.config import Settings
 from officehub.conversations.models import Conversation, Message
 from officehub.inboxes.models import Integration
 from tests import factories as f
+from tests.automation_helpers import automation_worker
 from tests.helpers import OfficeFixture, outbox
 from tests.whatsapp_fixtures import fixture
 from tests.whatsapp_world import (
@@ -202,3 +204,43 @@ async def test_a_retried_ad_message_changes_nothing(
     r = await post_notification(client, integration.id, fixture("referral_ad.json"))
     assert (r.status_code, r.json()) == (200, {"stored": 0})
     assert len(await outbox(app, office_a.id, "chat.message.received")) == 1
+
+
+async def test_the_card_a_flow_creates_takes_the_ads_origin(
+    app: FastAPI,
+    settings: Settings,
+    client: httpx.AsyncClient,
+    session: AsyncSession,
+    office_a: OfficeFixture,
+) -> None:
+    """The inbox's flow puts the client in a funnel column (``CHANGE_CRM_COLUMN``) on their
+    first message, which came from an ad: the card it creates has the ad's origin."""
+    integration = await official_integration(session, office_a.id)
+    funnel, columns = await f.make_funnel(session, office_a.id, integration.inbox_id)
+    funnel_id, column_id, inbox_id = funnel.id, columns[0].id, integration.inbox_id
+    await session.commit()
+    step = {
+        "id": "s1",
+        "content": "",
+        "type": "system",
+        "systemAction": "CHANGE_CRM_COLUMN",
+        "metadata": {"funnelId": funnel_id, "funnelColumnId": column_id},
+        "nextStepId": None,
+    }
+    body = {
+        "name": "Entrada de anúncios",
+        "inboxId": inbox_id,
+        "isSocialFlow": False,
+        "content": {"steps": [step], "initialStepId": "s1"},
+    }
+    r = await client.post("/flow/", json=body, headers=office_a.headers)
+    assert r.status_code == 201, r.text
+    await _from_ad(client, integration)
+    await automation_worker(app, settings).run_until_idle()
+    conversation = await _conversation(session, office_a.id)
+    r = await client.get(
+        f"/funnel-column-card/person/{conversation.person_id}/conversation/{conversation.id}",
+        headers=office_a.headers,
+    )
+    assert r.status_code == 200, r.text
+    assert (r.json()["columnId"], r.json()["leadOrigin"]) == (column_id, AD_ORIGIN)

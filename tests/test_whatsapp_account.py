@@ -20,6 +20,7 @@ from officehub.inboxes.models import Integration
 from officehub.templates.models import WhatsAppTemplate
 from tests import factories as f
 from tests.helpers import OfficeFixture, error_of, outbox
+from tests.server import concurrent_client, fire, running_server
 from tests.whatsapp_fixtures import (
     CLIENT_PHONE,
     TEMPLATE_ID,
@@ -436,3 +437,32 @@ async def test_template_updated_is_in_the_event_catalogue(
     )
     assert r.status_code == 201, r.text
     assert r.json()["events"] == ["template.updated"]
+
+
+async def test_the_same_template_update_at_once_is_applied_once(
+    app: FastAPI, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    """The platform retries: six copies at once make one change and one event (the
+    webhook locks its integration's row)."""
+    integration = await official_integration(session, office_a.id)
+    template = await catalogue_template(session, integration, status="PENDING")
+    body = fixture("account/template_approved.json")
+    async with running_server(app) as url, concurrent_client(url) as c:
+        answers = await fire(6, lambda i: post_notification(c, integration.id, body))
+    assert [a.status_code for a in answers] == [200] * 6
+    assert (await _template(session, template.id)).status == "APPROVED"
+    assert len(await outbox(app, office_a.id, "template.updated")) == 1
+
+
+async def test_the_same_marketing_stop_at_once_changes_the_contact_once(
+    app: FastAPI, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    integration = await official_integration(session, office_a.id)
+    await f.make_contact(session, office_a.id, phone=CLIENT_PHONE)
+    await session.commit()
+    body = fixture("account/user_marketing_preferences_stop.json")
+    async with running_server(app) as url, concurrent_client(url) as c:
+        answers = await fire(6, lambda i: post_notification(c, integration.id, body))
+    assert [a.status_code for a in answers] == [200] * 6
+    [event] = await outbox(app, office_a.id, "contact.updated")
+    assert event.data["marketingOptOut"] is True

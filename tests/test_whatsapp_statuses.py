@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from officehub.conversations.models import Message
 from officehub.inboxes.models import Integration
 from tests.helpers import OfficeFixture, outbox
+from tests.server import concurrent_client, fire, running_server
 from tests.whatsapp_fixtures import (
     OTHER_WAMID,
     fixture,
@@ -269,3 +270,23 @@ async def test_a_stored_failure_is_read_back_from_the_database(
     stored = await session.scalar(select(Message).where(Message.id == ident))
     assert stored is not None and stored.error_detail is not None
     assert stored.error_detail["code"] == "131047"
+
+
+async def test_statuses_arriving_at_once_never_move_a_message_back(
+    app: FastAPI, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    integration = await official_integration(session, office_a.id)
+    message = await sent_message(session, integration)
+    names = ["status/read.json", "status/delivered.json", "status/per_message_pricing.json"] * 2
+    async with running_server(app) as url, concurrent_client(url) as c:
+        answers = await fire(
+            len(names), lambda i: post_notification(c, integration.id, fixture(names[i]))
+        )
+        assert [a.status_code for a in answers] == [200] * len(names)
+        listed = await _listed(c, office_a, message)
+    assert listed["status"] == "READ"
+    events = await outbox(app, office_a.id, "chat.message.status")
+    rank = {"SENT": 1, "DELIVERED": 2, "READ": 3}
+    moves = [(rank[e.data["previousStatus"]], rank[e.data["status"]]) for e in events]
+    assert all(before < after for before, after in moves), moves
+    assert [e.data["status"] for e in events][-1] == "READ"

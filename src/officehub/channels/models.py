@@ -47,7 +47,7 @@ class AccountNotice(IdMixin, Base):
     __tablename__ = "whatsapp_account_notices"
     __table_args__ = (
         Index(
-            "ix_whatsapp_account_notices_office_id_integration_id_received_at",
+            "ix_whatsapp_account_notices_office_integration_received",
             "office_id",
             "integration_id",
             "received_at",

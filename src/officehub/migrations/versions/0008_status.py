@@ -58,7 +58,7 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("id", name=op.f("pk_whatsapp_account_notices")),
     )
     op.create_index(
-        "ix_whatsapp_account_notices_office_id_integration_id_received_at",
+        "ix_whatsapp_account_notices_office_integration_received",
         "whatsapp_account_notices",
         ["office_id", "integration_id", "received_at"],
     )
