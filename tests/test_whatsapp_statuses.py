@@ -290,3 +290,26 @@ async def test_statuses_arriving_at_once_never_move_a_message_back(
     moves = [(rank[e.data["previousStatus"]], rank[e.data["status"]]) for e in events]
     assert all(before < after for before, after in moves), moves
     assert [e.data["status"] for e in events][-1] == "READ"
+
+
+async def test_odd_pricing_and_error_data_are_kept_as_far_as_they_read(
+    client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    """Numbers for timestamps, a string for a billable flag, objects where text belongs,
+    a string where an object belongs: nothing refused, the sound parts kept."""
+    integration = await official_integration(session, office_a.id)
+    message = await sent_message(session, integration)
+    await _replay(client, integration, "status/odd_pricing_and_error_data.json")
+    listed = await _listed(client, office_a, message)
+    assert listed["status"] == "FAILED"
+    assert listed["errorDetail"] == {
+        "code": "131026",
+        "title": "Message undeliverable",
+        "details": None,
+    }
+    assert listed["pricing"] == {
+        "category": "5",
+        "billable": None,
+        "pricingModel": None,
+        "conversation": {"id": "123", "originType": None, "expiresAt": None},
+    }

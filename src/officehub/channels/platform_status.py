@@ -27,11 +27,11 @@ def status_error(status: Status) -> dict[str, Any]:
     return {
         "code": _clip(first.code, 32),
         "title": _clip(first.title or first.message, 300),
-        "details": _clip(details or first.message, 2000),
+        "details": _word(details, 2000) or _clip(first.message, 2000),
     }
 
 
-def _at(value: str | int | None) -> str | None:
+def _at(value: object) -> str | None:
     """A Unix timestamp the platform sends (as a string or a number) as ISO 8601."""
     try:
         seconds = int(str(value))
@@ -46,15 +46,21 @@ def status_pricing(status: Status) -> dict[str, Any] | None:
         return None
     pricing = status.pricing
     conversation = status.conversation
+    origin = conversation.origin if conversation is not None else None
     return {
-        "category": _clip(pricing.category, 64) if pricing else None,
-        "billable": pricing.billable if pricing else None,
-        "pricingModel": _clip(pricing.pricing_model, 32) if pricing else None,
+        "category": _word(pricing.category, 64) if pricing else None,
+        "billable": pricing.billable if pricing and isinstance(pricing.billable, bool) else None,
+        "pricingModel": _word(pricing.pricing_model, 32) if pricing else None,
         "conversation": None
         if conversation is None
         else {
-            "id": _clip(conversation.id, 128),
-            "originType": _clip(conversation.origin.type if conversation.origin else None, 64),
+            "id": _word(conversation.id, 128),
+            "originType": _word(origin.get("type"), 64) if isinstance(origin, dict) else None,
             "expiresAt": _at(conversation.expiration_timestamp),
         },
     }
+
+
+def _word(value: object, size: int) -> str | None:
+    """A scalar as text (an object or a list the platform never documented: None)."""
+    return None if isinstance(value, dict | list) else _clip(value, size)

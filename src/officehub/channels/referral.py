@@ -22,22 +22,22 @@ _CONTROLS = re.compile(r"[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u2
 _MAX = 2000
 
 
-def _line(value: str | None) -> str | None:
+def _line(value: object) -> str | None:
     """One line: whitespace runs (line breaks too) become one space; controls dropped."""
-    if value is None:
+    if value is None or isinstance(value, dict | list):
         return None
-    text = " ".join(_CONTROLS.sub("", value).split())[:_MAX]
+    text = " ".join(_CONTROLS.sub("", str(value)).split())[:_MAX]
     return text or None
 
 
-def _long(value: str | None) -> str | None:
-    if value is None:
+def _long(value: object) -> str | None:
+    if value is None or isinstance(value, dict | list):
         return None
-    text = _CONTROLS.sub("", value).strip()[:_MAX]
+    text = _CONTROLS.sub("", str(value)).strip()[:_MAX]
     return text or None
 
 
-def _url(value: str | None) -> str | None:
+def _url(value: object) -> str | None:
     text = _line(value)
     return text if text and text.lower().startswith(("https://", "http://")) else None
 
@@ -50,7 +50,7 @@ def _sent_at(message: PlatformMessage) -> str:
 
 
 def lead_origin(message: PlatformMessage, referral: Referral, text: str | None) -> dict[str, Any]:
-    kind = (_line(referral.source_type) or "unknown").lower()[:32]
+    kind = (_line(referral.source_type) or "unknown").lower().replace(" ", "_")[:32]
     return {
         "source": f"ctwa_{kind}",
         "campaignName": _line(referral.headline) or _line(referral.source_id),

@@ -6,7 +6,9 @@ platform fields never break reception.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 
 class _Platform(BaseModel):
@@ -51,18 +53,19 @@ class Media(_Platform):
 
 
 class Referral(_Platform):
-    """Where a Click-to-WhatsApp client came from (an ad or a post)."""
+    """Where a Click-to-WhatsApp client came from (an ad or a post). Any JSON value is
+    taken (and cleaned where it is used): an odd referral never refuses the message."""
 
-    source_url: str | None = None
-    source_type: str | None = None
-    source_id: str | None = None
-    headline: str | None = None
-    body: str | None = None
-    media_type: str | None = None
-    image_url: str | None = None
-    video_url: str | None = None
-    thumbnail_url: str | None = None
-    ctwa_clid: str | None = None
+    source_url: Any = None
+    source_type: Any = None
+    source_id: Any = None
+    headline: Any = None
+    body: Any = None
+    media_type: Any = None
+    image_url: Any = None
+    video_url: Any = None
+    thumbnail_url: Any = None
+    ctwa_clid: Any = None
 
 
 class PlatformMessage(_Platform):
@@ -82,7 +85,7 @@ class PlatformMessage(_Platform):
 
 
 class ErrorData(_Platform):
-    details: str | None = None
+    details: Any = None
 
 
 class PlatformError(_Platform):
@@ -91,32 +94,38 @@ class PlatformError(_Platform):
     message: str | None = None
     error_data: ErrorData | None = None
 
+    @field_validator("error_data", mode="before")
+    @classmethod
+    def _object_or_none(cls, value: Any) -> Any:
+        return value if isinstance(value, dict) else None
 
+
+# What statuses carry beyond the status word: any JSON value is taken and cleaned where it
+# is used (``channels.platform_status``), so an odd pricing never refuses a notification.
 class Pricing(_Platform):
-    billable: bool | None = None
-    pricing_model: str | None = None
-    category: str | None = None
-    type: str | None = None
-
-
-class Origin(_Platform):
-    type: str | None = None
+    billable: Any = None
+    pricing_model: Any = None
+    category: Any = None
 
 
 class PlatformConversation(_Platform):
-    id: str | None = None
-    expiration_timestamp: str | int | None = None
-    origin: Origin | None = None
+    id: Any = None
+    expiration_timestamp: Any = None
+    origin: Any = None
 
 
 class Status(_Platform):
     id: str = Field(min_length=1, max_length=128)
     status: str
-    timestamp: str | None = None
     recipient_id: str | None = None
     errors: list[PlatformError] = Field(default_factory=list)
     pricing: Pricing | None = None
     conversation: PlatformConversation | None = None
+
+    @field_validator("pricing", "conversation", mode="before")
+    @classmethod
+    def _object_or_none(cls, value: Any) -> Any:
+        return value if isinstance(value, dict) else None
 
 
 class Value(_Platform):
