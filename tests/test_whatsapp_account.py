@@ -466,3 +466,89 @@ async def test_the_same_marketing_stop_at_once_changes_the_contact_once(
     assert [a.status_code for a in answers] == [200] * 6
     [event] = await outbox(app, office_a.id, "contact.updated")
     assert event.data["marketingOptOut"] is True
+
+
+# GET /integration/{id}/whatsapp-account-notices
+
+
+async def test_account_notices_are_listed_newest_first(
+    client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    integration = await official_integration(session, office_a.id)
+    await _replay(
+        client,
+        integration,
+        "account/phone_number_quality_update.json",
+        "account/account_update.json",
+        "account/unknown_field.json",
+    )
+    path = f"/integration/{integration.id}/whatsapp-account-notices"
+    r = await client.get(path, headers=office_a.headers)
+    assert r.status_code == 200, r.text
+    listed = r.json()
+    assert (listed["totalResults"], listed["totalPages"]) == (3, 1)
+    assert [(n["field"], n["event"]) for n in listed["data"]] == [
+        ("some_future_field", "SOMETHING_NEW"),
+        ("account_update", "ACCOUNT_VIOLATION"),
+        ("phone_number_quality_update", "FLAGGED"),
+    ]
+    newest = listed["data"][0]
+    assert newest["integrationId"] == integration.id
+    assert newest["value"] == {"event": "SOMETHING_NEW", "details": {"nested": [1, 2, 3]}}
+    assert newest["receivedAt"].endswith("Z")
+    r = await client.get(path, params={"limit": 1, "page": 3}, headers=office_a.headers)
+    assert [n["field"] for n in r.json()["data"]] == ["phone_number_quality_update"]
+
+
+async def test_account_notices_of_another_offices_integration_are_404(
+    client: httpx.AsyncClient,
+    session: AsyncSession,
+    office_a: OfficeFixture,
+    office_b: OfficeFixture,
+) -> None:
+    theirs = await official_integration(session, office_b.id, device_id="5511999990001")
+    await _replay(client, theirs, "account/account_update.json")
+    r = await client.get(
+        f"/integration/{theirs.id}/whatsapp-account-notices", headers=office_a.headers
+    )
+    assert (r.status_code, error_of(r)["code"]) == (404, "NOT_FOUND")
+
+
+async def test_account_notices_of_a_channel_other_than_the_official_one_are_404(
+    client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    inbox = await f.make_inbox(session, office_a.id)
+    bridged = await f.make_integration(session, office_a.id, inbox.id, type="WHATSAPP")
+    await session.commit()
+    r = await client.get(
+        f"/integration/{bridged.id}/whatsapp-account-notices", headers=office_a.headers
+    )
+    assert r.status_code == 404
+
+
+async def test_account_notices_with_a_bad_id_or_page_are_400(
+    client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    r = await client.get(
+        "/integration/not-an-id/whatsapp-account-notices", headers=office_a.headers
+    )
+    assert r.status_code == 400
+    assert "id" in error_of(r)["details"]
+    integration = await official_integration(session, office_a.id)
+    r = await client.get(
+        f"/integration/{integration.id}/whatsapp-account-notices",
+        params={"limit": 0},
+        headers=office_a.headers,
+    )
+    assert r.status_code == 400
+    assert "limit" in error_of(r)["details"]
+
+
+async def test_account_notices_need_a_valid_key(
+    client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    integration = await official_integration(session, office_a.id)
+    path = f"/integration/{integration.id}/whatsapp-account-notices"
+    assert (await client.get(path)).status_code == 401
+    r = await client.get(path, headers={"x-service-api-key": "not-a-key"})
+    assert r.status_code == 401

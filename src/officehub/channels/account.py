@@ -18,9 +18,11 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.channels import repository
+from officehub.channels.account_schemas import AccountNoticeOut
 from officehub.channels.schemas import Value
 from officehub.contacts import service as contacts
 from officehub.inboxes.models import Integration
+from officehub.pagination import PageParams, paginate
 from officehub.templates import service as templates
 from officehub.templates.service import PlatformUpdate
 
@@ -145,3 +147,15 @@ async def _marketing(session: AsyncSession, integration: Integration, raw: dict[
         )
         if found is None:
             logger.info("integration %s: marketing preference of no contact", integration.id)
+
+
+async def list_notices(
+    session: AsyncSession, office_id: str, integration_id: str, params: PageParams
+) -> tuple[list[AccountNoticeOut], int]:
+    """The official integration's account notices, newest first (404 for an integration of
+    another office or of another type)."""
+    await templates.official_integration(session, office_id, integration_id)
+    rows, total = await paginate(
+        session, repository.notices_query(office_id, integration_id), params
+    )
+    return [AccountNoticeOut.model_validate(r) for r in rows], total

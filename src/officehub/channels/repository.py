@@ -253,15 +253,13 @@ async def add_notice(
     await session.flush()
 
 
-async def notices_of(
-    session: AsyncSession, office_id: str, integration_id: str
-) -> list[AccountNotice]:
-    stmt = (
+def notices_query(office_id: str, integration_id: str) -> Select[Any]:
+    """The integration's account notices, newest first."""
+    return (
         select(AccountNotice)
         .where(
             AccountNotice.office_id == office_id,
             AccountNotice.integration_id == integration_id,
         )
-        .order_by(AccountNotice.received_at, AccountNotice.id)
+        .order_by(AccountNotice.received_at.desc(), AccountNotice.id.desc())
     )
-    return list(await session.scalars(stmt))
