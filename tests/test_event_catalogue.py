@@ -14,6 +14,9 @@ from officehub.conversations.models import Message
 from officehub.crm.overdue import OVERDUE_JOB
 from officehub.events.catalogue import BY_NAME, EVENT_NAMES
 from officehub.messages import service as messages
+from officehub.templates import service as templates
+from officehub.templates.models import WhatsAppTemplate
+from officehub.templates.service import PlatformUpdate
 from officehub.timeutil import utcnow
 from officehub.worker.runner import Worker, WorkerContext
 from tests import factories as f
@@ -83,6 +86,22 @@ async def test_catalogue_examples_have_the_keys_of_emitted_events(
         await watcher.run(
             WorkerContext(conf, app.state.engine, app.state.sessionmaker), only_case=case["id"]
         )
+    async with app.state.sessionmaker() as s, s.begin():
+        s.add(
+            WhatsAppTemplate(
+                office_id=office_a.id,
+                integration_id=integration.id,
+                name="lembrete",
+                language="pt_BR",
+                status="PENDING",
+                category="UTILITY",
+                components=[],
+                external_id="594425479261596",
+            )
+        )
+        await s.flush()
+        update = PlatformUpdate("594425479261596", None, None, platform_status="REJECTED")
+        await templates.apply_platform_update(s, office_a.id, integration.id, update)
     await client.delete(f"/people/{person['id']}", headers=h)
 
     emitted = {e.name: e.data for e in await outbox(app, office_a.id)}

@@ -9,7 +9,7 @@ from officehub.automation.models import (
     CardColumnEntry,
 )
 from officehub.cases.models import Case
-from officehub.channels.models import ChannelPeer
+from officehub.channels.models import AccountNotice, ChannelPeer
 from officehub.contacts.models import Contact, ContactTag, PartnerLink
 from officehub.conversations.models import (
     Conversation,
@@ -34,6 +34,7 @@ from officehub.webhooks.models import Webhook, WebhookDelivery, WebhookDeliveryA
 from officehub.worker.models import ScheduledJob
 
 __all__ = [
+    "AccountNotice",
     "ApiKey",
     "AutomationPause",
     "AutomationRule",

@@ -22,7 +22,7 @@ from sqlalchemy import (
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
-from officehub.channels.models import ChannelPeer
+from officehub.channels.models import AccountNotice, ChannelPeer
 from officehub.contacts.models import Contact
 from officehub.conversations.models import Conversation, Message
 from officehub.inboxes.models import Integration
@@ -229,4 +229,37 @@ async def add_peer(
                 "peer_id": peer_id,
             }
         ],
+    )
+
+
+async def add_notice(
+    session: AsyncSession,
+    office_id: str,
+    integration_id: str,
+    field: str,
+    event: str | None,
+    value: dict[str, Any],
+) -> None:
+    """Keeps an account notification of the integration (``whatsapp_account_notices``)."""
+    session.add(
+        AccountNotice(
+            office_id=office_id,
+            integration_id=integration_id,
+            field=field,
+            event=event,
+            value=value,
+        )
+    )
+    await session.flush()
+
+
+def notices_query(office_id: str, integration_id: str) -> Select[Any]:
+    """The integration's account notices, newest first."""
+    return (
+        select(AccountNotice)
+        .where(
+            AccountNotice.office_id == office_id,
+            AccountNotice.integration_id == integration_id,
+        )
+        .order_by(AccountNotice.received_at.desc(), AccountNotice.id.desc())
     )

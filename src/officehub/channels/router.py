@@ -17,13 +17,15 @@ from fastapi.responses import PlainTextResponse
 from pydantic import BaseModel
 
 from officehub.auth import OfficeDep
-from officehub.channels import service, template_sync
+from officehub.channels import account, service, template_sync
+from officehub.channels.account_schemas import AccountNoticeOut
 from officehub.channels.whatsapp import SIGNATURE_HEADER, signature_valid
 from officehub.db import SessionDep
 from officehub.errors import Forbidden, NotFound, Unauthorized, error_responses
 from officehub.ids import ID_PATTERN
 from officehub.inboxes import service as inboxes
 from officehub.inboxes.models import Integration
+from officehub.pagination import Page, PageDep
 from officehub.params import PathId
 from officehub.routing import Router
 from officehub.templates.schemas import TemplateList
@@ -118,3 +120,18 @@ async def sync_whatsapp_templates(
         session, request.app.state.settings, office.office_id, id
     )
     return TemplateList(data=rows)
+
+
+@router.get(
+    "/integration/{id}/whatsapp-account-notices",
+    response_model=Page[AccountNoticeOut],
+    responses=error_responses(400, 401, 404),
+    tags=["Official-channel templates"],
+    summary="The official integration's account notices (phone number quality, account "
+    "updates and alerts, capability changes), newest first",
+)
+async def list_account_notices(
+    id: PathId, office: OfficeDep, session: SessionDep, page: PageDep
+) -> Page[AccountNoticeOut]:
+    items, total = await account.list_notices(session, office.office_id, id, page)
+    return Page[AccountNoticeOut].of(items, total, page)

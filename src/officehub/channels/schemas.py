@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 
 class _Platform(BaseModel):
@@ -131,13 +131,6 @@ class Context(_Platform):
     frequently_forwarded: bool | None = None
 
 
-class PlatformError(_Platform):
-    code: int | None = None
-    title: str | None = None
-    message: str | None = None
-    error_data: dict[str, Any] | None = None
-
-
 class Edit(_Platform):
     original_message_id: str = Field(min_length=1, max_length=128)
     message: dict[str, Any] | None = None
@@ -145,6 +138,22 @@ class Edit(_Platform):
 
 class Revoke(_Platform):
     original_message_id: str = Field(min_length=1, max_length=128)
+
+
+class Referral(_Platform):
+    """Where a Click-to-WhatsApp client came from (an ad or a post). Any JSON value is
+    taken (and cleaned where it is used): an odd referral never refuses the message."""
+
+    source_url: Any = None
+    source_type: Any = None
+    source_id: Any = None
+    headline: Any = None
+    body: Any = None
+    media_type: Any = None
+    image_url: Any = None
+    video_url: Any = None
+    thumbnail_url: Any = None
+    ctwa_clid: Any = None
 
 
 class PlatformMessage(_Platform):
@@ -169,6 +178,37 @@ class PlatformMessage(_Platform):
     edit: Edit | None = None
     revoke: Revoke | None = None
     errors: list[PlatformError] = Field(default_factory=list)
+    referral: Referral | None = None
+
+
+class ErrorData(_Platform):
+    details: Any = None
+
+
+class PlatformError(_Platform):
+    code: int | str | None = None
+    title: str | None = None
+    message: str | None = None
+    error_data: ErrorData | None = None
+
+    @field_validator("error_data", mode="before")
+    @classmethod
+    def _object_or_none(cls, value: Any) -> Any:
+        return value if isinstance(value, dict) else None
+
+
+# What statuses carry beyond the status word: any JSON value is taken and cleaned where it
+# is used (``channels.platform_status``), so an odd pricing never refuses a notification.
+class Pricing(_Platform):
+    billable: Any = None
+    pricing_model: Any = None
+    category: Any = None
+
+
+class PlatformConversation(_Platform):
+    id: Any = None
+    expiration_timestamp: Any = None
+    origin: Any = None
 
 
 class Status(_Platform):
@@ -176,3 +216,10 @@ class Status(_Platform):
     status: str
     recipient_id: str | None = None
     errors: list[PlatformError] = Field(default_factory=list)
+    pricing: Pricing | None = None
+    conversation: PlatformConversation | None = None
+
+    @field_validator("pricing", "conversation", mode="before")
+    @classmethod
+    def _object_or_none(cls, value: Any) -> Any:
+        return value if isinstance(value, dict) else None

@@ -22,6 +22,8 @@ from typing import Any
 from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from officehub.channels import account, referral
+from officehub.channels.platform_status import status_error, status_pricing
 from officehub.channels.schemas import (
     Media,
     PlatformError,
@@ -32,6 +34,7 @@ from officehub.channels.schemas import (
 from officehub.contacts import service as contacts
 from officehub.conversations import service as conversations
 from officehub.conversations.schemas import ConversationIn
+from officehub.crm import service as crm
 from officehub.inboxes import service as inboxes
 from officehub.inboxes.models import Integration
 from officehub.messages import service as messages
@@ -68,6 +71,7 @@ async def receive_notification(session: AsyncSession, integration: Integration, 
         for change in _list(_dict(entry).get("changes")):
             change = _dict(change)
             if change.get("field") != "messages":
+                await _apply_account_change(session, integration, change)
                 continue
             value = _dict(change.get("value"))
             names = _names(value.get("contacts"))
@@ -76,6 +80,24 @@ async def receive_notification(session: AsyncSession, integration: Integration, 
             for raw in _list(value.get("statuses")):
                 await _apply_one(session, integration, raw)
     return stored
+
+
+async def _apply_account_change(
+    session: AsyncSession, integration: Integration, change: dict[str, Any]
+) -> None:
+    """A change of another field than ``messages`` (templates, quality, marketing
+    preferences...), applied in its own savepoint: one that fails is logged, never refused."""
+    field = str(change.get("field") or "?")[:64]
+    try:
+        async with session.begin_nested():
+            await account.apply_change(session, integration, field, _dict(change.get("value")))
+    except Exception as exc:
+        logger.error(
+            "%s notification for integration %s could not be applied: %s",
+            field,
+            integration.id,
+            type(exc).__name__,
+        )
 
 
 def _names(raw: Any) -> dict[str, str | None]:
@@ -209,6 +231,11 @@ async def _receive(
     conversation = await conversations.get_conversation(session, office_id, opened.id)
     kind = read_message(message)
     context = message.context
+    if message.referral is not None:
+        kind.payload = {
+            **(kind.payload or {}),
+            "referral": referral.referral_payload(message.referral),
+        }
     out = await messages.receive_from_channel(
         session,
         conversation,
@@ -229,6 +256,9 @@ async def _receive(
             integration.id,
             codes,
         )
+    if out is not None and message.referral is not None:
+        origin = referral.lead_origin(message, message.referral, out.text)
+        await crm.record_ad_origin(session, office_id, conversation.id, origin)
     return 0 if out is None else 1
 
 
@@ -441,7 +471,7 @@ def _order(message: PlatformMessage) -> Read:
 
 
 def _error(error: PlatformError) -> dict[str, Any]:
-    details = _dict(error.error_data).get("details")
+    details = error.error_data.details if error.error_data is not None else None
     return {
         "code": error.code,
         "title": error.title,
@@ -480,13 +510,26 @@ async def _apply_one(session: AsyncSession, integration: Integration, raw: Any) 
 
 
 async def _apply_status(session: AsyncSession, integration: Integration, status: Status) -> None:
+    """A status of one of our sends. An unknown word (``deleted``, ``warning``...) or a
+    message we never sent changes nothing; a failure keeps the platform's first error as
+    ``errorDetail`` and all of them in ``error``."""
     target = _STATUSES.get(status.status)
     if target is None:
+        logger.info("integration %s: status %r ignored", integration.id, status.status[:32])
         return
-    error = None
+    error = detail = None
     if target == "FAILED":
         error = (
             "; ".join(f"{e.code}: {e.message or e.title or 'error'}" for e in status.errors)[:2000]
             or "the platform reported a failure"
         )
-    await messages.apply_channel_status(session, integration.office_id, status.id, target, error)
+        detail = status_error(status)
+    await messages.apply_channel_status(
+        session,
+        integration.office_id,
+        status.id,
+        target,
+        error,
+        error_detail=detail,
+        pricing=status_pricing(status),
+    )

@@ -3,7 +3,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ForeignKey, Index, String, Text, text
+from sqlalchemy import ForeignKey, Index, String, Text, false, text
 from sqlalchemy.orm import Mapped, mapped_column, validates
 
 from officehub.contacts.normalize import brazilian_ddd
@@ -58,6 +58,8 @@ class Contact(IdMixin, TimestampMixin, Base):
     description: Mapped[str | None] = mapped_column(Text)
     image_url: Mapped[str | None] = mapped_column(String(1000))
     is_blocked: Mapped[bool] = mapped_column(default=False)
+    # The client stopped marketing messages on WhatsApp (user_marketing_preferences).
+    marketing_opt_out: Mapped[bool] = mapped_column(default=False, server_default=false())
     # The Brazilian area code (DDD) of ``phone``, kept with it for the clients map.
     ddd: Mapped[str | None] = mapped_column(String(2))
 

@@ -54,6 +54,11 @@ class ContactOut(ApiModel):
     inbox_id: str | None
     is_blocked: bool
     image_url: str | None
+    marketing_opt_out: bool = Field(
+        default=False,
+        description="The client stopped marketing messages on WhatsApp: marketing templates "
+        "to them are refused (409 MARKETING_OPT_OUT)",
+    )
     tags: list[TagRef]
     created_at: Timestamp
     updated_at: Timestamp

@@ -40,6 +40,7 @@ def contact_out(contact: Contact, contact_tags: Sequence[Tag]) -> ContactOut:
     return ContactOut.model_validate(
         {
             **{c.key: getattr(contact, c.key) for c in Contact.__table__.columns},
+            "marketing_opt_out": bool(contact.marketing_opt_out),
             "tags": [TagRef.model_validate(t) for t in contact_tags],
         }
     )
@@ -99,6 +100,7 @@ async def create_contact(session: AsyncSession, office_id: str, body: ContactIn)
         document=body.document,
         description=body.description,
         is_blocked=body.is_blocked,
+        marketing_opt_out=False,
         created_at=now,
         updated_at=now,
     )
@@ -138,6 +140,27 @@ async def find_or_create_by_phone(
     await session.flush()
     await emit(session, office_id, "contact.created", _data(contact_out(contact, [])))
     return contact
+
+
+async def set_marketing_opt_out(
+    session: AsyncSession, office_id: str, wa_id: str, opted_out: bool
+) -> ContactOut | None:
+    """The client of this WhatsApp id stopped (or resumed) marketing messages: sets
+    ``marketingOptOut`` (``contact.updated`` when it changes). None when the office has no
+    contact with that number."""
+    raw = "+" + digits(wa_id)
+    contact = await repository.find_by_phone(session, office_id, to_e164(raw) or raw)
+    if contact is None:
+        return None
+    out = contact_out(contact, await _tags_of(session, office_id, contact.id))
+    if contact.marketing_opt_out == opted_out:
+        return out
+    contact.marketing_opt_out = opted_out
+    contact.updated_at = utcnow()
+    await session.flush()
+    out = contact_out(contact, await _tags_of(session, office_id, contact.id))
+    await emit(session, office_id, "contact.updated", _data(out))
+    return out
 
 
 async def has_phone(session: AsyncSession, office_id: str, phone: str) -> bool:

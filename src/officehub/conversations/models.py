@@ -69,6 +69,9 @@ class Conversation(IdMixin, TimestampMixin, Base):
         ForeignKey("departments.id", ondelete="SET NULL")
     )
     last_message_at: Mapped[datetime | None]
+    # The ad (Click-to-WhatsApp referral) the conversation came from, in the CRM card's
+    # ``leadOrigin`` shape: kept here until a card of the conversation takes it.
+    lead_origin: Mapped[dict[str, Any] | None] = mapped_column(JSONType)
 
 
 class ConversationTag(Base):
@@ -151,3 +154,8 @@ class Message(IdMixin, Base):
     original_text: Mapped[str | None] = mapped_column(Text)
     edited_at: Mapped[datetime | None]
     deleted_at: Mapped[datetime | None]
+
+    # A failure the platform reported: {code, title, details} (``error`` keeps the summary).
+    error_detail: Mapped[dict[str, Any] | None] = mapped_column(JSONType)
+    # What the platform said a send costs: {category, billable, pricingModel, conversation}.
+    pricing: Mapped[dict[str, Any] | None] = mapped_column(JSONType)

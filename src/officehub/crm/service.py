@@ -25,6 +25,7 @@ from officehub.crm.schemas import (
     FunnelCreate,
     FunnelOut,
     FunnelUpdate,
+    LeadOrigin,
     LeadOriginOut,
 )
 from officehub.errors import Conflict, NotFound, ValidationFailed
@@ -330,6 +331,11 @@ async def create_card(session: AsyncSession, office_id: str, body: CardCreate) -
             )
         integration = await inboxes.get_integration(session, office_id, conversation.integration_id)
         channel, integration_id = integration.type, integration.id
+        if body.lead_origin is None and conversation.lead_origin is not None:
+            # The ad the conversation came from (a Click-to-WhatsApp referral).
+            body = body.model_copy(
+                update={"lead_origin": LeadOrigin.model_validate(conversation.lead_origin)}
+            )
     if body.user_id is not None:
         await users.get_user(session, office_id, body.user_id)
     if body.legal_area_id is not None:
@@ -415,6 +421,27 @@ async def card_detail(
 
 async def get_card_detail(session: AsyncSession, office_id: str, ident: str) -> CardDetail:
     return await card_detail(session, office_id, await get_card(session, office_id, ident))
+
+
+async def record_ad_origin(
+    session: AsyncSession, office_id: str, conversation_id: str, origin: dict[str, Any]
+) -> None:
+    """A client came from an ad: the conversation keeps the origin (the first ad wins), so
+    the card its inbox's rules create later takes it; a card of the conversation that
+    already exists without an origin gets it now (``crm.lead.updated``)."""
+    conversation = await conversations.get_conversation(session, office_id, conversation_id)
+    checked = LeadOrigin.model_validate(origin)
+    if conversation.lead_origin is None:
+        conversation.lead_origin = checked.model_dump(mode="json", by_alias=True)
+        await session.flush()
+    try:
+        card = await card_of_conversation(
+            session, office_id, conversation.person_id, conversation.id
+        )
+    except NotFound:
+        return
+    if card.lead_origin is None:
+        await update_card(session, office_id, card.id, CardUpdate(lead_origin=checked))
 
 
 async def card_of_conversation(

@@ -19,6 +19,7 @@ _PERSON: dict[str, Any] = {
     "inboxId": "cm3k9x2f70005abcd1234efgh",
     "isBlocked": False,
     "imageUrl": None,
+    "marketingOptOut": False,
     "tags": [_TAG],
     "createdAt": _AT,
     "updatedAt": _AT,
@@ -58,6 +59,8 @@ _MESSAGE: dict[str, Any] = {
     "status": "RECEIVED",
     "externalId": "wamid.HBgNNTUxMTk4NzY1NDMyMRUCABIYFjNFQjBDMEY3",
     "error": None,
+    "errorDetail": None,
+    "pricing": None,
     "createdAt": _AT,
     "content": None,
     "replyTo": None,
@@ -97,7 +100,21 @@ _CASE_MOVEMENT: dict[str, Any] = {
     "conversationId": _CONVERSATION["id"],
 }
 
-Group = Literal["CRM", "Chat", "Contact", "Case", "Test"]
+_TEMPLATE: dict[str, Any] = {
+    "name": "lembrete_audiencia",
+    "status": "REJECTED",
+    "category": "UTILITY",
+    "language": "pt_BR",
+    "components": [{"type": "BODY", "text": "Olá {{1}}, sua audiência é em {{2}}."}],
+    "id": "594425479261596",
+    "platformStatus": "REJECTED",
+    "rejectedReason": "INVALID_FORMAT",
+    "qualityScore": None,
+    "integrationId": "cm3k9x2f70006abcd1234efgh",
+    "changes": ["status", "platformStatus", "rejectedReason"],
+}
+
+Group = Literal["CRM", "Chat", "Contact", "Case", "Template", "Test"]
 
 
 @dataclass(frozen=True)
@@ -199,6 +216,14 @@ EVENT_TYPES: tuple[EventType, ...] = (
         "A case changed: its conversation, legal area or watch (PATCH), or a DataJud check "
         "stored movements or changed its status (changes names what)",
         {**_CASE, "changes": ["movements"]},
+    ),
+    EventType(
+        "template.updated",
+        "Template",
+        "The messaging platform changed an official-channel template: its status (with the "
+        "platform's own word and a rejection's reason), quality score or category; changes "
+        "names what",
+        _TEMPLATE,
     ),
     EventType(
         "webhook.test",

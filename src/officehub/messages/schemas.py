@@ -199,6 +199,31 @@ MessageContent = Annotated[
 ]
 
 
+class MessageError(ApiModel):
+    """A failure the messaging platform reported (for example ``131047``: more than 24 hours
+    since the client's last message; ``131026``: the message could not be delivered)."""
+
+    code: str | None
+    title: str | None
+    details: str | None
+
+
+class PricingConversation(ApiModel):
+    id: str | None
+    origin_type: str | None
+    expires_at: Timestamp | None
+
+
+class MessagePricing(ApiModel):
+    """What the platform said the send costs (its status notifications' ``pricing`` and
+    ``conversation``)."""
+
+    category: str | None
+    billable: bool | None
+    pricing_model: str | None
+    conversation: PricingConversation | None
+
+
 class MessageOut(ApiModel):
     id: str
     conversation_id: str
@@ -210,6 +235,8 @@ class MessageOut(ApiModel):
     status: str
     external_id: str | None = None
     error: str | None = None
+    error_detail: MessageError | None = None
+    pricing: MessagePricing | None = None
     created_at: Timestamp
     content: MessageContent | None = Field(
         default=None, description="What the channel sent beyond text, by kind"

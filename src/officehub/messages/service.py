@@ -15,6 +15,7 @@ from typing import Any
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from officehub.contacts import service as contacts
 from officehub.conversations import service as conversations
 from officehub.conversations.models import Conversation, Message
 from officehub.errors import Conflict, NotFound, ValidationFailed
@@ -167,6 +168,7 @@ async def _send_template(
         template_name,
         body.language,
     )
+    await _check_marketing_consent(session, conversation, template.category)
     variables = body.variables or []
     wanted = templates.placeholders(template.components, "BODY")
     if len(variables) != wanted:
@@ -200,6 +202,25 @@ async def _send_template(
         reply_to_id=reply.id if reply else None,
     )
     return await _emit(session, conversation, "chat.message.sent", message)
+
+
+async def _check_marketing_consent(
+    session: AsyncSession, conversation: Conversation, category: str
+) -> None:
+    """A MARKETING template is not sent to a client who stopped marketing messages on
+    WhatsApp (409 ``MARKETING_OPT_OUT``); utility and authentication templates still go."""
+    if category.upper() != "MARKETING":
+        return
+    contact = await contacts.get_contact(session, conversation.office_id, conversation.person_id)
+    if contact.marketing_opt_out:
+        raise Conflict(
+            "The client stopped marketing messages",
+            details=(
+                f"Template of category MARKETING not sent: contact {contact.id} asked WhatsApp "
+                "to stop marketing messages; send a utility template or wait until they resume"
+            ),
+            code="MARKETING_OPT_OUT",
+        )
 
 
 async def _check_header_media(
@@ -275,12 +296,25 @@ STATUS_RANK = {"QUEUED": 0, "SENT": 1, "DELIVERED": 2, "READ": 3}
 
 
 async def apply_channel_status(
-    session: AsyncSession, office_id: str, external_id: str, status: str, error: str | None
+    session: AsyncSession,
+    office_id: str,
+    external_id: str,
+    status: str,
+    error: str | None,
+    *,
+    error_detail: dict[str, Any] | None = None,
+    pricing: dict[str, Any] | None = None,
 ) -> MessageOut | None:
     """Moves an outbound message forward (SENT → DELIVERED → READ, or FAILED before READ);
-    emits ``chat.message.status``. None when the id is unknown or the change goes back."""
+    emits ``chat.message.status``. None when the id is unknown or the change goes back
+    (a status arriving late never moves a message backwards: READ then DELIVERED stays
+    READ). The platform's ``pricing`` is kept whenever it comes, even on a late status."""
     message = await repository.find_by_external_id(session, office_id, external_id)
-    if message is None or message.direction != "OUTBOUND" or message.status == "FAILED":
+    if message is None or message.direction != "OUTBOUND":
+        return None
+    if pricing is not None and message.pricing != pricing:
+        message.pricing = pricing
+    if message.status == "FAILED":
         return None
     current = STATUS_RANK.get(message.status, 0)
     if status == "FAILED":
@@ -288,7 +322,7 @@ async def apply_channel_status(
             return None
     elif STATUS_RANK[status] <= current:
         return None
-    return await change_status(session, message, status, error=error)
+    return await change_status(session, message, status, error=error, error_detail=error_detail)
 
 
 @dataclass(frozen=True)
@@ -298,6 +332,7 @@ class StatusChange:
     integration_id: str
     external_id: str | None = None
     error: str | None = None
+    error_detail: dict[str, Any] | None = None
 
 
 def _apply(change: StatusChange) -> PendingEvent:
@@ -308,6 +343,8 @@ def _apply(change: StatusChange) -> PendingEvent:
         message.external_id = change.external_id
     if change.error is not None:
         message.error = change.error
+    if change.error_detail is not None:
+        message.error_detail = change.error_detail
     message.lease_until = None
     message.next_attempt_at = None
     out = MessageOut.model_validate(message)
@@ -334,11 +371,14 @@ async def change_status(
     *,
     external_id: str | None = None,
     error: str | None = None,
+    error_detail: dict[str, Any] | None = None,
 ) -> MessageOut:
     conversation = await conversations.get_conversation(
         session, message.office_id, message.conversation_id
     )
-    change = StatusChange(message, status, conversation.integration_id, external_id, error)
+    change = StatusChange(
+        message, status, conversation.integration_id, external_id, error, error_detail
+    )
     await change_statuses(session, [change])
     return MessageOut.model_validate(message)
 

@@ -35,3 +35,8 @@ class WhatsAppTemplate(IdMixin, TimestampMixin, Base):
     components: Mapped[list[Any]] = mapped_column(JSONType)
     external_id: Mapped[str | None] = mapped_column(String(128))
     status_changed_at: Mapped[datetime | None]
+    # What the platform's account notifications said beyond the four statuses: its own
+    # status word (DISABLED, IN_APPEAL...), the rejection reason, the quality score.
+    platform_status: Mapped[str | None] = mapped_column(String(32))
+    rejected_reason: Mapped[str | None] = mapped_column(String(200))
+    quality_score: Mapped[str | None] = mapped_column(String(16))

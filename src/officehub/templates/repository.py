@@ -60,3 +60,13 @@ async def approved_exists(
     if integration_id is not None:
         stmt = stmt.where(WhatsAppTemplate.integration_id == integration_id)
     return (await session.scalars(stmt.limit(1))).first() is not None
+
+
+async def find_by_platform_id(
+    session: AsyncSession, office_id: str, integration_id: str, external_id: str
+) -> WhatsAppTemplate | None:
+    stmt = scoped(WhatsAppTemplate, office_id).where(
+        WhatsAppTemplate.integration_id == integration_id,
+        WhatsAppTemplate.external_id == external_id,
+    )
+    return (await session.scalars(stmt.limit(1))).first()

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.errors import Conflict, NotFound, ValidationFailed
+from officehub.events.service import emit
 from officehub.inboxes import service as inboxes
 from officehub.inboxes.models import Integration
 from officehub.repository import flush_or_conflict
@@ -127,6 +129,99 @@ async def upsert_catalogue(
         session, Conflict("Template catalogue changed meanwhile", details="Try again")
     )
     return changed
+
+
+# The platform's template statuses outside the catalogue's four: still in review, or not
+# sendable. FLAGGED keeps the status (still sendable, quality low); REINSTATED is APPROVED.
+PLATFORM_STATUS = {
+    "IN_APPEAL": "PENDING",
+    "PENDING_DELETION": "PAUSED",
+    "DISABLED": "PAUSED",
+    "DELETED": "PAUSED",
+    "ARCHIVED": "PAUSED",
+    "LIMIT_EXCEEDED": "PAUSED",
+    "REINSTATED": "APPROVED",
+}
+UPDATE_FIELDS = ("status", "platformStatus", "rejectedReason", "qualityScore", "category")
+
+
+@dataclass(frozen=True)
+class PlatformUpdate:
+    """What an account notification says of one template (None: not said)."""
+
+    template_id: str | None
+    name: str | None
+    language: str | None
+    platform_status: str | None = None
+    rejected_reason: str | None = None
+    quality_score: str | None = None
+    category: str | None = None
+
+
+def catalogue_status(platform_status: str, current: str) -> str:
+    word = platform_status.upper()
+    if word in ("APPROVED", "PENDING", "REJECTED", "PAUSED"):
+        return word
+    return PLATFORM_STATUS.get(word, current)
+
+
+async def apply_platform_update(
+    session: AsyncSession, office_id: str, integration_id: str, update: PlatformUpdate
+) -> dict[str, Any] | None:
+    """Applies an account notification to the stored catalogue entry (found by the
+    platform's template id, else by name and language) and emits ``template.updated``
+    naming what changed. None when the catalogue has no such entry (the next sync brings
+    it) or nothing changed."""
+    record = None
+    if update.template_id:
+        record = await repository.find_by_platform_id(
+            session, office_id, integration_id, update.template_id
+        )
+    if record is None and update.name and update.language:
+        found = await repository.find_template(
+            session, office_id, integration_id, update.name, update.language
+        )
+        record = found[0] if found else None
+    if record is None:
+        return None
+    before = _platform_fields(record)
+    if update.platform_status is not None:
+        status = catalogue_status(update.platform_status, record.status)
+        if status != record.status:
+            record.status = status
+            record.status_changed_at = utcnow()
+        record.platform_status = update.platform_status[:32]
+        record.rejected_reason = (
+            (update.rejected_reason or None) if update.platform_status == "REJECTED" else None
+        )
+    if update.quality_score is not None:
+        record.quality_score = update.quality_score[:16]
+    if update.category is not None:
+        record.category = update.category[:64]
+    after = _platform_fields(record)
+    changes = [key for key in UPDATE_FIELDS if before[key] != after[key]]
+    if not changes:
+        return None
+    record.updated_at = utcnow()
+    await session.flush()
+    data = {
+        **template_out(record).model_dump(mode="json", by_alias=True),
+        **after,
+        "integrationId": integration_id,
+        "changes": changes,
+    }
+    await emit(session, office_id, "template.updated", data, integration_id=integration_id)
+    return data
+
+
+def _platform_fields(record: WhatsAppTemplate) -> dict[str, Any]:
+    return {
+        "status": record.status,
+        "platformStatus": record.platform_status,
+        "rejectedReason": record.rejected_reason,
+        "qualityScore": record.quality_score,
+        "category": record.category,
+    }
 
 
 def placeholders(components: Sequence[dict[str, Any]], kind: str) -> int:
