@@ -307,6 +307,13 @@ def create_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSession]
 
 
 READ_METHODS = frozenset({"GET", "HEAD"})
+_WRITE_LOCKED = "officehub.write_locked"
+
+
+def holds_write_lock(session: AsyncSession) -> bool:
+    """Whether the session's transaction began with SQLite's write lock (``BEGIN
+    IMMEDIATE``, ``get_session``): no other writer can change what it reads."""
+    return bool(session.info.get(_WRITE_LOCKED))
 
 
 class WriteInReadOnlySession(RuntimeError):
@@ -386,6 +393,7 @@ async def get_session(request: Request) -> AsyncIterator[AsyncSession]:
         try:
             if _takes_write_lock_first(request) and session.get_bind().dialect.name == "sqlite":
                 await session.execute(text("BEGIN IMMEDIATE"))
+                session.info[_WRITE_LOCKED] = True
             yield session
         except BaseException:
             await session.rollback()

@@ -12,6 +12,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm.exc import StaleDataError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from officehub.ids import ID_MISMATCH, ID_PATTERN
@@ -275,9 +276,21 @@ async def _integrity_error(_request: Request, exc: Exception) -> JSONResponse:
     return error_response(conflict.status_code, conflict.code, conflict.message, conflict.details)
 
 
+async def _stale_data_error(_request: Request, exc: Exception) -> JSONResponse:
+    """A row the request changed was deleted under it by a concurrent request: 404, never a
+    500. A safety net: a change reads its record locked (``get_scoped(for_change=True)``),
+    so the loser of such a race finds nothing and answers 404 before it writes."""
+    if not isinstance(exc, StaleDataError):
+        raise exc
+    return error_response(
+        404, NotFound.code, NotFound.message, "The record was deleted by a concurrent request"
+    )
+
+
 def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(ServiceError, _service_error)
     app.add_exception_handler(IntegrityError, _integrity_error)
+    app.add_exception_handler(StaleDataError, _stale_data_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
 

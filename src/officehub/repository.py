@@ -14,7 +14,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.db import Base
+from officehub.db import Base, holds_write_lock
 from officehub.errors import ServiceError
 from officehub.integrity import conflict_for
 
@@ -37,10 +37,66 @@ def _by_id(model: type[Base]) -> Select[Any]:
     )
 
 
-async def get_scoped(session: AsyncSession, model: type[M], office_id: str, ident: str) -> M | None:
+@cache
+def _by_id_fresh(model: type[Base]) -> Select[Any]:
+    return _by_id(model).execution_options(populate_existing=True)
+
+
+@cache
+def _by_id_for_update(model: type[Base]) -> Select[Any]:
+    """``_by_id`` with ``FOR UPDATE OF`` the model's table, read afresh into the session's
+    identity map (``populate_existing``): the values seen are the locked row's, not those
+    an earlier read of the request left there."""
+    return _by_id(model).with_for_update(of=model).execution_options(populate_existing=True)
+
+
+async def get_scoped(
+    session: AsyncSession, model: type[M], office_id: str, ident: str, *, for_change: bool = False
+) -> M | None:
+    """The office's record of this id, or None.
+
+    ``for_change``: the read that decides a change (PATCH, PUT, DELETE, a POST that changes
+    a record it read). Its row is write-locked to the end of the transaction before it is
+    read, so concurrent changes of one record queue: each sees the one before it (a PATCH
+    that repeats it changes nothing and emits nothing; an event's previous values are the
+    ones it replaced), and a change queued behind a delete finds nothing (404), never a
+    row gone from under its flush. PostgreSQL: ``SELECT … FOR UPDATE``. SQLite: a writing
+    request already holds the database's write lock (``BEGIN IMMEDIATE``, see
+    ``officehub.db.get_session``), so a plain read sees the latest committed data; any
+    other transaction takes it here first (``lock_rows``).
+    """
     params = {"office_id": office_id, "ident": ident}
-    found: M | None = (await session.scalars(_by_id(model), params)).first()
-    return found
+    if not for_change:
+        found: M | None = (await session.scalars(_by_id(model), params)).first()
+        return found
+    if session.get_bind().dialect.name == "postgresql":
+        locked: M | None = (await session.scalars(_by_id_for_update(model), params)).first()
+        return locked
+    if not holds_write_lock(session):
+        table: Any = model.__table__
+        await lock_rows(session, model, office_id, table.c.id == ident)
+    fresh: M | None = (await session.scalars(_by_id_fresh(model), params)).first()
+    return fresh
+
+
+async def get_all_for_change(
+    session: AsyncSession, model: type[M], office_id: str, *where: Any
+) -> list[M]:
+    """The office's records of ``model`` matching ``where``, each locked and read afresh as
+    ``get_scoped(for_change=True)`` reads one (a bulk change: ``DELETE /funnel-column-card``)."""
+    if session.get_bind().dialect.name != "postgresql" and not holds_write_lock(session):
+        await lock_rows(session, model, office_id, *where)
+    table: Any = model.__table__
+    # By id: two bulk changes lock their common rows in one order (no deadlock).
+    stmt = (
+        scoped(model, office_id)
+        .where(*where)
+        .order_by(table.c.id)
+        .execution_options(populate_existing=True)
+    )
+    if session.get_bind().dialect.name == "postgresql":
+        stmt = stmt.with_for_update(of=model)
+    return list(await session.scalars(stmt))
 
 
 async def lock_rows(

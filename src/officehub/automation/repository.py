@@ -22,8 +22,10 @@ from officehub.pagination import PageParams, paginate
 from officehub.repository import get_scoped, scoped
 
 
-async def get_rule(session: AsyncSession, office_id: str, ident: str) -> AutomationRule | None:
-    return await get_scoped(session, AutomationRule, office_id, ident)
+async def get_rule(
+    session: AsyncSession, office_id: str, ident: str, *, for_change: bool = False
+) -> AutomationRule | None:
+    return await get_scoped(session, AutomationRule, office_id, ident, for_change=for_change)
 
 
 async def list_rules(
@@ -117,8 +119,10 @@ async def latest_event(session: AsyncSession, office_id: str, name: str) -> Outb
     return (await session.scalars(stmt)).first()
 
 
-async def get_event(session: AsyncSession, office_id: str, ident: str) -> OutboxEvent | None:
-    return await get_scoped(session, OutboxEvent, office_id, ident)
+async def get_event(
+    session: AsyncSession, office_id: str, ident: str, *, for_change: bool = False
+) -> OutboxEvent | None:
+    return await get_scoped(session, OutboxEvent, office_id, ident, for_change=for_change)
 
 
 async def get_pause(

@@ -40,8 +40,10 @@ _PRIORITIES = ("LOW", "MEDIUM", "HIGH")
 _URL = re.compile(r"^https?://[^\s/?#]+\S*$", re.IGNORECASE)
 
 
-async def get_rule(session: AsyncSession, office_id: str, ident: str) -> AutomationRule:
-    rule = await repository.get_rule(session, office_id, ident)
+async def get_rule(
+    session: AsyncSession, office_id: str, ident: str, *, for_change: bool = False
+) -> AutomationRule:
+    rule = await repository.get_rule(session, office_id, ident, for_change=for_change)
     if rule is None:
         raise NotFound.of("Automation rule", ident)
     return rule
@@ -109,7 +111,7 @@ async def update_rule(
       when the payload or the stored rule holds one;
     - ``elseActions: null`` removes the branch.
     """
-    rule = await get_rule(session, office_id, ident)
+    rule = await get_rule(session, office_id, ident, for_change=True)
     sent = body.model_fields_set
     body.refuse_sent_nulls()
     had_effective = has_effective_conditions(rule.conditions)
@@ -148,7 +150,7 @@ async def update_rule(
 
 
 async def delete_rule(session: AsyncSession, office_id: str, ident: str) -> RuleOut:
-    rule = await get_rule(session, office_id, ident)
+    rule = await get_rule(session, office_id, ident, for_change=True)
     out = rule_out(rule)
     await session.delete(rule)
     await session.flush()

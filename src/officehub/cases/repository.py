@@ -14,8 +14,10 @@ from officehub.pagination import PageParams, paginate
 from officehub.repository import get_scoped, scoped
 
 
-async def get_case(session: AsyncSession, office_id: str, ident: str) -> Case | None:
-    return await get_scoped(session, Case, office_id, ident)
+async def get_case(
+    session: AsyncSession, office_id: str, ident: str, *, for_change: bool = False
+) -> Case | None:
+    return await get_scoped(session, Case, office_id, ident, for_change=for_change)
 
 
 async def find_by_number(session: AsyncSession, office_id: str, number: str) -> Case | None:

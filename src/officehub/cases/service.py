@@ -81,8 +81,10 @@ def first_check_at(now: datetime) -> datetime:
     return now + FIRST_CHECK_SPREAD * random.random()  # noqa: S311 - spread, not secret
 
 
-async def get_case(session: AsyncSession, office_id: str, ident: str) -> Case:
-    case = await repository.get_case(session, office_id, ident)
+async def get_case(
+    session: AsyncSession, office_id: str, ident: str, *, for_change: bool = False
+) -> Case:
+    case = await repository.get_case(session, office_id, ident, for_change=for_change)
     if case is None:
         raise NotFound.of("Case", ident)
     return case
@@ -170,7 +172,7 @@ async def read_case(session: AsyncSession, office_id: str, ident: str) -> CaseOu
 async def update_case(
     session: AsyncSession, office_id: str, ident: str, body: CaseUpdate
 ) -> CaseOut:
-    case = await get_case(session, office_id, ident)
+    case = await get_case(session, office_id, ident, for_change=True)
     sent = body.model_fields_set
     before = (case.conversation_id, case.legal_area_id, case.watch)
     if "conversation_id" in sent:
@@ -201,7 +203,7 @@ async def update_case(
 
 
 async def delete_case(session: AsyncSession, office_id: str, ident: str) -> CaseOut:
-    case = await get_case(session, office_id, ident)
+    case = await get_case(session, office_id, ident, for_change=True)
     out = case_out(case)
     await repository.delete(session, case)
     return out

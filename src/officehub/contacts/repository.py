@@ -4,7 +4,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from functools import cache
 
-from sqlalchemy import String, bindparam, delete, exists, func, or_, select, update
+from sqlalchemy import String, bindparam, delete, exists, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.contacts.models import Contact, ContactTag
@@ -13,23 +13,10 @@ from officehub.repository import get_scoped, insert_ignoring_duplicates, scoped
 from officehub.tags.models import Tag
 
 
-async def get_contact(session: AsyncSession, office_id: str, ident: str) -> Contact | None:
-    return await get_scoped(session, Contact, office_id, ident)
-
-
-async def lock_contact(session: AsyncSession, office_id: str, ident: str) -> Contact | None:
-    """The contact, its row write-locked to the end of the transaction.
-
-    A no-op UPDATE rather than ``SELECT … FOR UPDATE``: it locks the row on PostgreSQL and
-    takes the write lock on SQLite, where ``FOR UPDATE`` does not exist.
-    """
-    await session.execute(
-        update(Contact)
-        .where(Contact.office_id == office_id, Contact.id == ident)
-        .values(updated_at=Contact.updated_at)
-        .execution_options(synchronize_session=False)
-    )
-    return await get_contact(session, office_id, ident)
+async def get_contact(
+    session: AsyncSession, office_id: str, ident: str, *, for_change: bool = False
+) -> Contact | None:
+    return await get_scoped(session, Contact, office_id, ident, for_change=for_change)
 
 
 async def find_by_email(session: AsyncSession, office_id: str, email: str) -> Contact | None:

@@ -21,8 +21,10 @@ from officehub.tags.models import Tag
 from officehub.timeutil import utcnow
 
 
-async def get_contact(session: AsyncSession, office_id: str, ident: str) -> Contact:
-    record = await repository.get_contact(session, office_id, ident)
+async def get_contact(
+    session: AsyncSession, office_id: str, ident: str, *, for_change: bool = False
+) -> Contact:
+    record = await repository.get_contact(session, office_id, ident, for_change=for_change)
     if record is None:
         raise NotFound.of("Contact", ident)
     return record
@@ -30,10 +32,7 @@ async def get_contact(session: AsyncSession, office_id: str, ident: str) -> Cont
 
 async def lock_contact(session: AsyncSession, office_id: str, ident: str) -> Contact:
     """The contact, locked until the transaction ends: serialises work per contact."""
-    record = await repository.lock_contact(session, office_id, ident)
-    if record is None:
-        raise NotFound.of("Contact", ident)
-    return record
+    return await get_contact(session, office_id, ident, for_change=True)
 
 
 def contact_out(contact: Contact, contact_tags: Sequence[Tag]) -> ContactOut:
@@ -216,7 +215,7 @@ async def update_contact(
     session: AsyncSession, office_id: str, ident: str, body: ContactPatch
 ) -> ContactOut:
     """Applies the fields sent; emits ``contact.updated`` only when something changed."""
-    contact = await get_contact(session, office_id, ident)
+    contact = await get_contact(session, office_id, ident, for_change=True)
     before = contact_out(contact, await _tags_of(session, office_id, contact.id))
     sent = body.model_fields_set
     body.refuse_sent_nulls()
@@ -257,7 +256,7 @@ async def delete_contact(session: AsyncSession, office_id: str, ident: str) -> C
     """Deletes the contact with its conversations, messages, notes, partner links and CRM
     cards; each card emits its ``crm.lead.deleted`` first (the crm domain's subscriber to
     ``contact_deleting``)."""
-    contact = await get_contact(session, office_id, ident)
+    contact = await get_contact(session, office_id, ident, for_change=True)
     out = contact_out(contact, await _tags_of(session, office_id, contact.id))
     await contact_deleting.fire(ContactDeleting(session, office_id, contact.id))
     await repository.delete_contact(session, contact)

@@ -17,9 +17,9 @@ OPEN_CONVERSATION_INDEX = "ux_conversations_office_id_person_id_integration_id_o
 
 
 async def get_conversation(
-    session: AsyncSession, office_id: str, ident: str
+    session: AsyncSession, office_id: str, ident: str, *, for_change: bool = False
 ) -> Conversation | None:
-    return await get_scoped(session, Conversation, office_id, ident)
+    return await get_scoped(session, Conversation, office_id, ident, for_change=for_change)
 
 
 async def find_open(

@@ -40,8 +40,10 @@ from officehub.users import service as users
 _UNSET: Any = object()
 
 
-async def get_conversation(session: AsyncSession, office_id: str, ident: str) -> Conversation:
-    record = await repository.get_conversation(session, office_id, ident)
+async def get_conversation(
+    session: AsyncSession, office_id: str, ident: str, *, for_change: bool = False
+) -> Conversation:
+    record = await repository.get_conversation(session, office_id, ident, for_change=for_change)
     if record is None:
         raise NotFound.of("Conversation", ident)
     return record
@@ -236,14 +238,18 @@ async def _change(
     ``tag_ids`` replaces the set; only the difference is written, row by row, like
     ``tags_added``/``tags_removed``, so a concurrent change to other tags is kept.
     """
-    conversation = await get_conversation(session, office_id, ident)
+    if status == "OPEN":
+        # A reopen serialises with opens of the contact (the partial unique index backs
+        # it): the contact's lock first, then the conversation's, as a contact's delete
+        # takes them.
+        person_id = (await get_conversation(session, office_id, ident)).person_id
+        await contacts.lock_contact(session, office_id, person_id)
+    conversation = await get_conversation(session, office_id, ident, for_change=True)
     before_tags = await tags_of(session, office_id, ident)
     previous_user, previous_department = conversation.assigned_user_id, conversation.department_id
     diff = _Diff()
     if status is not _UNSET and status != conversation.status:
         if status == "OPEN":
-            # Serialises with opens of the contact; the partial unique index backs it.
-            await contacts.lock_contact(session, office_id, conversation.person_id)
             other = await repository.find_open(
                 session,
                 office_id,

@@ -26,11 +26,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from officehub.contacts.models import Contact
 from officehub.crm.models import Card, ColumnCount, Funnel, FunnelColumn
 from officehub.pagination import PageParams, paginate
-from officehub.repository import get_scoped, lock_rows, scoped
+from officehub.repository import get_all_for_change, get_scoped, lock_rows, scoped
 
 
-async def get_funnel(session: AsyncSession, office_id: str, ident: str) -> Funnel | None:
-    return await get_scoped(session, Funnel, office_id, ident)
+async def get_funnel(
+    session: AsyncSession, office_id: str, ident: str, *, for_change: bool = False
+) -> Funnel | None:
+    return await get_scoped(session, Funnel, office_id, ident, for_change=for_change)
 
 
 async def list_funnels(
@@ -47,8 +49,10 @@ async def funnel_ids_of_inbox(session: AsyncSession, office_id: str, inbox_id: s
     return list(await session.scalars(stmt))
 
 
-async def get_column(session: AsyncSession, office_id: str, ident: str) -> FunnelColumn | None:
-    return await get_scoped(session, FunnelColumn, office_id, ident)
+async def get_column(
+    session: AsyncSession, office_id: str, ident: str, *, for_change: bool = False
+) -> FunnelColumn | None:
+    return await get_scoped(session, FunnelColumn, office_id, ident, for_change=for_change)
 
 
 async def columns_of(
@@ -83,11 +87,6 @@ async def hold_funnel(session: AsyncSession, office_id: str, funnel_id: str) -> 
     insert's count trigger holds its column: references are then taken funnel first, column
     second, the order a column delete locks them in, so the two cannot deadlock."""
     await lock_rows(session, Funnel, office_id, Funnel.id == funnel_id, referring=True)
-
-
-async def lock_column(session: AsyncSession, office_id: str, column_id: str) -> None:
-    """Locks the column against a concurrent card insert or move into it."""
-    await lock_rows(session, FunnelColumn, office_id, FunnelColumn.id == column_id)
 
 
 async def lock_funnels_of_inbox(session: AsyncSession, office_id: str, inbox_id: str) -> None:
@@ -169,8 +168,10 @@ async def reschedule_overdue(
     )
 
 
-async def get_card(session: AsyncSession, office_id: str, ident: str) -> Card | None:
-    return await get_scoped(session, Card, office_id, ident)
+async def get_card(
+    session: AsyncSession, office_id: str, ident: str, *, for_change: bool = False
+) -> Card | None:
+    return await get_scoped(session, Card, office_id, ident, for_change=for_change)
 
 
 async def find_card(
@@ -201,9 +202,10 @@ async def find_card_in_funnels(
 
 
 async def cards_by_ids(session: AsyncSession, office_id: str, ids: Sequence[str]) -> list[Card]:
+    """The office's cards among ``ids``, locked for their delete (``get_all_for_change``)."""
     if not ids:
         return []
-    return list(await session.scalars(scoped(Card, office_id).where(Card.id.in_(ids))))
+    return await get_all_for_change(session, Card, office_id, Card.id.in_(ids))
 
 
 async def cards_of_conversation(

@@ -39,8 +39,10 @@ from officehub.users import service as users
 # Funnels
 
 
-async def get_funnel(session: AsyncSession, office_id: str, ident: str) -> Funnel:
-    funnel = await repository.get_funnel(session, office_id, ident)
+async def get_funnel(
+    session: AsyncSession, office_id: str, ident: str, *, for_change: bool = False
+) -> Funnel:
+    funnel = await repository.get_funnel(session, office_id, ident, for_change=for_change)
     if funnel is None:
         raise NotFound.of("Funnel", ident)
     return funnel
@@ -128,7 +130,7 @@ def _new_column(office_id: str, funnel_id: str, body: ColumnIn, position: int) -
 async def update_funnel(
     session: AsyncSession, office_id: str, ident: str, body: FunnelUpdate
 ) -> FunnelOut:
-    funnel = await get_funnel(session, office_id, ident)
+    funnel = await get_funnel(session, office_id, ident, for_change=True)
     body.refuse_sent_nulls()
     if body.name is not None:
         funnel.name = body.name
@@ -144,8 +146,7 @@ async def inbox_has_cards(session: AsyncSession, office_id: str, inbox_id: str) 
 
 
 async def delete_funnel(session: AsyncSession, office_id: str, ident: str) -> FunnelOut:
-    funnel = await get_funnel(session, office_id, ident)
-    await repository.lock_funnel(session, office_id, funnel.id)
+    funnel = await get_funnel(session, office_id, ident, for_change=True)
     if await repository.funnel_has_cards(session, office_id, funnel.id):
         raise Conflict(
             "The funnel holds cards",
@@ -216,8 +217,10 @@ async def funnel_board(
 # Columns
 
 
-async def get_column(session: AsyncSession, office_id: str, ident: str) -> FunnelColumn:
-    column = await repository.get_column(session, office_id, ident)
+async def get_column(
+    session: AsyncSession, office_id: str, ident: str, *, for_change: bool = False
+) -> FunnelColumn:
+    column = await repository.get_column(session, office_id, ident, for_change=for_change)
     if column is None:
         raise NotFound.of("Column", ident)
     return column
@@ -247,9 +250,11 @@ async def create_column(session: AsyncSession, office_id: str, body: ColumnCreat
 async def update_column(
     session: AsyncSession, office_id: str, ident: str, body: ColumnUpdate
 ) -> ColumnOut:
+    # The funnel's lock first, then the column's: the order creates and renumbering take.
     column = await get_column(session, office_id, ident)
     if body.index is not None:
         await repository.lock_funnel(session, office_id, column.funnel_id)
+    column = await get_column(session, office_id, ident, for_change=True)
     sent = body.model_fields_set
     body.refuse_sent_nulls()
     if body.name is not None:
@@ -287,7 +292,7 @@ def _overdue_at(column: FunnelColumn, since: datetime) -> datetime | None:
 async def delete_column(session: AsyncSession, office_id: str, ident: str) -> ColumnOut:
     column = await get_column(session, office_id, ident)
     await repository.lock_funnel(session, office_id, column.funnel_id)
-    await repository.lock_column(session, office_id, column.id)
+    column = await get_column(session, office_id, ident, for_change=True)
     if await repository.column_has_cards(session, office_id, column.id):
         raise Conflict(
             "The column holds cards",
@@ -304,8 +309,10 @@ async def delete_column(session: AsyncSession, office_id: str, ident: str) -> Co
 # Cards
 
 
-async def get_card(session: AsyncSession, office_id: str, ident: str) -> Card:
-    card = await repository.get_card(session, office_id, ident)
+async def get_card(
+    session: AsyncSession, office_id: str, ident: str, *, for_change: bool = False
+) -> Card:
+    card = await repository.get_card(session, office_id, ident, for_change=for_change)
     if card is None:
         raise NotFound.of("Card", ident)
     return card
@@ -473,7 +480,7 @@ async def update_card(
 ) -> CardDetail:
     """Moves (``columnId``) and changes a card; ``cause`` names the event behind an
     automation's change, so the events it emits carry the chain."""
-    card = await get_card(session, office_id, ident)
+    card = await get_card(session, office_id, ident, for_change=True)
     sent = body.model_fields_set
     changes: list[str] = []
     from_column_id = card.column_id

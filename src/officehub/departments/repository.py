@@ -7,8 +7,10 @@ from officehub.pagination import PageParams, paginate
 from officehub.repository import get_scoped, scoped
 
 
-async def get_department(session: AsyncSession, office_id: str, ident: str) -> Department | None:
-    return await get_scoped(session, Department, office_id, ident)
+async def get_department(
+    session: AsyncSession, office_id: str, ident: str, *, for_change: bool = False
+) -> Department | None:
+    return await get_scoped(session, Department, office_id, ident, for_change=for_change)
 
 
 async def list_departments(

@@ -9,8 +9,10 @@ from officehub.errors import NotFound
 from officehub.pagination import PageParams
 
 
-async def get_department(session: AsyncSession, office_id: str, ident: str) -> Department:
-    record = await repository.get_department(session, office_id, ident)
+async def get_department(
+    session: AsyncSession, office_id: str, ident: str, *, for_change: bool = False
+) -> Department:
+    record = await repository.get_department(session, office_id, ident, for_change=for_change)
     if record is None:
         raise NotFound.of("Department", ident)
     return record
@@ -34,7 +36,7 @@ async def create_department(
 async def update_department(
     session: AsyncSession, office_id: str, ident: str, body: DepartmentUpdate
 ) -> Department:
-    department = await get_department(session, office_id, ident)
+    department = await get_department(session, office_id, ident, for_change=True)
     if body.name is not None:
         department.name = body.name
     await session.flush()
@@ -44,6 +46,6 @@ async def update_department(
 async def delete_department(session: AsyncSession, office_id: str, ident: str) -> Department:
     """Cascades: conversations assigned to it keep going unassigned to a department, and
     tickets drop it from their departments."""
-    department = await get_department(session, office_id, ident)
+    department = await get_department(session, office_id, ident, for_change=True)
     await repository.delete(session, department)
     return department

@@ -7,8 +7,10 @@ from officehub.pagination import PageParams, paginate
 from officehub.repository import get_scoped, scoped
 
 
-async def get_fast_message(session: AsyncSession, office_id: str, ident: str) -> FastMessage | None:
-    return await get_scoped(session, FastMessage, office_id, ident)
+async def get_fast_message(
+    session: AsyncSession, office_id: str, ident: str, *, for_change: bool = False
+) -> FastMessage | None:
+    return await get_scoped(session, FastMessage, office_id, ident, for_change=for_change)
 
 
 async def list_fast_messages(

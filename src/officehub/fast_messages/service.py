@@ -12,8 +12,10 @@ from officehub.inboxes import service as inboxes
 from officehub.pagination import PageParams
 
 
-async def get_fast_message(session: AsyncSession, office_id: str, ident: str) -> FastMessage:
-    record = await repository.get_fast_message(session, office_id, ident)
+async def get_fast_message(
+    session: AsyncSession, office_id: str, ident: str, *, for_change: bool = False
+) -> FastMessage:
+    record = await repository.get_fast_message(session, office_id, ident, for_change=for_change)
     if record is None:
         raise NotFound.of("Fast message", ident)
     return record
@@ -89,7 +91,7 @@ async def update_fast_message(
     session: AsyncSession, office_id: str, ident: str, body: FastMessageUpdate
 ) -> FastMessage:
     """Fields not sent keep their value; the result is checked as a whole for its kind."""
-    record = await get_fast_message(session, office_id, ident)
+    record = await get_fast_message(session, office_id, ident, for_change=True)
     sent = body.model_fields_set
     kind = body.kind or record.kind
     text = body.text if "text" in sent else record.text
@@ -107,6 +109,6 @@ async def update_fast_message(
 
 
 async def delete_fast_message(session: AsyncSession, office_id: str, ident: str) -> FastMessage:
-    record = await get_fast_message(session, office_id, ident)
+    record = await get_fast_message(session, office_id, ident, for_change=True)
     await repository.delete(session, record)
     return record

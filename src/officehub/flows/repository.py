@@ -7,8 +7,10 @@ from officehub.pagination import PageParams, paginate
 from officehub.repository import get_scoped, scoped
 
 
-async def get_flow(session: AsyncSession, office_id: str, ident: str) -> Flow | None:
-    return await get_scoped(session, Flow, office_id, ident)
+async def get_flow(
+    session: AsyncSession, office_id: str, ident: str, *, for_change: bool = False
+) -> Flow | None:
+    return await get_scoped(session, Flow, office_id, ident, for_change=for_change)
 
 
 async def list_flows(
@@ -73,5 +75,7 @@ async def list_movements(
     return await paginate(session, stmt.order_by(*order), params)
 
 
-async def get_movement(session: AsyncSession, office_id: str, ident: str) -> CaseMovement | None:
-    return await get_scoped(session, CaseMovement, office_id, ident)
+async def get_movement(
+    session: AsyncSession, office_id: str, ident: str, *, for_change: bool = False
+) -> CaseMovement | None:
+    return await get_scoped(session, CaseMovement, office_id, ident, for_change=for_change)

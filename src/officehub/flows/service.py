@@ -56,8 +56,10 @@ async def list_deliveries(
     return [ActionDeliveryOut.model_validate(r) for r in rows], total
 
 
-async def get_flow(session: AsyncSession, office_id: str, ident: str) -> Flow:
-    flow = await repository.get_flow(session, office_id, ident)
+async def get_flow(
+    session: AsyncSession, office_id: str, ident: str, *, for_change: bool = False
+) -> Flow:
+    flow = await repository.get_flow(session, office_id, ident, for_change=for_change)
     if flow is None:
         raise NotFound.of("Flow", ident)
     return flow
@@ -259,7 +261,7 @@ async def create_flow(
 async def update_flow(
     session: AsyncSession, office_id: str, ident: str, body: FlowUpdate, *, allow_private: bool
 ) -> FlowOut:
-    flow = await get_flow(session, office_id, ident)
+    flow = await get_flow(session, office_id, ident, for_change=True)
     if body.content is not None:
         initial = body.content.initial_step_id or str(flow.content["initialStepId"])
         await check_graph(
@@ -279,7 +281,7 @@ async def update_flow(
 
 
 async def delete_flow(session: AsyncSession, office_id: str, ident: str) -> FlowOut:
-    flow = await get_flow(session, office_id, ident)
+    flow = await get_flow(session, office_id, ident, for_change=True)
     out = flow_out(flow)
     await repository.delete(session, flow)
     return out
@@ -345,7 +347,7 @@ async def list_movements(
 
 
 async def delete_movement(session: AsyncSession, office_id: str, ident: str) -> CaseMovement:
-    movement = await repository.get_movement(session, office_id, ident)
+    movement = await repository.get_movement(session, office_id, ident, for_change=True)
     if movement is None:
         raise NotFound.of("Case movement", ident)
     await session.delete(movement)

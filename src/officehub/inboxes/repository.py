@@ -6,15 +6,19 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from officehub.conversations.models import Conversation
 from officehub.inboxes.models import Inbox, Integration
 from officehub.pagination import PageParams, paginate
-from officehub.repository import get_scoped, lock_rows, scoped
+from officehub.repository import get_scoped, scoped
 
 
-async def get_inbox(session: AsyncSession, office_id: str, ident: str) -> Inbox | None:
-    return await get_scoped(session, Inbox, office_id, ident)
+async def get_inbox(
+    session: AsyncSession, office_id: str, ident: str, *, for_change: bool = False
+) -> Inbox | None:
+    return await get_scoped(session, Inbox, office_id, ident, for_change=for_change)
 
 
-async def get_integration(session: AsyncSession, office_id: str, ident: str) -> Integration | None:
-    return await get_scoped(session, Integration, office_id, ident)
+async def get_integration(
+    session: AsyncSession, office_id: str, ident: str, *, for_change: bool = False
+) -> Integration | None:
+    return await get_scoped(session, Integration, office_id, ident, for_change=for_change)
 
 
 async def list_inboxes(
@@ -60,13 +64,6 @@ async def count_conversations(
     if integration_id is not None:
         stmt = stmt.where(Conversation.integration_id == integration_id)
     return int(await session.scalar(stmt) or 0)
-
-
-async def lock(
-    session: AsyncSession, model: type[Inbox] | type[Integration], office_id: str, ident: str
-) -> None:
-    """Locks the record against concurrent references before a delete guard's check."""
-    await lock_rows(session, model, office_id, model.id == ident)
 
 
 async def delete(session: AsyncSession, record: Inbox | Integration) -> None:

@@ -26,15 +26,19 @@ from officehub.webhooks.ssrf import is_blocked, literal_address
 OFFICIAL = "WHATSAPP_OFFICIAL"
 
 
-async def get_inbox(session: AsyncSession, office_id: str, ident: str) -> Inbox:
-    record = await repository.get_inbox(session, office_id, ident)
+async def get_inbox(
+    session: AsyncSession, office_id: str, ident: str, *, for_change: bool = False
+) -> Inbox:
+    record = await repository.get_inbox(session, office_id, ident, for_change=for_change)
     if record is None:
         raise NotFound.of("Inbox", ident)
     return record
 
 
-async def get_integration(session: AsyncSession, office_id: str, ident: str) -> Integration:
-    record = await repository.get_integration(session, office_id, ident)
+async def get_integration(
+    session: AsyncSession, office_id: str, ident: str, *, for_change: bool = False
+) -> Integration:
+    record = await repository.get_integration(session, office_id, ident, for_change=for_change)
     if record is None:
         raise NotFound.of("Integration", ident)
     return record
@@ -56,7 +60,7 @@ async def create_inbox(session: AsyncSession, office_id: str, body: InboxCreate)
 async def update_inbox(
     session: AsyncSession, office_id: str, ident: str, body: InboxUpdate
 ) -> Inbox:
-    inbox = await get_inbox(session, office_id, ident)
+    inbox = await get_inbox(session, office_id, ident, for_change=True)
     if body.name is not None:
         inbox.name = body.name
     await session.flush()
@@ -67,8 +71,7 @@ async def delete_inbox(session: AsyncSession, office_id: str, ident: str) -> Inb
     """Refused (409) while conversations live in the inbox or its funnels hold cards; else
     its channels, tags, fast messages, empty funnels and user memberships go with it. The
     card check is the crm domain's subscriber to ``inbox_deleting``."""
-    inbox = await get_inbox(session, office_id, ident)
-    await repository.lock(session, Inbox, office_id, ident)
+    inbox = await get_inbox(session, office_id, ident, for_change=True)
     held = await repository.count_conversations(session, office_id, inbox_id=ident)
     if held:
         raise Conflict(
@@ -149,7 +152,7 @@ async def update_integration(
     *,
     allow_private: bool = False,
 ) -> Integration:
-    integration = await get_integration(session, office_id, ident)
+    integration = await get_integration(session, office_id, ident, for_change=True)
     sent = body.model_fields_set
     if body.name is not None:
         integration.name = body.name
@@ -238,8 +241,7 @@ async def lock_integration(session: AsyncSession, office_id: str, ident: str) ->
 
 async def delete_integration(session: AsyncSession, office_id: str, ident: str) -> Integration:
     """Refused (409) while conversations run on the channel."""
-    integration = await get_integration(session, office_id, ident)
-    await repository.lock(session, Integration, office_id, ident)
+    integration = await get_integration(session, office_id, ident, for_change=True)
     held = await repository.count_conversations(session, office_id, integration_id=ident)
     if held:
         raise Conflict(

@@ -5,10 +5,20 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.legal_areas.models import LegalArea
 from officehub.pagination import PageParams, paginate
+from officehub.repository import get_scoped
 
 
-async def get_visible(session: AsyncSession, office_id: str, ident: str) -> LegalArea | None:
-    """An area of the office, or a default area (``office_id`` null) every office sees."""
+async def get_visible(
+    session: AsyncSession, office_id: str, ident: str, *, for_change: bool = False
+) -> LegalArea | None:
+    """An area of the office, or a default area (``office_id`` null) every office sees.
+
+    ``for_change``: the office's own area is locked (``get_scoped``); a default one, which
+    no office changes, is only read."""
+    if for_change:
+        own = await get_scoped(session, LegalArea, office_id, ident, for_change=True)
+        if own is not None:
+            return own
     stmt = select(LegalArea).where(
         LegalArea.id == ident,
         or_(LegalArea.office_id == office_id, LegalArea.office_id.is_(None)),

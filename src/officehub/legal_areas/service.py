@@ -9,9 +9,11 @@ from officehub.legal_areas.schemas import LegalAreaCreate, LegalAreaUpdate
 from officehub.pagination import PageParams
 
 
-async def get_legal_area(session: AsyncSession, office_id: str, ident: str) -> LegalArea:
+async def get_legal_area(
+    session: AsyncSession, office_id: str, ident: str, *, for_change: bool = False
+) -> LegalArea:
     """The office's area or a default one; another office's area is not found."""
-    record = await repository.get_visible(session, office_id, ident)
+    record = await repository.get_visible(session, office_id, ident, for_change=for_change)
     if record is None:
         raise NotFound.of("Legal area", ident)
     return record

@@ -34,7 +34,9 @@ async def receive(
 ) -> MessageOut:
     if body.text is None and body.media_url is None:
         raise ValidationFailed.field("body.text", "send text, mediaUrl or both")
-    conversation = await conversations.get_conversation(session, office_id, conversation_id)
+    conversation = await conversations.get_conversation(
+        session, office_id, conversation_id, for_change=True
+    )
     message = await _store(
         session,
         conversation,
@@ -66,7 +68,9 @@ async def send(
     """
     if (body.text is None) == (body.template_name is None):
         raise ValidationFailed.field("body.text", "send either text or templateName")
-    conversation = await conversations.get_conversation(session, office_id, conversation_id)
+    conversation = await conversations.get_conversation(
+        session, office_id, conversation_id, for_change=True
+    )
     reply = await _reply_target(session, conversation, body.reply_to_message_id)
     if body.template_name is not None:
         return await _send_template(session, conversation, body.template_name, body, storage, reply)
@@ -117,7 +121,9 @@ async def send_media(
 ) -> MessageOut:
     """Stores an outbound media message ``QUEUED`` (a flow's ``media`` step); the service
     window applies as to free text."""
-    conversation = await conversations.get_conversation(session, office_id, conversation_id)
+    conversation = await conversations.get_conversation(
+        session, office_id, conversation_id, for_change=True
+    )
     integration = await inboxes.get_integration(session, office_id, conversation.integration_id)
     if integration.type == inboxes.OFFICIAL:
         await _check_service_window(session, conversation)

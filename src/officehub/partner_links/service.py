@@ -37,7 +37,7 @@ async def read_link(session: AsyncSession, office_id: str, contact_id: str) -> L
 async def create_link(
     session: AsyncSession, office_id: str, contact_id: str, body: LinkIn
 ) -> LinkOut:
-    await contacts.get_contact(session, office_id, contact_id)
+    await contacts.get_contact(session, office_id, contact_id, for_change=True)
     current = await repository.latest_link(session, office_id, contact_id)
     if current is not None and current.unlinked_at is None:
         raise Conflict(
@@ -57,7 +57,7 @@ async def create_link(
 
 async def unlink(session: AsyncSession, office_id: str, contact_id: str, link_id: str) -> LinkOut:
     """Ends the link named; unlinking an ended link again answers it unchanged."""
-    await contacts.get_contact(session, office_id, contact_id)
+    await contacts.get_contact(session, office_id, contact_id, for_change=True)
     link = await repository.get_link_of(session, office_id, contact_id, link_id)
     if link is None:
         raise NotFound.of("Partner link", link_id)

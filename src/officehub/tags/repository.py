@@ -8,8 +8,10 @@ from officehub.repository import get_scoped, scoped
 from officehub.tags.models import Tag
 
 
-async def get_tag(session: AsyncSession, office_id: str, ident: str) -> Tag | None:
-    return await get_scoped(session, Tag, office_id, ident)
+async def get_tag(
+    session: AsyncSession, office_id: str, ident: str, *, for_change: bool = False
+) -> Tag | None:
+    return await get_scoped(session, Tag, office_id, ident, for_change=for_change)
 
 
 async def get_tags(session: AsyncSession, office_id: str, idents: list[str]) -> list[Tag]:

@@ -13,8 +13,10 @@ from officehub.tags.models import TAG_MODULES, Tag
 from officehub.tags.schemas import TagCreate, TagUpdate
 
 
-async def get_tag(session: AsyncSession, office_id: str, ident: str) -> Tag:
-    record = await repository.get_tag(session, office_id, ident)
+async def get_tag(
+    session: AsyncSession, office_id: str, ident: str, *, for_change: bool = False
+) -> Tag:
+    record = await repository.get_tag(session, office_id, ident, for_change=for_change)
     if record is None:
         raise NotFound.of("Tag", ident)
     return record
@@ -81,7 +83,7 @@ async def create_tag(session: AsyncSession, office_id: str, body: TagCreate) -> 
 
 
 async def update_tag(session: AsyncSession, office_id: str, ident: str, body: TagUpdate) -> Tag:
-    tag = await get_tag(session, office_id, ident)
+    tag = await get_tag(session, office_id, ident, for_change=True)
     if body.name is not None:
         name = body.name.strip()
         await _check_name(session, office_id, tag.inbox_id, name, tag.id)
@@ -103,5 +105,7 @@ async def delete_tag(session: AsyncSession, office_id: str, ident: str) -> Tag:
 
     tag = await get_tag(session, office_id, ident)
     await conversations.take_tag_off_all(session, office_id, tag.id)
+    # Locked last: a conversation's change locks the conversation, then refers to the tag.
+    tag = await get_tag(session, office_id, ident, for_change=True)
     await repository.delete(session, tag)
     return tag

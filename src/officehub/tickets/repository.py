@@ -10,14 +10,16 @@ from officehub.repository import get_scoped, lock_rows, replace_set, scoped
 from officehub.tickets.models import Ticket, TicketAssignee, TicketDepartment, TicketStatus
 
 
-async def get_ticket(session: AsyncSession, office_id: str, ident: str) -> Ticket | None:
-    return await get_scoped(session, Ticket, office_id, ident)
+async def get_ticket(
+    session: AsyncSession, office_id: str, ident: str, *, for_change: bool = False
+) -> Ticket | None:
+    return await get_scoped(session, Ticket, office_id, ident, for_change=for_change)
 
 
 async def get_ticket_status(
-    session: AsyncSession, office_id: str, ident: str
+    session: AsyncSession, office_id: str, ident: str, *, for_change: bool = False
 ) -> TicketStatus | None:
-    return await get_scoped(session, TicketStatus, office_id, ident)
+    return await get_scoped(session, TicketStatus, office_id, ident, for_change=for_change)
 
 
 async def list_ticket_statuses(

@@ -20,15 +20,19 @@ from officehub.tickets.schemas import (
 from officehub.users import service as users
 
 
-async def get_ticket(session: AsyncSession, office_id: str, ident: str) -> Ticket:
-    record = await repository.get_ticket(session, office_id, ident)
+async def get_ticket(
+    session: AsyncSession, office_id: str, ident: str, *, for_change: bool = False
+) -> Ticket:
+    record = await repository.get_ticket(session, office_id, ident, for_change=for_change)
     if record is None:
         raise NotFound.of("Ticket", ident)
     return record
 
 
-async def get_ticket_status(session: AsyncSession, office_id: str, ident: str) -> TicketStatus:
-    record = await repository.get_ticket_status(session, office_id, ident)
+async def get_ticket_status(
+    session: AsyncSession, office_id: str, ident: str, *, for_change: bool = False
+) -> TicketStatus:
+    record = await repository.get_ticket_status(session, office_id, ident, for_change=for_change)
     if record is None:
         raise NotFound.of("Ticket status", ident)
     return record
@@ -142,7 +146,7 @@ async def create_ticket(session: AsyncSession, office_id: str, body: TicketCreat
 async def update_ticket(
     session: AsyncSession, office_id: str, ident: str, body: TicketUpdate
 ) -> Ticket:
-    ticket = await get_ticket(session, office_id, ident)
+    ticket = await get_ticket(session, office_id, ident, for_change=True)
     sent = body.model_fields_set
     if body.status_id is not None:
         await get_ticket_status(session, office_id, body.status_id)

@@ -10,8 +10,10 @@ from officehub.repository import get_scoped, lock_rows, replace_set, scoped
 from officehub.users.models import User, UserInbox, email_key
 
 
-async def get_user(session: AsyncSession, office_id: str, ident: str) -> User | None:
-    return await get_scoped(session, User, office_id, ident)
+async def get_user(
+    session: AsyncSession, office_id: str, ident: str, *, for_change: bool = False
+) -> User | None:
+    return await get_scoped(session, User, office_id, ident, for_change=for_change)
 
 
 async def existing_ids(session: AsyncSession, office_id: str, idents: Sequence[str]) -> set[str]:

@@ -19,8 +19,10 @@ from officehub.users.schemas import UserCreate, UserOut, UserUpdate
 AVATAR_MAX_BYTES = 5 * 1024 * 1024
 
 
-async def get_user(session: AsyncSession, office_id: str, ident: str) -> User:
-    record = await repository.get_user(session, office_id, ident)
+async def get_user(
+    session: AsyncSession, office_id: str, ident: str, *, for_change: bool = False
+) -> User:
+    record = await repository.get_user(session, office_id, ident, for_change=for_change)
     if record is None:
         raise NotFound.of("User", ident)
     return record
@@ -109,7 +111,7 @@ async def create_user(session: AsyncSession, office_id: str, body: UserCreate) -
 
 
 async def update_user(session: AsyncSession, office_id: str, ident: str, body: UserUpdate) -> User:
-    user = await get_user(session, office_id, ident)
+    user = await get_user(session, office_id, ident, for_change=True)
     sent = body.model_fields_set
     if body.email is not None:
         await _check_email(session, office_id, body.email, user.id)
@@ -145,6 +147,8 @@ async def set_avatar(
     key = f"avatars/{office_id}/{user.id}/{new_id()}.{extension}"
     await storage.save(key, upload.chunks, AVATAR_MAX_BYTES)
     on_rollback(session, lambda: storage.delete(key))
+    # Locked once the file is stored: the upload streams without SQLite's write lock.
+    user = await get_user(session, office_id, ident, for_change=True)
     previous = user.image_path
     user.image_path = key
     user.image_url = storage.url(key)
@@ -159,7 +163,7 @@ async def remove_avatar(
 
     A user without a picture is left as is (the removal is idempotent).
     """
-    user = await get_user(session, office_id, ident)
+    user = await get_user(session, office_id, ident, for_change=True)
     previous = user.image_path
     user.image_path = None
     user.image_url = None

@@ -24,8 +24,10 @@ from officehub.webhooks.models import (
 )
 
 
-async def get_webhook(session: AsyncSession, office_id: str, ident: str) -> Webhook | None:
-    return await get_scoped(session, Webhook, office_id, ident)
+async def get_webhook(
+    session: AsyncSession, office_id: str, ident: str, *, for_change: bool = False
+) -> Webhook | None:
+    return await get_scoped(session, Webhook, office_id, ident, for_change=for_change)
 
 
 async def list_webhooks(

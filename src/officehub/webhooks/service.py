@@ -54,8 +54,10 @@ def check_custom_headers(headers: dict[str, str] | None) -> None:
         raise ValidationFailed.field(path, exc.reason) from exc
 
 
-async def get_webhook(session: AsyncSession, office_id: str, ident: str) -> Webhook:
-    record = await repository.get_webhook(session, office_id, ident)
+async def get_webhook(
+    session: AsyncSession, office_id: str, ident: str, *, for_change: bool = False
+) -> Webhook:
+    record = await repository.get_webhook(session, office_id, ident, for_change=for_change)
     if record is None:
         raise NotFound.of("Webhook", ident)
     return record
@@ -89,7 +91,7 @@ async def update_webhook(
     *,
     allow_private: bool,
 ) -> Webhook:
-    record = await get_webhook(session, office_id, ident)
+    record = await get_webhook(session, office_id, ident, for_change=True)
     sent = body.model_fields_set
     body.refuse_sent_nulls()
     if body.url is not None:
@@ -119,7 +121,7 @@ async def update_webhook(
 
 
 async def delete_webhook(session: AsyncSession, office_id: str, ident: str) -> Webhook:
-    record = await get_webhook(session, office_id, ident)
+    record = await get_webhook(session, office_id, ident, for_change=True)
     await session.delete(record)
     await session.flush()
     return record
