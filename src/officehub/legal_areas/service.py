@@ -20,7 +20,8 @@ async def get_legal_area(
 
 
 async def _own_legal_area(session: AsyncSession, office_id: str, ident: str) -> LegalArea:
-    area = await get_legal_area(session, office_id, ident)
+    """The office's own area, locked for its change; a default one is refused (403)."""
+    area = await get_legal_area(session, office_id, ident, for_change=True)
     if area.office_id is None:
         raise Forbidden(
             "Default legal area",
