@@ -151,7 +151,8 @@ async def test_concurrent_random_moves_of_a_card_chain_their_from_columns(
     world = await make_world(session, office_a.id, columns=4)
     card = await make_card(session, world.columns[0], world.contact.id)
     await session.commit()
-    targets = [random.Random(25).choice(world.columns).id for _ in range(MOVES)]
+    chance = random.Random(25)
+    targets = [chance.choice(world.columns).id for _ in range(MOVES)]
     async with running_server(app) as base_url, concurrent_client(base_url) as client:
         answers = await fire(
             MOVES,
