@@ -202,6 +202,65 @@ async def _record_sends(
         await messages.change_statuses(session, changes)
 
 
+async def send_read_receipts(ctx: WorkerContext) -> int:
+    """Tells the platform which client messages the operators read (``PENDING`` read marks)."""
+    settings = ctx.settings
+    now, lease = _lease(ctx)
+    token = _token(ctx)
+    lock = not is_sqlite(settings.database_url)
+    async with ctx.sessionmaker() as session, session.begin():
+        receipts = await repository.claim_receipts(
+            session, now, lease, token, settings.dispatch_batch_size, skip_locked=lock
+        )
+        if not receipts:
+            return 0
+        integrations = await repository.integrations_by_id(
+            session, list({r.integration_id for r in receipts})
+        )
+        work = [(r.id, r.external_id, integrations.get(r.integration_id)) for r in receipts]
+    adapter = WhatsAppAdapter(settings.whatsapp_api_url)
+    limit = asyncio.Semaphore(settings.dispatch_concurrency)
+
+    async def one(external_id: str | None, integration: Integration | None) -> Outcome:
+        async with limit:
+            if integration is None or external_id is None:
+                return SendRejected("nothing to mark read")
+            try:
+                await adapter.mark_read(client, integration, external_id)
+            except (SendDeferred, SendRejected) as outcome:
+                return outcome
+            except Exception as exc:
+                logger.exception("read receipt of %s failed unexpectedly", integration.id)
+                return SendDeferred(f"unexpected error: {type(exc).__name__}")
+            return external_id
+
+    async with httpx.AsyncClient(
+        timeout=settings.whatsapp_timeout_seconds, trust_env=False
+    ) as client:
+        outcomes = await asyncio.gather(*(one(e, i) for _, e, i in work))
+    async with ctx.sessionmaker() as session, session.begin():
+        held = await repository.held_receipts(session, [r for r, _, _ in work], token, lock=lock)
+        for (ident, _, _), outcome in zip(work, outcomes, strict=True):
+            receipt = held.get(ident)
+            if receipt is None:
+                continue
+            receipt.lease_until = None
+            receipt.claim_token = None
+            if isinstance(outcome, str):
+                receipt.status, receipt.sent_at, receipt.error = "SENT", ctx.now(), None
+                continue
+            receipt.attempts += 1
+            receipt.error = outcome.reason[:2000]
+            if (
+                isinstance(outcome, SendRejected)
+                or receipt.attempts >= settings.dispatch_max_attempts
+            ):
+                receipt.status = "FAILED"
+            else:
+                receipt.next_attempt_at = now + backoff(receipt.attempts, outcome.retry_after)
+    return len(work)
+
+
 async def download_media(ctx: WorkerContext) -> int:
     """Fetches inbound media through the platform's media API into storage."""
     settings = ctx.settings

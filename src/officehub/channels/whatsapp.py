@@ -170,6 +170,20 @@ class WhatsAppAdapter:
         except (ValueError, KeyError, IndexError, TypeError) as exc:
             raise SendDeferred("the platform's answer carried no message id") from exc
 
+    async def mark_read(
+        self, client: httpx.AsyncClient, integration: Integration, external_id: str
+    ) -> None:
+        """Tells the platform the client's message ``external_id`` (and every earlier one)
+        was read: the client sees the blue ticks."""
+        settings = _settings(integration)
+        url = f"{self.api_url}/{settings['phoneNumberId']}/messages"
+        body = {"messaging_product": "whatsapp", "status": "read", "message_id": external_id}
+        try:
+            response = await client.post(url, json=body, headers=_auth(integration))
+        except httpx.HTTPError as exc:
+            raise SendDeferred(f"platform unreachable: {type(exc).__name__}") from exc
+        raise_for_platform(response)
+
     async def media_link(
         self, client: httpx.AsyncClient, integration: Integration, media_id: str
     ) -> tuple[str, str | None]:

@@ -5,6 +5,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import AliasChoices, Field, StringConstraints, field_validator
 
 from officehub.ids import ID_PATTERN
+from officehub.params import Id
 from officehub.schemas import HTTP_URL_PATTERN, ApiModel, BodyModel, LongText
 from officehub.timeutil import Timestamp
 
@@ -259,3 +260,22 @@ class MessageOut(ApiModel):
     @classmethod
     def _no_reactions(cls, value: Any) -> Any:
         return [] if value is None else value
+
+
+class ReadIn(BodyModel):
+    """Optional: the newest message the operator read (an inbound message of the
+    conversation); without it, the conversation's newest inbound message."""
+
+    message_id: Id | None = None
+
+
+class ReadOut(ApiModel):
+    """The conversation's read mark. ``status``: ``PENDING`` (the platform is being told),
+    ``SENT`` (told: the client sees the blue ticks), ``FAILED`` (the platform refused it,
+    ``error`` says why), ``RECORDED`` (a channel without read receipts: only kept);
+    null with ``messageId`` null when the contact never wrote."""
+
+    conversation_id: str
+    message_id: str | None
+    status: Literal["PENDING", "SENT", "FAILED", "RECORDED"] | None
+    error: str | None = None

@@ -20,9 +20,17 @@ from officehub.conversations import service as conversations
 from officehub.conversations.models import Conversation, Message
 from officehub.errors import Conflict, NotFound, ValidationFailed
 from officehub.events.service import PendingEvent, emit, emit_many
+from officehub.ids import new_id
 from officehub.inboxes import service as inboxes
 from officehub.messages import repository
-from officehub.messages.schemas import InboundIn, MessageOut, OutboundIn, ReactionIn
+from officehub.messages.schemas import (
+    InboundIn,
+    MessageOut,
+    OutboundIn,
+    ReactionIn,
+    ReadIn,
+    ReadOut,
+)
 from officehub.pagination import PageParams, paginate
 from officehub.storage import Storage, is_valid_key
 from officehub.templates import service as templates
@@ -131,6 +139,140 @@ async def send_media(
         status="QUEUED",
     )
     return await _emit(session, conversation, "chat.message.sent", message)
+
+
+BUTTON_TITLE_MAX = 20
+ROW_TITLE_MAX = 24
+ROW_DESCRIPTION_MAX = 72
+BUTTONS_MAX = 3
+ROWS_MAX = 10
+INTERACTIVE_BODY_MAX = 1024
+LIST_BUTTON = "Ver opções"
+CHOOSE = "Escolha uma opção"
+
+
+def _clip(text: str, size: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= size else text[: size - 1].rstrip() + "…"
+
+
+def interactive_choice(prompt: str, options: Sequence[tuple[str, str]]) -> dict[str, Any] | None:
+    """The Cloud API's ``interactive`` object for a choice among ``options`` ((reply id,
+    title) pairs): reply buttons for up to 3, a list for up to 10; None beyond 10 (the
+    numbered text is sent instead). Titles are cut to the platform's sizes with "…"; a list
+    row keeps the whole title in its description when cut."""
+    if not options or len(options) > ROWS_MAX:
+        return None
+    body = {"text": _clip(prompt, INTERACTIVE_BODY_MAX) if prompt.strip() else CHOOSE}
+    if len(options) <= BUTTONS_MAX:
+        buttons = [
+            {"type": "reply", "reply": {"id": ident, "title": _clip(title, BUTTON_TITLE_MAX)}}
+            for ident, title in options
+        ]
+        return {"type": "button", "body": body, "action": {"buttons": buttons}}
+    rows: list[dict[str, str]] = []
+    for ident, title in options:
+        row = {"id": ident, "title": _clip(title, ROW_TITLE_MAX)}
+        if row["title"] != " ".join(title.split()):
+            row["description"] = _clip(title, ROW_DESCRIPTION_MAX)
+        rows.append(row)
+    return {
+        "type": "list",
+        "body": body,
+        "action": {"button": LIST_BUTTON, "sections": [{"title": CHOOSE[:24], "rows": rows}]},
+    }
+
+
+async def send_choice(
+    session: AsyncSession,
+    office_id: str,
+    conversation_id: str,
+    text: str,
+    prompt: str,
+    options: Sequence[tuple[str, str]],
+) -> MessageOut:
+    """A flow's question: stored as free text (what the console and the other channels
+    show); on the official channel it goes out as reply buttons or a list
+    (``interactive_choice``). The service window applies as to free text."""
+    conversation = await conversations.get_conversation(session, office_id, conversation_id)
+    integration = await inboxes.get_integration(session, office_id, conversation.integration_id)
+    payload: dict[str, Any] | None = None
+    if integration.type == inboxes.OFFICIAL:
+        await _check_service_window(session, conversation)
+        interactive = interactive_choice(prompt, options)
+        if interactive is not None:
+            payload = {"interactive": interactive}
+    message = await _store(
+        session,
+        conversation,
+        direction="OUTBOUND",
+        type="TEXT",
+        text=text[:4096],
+        media_url=None,
+        status="QUEUED",
+        payload=payload,
+    )
+    return await _emit(session, conversation, "chat.message.sent", message)
+
+
+async def mark_read(
+    session: AsyncSession, office_id: str, conversation_id: str, body: ReadIn
+) -> ReadOut:
+    """The operator read the conversation up to a message (the newest inbound by default).
+
+    On the official channel a read mark is stored ``PENDING`` for the dispatcher, which tells
+    the platform (marking the newest message read marks the earlier ones too); elsewhere it
+    is ``RECORDED``. Idempotent: a mark at or after the message answers as it stands."""
+    conversation = await conversations.get_conversation(session, office_id, conversation_id)
+    if body.message_id is not None:
+        message = await repository.get_message(session, office_id, body.message_id)
+        if (
+            message is None
+            or message.conversation_id != conversation.id
+            or message.direction != "INBOUND"
+        ):
+            raise ValidationFailed.field(
+                "body.messageId", "not an inbound message of this conversation"
+            )
+    else:
+        message = await repository.newest_inbound(session, office_id, conversation.id)
+        if message is None:
+            return ReadOut(conversation_id=conversation.id, message_id=None, status=None)
+    receipt = await repository.receipt_covering(session, office_id, conversation.id, message)
+    if receipt is None:
+        integration = await inboxes.get_integration(session, office_id, conversation.integration_id)
+        told = integration.type == inboxes.OFFICIAL and message.external_id is not None
+        await repository.add_receipt(
+            session,
+            {
+                "id": new_id(),
+                "office_id": office_id,
+                "conversation_id": conversation.id,
+                "message_id": message.id,
+                "integration_id": integration.id,
+                "external_id": message.external_id,
+                "status": "PENDING" if told else "RECORDED",
+                "attempts": 0,
+                "created_at": utcnow(),
+            },
+        )
+        receipt = await repository.receipt_covering(session, office_id, conversation.id, message)
+    assert receipt is not None  # noqa: S101 (inserted or inserted by a concurrent read)
+    return ReadOut(
+        conversation_id=conversation.id,
+        message_id=receipt.message_id,
+        status=receipt.status,
+        error=receipt.error,
+    )
+
+
+async def reply_id(session: AsyncSession, office_id: str, message_id: str) -> str | None:
+    """The platform's reply id of an inbound button or list answer (``payload.replyId``)."""
+    message = await repository.get_message(session, office_id, message_id)
+    if message is None or not isinstance(message.payload, dict):
+        return None
+    found = message.payload.get("replyId")
+    return found if isinstance(found, str) and found else None
 
 
 async def first_inbound_id(
