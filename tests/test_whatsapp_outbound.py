@@ -18,6 +18,8 @@ from officehub.channels.dispatcher import send_read_receipts
 from officehub.channels.models import ReadReceipt
 from officehub.config import Settings
 from officehub.conversations.models import Message
+from officehub.inboxes.models import Integration
+from officehub.templates.models import WhatsAppTemplate
 from officehub.timeutil import utcnow
 from officehub.worker.runner import Worker, WorkerContext
 from tests import factories as f
@@ -29,7 +31,9 @@ from tests.whatsapp_world import (
     notification,
     official_integration,
     post_notification,
+    status,
     text_message,
+    worker,
 )
 
 
@@ -404,3 +408,230 @@ async def test_a_flow_question_with_more_than_ten_options_goes_out_as_numbered_t
     assert question["type"] == "text"
     assert question["text"]["body"].splitlines()[:2] == ["Como podemos ajudar?", "1. Assunto 1"]
     assert question["text"]["body"].splitlines()[-1] == "11. Assunto 11"
+
+
+# A template when the window is closed
+
+FALLBACK = {"name": "retorno_atendimento", "language": "pt_BR", "variables": ["Maria"]}
+
+
+async def _catalogue(session: AsyncSession, office_id: str, integration_id: str) -> None:
+    for name, state in (("retorno_atendimento", "APPROVED"), ("aviso_pendente", "PENDING")):
+        session.add(
+            WhatsAppTemplate(
+                office_id=office_id,
+                integration_id=integration_id,
+                name=name,
+                language="pt_BR",
+                status=state,
+                category="UTILITY",
+                components=[{"type": "BODY", "text": "Olá {{1}}, temos novidades."}],
+            )
+        )
+    await session.commit()
+
+
+async def _closed_window(session: AsyncSession, office: OfficeFixture) -> tuple[Integration, str]:
+    """An official integration with its catalogue and a conversation whose contact never
+    wrote."""
+    integration = await official_integration(session, office.id)
+    await _catalogue(session, office.id, integration.id)
+    contact = await f.make_contact(session, office.id)
+    conversation = await f.make_conversation(session, office.id, contact.id, integration)
+    await session.commit()
+    return integration, conversation.id
+
+
+async def _messages(session: AsyncSession, office_id: str) -> list[Message]:
+    session.expire_all()
+    stmt = (
+        select(Message)
+        .where(Message.office_id == office_id, Message.direction == "OUTBOUND")
+        .order_by(Message.created_at, Message.id)
+    )
+    return list(await session.scalars(stmt))
+
+
+TEMPLATE_SENT = {
+    "name": "retorno_atendimento",
+    "language": {"code": "pt_BR"},
+    "components": [{"type": "body", "parameters": [{"type": "text", "text": "Maria"}]}],
+}
+
+
+async def test_a_free_form_send_outside_the_window_sends_its_fallback_template_instead(
+    app: FastAPI,
+    settings: Settings,
+    client: httpx.AsyncClient,
+    session: AsyncSession,
+    office_a: OfficeFixture,
+    platform: Platform,
+) -> None:
+    _, conversation_id = await _closed_window(session, office_a)
+    r = await client.post(
+        f"/conversation/{conversation_id}/messages",
+        json={"text": "Olá Maria, temos novidades.", "fallbackTemplate": FALLBACK},
+        headers=office_a.headers,
+    )
+    assert r.status_code == 201, r.text
+    assert (r.json()["type"], r.json()["templateName"], r.json()["status"]) == (
+        "TEMPLATE",
+        "retorno_atendimento",
+        "QUEUED",
+    )
+    await worker(app, settings).run_once()
+    [sent] = platform.sent
+    assert (sent["type"], sent["template"]) == ("template", TEMPLATE_SENT)
+
+
+async def test_a_fallback_template_that_is_not_approved_is_400_naming_fallbacktemplate_name(
+    client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    _, conversation_id = await _closed_window(session, office_a)
+    for name in ("aviso_pendente", "nao_existe"):
+        r = await client.post(
+            f"/conversation/{conversation_id}/messages",
+            json={"text": "Olá", "fallbackTemplate": {**FALLBACK, "name": name}},
+            headers=office_a.headers,
+        )
+        assert r.status_code == 400, r.text
+        assert "body.fallbackTemplate.name" in error_of(r)["details"]
+    wrong = {**FALLBACK, "variables": []}
+    r = await client.post(
+        f"/conversation/{conversation_id}/messages",
+        json={"text": "Olá", "fallbackTemplate": wrong},
+        headers=office_a.headers,
+    )
+    assert r.status_code == 400
+    assert "body.fallbackTemplate.variables" in error_of(r)["details"]
+    r = await client.post(
+        f"/conversation/{conversation_id}/messages",
+        json={"text": "Olá", "fallbackTemplate": {"language": "pt_BR"}},
+        headers=office_a.headers,
+    )
+    assert r.status_code == 400
+    assert "fallbackTemplate.name" in error_of(r)["details"]
+    assert await _messages(session, office_a.id) == []
+
+
+async def test_a_free_form_send_outside_the_window_without_a_fallback_is_still_409(
+    client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    _, conversation_id = await _closed_window(session, office_a)
+    r = await client.post(
+        f"/conversation/{conversation_id}/messages", json={"text": "Olá"}, headers=office_a.headers
+    )
+    assert r.status_code == 409
+    assert error_of(r)["code"] == "OUTSIDE_SERVICE_WINDOW"
+
+
+async def test_a_send_inside_the_window_with_a_fallback_goes_out_as_text(
+    app: FastAPI,
+    settings: Settings,
+    client: httpx.AsyncClient,
+    session: AsyncSession,
+    office_a: OfficeFixture,
+    platform: Platform,
+) -> None:
+    integration_id, conversation_id = await _client_wrote(client, session, office_a, "wamid.in1")
+    await _catalogue(session, office_a.id, integration_id)
+    r = await client.post(
+        f"/conversation/{conversation_id}/messages",
+        json={"text": "Olá", "fallbackTemplate": FALLBACK},
+        headers=office_a.headers,
+    )
+    assert (r.status_code, r.json()["type"]) == (201, "TEXT")
+    await worker(app, settings).run_once()
+    assert [s["type"] for s in platform.sent] == ["text"]
+    assert await worker(app, settings).run_once() == 0
+
+
+async def test_a_send_the_platform_fails_with_131047_is_marked_and_its_fallback_goes_out_once(
+    app: FastAPI,
+    settings: Settings,
+    client: httpx.AsyncClient,
+    session: AsyncSession,
+    office_a: OfficeFixture,
+    platform: Platform,
+) -> None:
+    integration_id, conversation_id = await _client_wrote(client, session, office_a, "wamid.in1")
+    await _catalogue(session, office_a.id, integration_id)
+    r = await client.post(
+        f"/conversation/{conversation_id}/messages",
+        json={"text": "Olá", "fallbackTemplate": FALLBACK},
+        headers=office_a.headers,
+    )
+    platform.script["send"] = [
+        error(400, 131047, "Re-engagement message"),
+    ]
+    assert await worker(app, settings).run_once() == 1
+    text, template = await _messages(session, office_a.id)
+    assert (text.id, text.status) == (r.json()["id"], "FAILED")
+    assert text.error is not None and "131047" in text.error
+    assert (template.type, template.status, template.template_name) == (
+        "TEMPLATE",
+        "QUEUED",
+        "retorno_atendimento",
+    )
+    assert template.payload is not None and template.payload["fallbackFor"] == text.id
+    for _ in range(3):
+        await worker(app, settings).run_once()
+    assert [s["type"] for s in platform.sent] == ["text", "template"]
+    assert platform.sent[1]["template"] == TEMPLATE_SENT
+    assert len(await _messages(session, office_a.id)) == 2
+
+
+async def test_a_131047_failed_status_sends_the_fallback_once_however_often_it_comes(
+    app: FastAPI,
+    settings: Settings,
+    client: httpx.AsyncClient,
+    session: AsyncSession,
+    office_a: OfficeFixture,
+    platform: Platform,
+) -> None:
+    integration_id, conversation_id = await _client_wrote(client, session, office_a, "wamid.in1")
+    await _catalogue(session, office_a.id, integration_id)
+    await client.post(
+        f"/conversation/{conversation_id}/messages",
+        json={"text": "Olá", "fallbackTemplate": FALLBACK},
+        headers=office_a.headers,
+    )
+    await worker(app, settings).run_once()
+    failed = notification(
+        statuses=[
+            status(
+                "wamid.test0001",
+                "failed",
+                [{"code": 131047, "title": "Re-engagement message"}],
+            )
+        ]
+    )
+    async with running_server(app) as url, concurrent_client(url) as c:
+        answers = await fire(5, lambda i: post_notification(c, integration_id, failed))
+    assert [a.status_code for a in answers] == [200] * 5
+    text, template = await _messages(session, office_a.id)
+    assert text.status == "FAILED" and text.error is not None and "131047" in text.error
+    assert (template.type, template.template_name) == ("TEMPLATE", "retorno_atendimento")
+    for _ in range(3):
+        await worker(app, settings).run_once()
+    assert [s["type"] for s in platform.sent] == ["text", "template"]
+
+
+async def test_a_131047_failure_without_a_fallback_is_only_marked(
+    app: FastAPI,
+    settings: Settings,
+    client: httpx.AsyncClient,
+    session: AsyncSession,
+    office_a: OfficeFixture,
+    platform: Platform,
+) -> None:
+    _, conversation_id = await _client_wrote(client, session, office_a, "wamid.in1")
+    await client.post(
+        f"/conversation/{conversation_id}/messages", json={"text": "Olá"}, headers=office_a.headers
+    )
+    platform.script["send"] = [error(400, 131047, "Re-engagement message")]
+    await worker(app, settings).run_once()
+    await worker(app, settings).run_once()
+    [text] = await _messages(session, office_a.id)
+    assert text.status == "FAILED" and text.error is not None and "131047" in text.error
+    assert len(platform.sent) == 1

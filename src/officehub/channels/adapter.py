@@ -41,11 +41,13 @@ class SendDeferred(Exception):
 
 
 class SendRejected(Exception):
-    """The platform refused it for good: the message becomes ``FAILED`` with ``reason``."""
+    """The platform refused it for good: the message becomes ``FAILED`` with ``reason``
+    (``code``: the platform's error code, when it gave one)."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, code: int | None = None) -> None:
         super().__init__(reason)
         self.reason = reason
+        self.code = code
 
 
 class ChannelAdapter(Protocol):

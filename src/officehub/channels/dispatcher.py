@@ -176,6 +176,7 @@ async def _record_sends(
             session, [m for m, _, _ in outcomes], token, lock=not is_sqlite(settings.database_url)
         )
         changes: list[messages.StatusChange] = []
+        closed: list[Message] = []
         for message_id, integration_id, outcome in outcomes:
             message = held.get(message_id)
             if message is None:
@@ -188,6 +189,8 @@ async def _record_sends(
                 changes.append(
                     messages.StatusChange(message, "FAILED", integration_id, error=outcome.reason)
                 )
+                if outcome.code == messages.WINDOW_CLOSED_CODE:
+                    closed.append(message)
             else:
                 message.attempts += 1
                 if message.attempts >= settings.dispatch_max_attempts:
@@ -200,6 +203,8 @@ async def _record_sends(
                 message.lease_until = None
                 message.next_attempt_at = now + backoff(message.attempts, outcome.retry_after)
         await messages.change_statuses(session, changes)
+        for message in closed:  # held under this claim: the fallback goes out once
+            await messages.fall_back(session, message)
 
 
 async def send_read_receipts(ctx: WorkerContext) -> int:

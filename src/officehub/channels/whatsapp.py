@@ -95,7 +95,7 @@ def raise_for_platform(response: httpx.Response) -> None:
     code, text = platform_error(response)
     if response.status_code == 429 or response.status_code >= 500 or code in _THROTTLED:
         raise SendDeferred(text, _retry_after(response))
-    raise SendRejected(text)
+    raise SendRejected(text, code)
 
 
 def message_body(outbound: Outbound) -> dict[str, Any]:

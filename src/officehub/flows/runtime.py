@@ -40,7 +40,7 @@ from officehub.flows.schemas import (
 from officehub.flows.service import EXPIRY
 from officehub.inboxes import service as inboxes
 from officehub.messages import service as messages
-from officehub.messages.schemas import OutboundIn
+from officehub.messages.schemas import FallbackTemplate, OutboundIn
 from officehub.pagination import PageParams
 from officehub.tickets import service as tickets
 from officehub.tickets.schemas import TicketCreate
@@ -284,7 +284,8 @@ async def run_turn(turn: Turn) -> None:
                 record.status = PAUSED
                 return
         else:
-            await _send_text(turn, step.id, step.content, "SENT")
+            fallback = step.metadata.fallback_template if step.metadata else None
+            await _send(turn, step.id, "SENT", text=step.content, fallback=fallback)
         record.current_step_id = step.next_step_id
     _end(turn, ENDED, "COMPLETED")
 
@@ -315,6 +316,7 @@ async def _send(
     *,
     text: str | None = None,
     media_url: str | None = None,
+    fallback: FallbackTemplate | None = None,
 ) -> None:
     """A failed send (the service window closed, the text empty) is logged; the flow goes on."""
     office_id, conversation_id = turn.conversation.office_id, turn.conversation.id
@@ -326,7 +328,10 @@ async def _send(
                 )
             elif text:
                 sent = await messages.send(
-                    turn.session, office_id, conversation_id, OutboundIn(text=text[:4096])
+                    turn.session,
+                    office_id,
+                    conversation_id,
+                    OutboundIn(text=text[:4096], fallback_template=fallback),
                 )
             else:
                 turn.log(step_id, "SKIPPED", "nothing to send")

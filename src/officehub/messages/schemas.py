@@ -31,8 +31,22 @@ class InboundIn(BodyModel):
     media_url: MediaUrl | None = None
 
 
+class FallbackTemplate(BodyModel):
+    """The APPROVED template (of the conversation's official integration) sent instead of
+    a free-form message when the 24-hour window is closed: at once when it is closed at the
+    send, or once if the platform fails the send with 131047 (re-engagement). Its body
+    placeholders are filled by ``variables``; a template with a media header cannot be one."""
+
+    name: Annotated[str, StringConstraints(min_length=1, max_length=512)]
+    language: Annotated[str, StringConstraints(max_length=16)] | None = None
+    variables: list[Annotated[str, StringConstraints(max_length=1024)]] | None = Field(
+        None, max_length=100
+    )
+
+
 class OutboundIn(BodyModel):
-    """``{text}``, or a template send ``{templateName, language, variables, headerMediaPath}``."""
+    """``{text}`` (with an optional ``fallbackTemplate``), or a template send
+    ``{templateName, language, variables, headerMediaPath}``."""
 
     SCHEMA_RULES: ClassVar[dict[str, Any]] = {
         "oneOf": [_sent("text", absent="templateName"), _sent("templateName", absent="text")]
@@ -47,6 +61,7 @@ class OutboundIn(BodyModel):
         default=None,
         description="A message of this conversation to reply to (the client sees it quoted)",
     )
+    fallback_template: FallbackTemplate | None = None
 
 
 class ReactionIn(BodyModel):

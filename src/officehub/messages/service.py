@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, NoReturn
 
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -24,6 +24,7 @@ from officehub.ids import new_id
 from officehub.inboxes import service as inboxes
 from officehub.messages import repository
 from officehub.messages.schemas import (
+    FallbackTemplate,
     InboundIn,
     MessageOut,
     OutboundIn,
@@ -69,18 +70,33 @@ async def send(
     """Stores an outbound message ``QUEUED`` for the channel's dispatcher.
 
     On the official channel free text needs the contact's last inbound message within 24 h
-    (409 ``OUTSIDE_SERVICE_WINDOW``); a template needs to be APPROVED for the conversation's
-    integration (409 ``TEMPLATE_NOT_APPROVED``) and its placeholders filled (400).
+    (409 ``OUTSIDE_SERVICE_WINDOW``), unless it names a ``fallbackTemplate``: then that
+    template is stored instead (and, inside the window, kept on the message for a 131047
+    failure). A template needs to be APPROVED for the conversation's integration (409
+    ``TEMPLATE_NOT_APPROVED``; 400 for a fallback) and its placeholders filled (400).
     """
     if (body.text is None) == (body.template_name is None):
         raise ValidationFailed.field("body.text", "send either text or templateName")
+    if body.fallback_template is not None and body.template_name is not None:
+        raise ValidationFailed.field(
+            "body.fallbackTemplate", "only a free-form (text) send takes a fallback template"
+        )
     conversation = await conversations.get_conversation(session, office_id, conversation_id)
     reply = await _reply_target(session, conversation, body.reply_to_message_id)
     if body.template_name is not None:
         return await _send_template(session, conversation, body.template_name, body, storage, reply)
     integration = await inboxes.get_integration(session, office_id, conversation.integration_id)
+    payload: dict[str, Any] | None = None
     if integration.type == inboxes.OFFICIAL:
-        await _check_service_window(session, conversation)
+        fallback = None
+        if body.fallback_template is not None:
+            fallback = await _fallback(session, conversation, body.fallback_template)
+        if not await _window_open(session, conversation):
+            if fallback is None:
+                _window_closed()
+            return await _send_fallback(session, conversation, fallback, replaces=None)
+        if fallback is not None:
+            payload = {"fallbackTemplate": fallback}
     message = await _store(
         session,
         conversation,
@@ -89,7 +105,7 @@ async def send(
         text=body.text,
         media_url=None,
         status="QUEUED",
-        payload=_reply_payload(reply),
+        payload={**(_reply_payload(reply) or {}), **(payload or {})} or None,
         reply_to_id=reply.id if reply else None,
     )
     return await _emit(session, conversation, "chat.message.sent", message)
@@ -118,6 +134,102 @@ async def _reply_target(
 
 def _reply_payload(reply: Message | None) -> dict[str, Any] | None:
     return {"replyToExternalId": reply.external_id} if reply is not None else None
+
+
+WINDOW_CLOSED_CODE = 131047
+"""The platform's error for a free-form send outside the 24-hour window (re-engagement)."""
+
+
+async def _fallback(
+    session: AsyncSession, conversation: Conversation, wanted: FallbackTemplate
+) -> dict[str, Any]:
+    """The fallback template as the send will carry it; 400 naming ``fallbackTemplate``'s
+    field when it is not an APPROVED template of the integration or does not fit."""
+    try:
+        template = await templates.approved_template(
+            session,
+            conversation.office_id,
+            conversation.integration_id,
+            wanted.name,
+            wanted.language,
+        )
+    except Conflict as exc:
+        raise ValidationFailed.field("body.fallbackTemplate.name", exc.details) from exc
+    header = templates.header_format(template.components)
+    if header in templates.MEDIA_HEADERS:
+        raise ValidationFailed.field(
+            "body.fallbackTemplate.name",
+            f"template {template.name!r} has a media header: a fallback cannot carry media",
+        )
+    variables = wanted.variables or []
+    expected = templates.placeholders(template.components, "BODY")
+    if len(variables) != expected:
+        raise ValidationFailed.field(
+            "body.fallbackTemplate.variables",
+            f"template {template.name!r} has {expected} placeholder(s); {len(variables)} sent",
+        )
+    return {
+        "name": template.name,
+        "language": template.language,
+        "variables": variables,
+        "headerFormat": header,
+    }
+
+
+async def _send_fallback(
+    session: AsyncSession,
+    conversation: Conversation,
+    fallback: dict[str, Any],
+    *,
+    replaces: str | None,
+) -> MessageOut:
+    """Stores the fallback template ``QUEUED``; ``replaces`` names the free-form message the
+    platform failed with 131047 (None: the window was closed at the send)."""
+    message = await _store(
+        session,
+        conversation,
+        direction="OUTBOUND",
+        type="TEMPLATE",
+        text=None,
+        media_url=None,
+        status="QUEUED",
+        template_name=str(fallback["name"]),
+        payload={
+            "language": fallback["language"],
+            "variables": list(fallback["variables"]),
+            "headerFormat": fallback["headerFormat"],
+            "headerMediaPath": None,
+            "fallbackFor": replaces,
+        },
+    )
+    return await _emit(session, conversation, "chat.message.sent", message)
+
+
+async def fall_back(session: AsyncSession, message: Message) -> MessageOut | None:
+    """After the platform failed ``message`` with 131047: its fallback template goes out,
+    once (the message's ``fallbackMessageId`` records it; callers hold the message's row,
+    under the dispatcher's claim or the integration's notification lock)."""
+    payload = dict(message.payload or {})
+    fallback = payload.get("fallbackTemplate")
+    if not isinstance(fallback, dict) or payload.get("fallbackMessageId"):
+        return None
+    conversation = await conversations.get_conversation(
+        session, message.office_id, message.conversation_id
+    )
+    sent = await _send_fallback(session, conversation, fallback, replaces=message.id)
+    message.payload = {**payload, "fallbackMessageId": sent.id}
+    await session.flush()
+    return sent
+
+
+async def fall_back_by_external_id(
+    session: AsyncSession, office_id: str, external_id: str
+) -> MessageOut | None:
+    """``fall_back`` for a message the platform reported failed with 131047."""
+    message = await repository.find_by_external_id(session, office_id, external_id)
+    if message is None or message.direction != "OUTBOUND" or message.status != "FAILED":
+        return None
+    return await fall_back(session, message)
 
 
 async def send_media(
@@ -282,17 +394,25 @@ async def first_inbound_id(
     return await repository.first_inbound_id(session, office_id, conversation_id)
 
 
-async def _check_service_window(session: AsyncSession, conversation: Conversation) -> None:
+async def _window_open(session: AsyncSession, conversation: Conversation) -> bool:
     last = await repository.last_inbound_at(session, conversation.office_id, conversation.id)
-    if last is None or utcnow() - last > SERVICE_WINDOW:
-        raise Conflict(
-            "Outside the customer-service window",
-            details=(
-                "Free-form messages may be sent only within 24 hours of the contact's last "
-                "message; send an approved template instead"
-            ),
-            code="OUTSIDE_SERVICE_WINDOW",
-        )
+    return last is not None and utcnow() - last <= SERVICE_WINDOW
+
+
+async def _check_service_window(session: AsyncSession, conversation: Conversation) -> None:
+    if not await _window_open(session, conversation):
+        _window_closed()
+
+
+def _window_closed() -> NoReturn:
+    raise Conflict(
+        "Outside the customer-service window",
+        details=(
+            "Free-form messages may be sent only within 24 hours of the contact's last "
+            "message; send an approved template instead (or name a fallbackTemplate)"
+        ),
+        code="OUTSIDE_SERVICE_WINDOW",
+    )
 
 
 async def _send_template(
