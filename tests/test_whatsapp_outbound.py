@@ -5,6 +5,7 @@ template when the 24-hour window is closed."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ from officehub.templates.models import WhatsAppTemplate
 from officehub.timeutil import utcnow
 from officehub.worker.runner import Worker, WorkerContext
 from tests import factories as f
-from tests.automation_helpers import automation_worker
+from tests.automation_helpers import automation_worker, create_rule
 from tests.helpers import OfficeFixture, error_of
 from tests.server import concurrent_client, fire, running_server
 from tests.whatsapp_platform import Platform, error, running_platform
@@ -635,3 +636,93 @@ async def test_a_131047_failure_without_a_fallback_is_only_marked(
     [text] = await _messages(session, office_a.id)
     assert text.status == "FAILED" and text.error is not None and "131047" in text.error
     assert len(platform.sent) == 1
+
+
+async def _window_closes(session: AsyncSession, office_id: str) -> None:
+    """The contact's messages are 25 hours old."""
+    session.expire_all()
+    for message in await session.scalars(
+        select(Message).where(Message.office_id == office_id, Message.direction == "INBOUND")
+    ):
+        message.created_at = utcnow() - timedelta(hours=25)
+    await session.commit()
+
+
+async def test_an_automation_text_action_sends_its_fallback_template_when_the_window_is_closed(
+    app: FastAPI,
+    settings: Settings,
+    client: httpx.AsyncClient,
+    session: AsyncSession,
+    office_a: OfficeFixture,
+    platform: Platform,
+) -> None:
+    integration = await official_integration(session, office_a.id)
+    await _catalogue(session, office_a.id, integration.id)
+    fast = await client.post(
+        "/fast-message",
+        json={"inboxId": integration.inbox_id, "title": "Oi", "kind": "TEXT", "text": "Olá!"},
+        headers=office_a.headers,
+    )
+    params = {"fastMessageId": fast.json()["id"], "fallbackTemplate": FALLBACK}
+    await create_rule(
+        client, office_a, actions=[{"action": "SEND_FAST_MESSAGE", "actionParams": params}]
+    )
+    await post_notification(client, integration.id, notification([text_message("wamid.in1")]))
+    await _window_closes(session, office_a.id)
+    await automation_worker(app, settings).run_until_idle()
+    [sent] = platform.sent
+    assert (sent["type"], sent["template"]) == ("template", TEMPLATE_SENT)
+
+
+async def test_an_automation_rule_with_a_fallback_that_is_not_approved_is_400(
+    client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    integration = await official_integration(session, office_a.id)
+    await _catalogue(session, office_a.id, integration.id)
+    for fallback, field in (
+        ({**FALLBACK, "name": "aviso_pendente"}, "fallbackTemplate.name"),
+        ({"variables": "x"}, "fallbackTemplate."),
+    ):
+        params = {"text": "Ainda precisa de ajuda?", "fallbackTemplate": fallback}
+        r = await client.post(
+            "/automation-rules",
+            json={
+                "name": "Regra",
+                "triggerEvent": "chat.message.received",
+                "actions": [{"action": "SCHEDULE_MESSAGE", "actionParams": params}],
+            },
+            headers=office_a.headers,
+        )
+        assert r.status_code == 400, r.text
+        assert field in error_of(r)["details"]
+
+
+async def test_a_flow_text_step_sends_its_fallback_template_when_the_window_is_closed(
+    app: FastAPI,
+    settings: Settings,
+    client: httpx.AsyncClient,
+    session: AsyncSession,
+    office_a: OfficeFixture,
+    platform: Platform,
+) -> None:
+    integration = await official_integration(session, office_a.id)
+    await _catalogue(session, office_a.id, integration.id)
+    step = {
+        "id": "hello",
+        "content": "Olá! Recebemos sua mensagem.",
+        "type": "text",
+        "metadata": {"fallbackTemplate": FALLBACK},
+    }
+    body = {
+        "name": "Atendimento",
+        "inboxId": integration.inbox_id,
+        "isSocialFlow": False,
+        "content": {"steps": [step], "initialStepId": "hello"},
+    }
+    r = await client.post("/flow/", json=body, headers=office_a.headers)
+    assert r.status_code == 201, r.text
+    await post_notification(client, integration.id, notification([text_message("wamid.in1")]))
+    await _window_closes(session, office_a.id)
+    await automation_worker(app, settings).run_until_idle()
+    [sent] = platform.sent
+    assert (sent["type"], sent["template"]) == ("template", TEMPLATE_SENT)
