@@ -29,6 +29,7 @@ from tests.helpers import OfficeFixture, error_of
 from tests.server import concurrent_client, fire, running_server
 from tests.whatsapp_platform import Platform, error, running_platform
 from tests.whatsapp_world import (
+    PHONE_NUMBER_ID,
     notification,
     official_integration,
     post_notification,
@@ -726,3 +727,128 @@ async def test_a_flow_text_step_sends_its_fallback_template_when_the_window_is_c
     await automation_worker(app, settings).run_until_idle()
     [sent] = platform.sent
     assert (sent["type"], sent["template"]) == ("template", TEMPLATE_SENT)
+
+
+# Media uploaded through the platform's media API when the file is stored privately
+
+JPEG = b"\xff\xd8\xff\xe0\x00\x10JFIF\x00\x01" + b"x" * 2000
+
+
+async def _header_template_send(
+    client: httpx.AsyncClient, session: AsyncSession, office: OfficeFixture
+) -> None:
+    """A template with an image header, sent with an uploaded image."""
+    integration = await official_integration(session, office.id)
+    session.add(
+        WhatsAppTemplate(
+            office_id=office.id,
+            integration_id=integration.id,
+            name="boas_vindas",
+            language="pt_BR",
+            status="APPROVED",
+            category="MARKETING",
+            components=[
+                {"type": "HEADER", "format": "IMAGE"},
+                {"type": "BODY", "text": "Bem-vindo ao escritório."},
+            ],
+        )
+    )
+    contact = await f.make_contact(session, office.id)
+    conversation = await f.make_conversation(session, office.id, contact.id, integration)
+    await session.commit()
+    stored = await client.post(
+        f"/conversation/{conversation.id}/template-header-media",
+        files={"file": ("logo.jpg", JPEG, "application/octet-stream")},
+        headers=office.headers,
+    )
+    assert stored.status_code == 201, stored.text
+    r = await client.post(
+        f"/conversation/{conversation.id}/messages",
+        json={
+            "templateName": "boas_vindas",
+            "language": "pt_BR",
+            "headerMediaPath": stored.json()["storagePath"],
+        },
+        headers=office.headers,
+    )
+    assert r.status_code == 201, r.text
+
+
+async def test_a_privately_stored_file_is_uploaded_through_the_media_api_and_sent_by_id(
+    app: FastAPI,
+    settings: Settings,
+    client: httpx.AsyncClient,
+    session: AsyncSession,
+    office_a: OfficeFixture,
+    platform: Platform,
+) -> None:
+    assert settings.public_url.startswith("http://127.0.0.1")  # local storage, loopback links
+    await _header_template_send(client, session, office_a)
+    assert await worker(app, settings).run_once() == 1
+    [upload] = platform.uploads
+    assert upload["path"] == f"/v21.0/{PHONE_NUMBER_ID}/media"
+    assert (upload["type"], upload["content"]) == ("image/jpeg", JPEG)
+    assert upload["filename"].endswith(".jpg")
+    [sent] = platform.sent
+    assert sent["template"]["components"] == [
+        {"type": "header", "parameters": [{"type": "image", "image": {"id": upload["id"]}}]}
+    ]
+
+
+async def test_a_publicly_reachable_file_is_sent_as_a_link(
+    app: FastAPI,
+    client: httpx.AsyncClient,
+    session: AsyncSession,
+    office_a: OfficeFixture,
+    platform: Platform,
+    tmp_path: Path,
+    database_url: str,
+) -> None:
+    public = Settings(
+        database_url=database_url,
+        data_dir=tmp_path / "data",
+        signing_key="test-signing-key",
+        whatsapp_api_url=platform.url,
+        public_url="https://escritorio.example.com",
+    )
+    await _header_template_send(client, session, office_a)
+    await worker(app, public).run_once()
+    assert platform.uploads == []
+    [sent] = platform.sent
+    [header] = sent["template"]["components"][0]["parameters"]
+    assert header["image"]["link"].startswith("https://escritorio.example.com/media/")
+
+
+async def test_a_media_step_with_a_link_to_a_privately_stored_file_is_uploaded(
+    app: FastAPI,
+    settings: Settings,
+    client: httpx.AsyncClient,
+    session: AsyncSession,
+    office_a: OfficeFixture,
+    platform: Platform,
+) -> None:
+    integration = await official_integration(session, office_a.id)
+    contact = await f.make_contact(session, office_a.id)
+    conversation = await f.make_conversation(session, office_a.id, contact.id, integration)
+    await session.commit()
+    stored = await client.post(
+        f"/conversation/{conversation.id}/template-header-media",
+        files={"file": ("procuracao.jpg", JPEG, "application/octet-stream")},
+        headers=office_a.headers,
+    )
+    step = {"id": "m", "content": stored.json()["url"], "type": "media", "nextStepId": None}
+    body = {
+        "name": "Atendimento",
+        "inboxId": integration.inbox_id,
+        "isSocialFlow": False,
+        "content": {"steps": [step], "initialStepId": "m"},
+    }
+    r = await client.post("/flow/", json=body, headers=office_a.headers)
+    assert r.status_code == 201, r.text
+    await post_notification(client, integration.id, notification([text_message("wamid.in1")]))
+    await automation_worker(app, settings).run_until_idle()
+    [upload] = platform.uploads
+    assert upload["content"] == JPEG
+    [sent] = [s for s in platform.sent if s["type"] != "text"]
+    assert sent["type"] == "document"
+    assert sent["document"] == {"id": upload["id"]}

@@ -96,11 +96,12 @@ class Platform:
         """The media API: multipart ``file``, ``type`` and ``messaging_product``."""
         if not self._authorised(request):
             return JSONResponse(error(401, 190, "Invalid OAuth access token").body, 401)
-        form = await request.form()
-        file = form.get("file")
-        if not isinstance(file, UploadFile) or form.get("messaging_product") != "whatsapp":
-            return JSONResponse(error(400, 100, "Invalid parameter").body, 400)
-        content = await file.read()
+        async with request.form() as form:
+            file = form.get("file")
+            if not isinstance(file, UploadFile) or form.get("messaging_product") != "whatsapp":
+                return JSONResponse(error(400, 100, "Invalid parameter").body, 400)
+            content = await file.read()
+            kind, name, content_type = form.get("type"), file.filename, file.content_type
         scripted = self._scripted("upload")
         if scripted is not None:
             return scripted
@@ -108,9 +109,9 @@ class Platform:
         self.uploads.append(
             {
                 "id": media_id,
-                "type": form.get("type"),
-                "filename": file.filename,
-                "content_type": file.content_type,
+                "type": kind,
+                "filename": name,
+                "content_type": content_type,
                 "content": content,
                 "path": request.url.path,
             }

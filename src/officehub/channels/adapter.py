@@ -29,6 +29,9 @@ class Outbound:
     header_media_link: str | None = None
     # A bridged channel's id of the contact (the gateway's sender id), when known.
     to_peer: str | None = None
+    # The platform's id of the media (or template header media) uploaded for this send:
+    # sent as ``{"id": …}`` instead of a link.
+    media_id: str | None = None
 
 
 class SendDeferred(Exception):

@@ -10,6 +10,7 @@ the platform's error.
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import logging
 import math
 import mimetypes
@@ -17,6 +18,8 @@ import random
 import secrets
 from collections.abc import AsyncIterator
 from datetime import datetime, timedelta
+from typing import Any
+from urllib.parse import unquote
 
 import httpx
 
@@ -31,7 +34,7 @@ from officehub.errors import PayloadTooLarge
 from officehub.ids import new_id
 from officehub.inboxes.models import Integration
 from officehub.messages import service as messages
-from officehub.storage import Storage, storage_from_settings
+from officehub.storage import Storage, is_valid_key, storage_from_settings
 from officehub.webhooks.ssrf import AddressNotAllowed, delivery_client
 from officehub.worker.runner import WorkerContext
 
@@ -121,6 +124,17 @@ async def send_queued(ctx: WorkerContext) -> int:
                 return SendRejected("the contact has no phone number")
             payload = dict(message.payload or {})
             path = payload.get("headerMediaPath")
+            try:
+                media_id = (
+                    await _uploaded(settings, storage, client, integration, message, payload)
+                    if integration.type == OFFICIAL
+                    else None
+                )
+            except (SendDeferred, SendRejected) as outcome:
+                return outcome
+            except Exception as exc:
+                logger.exception("media upload of message %s failed unexpectedly", message.id)
+                return SendDeferred(f"unexpected error: {type(exc).__name__}")
             outbound = Outbound(
                 message_id=message.id,
                 type=message.type,
@@ -131,6 +145,7 @@ async def send_queued(ctx: WorkerContext) -> int:
                 to_phone=phone or "",
                 header_media_link=storage.url(str(path)) if path else None,
                 to_peer=peers.get((integration.id, contact_id)),
+                media_id=media_id,
             )
             adapter = registry[integration.type]
             try:
@@ -162,6 +177,69 @@ async def send_queued(ctx: WorkerContext) -> int:
         ctx, token, [(m.id, i.id, o) for (m, i, _, _), o in zip(rows, outcomes, strict=True)]
     )
     return len(ids)
+
+
+def publicly_reachable(link: str) -> bool:
+    """Whether the platform could fetch ``link``: not a loopback, private, link-local or
+    reserved address, nor a single-label or local name (``localhost``, ``minio``,
+    ``*.local``, ``*.internal``)."""
+    host = httpx.URL(link).host.rstrip(".").lower()
+    try:
+        return ipaddress.ip_address(host).is_global
+    except ValueError:
+        pass
+    return "." in host and not host.endswith((".localhost", ".local", ".internal", ".lan"))
+
+
+def stored_key(settings: Settings, message: Message, payload: dict[str, Any]) -> str | None:
+    """The storage key of the file a send carries: a template's header media, or a media
+    message whose URL is one of this service's ``/media`` links to a file of the office."""
+    path = payload.get("headerMediaPath")
+    if path:
+        return str(path)
+    prefix = f"{settings.public_url}/media/"
+    if message.type != "MEDIA" or not message.media_url or not message.media_url.startswith(prefix):
+        return None
+    key = unquote(message.media_url.removeprefix(prefix).split("?", 1)[0])
+    parts = key.split("/")
+    if not is_valid_key(key) or len(parts) < 3 or parts[1] != message.office_id:
+        return None
+    return key
+
+
+async def _uploaded(
+    settings: Settings,
+    storage: Storage,
+    client: httpx.AsyncClient,
+    integration: Integration,
+    message: Message,
+    payload: dict[str, Any],
+) -> str | None:
+    """The platform's media id of the stored file the send carries, uploaded through the
+    media API when the storage's links are not publicly reachable (the setting
+    ``whatsapp_media_upload``); None to send a link."""
+    key = stored_key(settings, message, payload)
+    if key is None or settings.whatsapp_media_upload == "never":
+        return None
+    if settings.whatsapp_media_upload == "auto" and publicly_reachable(storage.url(key)):
+        return None
+    name = key.rsplit("/", 1)[-1]
+    mime = (
+        mimetypes.guess_type(name)[0]
+        or str(payload.get("mimeType") or "")
+        or "application/octet-stream"
+    )
+    content = bytearray()
+    try:
+        async for chunk in storage.read(key):
+            content += chunk
+            if len(content) > MEDIA_MAX_BYTES:
+                raise SendRejected(f"the media is larger than {MEDIA_MAX_BYTES} bytes")
+    except (FileNotFoundError, KeyError) as exc:
+        raise SendRejected("the stored media file is gone") from exc
+    return await WhatsAppAdapter(settings.whatsapp_api_url).upload_media(
+        client, integration, bytes(content), name, mime
+    )
 
 
 async def _record_sends(
