@@ -13,12 +13,13 @@ Text = Annotated[LongText, StringConstraints(min_length=1, max_length=4096)]
 MediaUrl = Annotated[str, StringConstraints(max_length=2000, pattern=HTTP_URL_PATTERN)]
 
 
-def _sent(field: str, absent: str | None = None) -> dict[str, Any]:
-    """JSON Schema: ``field`` is sent and not null (and ``absent``, if named, is not sent
-    or null)."""
+def _sent(field: str, absent: str | None = None, also_absent: str | None = None) -> dict[str, Any]:
+    """JSON Schema: ``field`` is sent and not null (and ``absent``, ``also_absent``, if
+    named, are not sent or null)."""
     properties: dict[str, Any] = {field: {"type": "string"}}
-    if absent is not None:
-        properties[absent] = {"type": "null"}
+    for name in (absent, also_absent):
+        if name is not None:
+            properties[name] = {"type": "null"}
     return {"required": [field], "properties": properties}
 
 
@@ -49,7 +50,10 @@ class OutboundIn(BodyModel):
     ``{templateName, language, variables, headerMediaPath}``."""
 
     SCHEMA_RULES: ClassVar[dict[str, Any]] = {
-        "oneOf": [_sent("text", absent="templateName"), _sent("templateName", absent="text")]
+        "oneOf": [
+            _sent("text", absent="templateName"),
+            _sent("templateName", absent="text", also_absent="fallbackTemplate"),
+        ]
     }
 
     text: Text | None = None
