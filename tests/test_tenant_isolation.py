@@ -161,6 +161,7 @@ MATRIX: dict[tuple[str, str], Probe | str] = {
     ("POST", "/conversation/{id}/messages/{messageId}/reaction"): _at(
         lambda i: {"emoji": "👍"}, id="conversation", messageId="message"
     ),
+    ("POST", "/conversation/{id}/read"): _at(lambda i: {}, id="conversation"),
     ("POST", "/funnel"): _refers(lambda i: {"name": "B", "inboxId": i["inbox"]}),
     ("GET", "/funnel"): _filter(inboxId="inbox"),
     ("GET", "/funnel/{id}"): _at(id="funnel"),
