@@ -4,6 +4,7 @@ template when the 24-hour window is closed."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
@@ -852,3 +853,25 @@ async def test_a_media_step_with_a_link_to_a_privately_stored_file_is_uploaded(
     [sent] = [s for s in platform.sent if s["type"] != "text"]
     assert sent["type"] == "document"
     assert sent["document"] == {"id": upload["id"]}
+
+
+async def test_two_workers_at_once_send_a_131047_fallback_once(
+    app: FastAPI,
+    settings: Settings,
+    client: httpx.AsyncClient,
+    session: AsyncSession,
+    office_a: OfficeFixture,
+    platform: Platform,
+) -> None:
+    integration_id, conversation_id = await _client_wrote(client, session, office_a, "wamid.in1")
+    await _catalogue(session, office_a.id, integration_id)
+    await client.post(
+        f"/conversation/{conversation_id}/messages",
+        json={"text": "Olá", "fallbackTemplate": FALLBACK},
+        headers=office_a.headers,
+    )
+    platform.script["send"] = [error(400, 131047, "Re-engagement message")]
+    for _ in range(3):
+        await asyncio.gather(*(worker(app, settings).run_once() for _ in range(3)))
+    assert [s["type"] for s in platform.sent] == ["text", "template"]
+    assert [m.type for m in await _messages(session, office_a.id)] == ["TEXT", "TEMPLATE"]
