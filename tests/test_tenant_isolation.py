@@ -124,6 +124,7 @@ MATRIX: dict[tuple[str, str], Probe | str] = {
     ("DELETE", "/people/{id}"): _at(id="contact"),
     ("GET", "/integration/partner/whatsapp-templates"): _filter(deviceId="integration"),
     ("PUT", "/integration/{id}/whatsapp-templates"): _at(lambda i: {"data": []}, id="integration"),
+    ("GET", "/integration/{id}/whatsapp-account-notices"): _at(id="integration"),
     ("POST", "/conversation/{conversationId}/template-header-media"): Probe(
         path={"conversationId": "conversation"}, files=True
     ),
@@ -161,6 +162,7 @@ MATRIX: dict[tuple[str, str], Probe | str] = {
     ("POST", "/conversation/{id}/messages/{messageId}/reaction"): _at(
         lambda i: {"emoji": "👍"}, id="conversation", messageId="message"
     ),
+    ("POST", "/conversation/{id}/read"): _at(lambda i: {}, id="conversation"),
     ("POST", "/funnel"): _refers(lambda i: {"name": "B", "inboxId": i["inbox"]}),
     ("GET", "/funnel"): _filter(inboxId="inbox"),
     ("GET", "/funnel/{id}"): _at(id="funnel"),

@@ -2,7 +2,9 @@
 
 It answers as the platform does: ``POST /{phoneNumberId}/messages`` (a ``wamid`` per send),
 ``GET /{mediaId}`` (a download URL) and the download itself (bearer token required),
-``GET /{businessAccountId}/message_templates`` paged by ``paging.next``. ``script`` holds
+``GET /{businessAccountId}/message_templates`` paged by ``paging.next``, read marks
+(``POST /{phoneNumberId}/messages`` with ``status: read``, kept in ``reads``) and media
+uploads (``POST /{phoneNumberId}/media``, multipart, kept in ``uploads``). ``script`` holds
 replies to give instead of the normal answer, first in first out, per route kind.
 """
 
@@ -15,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.datastructures import UploadFile
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -48,6 +51,8 @@ class Platform:
     template_calls: int = 0
     page_size: int = 2
     counter: int = 0
+    reads: list[dict[str, Any]] = field(default_factory=list)
+    uploads: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def url(self) -> str:
@@ -68,6 +73,10 @@ class Platform:
         if not self._authorised(request):
             return JSONResponse(error(401, 190, "Invalid OAuth access token").body, 401)
         body = json.loads(await request.body())
+        if body.get("status") == "read":
+            self.reads.append(body)
+            scripted = self._scripted("read")
+            return scripted if scripted is not None else JSONResponse({"success": True})
         self.sent.append(body)
         self.send_headers.append(dict(request.headers))
         self.send_paths.append(request.url.path)
@@ -82,6 +91,32 @@ class Platform:
                 "messages": [{"id": f"wamid.test{self.counter:04d}"}],
             }
         )
+
+    async def upload(self, request: Request) -> Response:
+        """The media API: multipart ``file``, ``type`` and ``messaging_product``."""
+        if not self._authorised(request):
+            return JSONResponse(error(401, 190, "Invalid OAuth access token").body, 401)
+        async with request.form() as form:
+            file = form.get("file")
+            if not isinstance(file, UploadFile) or form.get("messaging_product") != "whatsapp":
+                return JSONResponse(error(400, 100, "Invalid parameter").body, 400)
+            content = await file.read()
+            kind, name, content_type = form.get("type"), file.filename, file.content_type
+        scripted = self._scripted("upload")
+        if scripted is not None:
+            return scripted
+        media_id = f"media-up-{len(self.uploads) + 1:04d}"
+        self.uploads.append(
+            {
+                "id": media_id,
+                "type": kind,
+                "filename": name,
+                "content_type": content_type,
+                "content": content,
+                "path": request.url.path,
+            }
+        )
+        return JSONResponse({"id": media_id})
 
     async def media_info(self, request: Request) -> Response:
         if not self._authorised(request):
@@ -120,6 +155,7 @@ class Platform:
         return Starlette(
             routes=[
                 Route("/v21.0/{phone}/messages", self.send, methods=["POST"]),
+                Route("/v21.0/{phone}/media", self.upload, methods=["POST"]),
                 Route("/v21.0/{waba}/message_templates", self.message_templates),
                 Route("/v21.0/{node}", self.media_info),
                 Route("/download/{media_id}", self.download),

@@ -152,6 +152,14 @@ class Settings(BaseSettings):
     s3_region: str = Field("us-east-1", description="Region of the S3 storage")
     s3_access_key_id: str = Field("", description="Access key of the S3 storage")
     s3_secret_access_key: str = Field("", description="Secret key of the S3 storage")
+    whatsapp_media_upload: Literal["auto", "always", "never"] = Field(
+        "auto",
+        description=(
+            "Stored files sent on the official channel: uploaded through the platform's media "
+            "API (always), sent as links (never), or uploaded when the storage's links are not "
+            "publicly reachable: a loopback, private or single-label host (auto)"
+        ),
+    )
     whatsapp_api_url: str = Field(
         "https://graph.facebook.com/v21.0",
         description="Base URL of the official WhatsApp Cloud API (operator configuration)",

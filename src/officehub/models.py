@@ -9,7 +9,7 @@ from officehub.automation.models import (
     CardColumnEntry,
 )
 from officehub.cases.models import Case
-from officehub.channels.models import AccountNotice, ChannelPeer
+from officehub.channels.models import AccountNotice, ChannelPeer, ReadReceipt
 from officehub.contacts.models import Contact, ContactTag, PartnerLink
 from officehub.conversations.models import (
     Conversation,
@@ -65,6 +65,7 @@ __all__ = [
     "Office",
     "OutboxEvent",
     "PartnerLink",
+    "ReadReceipt",
     "ScheduledJob",
     "Tag",
     "Ticket",

@@ -23,7 +23,7 @@ from officehub.errors import NotFound, ServiceError, ValidationFailed
 from officehub.events.service import Cause, caused_by
 from officehub.fast_messages import service as fast_messages
 from officehub.messages import service as messages
-from officehub.messages.schemas import OutboundIn
+from officehub.messages.schemas import FallbackTemplate, OutboundIn
 from officehub.tickets import service as tickets
 from officehub.tickets.schemas import TicketCreate
 from officehub.webhooks import actions as action_deliveries
@@ -143,8 +143,18 @@ async def _run(
             return "done", f"message {sent.id}"
         fast = await fast_messages.get_fast_message(session, office_id, params["fastMessageId"])
         if fast.kind == "TEXT":
+            fallback = _fallback(params)
+            if fallback is not None and not fallback.variables:
+                # a case notice: the fallback's placeholders from the movement, as a template's
+                found = await _event_variables(
+                    session, ctx, conversation_id, {"templateName": fallback.name}
+                )
+                fallback = fallback.model_copy(update={"variables": found})
             sent = await messages.send(
-                session, office_id, conversation_id, OutboundIn(text=fast.text)
+                session,
+                office_id,
+                conversation_id,
+                OutboundIn(text=fast.text, fallback_template=fallback),
             )
             return "done", f"message {sent.id}"
         if fast.kind == "SEQUENCE":
@@ -178,6 +188,7 @@ async def _run(
                 "conversationId": conversation_id,
                 "text": params.get("text") or None,
                 "templateName": params.get("templateName") or None,
+                "fallbackTemplate": params.get("fallbackTemplate") or None,
                 "cause": ctx.cause,
             },
             ctx.now + timedelta(minutes=delay),
@@ -254,6 +265,12 @@ async def _run(
     raise ActionFailed(f"unknown action {name}")
 
 
+def _fallback(params: dict[str, Any]) -> FallbackTemplate | None:
+    """A text send's ``fallbackTemplate`` param (checked when the rule was saved)."""
+    value = params.get("fallbackTemplate")
+    return FallbackTemplate.model_validate(value) if isinstance(value, dict) else None
+
+
 def _seconds(value: Any) -> float:
     return float(value) if isinstance(value, int | float) else 0.0
 
@@ -285,7 +302,11 @@ async def send_message_job(session: AsyncSession, job: ScheduledJob, ctx: Worker
     await _send(
         session,
         job,
-        OutboundIn(text=payload.get("text"), template_name=payload.get("templateName")),
+        OutboundIn(
+            text=payload.get("text"),
+            template_name=payload.get("templateName"),
+            fallback_template=_fallback(payload) if payload.get("text") else None,
+        ),
     )
 
 

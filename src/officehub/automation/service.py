@@ -6,6 +6,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from pydantic import ValidationError as PydanticValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.automation import repository
@@ -26,6 +27,7 @@ from officehub.errors import NotFound, ServiceError, ValidationFailed
 from officehub.fast_messages import service as fast_messages
 from officehub.inboxes import service as inboxes
 from officehub.legal_areas import service as legal_areas
+from officehub.messages.schemas import FallbackTemplate
 from officehub.pagination import PageParams
 from officehub.tags import service as tags
 from officehub.tickets import service as tickets
@@ -308,6 +310,26 @@ async def _check_template(
         raise p.fail("templateName", f"{name!r} is not an APPROVED template of the office")
 
 
+async def _check_fallback(
+    session: AsyncSession, office_id: str, integration_id: str | None, p: _Params
+) -> None:
+    """``fallbackTemplate`` (``{name, language, variables}``): the APPROVED template sent
+    instead of the text when the conversation's 24-hour window is closed."""
+    value = p.params.get("fallbackTemplate")
+    if value is None:
+        return
+    try:
+        fallback = FallbackTemplate.model_validate(value)
+    except PydanticValidationError as exc:
+        where = ".".join(str(part) for part in exc.errors()[0]["loc"])
+        key = f"fallbackTemplate.{where}" if where else "fallbackTemplate"
+        raise p.fail(key, "an object {name, language, variables} of strings") from exc
+    if not await is_approved_template(session, office_id, integration_id, fallback.name):
+        raise p.fail(
+            "fallbackTemplate.name", f"{fallback.name!r} is not an APPROVED template of the office"
+        )
+
+
 async def _check_action(
     session: AsyncSession,
     office_id: str,
@@ -327,6 +349,7 @@ async def _check_action(
             )
         if template is not None:
             await _check_template(session, office_id, integration_id, p, template)
+        await _check_fallback(session, office_id, integration_id, p)
     elif name == "SCHEDULE_MESSAGE":
         text = p.text("text")
         template = p.text("templateName", max_length=512)
@@ -334,6 +357,7 @@ async def _check_action(
             raise p.fail("text", "required (or templateName)")
         if template is not None:
             await _check_template(session, office_id, integration_id, p, template)
+        await _check_fallback(session, office_id, integration_id, p)
         p.number("delayMinutes", low=0, high=525_600)
     elif name == "MOVE_CARD":
         column_id = p.required("targetFunnelColumnId", max_length=64)

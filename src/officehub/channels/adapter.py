@@ -29,6 +29,9 @@ class Outbound:
     header_media_link: str | None = None
     # A bridged channel's id of the contact (the gateway's sender id), when known.
     to_peer: str | None = None
+    # The platform's id of the media (or template header media) uploaded for this send:
+    # sent as ``{"id": …}`` instead of a link.
+    media_id: str | None = None
 
 
 class SendDeferred(Exception):
@@ -41,11 +44,13 @@ class SendDeferred(Exception):
 
 
 class SendRejected(Exception):
-    """The platform refused it for good: the message becomes ``FAILED`` with ``reason``."""
+    """The platform refused it for good: the message becomes ``FAILED`` with ``reason``
+    (``code``: the platform's error code, when it gave one)."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, code: int | None = None) -> None:
         super().__init__(reason)
         self.reason = reason
+        self.code = code
 
 
 class ChannelAdapter(Protocol):

@@ -10,6 +10,7 @@ the platform's error.
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import logging
 import math
 import mimetypes
@@ -17,6 +18,8 @@ import random
 import secrets
 from collections.abc import AsyncIterator
 from datetime import datetime, timedelta
+from typing import Any
+from urllib.parse import unquote
 
 import httpx
 
@@ -31,7 +34,7 @@ from officehub.errors import PayloadTooLarge
 from officehub.ids import new_id
 from officehub.inboxes.models import Integration
 from officehub.messages import service as messages
-from officehub.storage import Storage, storage_from_settings
+from officehub.storage import Storage, is_valid_key, storage_from_settings
 from officehub.webhooks.ssrf import AddressNotAllowed, delivery_client
 from officehub.worker.runner import WorkerContext
 
@@ -121,6 +124,17 @@ async def send_queued(ctx: WorkerContext) -> int:
                 return SendRejected("the contact has no phone number")
             payload = dict(message.payload or {})
             path = payload.get("headerMediaPath")
+            try:
+                media_id = (
+                    await _uploaded(settings, storage, client, integration, message, payload)
+                    if integration.type == OFFICIAL
+                    else None
+                )
+            except (SendDeferred, SendRejected) as outcome:
+                return outcome
+            except Exception as exc:
+                logger.exception("media upload of message %s failed unexpectedly", message.id)
+                return SendDeferred(f"unexpected error: {type(exc).__name__}")
             outbound = Outbound(
                 message_id=message.id,
                 type=message.type,
@@ -131,6 +145,7 @@ async def send_queued(ctx: WorkerContext) -> int:
                 to_phone=phone or "",
                 header_media_link=storage.url(str(path)) if path else None,
                 to_peer=peers.get((integration.id, contact_id)),
+                media_id=media_id,
             )
             adapter = registry[integration.type]
             try:
@@ -164,6 +179,69 @@ async def send_queued(ctx: WorkerContext) -> int:
     return len(ids)
 
 
+def publicly_reachable(link: str) -> bool:
+    """Whether the platform could fetch ``link``: not a loopback, private, link-local or
+    reserved address, nor a single-label or local name (``localhost``, ``minio``,
+    ``*.local``, ``*.internal``)."""
+    host = httpx.URL(link).host.rstrip(".").lower()
+    try:
+        return ipaddress.ip_address(host).is_global
+    except ValueError:
+        pass
+    return "." in host and not host.endswith((".localhost", ".local", ".internal", ".lan"))
+
+
+def stored_key(settings: Settings, message: Message, payload: dict[str, Any]) -> str | None:
+    """The storage key of the file a send carries: a template's header media, or a media
+    message whose URL is one of this service's ``/media`` links to a file of the office."""
+    path = payload.get("headerMediaPath")
+    if path:
+        return str(path)
+    prefix = f"{settings.public_url}/media/"
+    if message.type != "MEDIA" or not message.media_url or not message.media_url.startswith(prefix):
+        return None
+    key = unquote(message.media_url.removeprefix(prefix).split("?", 1)[0])
+    parts = key.split("/")
+    if not is_valid_key(key) or len(parts) < 3 or parts[1] != message.office_id:
+        return None
+    return key
+
+
+async def _uploaded(
+    settings: Settings,
+    storage: Storage,
+    client: httpx.AsyncClient,
+    integration: Integration,
+    message: Message,
+    payload: dict[str, Any],
+) -> str | None:
+    """The platform's media id of the stored file the send carries, uploaded through the
+    media API when the storage's links are not publicly reachable (the setting
+    ``whatsapp_media_upload``); None to send a link."""
+    key = stored_key(settings, message, payload)
+    if key is None or settings.whatsapp_media_upload == "never":
+        return None
+    if settings.whatsapp_media_upload == "auto" and publicly_reachable(storage.url(key)):
+        return None
+    name = key.rsplit("/", 1)[-1]
+    mime = (
+        mimetypes.guess_type(name)[0]
+        or str(payload.get("mimeType") or "")
+        or "application/octet-stream"
+    )
+    content = bytearray()
+    try:
+        async for chunk in storage.read(key):
+            content += chunk
+            if len(content) > MEDIA_MAX_BYTES:
+                raise SendRejected(f"the media is larger than {MEDIA_MAX_BYTES} bytes")
+    except (FileNotFoundError, KeyError) as exc:
+        raise SendRejected("the stored media file is gone") from exc
+    return await WhatsAppAdapter(settings.whatsapp_api_url).upload_media(
+        client, integration, bytes(content), name, mime
+    )
+
+
 async def _record_sends(
     ctx: WorkerContext, token: str, outcomes: list[tuple[str, str, Outcome]]
 ) -> None:
@@ -176,6 +254,7 @@ async def _record_sends(
             session, [m for m, _, _ in outcomes], token, lock=not is_sqlite(settings.database_url)
         )
         changes: list[messages.StatusChange] = []
+        closed: list[Message] = []
         for message_id, integration_id, outcome in outcomes:
             message = held.get(message_id)
             if message is None:
@@ -188,6 +267,8 @@ async def _record_sends(
                 changes.append(
                     messages.StatusChange(message, "FAILED", integration_id, error=outcome.reason)
                 )
+                if outcome.code == messages.WINDOW_CLOSED_CODE:
+                    closed.append(message)
             else:
                 message.attempts += 1
                 if message.attempts >= settings.dispatch_max_attempts:
@@ -200,6 +281,67 @@ async def _record_sends(
                 message.lease_until = None
                 message.next_attempt_at = now + backoff(message.attempts, outcome.retry_after)
         await messages.change_statuses(session, changes)
+        for message in closed:  # held under this claim: the fallback goes out once
+            await messages.fall_back(session, message)
+
+
+async def send_read_receipts(ctx: WorkerContext) -> int:
+    """Tells the platform which client messages the operators read (``PENDING`` read marks)."""
+    settings = ctx.settings
+    now, lease = _lease(ctx)
+    token = _token(ctx)
+    lock = not is_sqlite(settings.database_url)
+    async with ctx.sessionmaker() as session, session.begin():
+        receipts = await repository.claim_receipts(
+            session, now, lease, token, settings.dispatch_batch_size, skip_locked=lock
+        )
+        if not receipts:
+            return 0
+        integrations = await repository.integrations_by_id(
+            session, list({r.integration_id for r in receipts})
+        )
+        work = [(r.id, r.external_id, integrations.get(r.integration_id)) for r in receipts]
+    adapter = WhatsAppAdapter(settings.whatsapp_api_url)
+    limit = asyncio.Semaphore(settings.dispatch_concurrency)
+
+    async def one(external_id: str | None, integration: Integration | None) -> Outcome:
+        async with limit:
+            if integration is None or external_id is None:
+                return SendRejected("nothing to mark read")
+            try:
+                await adapter.mark_read(client, integration, external_id)
+            except (SendDeferred, SendRejected) as outcome:
+                return outcome
+            except Exception as exc:
+                logger.exception("read receipt of %s failed unexpectedly", integration.id)
+                return SendDeferred(f"unexpected error: {type(exc).__name__}")
+            return external_id
+
+    async with httpx.AsyncClient(
+        timeout=settings.whatsapp_timeout_seconds, trust_env=False
+    ) as client:
+        outcomes = await asyncio.gather(*(one(e, i) for _, e, i in work))
+    async with ctx.sessionmaker() as session, session.begin():
+        held = await repository.held_receipts(session, [r for r, _, _ in work], token, lock=lock)
+        for (ident, _, _), outcome in zip(work, outcomes, strict=True):
+            receipt = held.get(ident)
+            if receipt is None:
+                continue
+            receipt.lease_until = None
+            receipt.claim_token = None
+            if isinstance(outcome, str):
+                receipt.status, receipt.sent_at, receipt.error = "SENT", ctx.now(), None
+                continue
+            receipt.attempts += 1
+            receipt.error = outcome.reason[:2000]
+            if (
+                isinstance(outcome, SendRejected)
+                or receipt.attempts >= settings.dispatch_max_attempts
+            ):
+                receipt.status = "FAILED"
+            else:
+                receipt.next_attempt_at = now + backoff(receipt.attempts, outcome.retry_after)
+    return len(work)
 
 
 async def download_media(ctx: WorkerContext) -> int:

@@ -22,7 +22,7 @@ from sqlalchemy import (
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
-from officehub.channels.models import AccountNotice, ChannelPeer
+from officehub.channels.models import AccountNotice, ChannelPeer, ReadReceipt
 from officehub.contacts.models import Contact
 from officehub.conversations.models import Conversation, Message
 from officehub.inboxes.models import Integration
@@ -263,3 +263,57 @@ def notices_query(office_id: str, integration_id: str) -> Select[Any]:
         )
         .order_by(AccountNotice.received_at.desc(), AccountNotice.id.desc())
     )
+
+
+async def claim_receipts(
+    session: AsyncSession,
+    now: datetime,
+    lease_until: datetime,
+    token: str,
+    limit: int,
+    *,
+    skip_locked: bool,
+) -> list[ReadReceipt]:
+    """Leases up to ``limit`` due ``PENDING`` read marks (``FOR UPDATE SKIP LOCKED`` on
+    PostgreSQL) and answers them."""
+    due = (
+        select(ReadReceipt.id)
+        .where(
+            ReadReceipt.status == "PENDING",
+            or_(ReadReceipt.next_attempt_at.is_(None), ReadReceipt.next_attempt_at <= now),
+            or_(ReadReceipt.lease_until.is_(None), ReadReceipt.lease_until < now),
+        )
+        .order_by(ReadReceipt.created_at, ReadReceipt.id)
+        .limit(limit)
+    )
+    if skip_locked:
+        due = due.with_for_update(skip_locked=True)
+    result = await session.execute(
+        update(ReadReceipt)
+        .where(ReadReceipt.id.in_(due.scalar_subquery()))
+        .values(lease_until=lease_until, claim_token=token)
+        .returning(ReadReceipt.id)
+        .execution_options(synchronize_session=False)
+    )
+    ids = [row[0] for row in result]
+    if not ids:
+        return []
+    stmt = select(ReadReceipt).where(ReadReceipt.id.in_(ids), ReadReceipt.claim_token == token)
+    return list(await session.scalars(stmt))
+
+
+async def held_receipts(
+    session: AsyncSession, ids: Sequence[str], token: str, *, lock: bool
+) -> dict[str, ReadReceipt]:
+    stmt = select(ReadReceipt).where(ReadReceipt.id.in_(ids), ReadReceipt.claim_token == token)
+    if lock:
+        stmt = stmt.with_for_update()
+    return {r.id: r for r in await session.scalars(stmt)}
+
+
+async def integrations_by_id(session: AsyncSession, ids: Sequence[str]) -> dict[str, Integration]:
+    if not ids:
+        return {}
+    return {
+        i.id: i for i in await session.scalars(select(Integration).where(Integration.id.in_(ids)))
+    }

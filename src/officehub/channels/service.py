@@ -524,7 +524,7 @@ async def _apply_status(session: AsyncSession, integration: Integration, status:
             or "the platform reported a failure"
         )
         detail = status_error(status)
-    await messages.apply_channel_status(
+    changed = await messages.apply_channel_status(
         session,
         integration.office_id,
         status.id,
@@ -533,3 +533,6 @@ async def _apply_status(session: AsyncSession, integration: Integration, status:
         error_detail=detail,
         pricing=status_pricing(status),
     )
+    if changed is not None and any(e.code == messages.WINDOW_CLOSED_CODE for e in status.errors):
+        # under the integration's lock, and only when the message just became FAILED
+        await messages.fall_back_by_external_id(session, integration.office_id, status.id)

@@ -95,7 +95,7 @@ def raise_for_platform(response: httpx.Response) -> None:
     code, text = platform_error(response)
     if response.status_code == 429 or response.status_code >= 500 or code in _THROTTLED:
         raise SendDeferred(text, _retry_after(response))
-    raise SendRejected(text)
+    raise SendRejected(text, code)
 
 
 def message_body(outbound: Outbound) -> dict[str, Any]:
@@ -117,14 +117,18 @@ def message_body(outbound: Outbound) -> dict[str, Any]:
     if outbound.type == "TEMPLATE":
         components: list[dict[str, Any]] = []
         header = payload.get("headerFormat")
-        if outbound.header_media_link and header in ("IMAGE", "VIDEO", "DOCUMENT"):
+        if (outbound.media_id or outbound.header_media_link) and header in (
+            "IMAGE",
+            "VIDEO",
+            "DOCUMENT",
+        ):
             kind = str(header).lower()
-            components.append(
-                {
-                    "type": "header",
-                    "parameters": [{"type": kind, kind: {"link": outbound.header_media_link}}],
-                }
+            source = (
+                {"id": outbound.media_id}
+                if outbound.media_id
+                else {"link": outbound.header_media_link}
             )
+            components.append({"type": "header", "parameters": [{"type": kind, kind: source}]})
         variables = payload.get("variables") or []
         if variables:
             components.append(
@@ -142,7 +146,9 @@ def message_body(outbound: Outbound) -> dict[str, Any]:
         return {**base, "type": "template", "template": template}
     if outbound.type == "MEDIA" and outbound.media_url:
         kind = str(payload.get("mediaKind") or "document")
-        media: dict[str, Any] = {"link": outbound.media_url}
+        media: dict[str, Any] = (
+            {"id": outbound.media_id} if outbound.media_id else {"link": outbound.media_url}
+        )
         if outbound.text and kind != "audio":
             media["caption"] = outbound.text
         return {**base, "type": kind, kind: media}
@@ -169,6 +175,47 @@ class WhatsAppAdapter:
             return str(response.json()["messages"][0]["id"])
         except (ValueError, KeyError, IndexError, TypeError) as exc:
             raise SendDeferred("the platform's answer carried no message id") from exc
+
+    async def upload_media(
+        self,
+        client: httpx.AsyncClient,
+        integration: Integration,
+        content: bytes,
+        file_name: str,
+        mime: str,
+    ) -> str:
+        """Uploads a file through the media API (``POST /{phoneNumberId}/media``, multipart
+        ``file``, ``type``, ``messaging_product``) and answers the platform's media id."""
+        settings = _settings(integration)
+        url = f"{self.api_url}/{settings['phoneNumberId']}/media"
+        try:
+            response = await client.post(
+                url,
+                data={"messaging_product": "whatsapp", "type": mime},
+                files={"file": (file_name, content, mime)},
+                headers=_auth(integration),
+            )
+        except httpx.HTTPError as exc:
+            raise SendDeferred(f"platform unreachable: {type(exc).__name__}") from exc
+        raise_for_platform(response)
+        try:
+            return str(response.json()["id"])
+        except (ValueError, KeyError, TypeError) as exc:
+            raise SendDeferred("the platform's media answer carried no id") from exc
+
+    async def mark_read(
+        self, client: httpx.AsyncClient, integration: Integration, external_id: str
+    ) -> None:
+        """Tells the platform the client's message ``external_id`` (and every earlier one)
+        was read: the client sees the blue ticks."""
+        settings = _settings(integration)
+        url = f"{self.api_url}/{settings['phoneNumberId']}/messages"
+        body = {"messaging_product": "whatsapp", "status": "read", "message_id": external_id}
+        try:
+            response = await client.post(url, json=body, headers=_auth(integration))
+        except httpx.HTTPError as exc:
+            raise SendDeferred(f"platform unreachable: {type(exc).__name__}") from exc
+        raise_for_platform(response)
 
     async def media_link(
         self, client: httpx.AsyncClient, integration: Integration, media_id: str

@@ -40,7 +40,7 @@ from officehub.flows.schemas import (
 from officehub.flows.service import EXPIRY
 from officehub.inboxes import service as inboxes
 from officehub.messages import service as messages
-from officehub.messages.schemas import OutboundIn
+from officehub.messages.schemas import FallbackTemplate, OutboundIn
 from officehub.pagination import PageParams
 from officehub.tickets import service as tickets
 from officehub.tickets.schemas import TicketCreate
@@ -90,6 +90,22 @@ def match_option(options: list[Option], reply: str) -> int | None:
         for index, option in enumerate(options):
             if normalise(getattr(option, key)) == wanted:
                 return index
+    return None
+
+
+def reply_key(step: ListStep, index: int) -> str:
+    """The reply id a list step's option carries on the platform's buttons and rows."""
+    return f"{step.id}:{index + 1}"
+
+
+def chosen_by_reply_id(step: ListStep, reply_id: str | None) -> int | None:
+    """The option a button or list answer picks, when it answers this step."""
+    prefix = f"{step.id}:"
+    if not reply_id or not reply_id.startswith(prefix):
+        return None
+    number = reply_id.removeprefix(prefix)
+    if number.isdigit() and 1 <= int(number) <= len(step.options):
+        return int(number) - 1
     return None
 
 
@@ -149,13 +165,16 @@ async def _on_inbound(
         _end(turn, ENDED, "STEP_REMOVED")
         return
     record.last_activity_at = now
-    choice = match_option(step.options, turn.reply or "")
+    answered = await messages.reply_id(session, office_id, str(data.get("id")))
+    choice = chosen_by_reply_id(step, answered)
+    if choice is None:
+        choice = match_option(step.options, turn.reply or "")
     if choice is None:
         if record.reasked:
             turn.log(step.id, "NO_MATCH", "still waiting")
             return
         record.reasked = True
-        await _send_text(turn, step.id, list_text(step), "REASKED")
+        await _ask(turn, step, "REASKED")
         return
     option = step.options[choice]
     turn.log(step.id, "ANSWERED", f"option {choice + 1}")
@@ -251,7 +270,7 @@ async def run_turn(turn: Turn) -> None:
             return
         taken += 1
         if isinstance(step, ListStep):
-            await _send_text(turn, step.id, list_text(step), "SENT")
+            await _ask(turn, step, "SENT")
             record.status = WAITING
             record.reasked = False
             record.last_activity_at = turn.now
@@ -265,9 +284,25 @@ async def run_turn(turn: Turn) -> None:
                 record.status = PAUSED
                 return
         else:
-            await _send_text(turn, step.id, step.content, "SENT")
+            fallback = step.metadata.fallback_template if step.metadata else None
+            await _send(turn, step.id, "SENT", text=step.content, fallback=fallback)
         record.current_step_id = step.next_step_id
     _end(turn, ENDED, "COMPLETED")
+
+
+async def _ask(turn: Turn, step: ListStep, outcome: str) -> None:
+    """A list step's question: numbered text everywhere; on the official channel reply
+    buttons (up to 3 options) or a list (up to 10)."""
+    office_id, conversation_id = turn.conversation.office_id, turn.conversation.id
+    options = [(reply_key(step, i), o.title or o.text) for i, o in enumerate(step.options)]
+    try:
+        async with turn.session.begin_nested():
+            sent = await messages.send_choice(
+                turn.session, office_id, conversation_id, list_text(step), step.content, options
+            )
+        turn.log(step.id, outcome, f"message {sent.id}")
+    except ServiceError as exc:
+        turn.log(step.id, "FAILED", f"{exc.code}: {exc.details or exc.message}")
 
 
 async def _send_text(turn: Turn, step_id: str, text: str, outcome: str) -> None:
@@ -281,6 +316,7 @@ async def _send(
     *,
     text: str | None = None,
     media_url: str | None = None,
+    fallback: FallbackTemplate | None = None,
 ) -> None:
     """A failed send (the service window closed, the text empty) is logged; the flow goes on."""
     office_id, conversation_id = turn.conversation.office_id, turn.conversation.id
@@ -292,7 +328,10 @@ async def _send(
                 )
             elif text:
                 sent = await messages.send(
-                    turn.session, office_id, conversation_id, OutboundIn(text=text[:4096])
+                    turn.session,
+                    office_id,
+                    conversation_id,
+                    OutboundIn(text=text[:4096], fallback_template=fallback),
                 )
             else:
                 turn.log(step_id, "SKIPPED", "nothing to send")

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AwareDatetime, Discriminator, Field, StringConstraints, Tag, field_validator
 
+from officehub.messages.schemas import FallbackTemplate
 from officehub.params import Id
 from officehub.schemas import ApiModel, BodyModel, LongText, StrictBodyModel
 from officehub.timeutil import Timestamp
@@ -70,6 +71,13 @@ class StepMetadata(StrictBodyModel):
     webhook_headers: list[WebhookHeader] | None = Field(None, max_length=20)
     webhook_body: Annotated[LongText, StringConstraints(max_length=65_536)] | None = None
     webhook_include_context: bool | None = None
+    fallback_template: FallbackTemplate | None = Field(
+        None,
+        description=(
+            "A text step: the APPROVED template sent instead when the conversation's "
+            "24-hour window is closed"
+        ),
+    )
 
 
 class Option(BodyModel):

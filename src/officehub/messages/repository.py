@@ -3,11 +3,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, func, select
+from sqlalchemy import Select, and_, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from officehub.channels.models import ReadReceipt
 from officehub.conversations.models import Message
-from officehub.repository import scoped
+from officehub.repository import insert_ignoring_duplicates, scoped
 
 
 async def add_message(session: AsyncSession, message: Message) -> Message:
@@ -77,3 +78,45 @@ async def first_inbound_id(
     )
     value: str | None = await session.scalar(stmt)
     return value
+
+
+async def get_message(session: AsyncSession, office_id: str, message_id: str) -> Message | None:
+    stmt = scoped(Message, office_id).where(Message.id == message_id)
+    return (await session.scalars(stmt)).first()
+
+
+async def newest_inbound(
+    session: AsyncSession, office_id: str, conversation_id: str
+) -> Message | None:
+    stmt = (
+        scoped(Message, office_id)
+        .where(Message.conversation_id == conversation_id, Message.direction == "INBOUND")
+        .order_by(Message.created_at.desc(), Message.id.desc())
+        .limit(1)
+    )
+    return (await session.scalars(stmt)).first()
+
+
+async def receipt_covering(
+    session: AsyncSession, office_id: str, conversation_id: str, message: Message
+) -> ReadReceipt | None:
+    """The newest read mark of the conversation at or after ``message``."""
+    stmt = (
+        scoped(ReadReceipt, office_id)
+        .join(Message, Message.id == ReadReceipt.message_id)
+        .where(
+            ReadReceipt.conversation_id == conversation_id,
+            or_(
+                Message.created_at > message.created_at,
+                and_(Message.created_at == message.created_at, Message.id >= message.id),
+            ),
+        )
+        .order_by(Message.created_at.desc(), Message.id.desc())
+        .limit(1)
+    )
+    return (await session.scalars(stmt)).first()
+
+
+async def add_receipt(session: AsyncSession, row: dict[str, Any]) -> None:
+    """One read mark per message: a concurrent second one is dropped."""
+    await insert_ignoring_duplicates(session, ReadReceipt, [row])

@@ -9,7 +9,14 @@ from officehub.db import SessionDep
 from officehub.errors import error_responses
 from officehub.ids import ID_PATTERN
 from officehub.messages import service
-from officehub.messages.schemas import InboundIn, MessageOut, OutboundIn, ReactionIn
+from officehub.messages.schemas import (
+    InboundIn,
+    MessageOut,
+    OutboundIn,
+    ReactionIn,
+    ReadIn,
+    ReadOut,
+)
 from officehub.pagination import Page, PageDep
 from officehub.params import PathId
 from officehub.routing import Router
@@ -43,6 +50,25 @@ async def send_message(
     id: PathId, body: OutboundIn, office: OfficeDep, session: SessionDep, storage: StorageDep
 ) -> MessageOut:
     return await service.send(session, office.office_id, id, body, storage)
+
+
+@router.post(
+    "/conversation/{id}/read",
+    response_model=ReadOut,
+    responses=error_responses(400, 401, 404, 413),
+    summary="The operator read the conversation: the client sees the blue ticks",
+    description=(
+        "Marks the contact's messages read up to `messageId` (default: the newest inbound "
+        "message). On the official WhatsApp channel the platform is told by the worker "
+        "(`status` `PENDING`, then `SENT` or `FAILED`); marking a message read marks the "
+        "earlier ones. Other channels only record it (`RECORDED`). Repeating it changes "
+        "nothing."
+    ),
+)
+async def mark_read(
+    id: PathId, office: OfficeDep, session: SessionDep, body: ReadIn | None = None
+) -> ReadOut:
+    return await service.mark_read(session, office.office_id, id, body or ReadIn())
 
 
 @router.get(

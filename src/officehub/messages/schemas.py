@@ -5,6 +5,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import AliasChoices, Field, StringConstraints, field_validator
 
 from officehub.ids import ID_PATTERN
+from officehub.params import Id
 from officehub.schemas import HTTP_URL_PATTERN, ApiModel, BodyModel, LongText
 from officehub.timeutil import Timestamp
 
@@ -12,12 +13,13 @@ Text = Annotated[LongText, StringConstraints(min_length=1, max_length=4096)]
 MediaUrl = Annotated[str, StringConstraints(max_length=2000, pattern=HTTP_URL_PATTERN)]
 
 
-def _sent(field: str, absent: str | None = None) -> dict[str, Any]:
-    """JSON Schema: ``field`` is sent and not null (and ``absent``, if named, is not sent
-    or null)."""
+def _sent(field: str, absent: str | None = None, also_absent: str | None = None) -> dict[str, Any]:
+    """JSON Schema: ``field`` is sent and not null (and ``absent``, ``also_absent``, if
+    named, are not sent or null)."""
     properties: dict[str, Any] = {field: {"type": "string"}}
-    if absent is not None:
-        properties[absent] = {"type": "null"}
+    for name in (absent, also_absent):
+        if name is not None:
+            properties[name] = {"type": "null"}
     return {"required": [field], "properties": properties}
 
 
@@ -30,11 +32,28 @@ class InboundIn(BodyModel):
     media_url: MediaUrl | None = None
 
 
+class FallbackTemplate(BodyModel):
+    """The APPROVED template (of the conversation's official integration) sent instead of
+    a free-form message when the 24-hour window is closed: at once when it is closed at the
+    send, or once if the platform fails the send with 131047 (re-engagement). Its body
+    placeholders are filled by ``variables``; a template with a media header cannot be one."""
+
+    name: Annotated[str, StringConstraints(min_length=1, max_length=512)]
+    language: Annotated[str, StringConstraints(max_length=16)] | None = None
+    variables: list[Annotated[str, StringConstraints(max_length=1024)]] | None = Field(
+        None, max_length=100
+    )
+
+
 class OutboundIn(BodyModel):
-    """``{text}``, or a template send ``{templateName, language, variables, headerMediaPath}``."""
+    """``{text}`` (with an optional ``fallbackTemplate``), or a template send
+    ``{templateName, language, variables, headerMediaPath}``."""
 
     SCHEMA_RULES: ClassVar[dict[str, Any]] = {
-        "oneOf": [_sent("text", absent="templateName"), _sent("templateName", absent="text")]
+        "oneOf": [
+            _sent("text", absent="templateName"),
+            _sent("templateName", absent="text", also_absent="fallbackTemplate"),
+        ]
     }
 
     text: Text | None = None
@@ -46,6 +65,7 @@ class OutboundIn(BodyModel):
         default=None,
         description="A message of this conversation to reply to (the client sees it quoted)",
     )
+    fallback_template: FallbackTemplate | None = None
 
 
 class ReactionIn(BodyModel):
@@ -259,3 +279,22 @@ class MessageOut(ApiModel):
     @classmethod
     def _no_reactions(cls, value: Any) -> Any:
         return [] if value is None else value
+
+
+class ReadIn(BodyModel):
+    """Optional: the newest message the operator read (an inbound message of the
+    conversation); without it, the conversation's newest inbound message."""
+
+    message_id: Id | None = None
+
+
+class ReadOut(ApiModel):
+    """The conversation's read mark. ``status``: ``PENDING`` (the platform is being told),
+    ``SENT`` (told: the client sees the blue ticks), ``FAILED`` (the platform refused it,
+    ``error`` says why), ``RECORDED`` (a channel without read receipts: only kept);
+    null with ``messageId`` null when the contact never wrote."""
+
+    conversation_id: str
+    message_id: str | None
+    status: Literal["PENDING", "SENT", "FAILED", "RECORDED"] | None
+    error: str | None = None

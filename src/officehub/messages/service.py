@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, NoReturn
 
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -20,9 +20,18 @@ from officehub.conversations import service as conversations
 from officehub.conversations.models import Conversation, Message
 from officehub.errors import Conflict, NotFound, ValidationFailed
 from officehub.events.service import PendingEvent, emit, emit_many
+from officehub.ids import new_id
 from officehub.inboxes import service as inboxes
 from officehub.messages import repository
-from officehub.messages.schemas import InboundIn, MessageOut, OutboundIn, ReactionIn
+from officehub.messages.schemas import (
+    FallbackTemplate,
+    InboundIn,
+    MessageOut,
+    OutboundIn,
+    ReactionIn,
+    ReadIn,
+    ReadOut,
+)
 from officehub.pagination import PageParams, paginate
 from officehub.storage import Storage, is_valid_key
 from officehub.templates import service as templates
@@ -63,11 +72,17 @@ async def send(
     """Stores an outbound message ``QUEUED`` for the channel's dispatcher.
 
     On the official channel free text needs the contact's last inbound message within 24 h
-    (409 ``OUTSIDE_SERVICE_WINDOW``); a template needs to be APPROVED for the conversation's
-    integration (409 ``TEMPLATE_NOT_APPROVED``) and its placeholders filled (400).
+    (409 ``OUTSIDE_SERVICE_WINDOW``), unless it names a ``fallbackTemplate``: then that
+    template is stored instead (and, inside the window, kept on the message for a 131047
+    failure). A template needs to be APPROVED for the conversation's integration (409
+    ``TEMPLATE_NOT_APPROVED``; 400 for a fallback) and its placeholders filled (400).
     """
     if (body.text is None) == (body.template_name is None):
         raise ValidationFailed.field("body.text", "send either text or templateName")
+    if body.fallback_template is not None and body.template_name is not None:
+        raise ValidationFailed.field(
+            "body.fallbackTemplate", "only a free-form (text) send takes a fallback template"
+        )
     conversation = await conversations.get_conversation(
         session, office_id, conversation_id, for_change=True
     )
@@ -75,8 +90,17 @@ async def send(
     if body.template_name is not None:
         return await _send_template(session, conversation, body.template_name, body, storage, reply)
     integration = await inboxes.get_integration(session, office_id, conversation.integration_id)
+    payload: dict[str, Any] | None = None
     if integration.type == inboxes.OFFICIAL:
-        await _check_service_window(session, conversation)
+        fallback = None
+        if body.fallback_template is not None:
+            fallback = await _fallback(session, conversation, body.fallback_template)
+        if not await _window_open(session, conversation):
+            if fallback is None:
+                _window_closed()
+            return await _send_fallback(session, conversation, fallback, replaces=None)
+        if fallback is not None:
+            payload = {"fallbackTemplate": fallback}
     message = await _store(
         session,
         conversation,
@@ -85,7 +109,7 @@ async def send(
         text=body.text,
         media_url=None,
         status="QUEUED",
-        payload=_reply_payload(reply),
+        payload={**(_reply_payload(reply) or {}), **(payload or {})} or None,
         reply_to_id=reply.id if reply else None,
     )
     return await _emit(session, conversation, "chat.message.sent", message)
@@ -116,6 +140,102 @@ def _reply_payload(reply: Message | None) -> dict[str, Any] | None:
     return {"replyToExternalId": reply.external_id} if reply is not None else None
 
 
+WINDOW_CLOSED_CODE = 131047
+"""The platform's error for a free-form send outside the 24-hour window (re-engagement)."""
+
+
+async def _fallback(
+    session: AsyncSession, conversation: Conversation, wanted: FallbackTemplate
+) -> dict[str, Any]:
+    """The fallback template as the send will carry it; 400 naming ``fallbackTemplate``'s
+    field when it is not an APPROVED template of the integration or does not fit."""
+    try:
+        template = await templates.approved_template(
+            session,
+            conversation.office_id,
+            conversation.integration_id,
+            wanted.name,
+            wanted.language,
+        )
+    except Conflict as exc:
+        raise ValidationFailed.field("body.fallbackTemplate.name", exc.details) from exc
+    header = templates.header_format(template.components)
+    if header in templates.MEDIA_HEADERS:
+        raise ValidationFailed.field(
+            "body.fallbackTemplate.name",
+            f"template {template.name!r} has a media header: a fallback cannot carry media",
+        )
+    variables = wanted.variables or []
+    expected = templates.placeholders(template.components, "BODY")
+    if len(variables) != expected:
+        raise ValidationFailed.field(
+            "body.fallbackTemplate.variables",
+            f"template {template.name!r} has {expected} placeholder(s); {len(variables)} sent",
+        )
+    return {
+        "name": template.name,
+        "language": template.language,
+        "variables": variables,
+        "headerFormat": header,
+    }
+
+
+async def _send_fallback(
+    session: AsyncSession,
+    conversation: Conversation,
+    fallback: dict[str, Any],
+    *,
+    replaces: str | None,
+) -> MessageOut:
+    """Stores the fallback template ``QUEUED``; ``replaces`` names the free-form message the
+    platform failed with 131047 (None: the window was closed at the send)."""
+    message = await _store(
+        session,
+        conversation,
+        direction="OUTBOUND",
+        type="TEMPLATE",
+        text=None,
+        media_url=None,
+        status="QUEUED",
+        template_name=str(fallback["name"]),
+        payload={
+            "language": fallback["language"],
+            "variables": list(fallback["variables"]),
+            "headerFormat": fallback["headerFormat"],
+            "headerMediaPath": None,
+            "fallbackFor": replaces,
+        },
+    )
+    return await _emit(session, conversation, "chat.message.sent", message)
+
+
+async def fall_back(session: AsyncSession, message: Message) -> MessageOut | None:
+    """After the platform failed ``message`` with 131047: its fallback template goes out,
+    once (the message's ``fallbackMessageId`` records it; callers hold the message's row,
+    under the dispatcher's claim or the integration's notification lock)."""
+    payload = dict(message.payload or {})
+    fallback = payload.get("fallbackTemplate")
+    if not isinstance(fallback, dict) or payload.get("fallbackMessageId"):
+        return None
+    conversation = await conversations.get_conversation(
+        session, message.office_id, message.conversation_id
+    )
+    sent = await _send_fallback(session, conversation, fallback, replaces=message.id)
+    message.payload = {**payload, "fallbackMessageId": sent.id}
+    await session.flush()
+    return sent
+
+
+async def fall_back_by_external_id(
+    session: AsyncSession, office_id: str, external_id: str
+) -> MessageOut | None:
+    """``fall_back`` for a message the platform reported failed with 131047."""
+    message = await repository.find_by_external_id(session, office_id, external_id)
+    if message is None or message.direction != "OUTBOUND" or message.status != "FAILED":
+        return None
+    return await fall_back(session, message)
+
+
 async def send_media(
     session: AsyncSession, office_id: str, conversation_id: str, media_url: str
 ) -> MessageOut:
@@ -139,6 +259,140 @@ async def send_media(
     return await _emit(session, conversation, "chat.message.sent", message)
 
 
+BUTTON_TITLE_MAX = 20
+ROW_TITLE_MAX = 24
+ROW_DESCRIPTION_MAX = 72
+BUTTONS_MAX = 3
+ROWS_MAX = 10
+INTERACTIVE_BODY_MAX = 1024
+LIST_BUTTON = "Ver opções"
+CHOOSE = "Escolha uma opção"
+
+
+def _clip(text: str, size: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= size else text[: size - 1].rstrip() + "…"
+
+
+def interactive_choice(prompt: str, options: Sequence[tuple[str, str]]) -> dict[str, Any] | None:
+    """The Cloud API's ``interactive`` object for a choice among ``options`` ((reply id,
+    title) pairs): reply buttons for up to 3, a list for up to 10; None beyond 10 (the
+    numbered text is sent instead). Titles are cut to the platform's sizes with "…"; a list
+    row keeps the whole title in its description when cut."""
+    if not options or len(options) > ROWS_MAX:
+        return None
+    body = {"text": _clip(prompt, INTERACTIVE_BODY_MAX) if prompt.strip() else CHOOSE}
+    if len(options) <= BUTTONS_MAX:
+        buttons = [
+            {"type": "reply", "reply": {"id": ident, "title": _clip(title, BUTTON_TITLE_MAX)}}
+            for ident, title in options
+        ]
+        return {"type": "button", "body": body, "action": {"buttons": buttons}}
+    rows: list[dict[str, str]] = []
+    for ident, title in options:
+        row = {"id": ident, "title": _clip(title, ROW_TITLE_MAX)}
+        if row["title"] != " ".join(title.split()):
+            row["description"] = _clip(title, ROW_DESCRIPTION_MAX)
+        rows.append(row)
+    return {
+        "type": "list",
+        "body": body,
+        "action": {"button": LIST_BUTTON, "sections": [{"title": CHOOSE[:24], "rows": rows}]},
+    }
+
+
+async def send_choice(
+    session: AsyncSession,
+    office_id: str,
+    conversation_id: str,
+    text: str,
+    prompt: str,
+    options: Sequence[tuple[str, str]],
+) -> MessageOut:
+    """A flow's question: stored as free text (what the console and the other channels
+    show); on the official channel it goes out as reply buttons or a list
+    (``interactive_choice``). The service window applies as to free text."""
+    conversation = await conversations.get_conversation(session, office_id, conversation_id)
+    integration = await inboxes.get_integration(session, office_id, conversation.integration_id)
+    payload: dict[str, Any] | None = None
+    if integration.type == inboxes.OFFICIAL:
+        await _check_service_window(session, conversation)
+        interactive = interactive_choice(prompt, options)
+        if interactive is not None:
+            payload = {"interactive": interactive}
+    message = await _store(
+        session,
+        conversation,
+        direction="OUTBOUND",
+        type="TEXT",
+        text=text[:4096],
+        media_url=None,
+        status="QUEUED",
+        payload=payload,
+    )
+    return await _emit(session, conversation, "chat.message.sent", message)
+
+
+async def mark_read(
+    session: AsyncSession, office_id: str, conversation_id: str, body: ReadIn
+) -> ReadOut:
+    """The operator read the conversation up to a message (the newest inbound by default).
+
+    On the official channel a read mark is stored ``PENDING`` for the dispatcher, which tells
+    the platform (marking the newest message read marks the earlier ones too); elsewhere it
+    is ``RECORDED``. Idempotent: a mark at or after the message answers as it stands."""
+    conversation = await conversations.get_conversation(session, office_id, conversation_id)
+    if body.message_id is not None:
+        message = await repository.get_message(session, office_id, body.message_id)
+        if (
+            message is None
+            or message.conversation_id != conversation.id
+            or message.direction != "INBOUND"
+        ):
+            raise ValidationFailed.field(
+                "body.messageId", "not an inbound message of this conversation"
+            )
+    else:
+        message = await repository.newest_inbound(session, office_id, conversation.id)
+        if message is None:
+            return ReadOut(conversation_id=conversation.id, message_id=None, status=None)
+    receipt = await repository.receipt_covering(session, office_id, conversation.id, message)
+    if receipt is None:
+        integration = await inboxes.get_integration(session, office_id, conversation.integration_id)
+        told = integration.type == inboxes.OFFICIAL and message.external_id is not None
+        await repository.add_receipt(
+            session,
+            {
+                "id": new_id(),
+                "office_id": office_id,
+                "conversation_id": conversation.id,
+                "message_id": message.id,
+                "integration_id": integration.id,
+                "external_id": message.external_id,
+                "status": "PENDING" if told else "RECORDED",
+                "attempts": 0,
+                "created_at": utcnow(),
+            },
+        )
+        receipt = await repository.receipt_covering(session, office_id, conversation.id, message)
+    assert receipt is not None  # noqa: S101 (inserted or inserted by a concurrent read)
+    return ReadOut(
+        conversation_id=conversation.id,
+        message_id=receipt.message_id,
+        status=receipt.status,
+        error=receipt.error,
+    )
+
+
+async def reply_id(session: AsyncSession, office_id: str, message_id: str) -> str | None:
+    """The platform's reply id of an inbound button or list answer (``payload.replyId``)."""
+    message = await repository.get_message(session, office_id, message_id)
+    if message is None or not isinstance(message.payload, dict):
+        return None
+    found = message.payload.get("replyId")
+    return found if isinstance(found, str) and found else None
+
+
 async def first_inbound_id(
     session: AsyncSession, office_id: str, conversation_id: str
 ) -> str | None:
@@ -146,17 +400,25 @@ async def first_inbound_id(
     return await repository.first_inbound_id(session, office_id, conversation_id)
 
 
-async def _check_service_window(session: AsyncSession, conversation: Conversation) -> None:
+async def _window_open(session: AsyncSession, conversation: Conversation) -> bool:
     last = await repository.last_inbound_at(session, conversation.office_id, conversation.id)
-    if last is None or utcnow() - last > SERVICE_WINDOW:
-        raise Conflict(
-            "Outside the customer-service window",
-            details=(
-                "Free-form messages may be sent only within 24 hours of the contact's last "
-                "message; send an approved template instead"
-            ),
-            code="OUTSIDE_SERVICE_WINDOW",
-        )
+    return last is not None and utcnow() - last <= SERVICE_WINDOW
+
+
+async def _check_service_window(session: AsyncSession, conversation: Conversation) -> None:
+    if not await _window_open(session, conversation):
+        _window_closed()
+
+
+def _window_closed() -> NoReturn:
+    raise Conflict(
+        "Outside the customer-service window",
+        details=(
+            "Free-form messages may be sent only within 24 hours of the contact's last "
+            "message; send an approved template instead (or name a fallbackTemplate)"
+        ),
+        code="OUTSIDE_SERVICE_WINDOW",
+    )
 
 
 async def _send_template(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from officehub.automation.actions import JOB_HANDLERS as AUTOMATION_JOBS
 from officehub.automation.consumer import AUTOMATION, RUNS_PURGE_JOB
 from officehub.cases.watch import WATCH_JOB
-from officehub.channels.dispatcher import download_media, send_queued
+from officehub.channels.dispatcher import download_media, send_queued, send_read_receipts
 from officehub.channels.template_sync import TEMPLATE_SYNC_JOB
 from officehub.crm.overdue import OVERDUE_JOB
 from officehub.events.consumers import consumer_job
@@ -29,6 +29,7 @@ def queue_jobs() -> list[QueueJob]:
         deliver_actions_due,
         send_queued,
         download_media,
+        send_read_receipts,
     ]
 
 

@@ -282,6 +282,11 @@ async function loadMessages(page) {
   else box.prepend(...items);
   if (!box.children.length) box.append(h("li", { class: "muted" }, "No messages yet."));
   document.getElementById("older-messages").hidden = page >= answer.totalPages;
+  if (page === 1 && answer.data.some((m) => m.direction === "INBOUND")) {
+    // The operator has read the conversation: the client sees the blue ticks. A failure
+    // here must not hide the messages, so it is only logged.
+    api("POST", `${conversationPath()}/read`).catch((error) => console.warn("read mark", error));
+  }
 }
 
 async function reply(event) {
