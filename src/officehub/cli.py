@@ -84,6 +84,8 @@ templates_app = typer.Typer(help="Official-channel message templates.")
 app.add_typer(templates_app, name="templates")
 cases_app = typer.Typer(help="Court cases watched on DataJud.")
 app.add_typer(cases_app, name="cases")
+people_app = typer.Typer(help="Contacts (people).", no_args_is_help=True)
+app.add_typer(people_app, name="people")
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
 
@@ -519,6 +521,48 @@ def templates_sync(
     _print({"synced": synced}, as_json)
     if integration is not None and synced == 0:
         raise typer.Exit(1)
+
+
+@people_app.command("duplicates")
+def people_duplicates(
+    office: Annotated[str | None, typer.Option("--office", help="Only this office id.")] = None,
+    merge: Annotated[
+        bool, typer.Option("--merge", help="Merge each pair into its older contact.")
+    ] = False,
+    as_json: JsonFlag = False,
+) -> None:
+    """List contacts that are one person: a Brazilian mobile stored with and without its
+    ninth digit (and, with --merge, merge each pair into the older contact)."""
+    from officehub.contacts import merge as merging
+
+    async def work(session: AsyncSession) -> list[dict[str, Any]]:
+        if office is not None:
+            await offices.get_office(session, office)
+        rows = []
+        for pair in await merging.find_duplicates(session, office):
+            if merge:
+                await merging.merge_contacts(session, pair.office_id, pair.kept_id, pair.other_id)
+            rows.append(
+                {
+                    "officeId": pair.office_id,
+                    "keptId": pair.kept_id,
+                    "otherId": pair.other_id,
+                    "merged": merge,
+                }
+            )
+        return rows
+
+    pairs = _in_session(work)
+    if as_json:
+        typer.echo(json.dumps({"data": pairs}))
+        return
+    if not pairs:
+        typer.echo("no duplicates")
+        return
+    _print_rows(
+        [{**p, "merged": "yes" if p["merged"] else "no"} for p in pairs],
+        ["officeId", "keptId", "otherId", "merged"],
+    )
 
 
 _SYNC_BATCHES = 1000

@@ -142,10 +142,11 @@ async def claim_media(
 async def claimed(
     session: AsyncSession, ids: Sequence[str], token: str
 ) -> list[tuple[Message, Integration, str | None, str]]:
-    """The messages among ``ids`` still under this lease, with their channel, the
-    contact's phone and the contact's id."""
+    """The messages among ``ids`` still under this lease, with their channel, where the
+    contact is reached (its WhatsApp id when the platform gave one, else its phone) and
+    the contact's id."""
     stmt = (
-        select(Message, Integration, Contact.phone, Contact.id)
+        select(Message, Integration, func.coalesce(Contact.whatsapp_id, Contact.phone), Contact.id)
         .join(Conversation, Conversation.id == Message.conversation_id)
         .join(Integration, Integration.id == Conversation.integration_id)
         .join(Contact, Contact.id == Conversation.person_id)

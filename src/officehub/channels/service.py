@@ -32,6 +32,8 @@ from officehub.channels.schemas import (
     Status,
 )
 from officehub.contacts import service as contacts
+from officehub.contacts.models import Contact
+from officehub.contacts.normalize import digits
 from officehub.conversations import service as conversations
 from officehub.conversations.schemas import ConversationIn
 from officehub.crm import service as crm
@@ -43,6 +45,7 @@ from officehub.timeutil import utcnow
 logger = logging.getLogger("officehub.channels")
 
 MEDIA_KINDS = ("image", "audio", "video", "document", "sticker")
+NUMBER_CHANGES = ("customer_changed_number", "user_changed_number")
 _STATUSES = {"sent": "SENT", "delivered": "DELIVERED", "read": "READ", "failed": "FAILED"}
 TEXT_MAX = 4096
 
@@ -218,9 +221,11 @@ async def _receive(
         return 0
     if await messages.external_id_known(session, office_id, message.id):
         return 0
-    contact = await contacts.find_or_create_by_phone(
-        session, office_id, message.sender, name, integration.inbox_id
-    )
+    contact = await _apply_number_change(session, integration, message)
+    if contact is None:
+        contact = await contacts.find_or_create_by_whatsapp_id(
+            session, office_id, message.sender, name, integration.inbox_id
+        )
     opened, _created = await conversations.open_conversation(
         session,
         office_id,
@@ -507,6 +512,24 @@ async def _apply_one(session: AsyncSession, integration: Integration, raw: Any) 
             integration.id,
             type(exc).__name__,
         )
+
+
+async def _apply_number_change(
+    session: AsyncSession, integration: Integration, message: PlatformMessage
+) -> Contact | None:
+    """A ``system`` message ``customer_changed_number`` (``user_changed_number`` before
+    v12): the contact's WhatsApp address (and phone) follows the client to the new number
+    before the message is stored. Answers the contact the message belongs to, or None
+    when this is no number change of a known contact."""
+    change = message.system
+    if message.type != "system" or change is None or change.type not in NUMBER_CHANGES:
+        return None
+    new_id = change.wa_id or change.new_wa_id
+    if not new_id or not digits(new_id):
+        return None
+    return await contacts.change_whatsapp_number(
+        session, integration.office_id, message.sender, new_id
+    )
 
 
 async def _apply_status(session: AsyncSession, integration: Integration, status: Status) -> None:

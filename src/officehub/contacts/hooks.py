@@ -20,3 +20,17 @@ class ContactDeleting:
 
 
 contact_deleting: Hook[ContactDeleting] = Hook("contact.deleting", required=True)
+
+
+@dataclass(frozen=True)
+class ContactMerging:
+    """Fired while ``other_id`` is merged into ``kept_id`` (both rows locked), before the
+    other's row goes: what an upper domain holds of the other moves to the kept one."""
+
+    session: AsyncSession
+    office_id: str
+    kept_id: str
+    other_id: str
+
+
+contact_merging: Hook[ContactMerging] = Hook("contact.merging", required=True)

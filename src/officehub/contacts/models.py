@@ -15,7 +15,9 @@ LINK_SOURCES = ("MANUAL", "BUTTON", "CRM", "backfill")
 class Contact(IdMixin, TimestampMixin, Base):
     """A person the office talks to (``/people``).
 
-    ``phone`` is E.164 and unique in the office (``PHONE_TAKEN``); ``search_name`` is the
+    ``phone`` is E.164 and unique in the office (``PHONE_TAKEN``), a Brazilian mobile always
+    with its ninth digit (``normalize.to_e164``), so both forms are one identity held by the
+    unique index; ``search_name`` is the
     name lower-cased and stripped of accents, so searches are accent- and case-insensitive
     on every database.
     """
@@ -53,6 +55,9 @@ class Contact(IdMixin, TimestampMixin, Base):
     name: Mapped[str] = mapped_column(String(200))
     search_name: Mapped[str] = mapped_column(String(200))
     phone: Mapped[str | None] = mapped_column(String(20))
+    # The id the WhatsApp platform knows the contact by (digits, e.g. ``551188887777``, a
+    # Brazilian mobile possibly without its ninth digit): where official sends go.
+    whatsapp_id: Mapped[str | None] = mapped_column(String(32))
     email: Mapped[str | None] = mapped_column(String(320))
     document: Mapped[str | None] = mapped_column(String(64))
     description: Mapped[str | None] = mapped_column(Text)

@@ -7,10 +7,16 @@ from functools import cache
 from sqlalchemy import String, bindparam, delete, exists, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.contacts.models import Contact, ContactTag
+from officehub.cases.models import Case, CaseMovement
+from officehub.channels.models import ChannelPeer
+from officehub.contacts.models import Contact, ContactTag, PartnerLink
+from officehub.contacts.normalize import phone_forms
+from officehub.conversations.models import Conversation
+from officehub.db import Base
 from officehub.pagination import ListQuery, PageParams, paginate
 from officehub.repository import get_scoped, insert_ignoring_duplicates, scoped
 from officehub.tags.models import Tag
+from officehub.webchat.models import WebchatVisitor
 
 
 async def get_contact(
@@ -27,9 +33,13 @@ async def find_by_email(session: AsyncSession, office_id: str, email: str) -> Co
 async def find_by_phone(
     session: AsyncSession, office_id: str, phone: str, *, other_than: str | None = None
 ) -> Contact | None:
-    stmt = scoped(Contact, office_id).where(Contact.phone == phone)
+    """The contact with this E.164 phone in any of its forms (a Brazilian mobile with or
+    without the ninth digit: a number stored before the rule counts too), the one stored
+    in the canonical form first."""
+    stmt = scoped(Contact, office_id).where(Contact.phone.in_(phone_forms(phone)))
     if other_than is not None:
         stmt = stmt.where(Contact.id != other_than)
+    stmt = stmt.order_by((Contact.phone != phone), Contact.created_at, Contact.id)
     return (await session.scalars(stmt.limit(1))).first()
 
 
@@ -40,15 +50,16 @@ async def contacts_page(
     *,
     inbox_id: str | None = None,
     name_fragment: str | None = None,
-    phone_fragment: str | None = None,
+    phone_fragments: Sequence[str] = (),
     tag_ids: Sequence[str] = (),
 ) -> tuple[list[Contact], int]:
     """A page of the office's contacts, by name, and how many there are in all; the search
-    matches the name or the phone's digits (substrings)."""
+    matches the name or the phone's digits (substrings; any of ``phone_fragments``, the
+    forms of one number)."""
     query = _contacts_query(
         by_inbox=inbox_id is not None,
         by_name=bool(name_fragment),
-        by_phone=bool(phone_fragment),
+        phone_forms=len(phone_fragments),
         by_tags=bool(tag_ids),
         fenced=session.get_bind().dialect.name == "postgresql",
     )
@@ -56,7 +67,7 @@ async def contacts_page(
         "office_id": office_id,
         "inbox_id": inbox_id,
         "name_pattern": _containing(name_fragment or ""),
-        "phone_pattern": _containing(phone_fragment or ""),
+        **{f"phone_pattern_{i}": _containing(f) for i, f in enumerate(phone_fragments)},
         "tag_ids": list(tag_ids),
     }
     return await paginate(session, query, params, values)
@@ -70,7 +81,7 @@ def _containing(fragment: str) -> str:
 
 @cache
 def _contacts_query(
-    *, by_inbox: bool, by_name: bool, by_phone: bool, by_tags: bool, fenced: bool
+    *, by_inbox: bool, by_name: bool, phone_forms: int, by_tags: bool, fenced: bool
 ) -> ListQuery:
     """The list's statement for one shape of filter, built once; its values are bound.
 
@@ -87,8 +98,8 @@ def _contacts_query(
     matches = []
     if by_name:
         matches.append(Contact.search_name.like(bindparam("name_pattern"), escape="/"))
-    if by_phone:
-        matches.append(Contact.phone.like(bindparam("phone_pattern"), escape="/"))
+    for i in range(phone_forms):
+        matches.append(Contact.phone.like(bindparam(f"phone_pattern_{i}"), escape="/"))
     if matches and not fenced:
         stmt = stmt.where(or_(*matches))
     elif matches:
@@ -160,3 +171,59 @@ async def remove_tags(
 async def delete_contact(session: AsyncSession, contact: Contact) -> None:
     await session.delete(contact)
     await session.flush()
+
+
+# What points at a contact, by (model, column): moved whole when two contacts are merged.
+# Conversations carry their messages and notes; CRM cards are crm's (the merge hook).
+_BELONGINGS: tuple[tuple[type[Base], str], ...] = (
+    (Conversation, "person_id"),
+    (Case, "person_id"),
+    (CaseMovement, "person_id"),
+    (PartnerLink, "contact_id"),
+    (ChannelPeer, "contact_id"),
+    (WebchatVisitor, "contact_id"),
+)
+
+
+async def move_belongings(session: AsyncSession, office_id: str, from_id: str, to_id: str) -> None:
+    """Moves everything of ``from_id`` (conversations with their messages and notes, cases,
+    case movements, partner links, channel peers, web-chat visitors, tags) to ``to_id``."""
+    for model, column in _BELONGINGS:
+        owner = getattr(model, column)
+        await session.execute(
+            update(model)
+            .where(model.office_id == office_id, owner == from_id)  # type: ignore[attr-defined]
+            .values({column: to_id})
+            .execution_options(synchronize_session=False)
+        )
+    held = await session.scalars(
+        select(ContactTag.tag_id).where(
+            ContactTag.office_id == office_id, ContactTag.contact_id == from_id
+        )
+    )
+    await add_tags(session, office_id, to_id, list(held))
+    await session.execute(
+        delete(ContactTag).where(
+            ContactTag.office_id == office_id, ContactTag.contact_id == from_id
+        )
+    )
+
+
+async def open_conversations(
+    session: AsyncSession, office_id: str, person_id: str
+) -> list[Conversation]:
+    stmt = scoped(Conversation, office_id).where(
+        Conversation.person_id == person_id, Conversation.status == "OPEN"
+    )
+    return list(await session.scalars(stmt.order_by(Conversation.id)))
+
+
+async def brazilian_twelve_digit_phones(
+    session: AsyncSession, office_id: str | None
+) -> list[Contact]:
+    """Contacts (of one office, or of all) whose phone is ``+55`` and 10 digits: where a
+    mobile stored without its ninth digit hides (landlines look the same)."""
+    stmt = select(Contact).where(Contact.phone.like("+55%"), func.length(Contact.phone) == 13)
+    if office_id is not None:
+        stmt = stmt.where(Contact.office_id == office_id)
+    return list(await session.scalars(stmt.order_by(Contact.office_id, Contact.id)))

@@ -5,8 +5,8 @@ from typing import Annotated
 from fastapi import Query
 
 from officehub.auth import OfficeDep
-from officehub.contacts import service
-from officehub.contacts.schemas import ContactIn, ContactOut, ContactPatch
+from officehub.contacts import merge, service
+from officehub.contacts.schemas import ContactIn, ContactOut, ContactPatch, MergeIn
 from officehub.db import SessionDep
 from officehub.errors import ValidationFailed, error_responses
 from officehub.pagination import Page, PageDep
@@ -87,3 +87,22 @@ async def update_contact(
 )
 async def delete_contact(id: PathId, office: OfficeDep, session: SessionDep) -> ContactOut:
     return await service.delete_contact(session, office.office_id, id)
+
+
+@router.post(
+    "/people/{id}/merge",
+    response_model=ContactOut,
+    responses=error_responses(400, 401, 404, 413),
+    summary="Merge another contact into this one",
+    description=(
+        "The same person stored twice: everything of `otherId` (conversations with their "
+        "messages and notes, CRM cards, cases, tags, partner links) moves to this contact, "
+        "fields empty here are filled from it, and it is deleted (`contact.deleted`; this "
+        "contact emits `contact.updated`). Where both have an open conversation on the same "
+        "channel, `otherId`'s is closed (`chat.conversation.updated`) and kept."
+    ),
+)
+async def merge_contact(
+    id: PathId, body: MergeIn, office: OfficeDep, session: SessionDep
+) -> ContactOut:
+    return await merge.merge_contacts(session, office.office_id, id, body.other_id)

@@ -47,7 +47,14 @@ class ContactPatch(BodyModel):
 class ContactOut(ApiModel):
     id: str
     name: str
-    phone: str | None
+    phone: str | None = Field(
+        description="E.164; a Brazilian mobile always with its ninth digit (the same person "
+        "with or without it)"
+    )
+    whatsapp_id: str | None = Field(
+        description="The id the WhatsApp platform knows the contact by (digits; a Brazilian "
+        "mobile may lack its ninth digit there): where WhatsApp sends go. Set by the channel"
+    )
     email: str | None
     document: str | None
     description: str | None
@@ -62,3 +69,9 @@ class ContactOut(ApiModel):
     tags: list[TagRef]
     created_at: Timestamp
     updated_at: Timestamp
+
+
+class MergeIn(BodyModel):
+    other_id: Annotated[str, StringConstraints(min_length=1, max_length=32)] = Field(
+        description="The contact merged into the one in the path, then deleted"
+    )

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import Any
 
@@ -8,7 +9,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from officehub.contacts import repository
 from officehub.contacts.hooks import ContactDeleting, contact_deleting
 from officehub.contacts.models import Contact
-from officehub.contacts.normalize import digits, fold, to_e164
+from officehub.contacts.normalize import digits, fold, phone_forms, search_phone_digits, to_e164
 from officehub.contacts.schemas import ContactIn, ContactOut, ContactPatch, TagRef
 from officehub.errors import Conflict, NotFound, ValidationFailed
 from officehub.events.service import emit
@@ -19,6 +20,8 @@ from officehub.repository import flush_or_conflict, insert_or_conflict
 from officehub.tags import service as tags
 from officehub.tags.models import Tag
 from officehub.timeutil import utcnow
+
+logger = logging.getLogger("officehub.contacts")
 
 
 async def get_contact(
@@ -68,14 +71,13 @@ async def list_contacts(
         await inboxes.get_inbox(session, office_id, inbox_id)
     await tags.get_tags(session, office_id, tag_ids)
     name_fragment = fold(search.strip()) if search else None
-    phone_fragment = digits(search) if search else None
     rows, total = await repository.contacts_page(
         session,
         office_id,
         params,
         inbox_id=inbox_id,
         name_fragment=name_fragment,
-        phone_fragment=phone_fragment,
+        phone_fragments=search_phone_digits(search) if search else [],
         tag_ids=tag_ids,
     )
     found = await repository.tags_by_contact(session, office_id, [c.id for c in rows])
@@ -112,17 +114,30 @@ async def create_contact(session: AsyncSession, office_id: str, body: ContactIn)
     return out
 
 
+def channel_phone(wa_id: str) -> str:
+    """The E.164 phone of a channel's sender id (digits): canonical (a Brazilian mobile
+    with its ninth digit), or as given with ``+`` when the numbering plan does not know it."""
+    raw = "+" + digits(wa_id)
+    return to_e164(raw) or raw
+
+
 async def find_or_create_by_phone(
-    session: AsyncSession, office_id: str, wa_id: str, name: str | None, inbox_id: str | None
+    session: AsyncSession,
+    office_id: str,
+    wa_id: str,
+    name: str | None,
+    inbox_id: str | None,
+    *,
+    whatsapp_id: str | None = None,
 ) -> Contact:
     """The contact with this channel sender's phone, else a new one (``contact.created``).
 
-    ``wa_id`` is the digits a channel identifies the sender by; it is stored in E.164 (as
-    given, with ``+``, when the numbering plan does not know it). The caller serialises
-    concurrent calls (the channel webhook locks its integration).
+    ``wa_id`` is the digits a channel identifies the sender by; it is stored in E.164
+    (``channel_phone``), and found in either form of a Brazilian mobile. A new contact keeps
+    ``whatsapp_id`` as its WhatsApp address. The caller serialises concurrent calls (the
+    channel webhook locks its integration).
     """
-    raw = "+" + digits(wa_id)
-    phone = to_e164(raw) or raw
+    phone = channel_phone(wa_id)
     existing = await repository.find_by_phone(session, office_id, phone)
     if existing is not None:
         return existing
@@ -133,6 +148,7 @@ async def find_or_create_by_phone(
         name=clean,
         search_name=fold(clean)[:200],
         phone=phone,
+        whatsapp_id=whatsapp_id,
         is_blocked=False,
     )
     session.add(contact)
@@ -160,6 +176,55 @@ async def set_marketing_opt_out(
     out = contact_out(contact, await _tags_of(session, office_id, contact.id))
     await emit(session, office_id, "contact.updated", _data(out))
     return out
+
+
+async def find_or_create_by_whatsapp_id(
+    session: AsyncSession, office_id: str, wa_id: str, name: str | None, inbox_id: str | None
+) -> Contact:
+    """The official channel's sender: the contact with that phone in either form (else a
+    new one), its ``whatsapp_id`` set to the platform's id, where replies go."""
+    address = digits(wa_id)
+    contact = await find_or_create_by_phone(
+        session, office_id, wa_id, name, inbox_id, whatsapp_id=address
+    )
+    if contact.whatsapp_id != address:
+        contact.whatsapp_id = address
+        contact.updated_at = utcnow()
+        await session.flush()
+        await emit(session, office_id, "contact.updated", _data(await _out(session, contact)))
+    return contact
+
+
+async def change_whatsapp_number(
+    session: AsyncSession, office_id: str, old_wa_id: str, new_wa_id: str
+) -> Contact | None:
+    """A client changed their WhatsApp number (the platform's ``customer_changed_number``):
+    the contact known by ``old_wa_id`` moves its ``whatsapp_id`` and phone to the new one
+    (``contact.updated``). When another contact of the office already has the new number,
+    nothing changes: two people are not merged on the platform's word (log, no phone)."""
+    contact = await repository.find_by_phone(session, office_id, channel_phone(old_wa_id))
+    if contact is None:
+        return None
+    phone, address = channel_phone(new_wa_id), digits(new_wa_id)
+    holder = await repository.find_by_phone(session, office_id, phone, other_than=contact.id)
+    if holder is not None:
+        logger.warning(
+            "number change kept: contact %s's new number belongs to contact %s",
+            contact.id,
+            holder.id,
+        )
+        return contact
+    if (contact.phone, contact.whatsapp_id) == (phone, address):
+        return contact
+    contact.phone, contact.whatsapp_id = phone, address
+    contact.updated_at = utcnow()
+    await flush_or_conflict(session, _phone_taken("Another contact took the new number"))
+    await emit(session, office_id, "contact.updated", _data(await _out(session, contact)))
+    return contact
+
+
+async def _out(session: AsyncSession, contact: Contact) -> ContactOut:
+    return contact_out(contact, await _tags_of(session, contact.office_id, contact.id))
 
 
 async def has_phone(session: AsyncSession, office_id: str, phone: str) -> bool:
@@ -225,6 +290,8 @@ async def update_contact(
         changes["search_name"] = fold(body.name)[:200]
     if "phone" in sent:
         changes["phone"] = await _checked_phone(session, office_id, body.phone, other_than=ident)
+        if contact.whatsapp_id and not _same_number(contact.whatsapp_id, changes["phone"]):
+            changes["whatsapp_id"] = None  # a new number: the platform's old id no longer
     if body.inbox_id is not None:
         await inboxes.get_inbox(session, office_id, body.inbox_id)
     for field in ("email", "document", "description", "inbox_id", "is_blocked"):
@@ -278,6 +345,10 @@ async def _checked_phone(
     if existing is not None:
         raise _phone_taken(f"Contact {existing.id} already has the phone {phone}")
     return phone
+
+
+def _same_number(whatsapp_id: str, phone: str | None) -> bool:
+    return phone is not None and channel_phone(whatsapp_id) in phone_forms(phone)
 
 
 def _phone_taken(details: str) -> Conflict:

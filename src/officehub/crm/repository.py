@@ -220,6 +220,17 @@ async def cards_of_person(session: AsyncSession, office_id: str, person_id: str)
     return list(await session.scalars(stmt))
 
 
+async def move_cards_of_person(
+    session: AsyncSession, office_id: str, from_id: str, to_id: str
+) -> None:
+    await session.execute(
+        update(Card)
+        .where(Card.office_id == office_id, Card.person_id == from_id)
+        .values(person_id=to_id)
+        .execution_options(synchronize_session=False)
+    )
+
+
 async def delete_cards(session: AsyncSession, office_id: str, ids: Sequence[str]) -> None:
     await session.execute(
         delete(Card)

@@ -561,6 +561,20 @@ async def delete_cards_of_contact(session: AsyncSession, office_id: str, contact
     return await _delete(session, office_id, cards)
 
 
+async def cards_follow_merge(
+    session: AsyncSession, office_id: str, kept_id: str, other_id: str
+) -> None:
+    """When ``other_id`` is merged into ``kept_id`` (the ``contact_merging`` hook): its cards
+    move to the kept contact. A contact holds one card without a conversation, so where
+    both have one the other's goes (``crm.lead.deleted``). A moved card's contact is not a
+    change the contract announces (``crm.lead.updated`` is owner, area, fields, tags, origin)."""
+    kept_cards = await repository.cards_of_person(session, office_id, kept_id)
+    if any(c.conversation_id is None for c in kept_cards):
+        other_cards = await repository.cards_of_person(session, office_id, other_id)
+        await _delete(session, office_id, [c for c in other_cards if c.conversation_id is None])
+    await repository.move_cards_of_person(session, office_id, other_id, kept_id)
+
+
 async def _delete(session: AsyncSession, office_id: str, cards: Sequence[Card]) -> int:
     for card in cards:
         await events.emit_lead(session, card, events.LEAD_DELETED)

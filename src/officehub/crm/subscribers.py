@@ -7,7 +7,12 @@ in their own transaction and crm answers here. ``install`` is called by
 
 from __future__ import annotations
 
-from officehub.contacts.hooks import ContactDeleting, contact_deleting
+from officehub.contacts.hooks import (
+    ContactDeleting,
+    ContactMerging,
+    contact_deleting,
+    contact_merging,
+)
 from officehub.conversations.hooks import ConversationTagsChanged, conversation_tags_changed
 from officehub.crm import service
 from officehub.errors import Conflict
@@ -29,6 +34,11 @@ async def delete_cards_of_contact(event: ContactDeleting) -> None:
     await service.delete_cards_of_contact(event.session, event.office_id, event.contact_id)
 
 
+async def move_cards_of_merged_contact(event: ContactMerging) -> None:
+    """Cascade: a merged contact's cards move to the contact it was merged into."""
+    await service.cards_follow_merge(event.session, event.office_id, event.kept_id, event.other_id)
+
+
 async def card_tags_follow_conversation(event: ConversationTagsChanged) -> None:
     """Cascade: a conversation's tag change is its cards' (``crm.lead.updated``)."""
     await service.conversation_tags_changed(event.session, event.office_id, event.conversation_id)
@@ -38,4 +48,5 @@ def install() -> None:
     """Subscribes crm to its hooks; calling it again changes nothing."""
     inbox_deleting.subscribe(refuse_inbox_with_cards)
     contact_deleting.subscribe(delete_cards_of_contact)
+    contact_merging.subscribe(move_cards_of_merged_contact)
     conversation_tags_changed.subscribe(card_tags_follow_conversation)

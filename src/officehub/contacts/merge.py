@@ -1,0 +1,123 @@
+"""Two contacts that are one person made one (``POST /people/{id}/merge``,
+``officehub people duplicates --merge``).
+
+Both rows are locked in id order (so two merges of the same pair never deadlock), then
+everything of the other contact moves to the kept one: conversations (with their messages
+and notes), cases, partner links, channel peers, tags, and CRM cards (crm, through the
+``contact_merging`` hook). Where both have an open conversation on the same channel the
+other's is closed first (``chat.conversation.updated``): one open thread per channel, the
+history of both kept. Fields empty on the kept contact are filled from the other; the other
+is deleted (``contact.deleted``) and the kept one announced (``contact.updated``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from officehub.contacts import repository
+from officehub.contacts import service as contacts
+from officehub.contacts.hooks import ContactMerging, contact_merging
+from officehub.contacts.models import Contact
+from officehub.contacts.normalize import phone_forms, to_e164
+from officehub.contacts.schemas import ContactOut
+from officehub.conversations import service as conversations
+from officehub.conversations.schemas import ConversationPatch
+from officehub.errors import ValidationFailed
+from officehub.events.service import emit
+from officehub.timeutil import utcnow
+
+# Filled on the kept contact from the other when empty there.
+FILLED = ("phone", "whatsapp_id", "email", "document", "description", "image_url", "inbox_id")
+
+
+async def merge_contacts(
+    session: AsyncSession, office_id: str, ident: str, other_id: str
+) -> ContactOut:
+    """Merges ``other_id`` into ``ident`` (see the module); answers the kept contact."""
+    if other_id == ident:
+        raise ValidationFailed.field("body.otherId", "must name another contact than the path")
+    locked = {
+        i: await contacts.lock_contact(session, office_id, i) for i in sorted({ident, other_id})
+    }
+    kept, other = locked[ident], locked[other_id]
+    gone = await contacts.read_contact(session, office_id, other.id)
+    await _close_clashing_conversations(session, office_id, kept, other)
+    await contact_merging.fire(ContactMerging(session, office_id, kept.id, other.id))
+    await repository.move_belongings(session, office_id, other.id, kept.id)
+    fills = {f: getattr(other, f) for f in FILLED if not getattr(kept, f) and getattr(other, f)}
+    if "whatsapp_id" in fills and not _reaches(other.whatsapp_id, fills.get("phone", kept.phone)):
+        del fills["whatsapp_id"]  # the other's WhatsApp address is another number's
+    await repository.delete_contact(session, other)
+    for field, value in fills.items():
+        setattr(kept, field, value)
+    _canonical_phone(kept)
+    kept.updated_at = utcnow()
+    await session.flush()
+    out = await contacts.read_contact(session, office_id, kept.id)
+    await emit(session, office_id, "contact.deleted", gone.model_dump(mode="json", by_alias=True))
+    await emit(session, office_id, "contact.updated", out.model_dump(mode="json", by_alias=True))
+    return out
+
+
+async def _close_clashing_conversations(
+    session: AsyncSession, office_id: str, kept: Contact, other: Contact
+) -> None:
+    """Closes the other's open conversation on each channel where the kept contact has one
+    open too (the partial unique index allows one open per contact and channel)."""
+    open_here = {
+        c.integration_id for c in await repository.open_conversations(session, office_id, kept.id)
+    }
+    for conversation in await repository.open_conversations(session, office_id, other.id):
+        if conversation.integration_id in open_here:
+            await conversations.update_conversation(
+                session, office_id, conversation.id, ConversationPatch(status="CLOSED")
+            )
+
+
+def _reaches(whatsapp_id: str | None, phone: str | None) -> bool:
+    """Whether the WhatsApp id is a form of the phone."""
+    if whatsapp_id is None or phone is None:
+        return False
+    return contacts.channel_phone(whatsapp_id) in phone_forms(phone)
+
+
+def _canonical_phone(kept: Contact) -> None:
+    """A kept phone stored before the identity rule (a Brazilian mobile without its ninth
+    digit) takes its canonical form now that the other form's holder is gone; the old
+    form stays the WhatsApp address when none is known."""
+    if kept.phone is None:
+        return
+    canonical = to_e164(kept.phone)
+    if canonical is not None and canonical != kept.phone:
+        kept.whatsapp_id = kept.whatsapp_id or kept.phone.removeprefix("+")
+        kept.phone = canonical
+
+
+@dataclass(frozen=True)
+class Duplicate:
+    """Two contacts of an office that are one number (kept: the older)."""
+
+    office_id: str
+    kept_id: str
+    other_id: str
+    phone: str
+
+
+async def find_duplicates(session: AsyncSession, office_id: str | None) -> list[Duplicate]:
+    """Pairs of contacts (of one office, or of all) that are one Brazilian mobile with and
+    without the ninth digit. Exact duplicates cannot be stored (the unique index)."""
+    pairs = []
+    for contact in await repository.brazilian_twelve_digit_phones(session, office_id):
+        canonical = to_e164(contact.phone or "")
+        if canonical is None or canonical == contact.phone:
+            continue
+        twin = await repository.find_by_phone(
+            session, contact.office_id, canonical, other_than=contact.id
+        )
+        if twin is None:
+            continue
+        older, newer = sorted((contact, twin), key=lambda c: (c.created_at, c.id))
+        pairs.append(Duplicate(contact.office_id, older.id, newer.id, canonical))
+    return pairs
