@@ -22,7 +22,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub import wiring
-from officehub.contacts.hooks import ContactDeleting, contact_deleting
+from officehub.contacts.hooks import ContactDeleting, contact_deleting, contact_merging
 from officehub.conversations.hooks import conversation_tags_changed
 from officehub.crm import subscribers as crm_subscribers
 from officehub.crm.models import Card
@@ -39,11 +39,13 @@ async def test_every_required_hook_has_a_subscriber_once_the_app_is_built(app: F
     assert {h.name for h in HOOKS if h.required} >= {
         "inbox.deleting",
         "contact.deleting",
+        "contact.merging",
         "conversation.tags_changed",
     }
     assert unwired() == []
     assert inbox_deleting.subscribers == (crm_subscribers.refuse_inbox_with_cards,)
     assert contact_deleting.subscribers == (crm_subscribers.delete_cards_of_contact,)
+    assert contact_merging.subscribers == (crm_subscribers.move_cards_of_merged_contact,)
     assert conversation_tags_changed.subscribers == (crm_subscribers.card_tags_follow_conversation,)
 
 
@@ -188,7 +190,7 @@ _ENTRY_SCRIPT = textwrap.dedent(
 )
 
 
-ALL_REQUIRED = "contact.deleting,conversation.tags_changed,inbox.deleting"
+ALL_REQUIRED = "contact.deleting,contact.merging,conversation.tags_changed,inbox.deleting"
 
 
 @pytest.mark.parametrize(
