@@ -243,3 +243,16 @@ async def test_concurrent_merges_of_one_pair_merge_it_once(
     assert len(left) == 1
     assert await _owned_by(session, Conversation, Conversation.person_id, left[0]) == 1
     assert len(await outbox(app, office_a.id, "contact.deleted")) == 1
+
+
+async def test_a_merge_leaves_an_old_form_phone_whose_canonical_form_another_holds(
+    client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    legacy = await f.make_contact(session, office_a.id, "Maria", phone="+551188887777")
+    await f.make_contact(session, office_a.id, "Maria Souza", phone="+5511988887777")
+    stranger = await f.make_contact(session, office_a.id, "João", phone=None)
+    legacy_id, stranger_id = legacy.id, stranger.id
+    await session.commit()
+    r = await _merge(client, office_a, legacy_id, {"otherId": stranger_id})
+    assert r.status_code == 200, r.text
+    assert (r.json()["phone"], r.json()["whatsappId"]) == ("+551188887777", None)

@@ -52,7 +52,7 @@ async def merge_contacts(
     await repository.delete_contact(session, other)
     for field, value in fills.items():
         setattr(kept, field, value)
-    _canonical_phone(kept)
+    await _canonical_phone(session, kept)
     kept.updated_at = utcnow()
     await session.flush()
     out = await contacts.read_contact(session, office_id, kept.id)
@@ -83,14 +83,17 @@ def _reaches(whatsapp_id: str | None, phone: str | None) -> bool:
     return contacts.channel_phone(whatsapp_id) in phone_forms(phone)
 
 
-def _canonical_phone(kept: Contact) -> None:
+async def _canonical_phone(session: AsyncSession, kept: Contact) -> None:
     """A kept phone stored before the identity rule (a Brazilian mobile without its ninth
-    digit) takes its canonical form now that the other form's holder is gone; the old
-    form stays the WhatsApp address when none is known."""
+    digit) takes its canonical form once no other contact holds that (the merged one held
+    it, or none did); the old form stays the WhatsApp address when none is known."""
     if kept.phone is None:
         return
     canonical = to_e164(kept.phone)
-    if canonical is not None and canonical != kept.phone:
+    if canonical is None or canonical == kept.phone:
+        return
+    holder = await repository.find_by_phone(session, kept.office_id, canonical, other_than=kept.id)
+    if holder is None:
         kept.whatsapp_id = kept.whatsapp_id or kept.phone.removeprefix("+")
         kept.phone = canonical
 

@@ -4,6 +4,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.contacts import repository
@@ -216,9 +217,15 @@ async def change_whatsapp_number(
         return contact
     if (contact.phone, contact.whatsapp_id) == (phone, address):
         return contact
-    contact.phone, contact.whatsapp_id = phone, address
-    contact.updated_at = utcnow()
-    await flush_or_conflict(session, _phone_taken("Another contact took the new number"))
+    try:
+        async with session.begin_nested():
+            contact.phone, contact.whatsapp_id = phone, address
+            contact.updated_at = utcnow()
+            await session.flush()
+    except IntegrityError:  # a contact with the new number was created meanwhile
+        await session.refresh(contact)
+        logger.warning("number change kept: contact %s's new number was taken", contact.id)
+        return contact
     await emit(session, office_id, "contact.updated", _data(await _out(session, contact)))
     return contact
 
