@@ -13,6 +13,7 @@ _PERSON: dict[str, Any] = {
     "id": "cm3k9x2f70000abcd1234efgh",
     "name": "Maria Souza",
     "phone": "+5511987654321",
+    "whatsappId": "551187654321",
     "email": "maria@example.com",
     "document": None,
     "description": None,
