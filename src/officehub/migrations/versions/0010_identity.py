@@ -10,8 +10,8 @@ has the canonical form: those pairs are one person split in two, left for
 
 The rule is written out here, not imported, so the migration stays what it was when run.
 
-Revision ID: 0009_identity
-Revises: 0008_inbound
+Revision ID: 0010_identity
+Revises: 0009_status
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ import re
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0009_identity"
-down_revision = "0008_inbound"
+revision = "0010_identity"
+down_revision = "0009_status"
 branch_labels = None
 depends_on = None
 
