@@ -376,7 +376,7 @@ async def test_a_number_change_to_another_contacts_number_keeps_both(
 async def test_the_migration_makes_stored_mobiles_canonical_unless_a_twin_exists(
     database_url: str,
 ) -> None:
-    """0010_identity rewrites a mobile stored without its ninth digit (keeping the old form
+    """0011_identity rewrites a mobile stored without its ninth digit (keeping the old form
     as ``whatsapp_id``), leaves landlines, and leaves a pair that would collide."""
     engine = create_engine(database_url)
     rows = {
@@ -387,7 +387,7 @@ async def test_the_migration_makes_stored_mobiles_canonical_unless_a_twin_exists
     }
     try:
         async with engine.begin() as conn:
-            await conn.run_sync(_migrate, "0009_status", down=True)
+            await conn.run_sync(_migrate, "0010_outbound", down=True)
             session = AsyncSession(bind=conn)
             office = Office(name="Old")
             session.add(office)

@@ -4,7 +4,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from functools import cache
 
-from sqlalchemy import String, bindparam, delete, exists, func, or_, select
+from sqlalchemy import String, bindparam, delete, exists, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.cases.models import Case, CaseMovement

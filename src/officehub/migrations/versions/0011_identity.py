@@ -10,8 +10,8 @@ has the canonical form: those pairs are one person split in two, left for
 
 The rule is written out here, not imported, so the migration stays what it was when run.
 
-Revision ID: 0010_identity
-Revises: 0009_status
+Revision ID: 0011_identity
+Revises: 0010_outbound
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ import re
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0010_identity"
-down_revision = "0009_status"
+revision = "0011_identity"
+down_revision = "0010_outbound"
 branch_labels = None
 depends_on = None
 
