@@ -112,6 +112,16 @@ async def test_create_refuses_a_literal_private_address_unless_allowed(
     assert response.status_code == 201
 
 
+async def test_a_refused_loopback_url_names_the_setting_that_allows_it(
+    settings: Settings, client: httpx.AsyncClient, office_a: OfficeFixture, app: FastAPI
+) -> None:
+    app.state.settings = settings.model_copy(update={"webhook_allow_private": False})
+    body = {"name": "x", "url": "http://127.0.0.1:9000/hook", "events": ["contact.created"]}
+    response = await client.post("/webhooks", json=body, headers=office_a.headers)
+    assert response.status_code == 400
+    assert "OFFICEHUB_WEBHOOK_ALLOW_PRIVATE" in error_of(response)["details"]
+
+
 # GET /webhooks
 
 

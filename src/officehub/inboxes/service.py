@@ -205,7 +205,8 @@ def _check_channel_settings(
         if not allow_private and (host == "localhost" or (literal and is_blocked(literal))):
             raise ValidationFailed.field(
                 "body.bridge.bridgeUrl",
-                f"{host} is a loopback, private or reserved address",
+                f"{host} is a loopback, private or reserved address (a server for development "
+                "may allow them with OFFICEHUB_WEBHOOK_ALLOW_PRIVATE=true)",
                 code="BRIDGE_URL_NOT_ALLOWED",
             )
 

@@ -38,7 +38,8 @@ def check_url(url: str, *, allow_private: bool) -> None:
     if not allow_private and (host == "localhost" or (literal and is_blocked(literal))):
         raise ValidationFailed.field(
             "body.url",
-            f"{host} is a loopback, private or reserved address",
+            f"{host} is a loopback, private or reserved address (a server for development "
+                "may allow them with OFFICEHUB_WEBHOOK_ALLOW_PRIVATE=true)",
             code="WEBHOOK_URL_NOT_ALLOWED",
         )
 
