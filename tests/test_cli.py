@@ -245,6 +245,29 @@ async def test_bad_database_url_is_one_line_naming_the_variable(tmp_path: Path) 
     assert "OFFICEHUB_DATABASE_URL" in one_line_error(result)
 
 
+async def test_every_unsupported_database_url_gets_the_two_accepted_forms(
+    tmp_path: Path,
+) -> None:
+    urls = (
+        "postgresql://app:pw@db.internal/officehub",
+        "postgres://app@db.internal/officehub",
+        "postgresql+psycopg://app@db.internal/officehub",
+        "sqlite:///data/officehub.db",
+        "mysql://app@db.internal/officehub",
+        "not a url at all",
+    )
+    for url in urls:
+        env = clean_env(OFFICEHUB_DATABASE_URL=url)
+        for command in (("office", "list"), ("serve", "--port", "1")):
+            result = await officehub(None, *command, cwd=tmp_path, env=env)
+            assert result.returncode == 2, (url, command, result.stderr)
+            line = one_line_error(result)
+            assert "OFFICEHUB_DATABASE_URL" in line, line
+            assert "sqlite+aiosqlite:///PATH" in line and "postgresql+asyncpg://" in line, line
+            assert "unexpected" not in line and ":pw@" not in line, line
+    assert not any(tmp_path.iterdir())  # noqa: ASYNC240
+
+
 async def test_unreachable_database_is_one_line(tmp_path: Path) -> None:
     url = f"postgresql+asyncpg://postgres@127.0.0.1:{free_port()}/officehub"
     result = await officehub(

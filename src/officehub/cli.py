@@ -33,7 +33,7 @@ from typer.exceptions import TyperException
 
 from officehub import __version__
 from officehub import backup as backups
-from officehub.config import Settings, get_settings
+from officehub.config import DATABASE_URL_FORMS, Settings, get_settings
 from officehub.db import DatabaseTimeouts, create_engine, create_sessionmaker
 from officehub.errors import ServiceError
 from officehub.heap import settle_heap
@@ -697,7 +697,8 @@ def _settings_error(exc: pydantic.ValidationError) -> CliError:
     problems = []
     for error in exc.errors():
         name = "OFFICEHUB_" + "_".join(str(p) for p in error["loc"]).upper()
-        problems.append(f"{name}: {error['msg']}")
+        message = str(error["msg"]).removeprefix("Value error, ")
+        problems.append(f"{name}: {message}")
     return CliError(
         "bad setting " + "; ".join(problems) + " (fix it in the environment or .env)",
         EXIT_BAD_INPUT,
@@ -724,7 +725,7 @@ def _explain(exc: BaseException) -> CliError | None:
         if isinstance(cause, sa_exc.ArgumentError | sa_exc.NoSuchModuleError):
             return CliError(
                 f"OFFICEHUB_DATABASE_URL is not a usable database URL ({cause}); use "
-                "sqlite+aiosqlite:///PATH or postgresql+asyncpg://USER@HOST:PORT/DB",
+                f"{DATABASE_URL_FORMS[0]} or {DATABASE_URL_FORMS[1]}",
                 EXIT_BAD_INPUT,
                 "BAD_SETTING",
             )

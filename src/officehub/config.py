@@ -12,13 +12,20 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, PrivateAttr, model_validator
+from pydantic import Field, PrivateAttr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
 
 DATABASE_FILE = "officehub.db"
 # Settings whose value is shown masked by ``officehub config``.
 SECRETS = frozenset({"signing_key", "datajud_api_key"})
+# The two database URL forms the service runs on (SQLAlchemy's async drivers it ships).
+DATABASE_URL_FORMS = (
+    "sqlite+aiosqlite:///PATH",
+    "postgresql+asyncpg://USER:PASSWORD@HOST:PORT/DB",
+)
+_DRIVERS = frozenset({"sqlite+aiosqlite", "postgresql+asyncpg"})
 _ANY_ADDRESS = {"0.0.0.0", "::", ""}  # noqa: S104 - compared against, never bound
 
 
@@ -207,6 +214,19 @@ class Settings(BaseSettings):
                     data[name] = data[name].upper()
         return data
 
+    @field_validator("database_url")
+    @classmethod
+    def _supported_database_url(cls, value: str) -> str:
+        if not value:
+            return value
+        try:
+            driver = make_url(value).drivername
+        except (ArgumentError, ValueError):
+            driver = None
+        if driver not in _DRIVERS:
+            raise ValueError(unsupported_database_url(value))
+        return value
+
     @model_validator(mode="after")
     def _derive_defaults(self) -> Settings:
         if not self.database_url:
@@ -246,6 +266,18 @@ class Settings(BaseSettings):
                 value = str(value.resolve())
             shown[f"OFFICEHUB_{name.upper()}"] = value
         return shown
+
+
+def unsupported_database_url(value: str) -> str:
+    """Why ``value`` is no database URL of ours, and the two forms that are."""
+    scheme = value.split("://", 1)[0] if "://" in value else ""
+    said = f"'{scheme}://' is not supported" if scheme else "not a database URL"
+    hint = ""
+    if scheme.split("+")[0] in ("postgres", "postgresql"):
+        hint = "; for PostgreSQL write postgresql+asyncpg:// (the async driver)"
+    elif scheme.split("+")[0] == "sqlite":
+        hint = "; for SQLite write sqlite+aiosqlite:/// (the async driver)"
+    return f"{said}{hint}; use {DATABASE_URL_FORMS[0]} or {DATABASE_URL_FORMS[1]}"
 
 
 def address_url(host: str, port: int) -> str:

@@ -39,7 +39,7 @@ def check_url(url: str, *, allow_private: bool) -> None:
         raise ValidationFailed.field(
             "body.url",
             f"{host} is a loopback, private or reserved address (a server for development "
-                "may allow them with OFFICEHUB_WEBHOOK_ALLOW_PRIVATE=true)",
+            "may allow them with OFFICEHUB_WEBHOOK_ALLOW_PRIVATE=true)",
             code="WEBHOOK_URL_NOT_ALLOWED",
         )
 
