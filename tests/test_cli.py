@@ -359,3 +359,61 @@ async def test_office_delete_removes_its_files_only(
     json_of(await officehub(database_url, "office", "delete", gone.id, "--yes", "--json", env=env))
     assert not (avatars / gone.id).exists()
     assert any((avatars / kept.id).rglob("*.png"))
+
+
+async def test_help_shows_no_bool_placeholder_after_flags(tmp_path: Path) -> None:
+    env = clean_env(COLUMNS="80")
+    for command in (("serve", "--help"), ("apikey", "list", "--help"), ("--help",)):
+        result = await officehub(None, *command, cwd=tmp_path, env=env)
+        assert result.returncode == 0, result.stderr
+        assert "<bool>" not in result.stdout, result.stdout
+        assert (
+            "--json" in result.stdout
+            or "--worker" in result.stdout
+            or "Commands" in (result.stdout)
+        )
+        assert max(len(line) for line in result.stdout.splitlines()) <= 80
+
+
+async def test_apikey_list_without_office_lists_every_offices_keys(database_url: str) -> None:
+    first = json_of(await officehub(database_url, "office", "create", "Silva", "--json"))
+    second = json_of(await officehub(database_url, "office", "create", "Lima", "--json"))
+    keys = {}
+    for office in (first, second):
+        created = await officehub(database_url, "apikey", "create", "--office", office["id"])
+        assert created.returncode == 0, created.stderr
+        keys[office["id"]] = created.stdout.split("id: ", 1)[1].split()[0]
+    listed = json_of(await officehub(database_url, "apikey", "list", "--json"))
+    assert {(k["officeId"], k["id"]) for k in listed["data"]} == set(keys.items())
+    table = await officehub(database_url, "apikey", "list")
+    assert table.returncode == 0, table.stderr
+    assert table.stdout.splitlines()[0].split()[0] == "officeId"
+    for office_id, key_id in keys.items():
+        assert any(office_id in line and key_id in line for line in table.stdout.splitlines())
+    only = json_of(
+        await officehub(database_url, "apikey", "list", "--office", first["id"], "--json")
+    )
+    assert [k["id"] for k in only["data"]] == [keys[first["id"]]]
+
+
+async def test_config_says_where_each_value_comes_from(tmp_path: Path) -> None:
+    (tmp_path / ".env").write_text("OFFICEHUB_LOG_LEVEL=DEBUG\n")
+    env = clean_env(OFFICEHUB_PORT="8123")
+    shown = json_of(await officehub(None, "config", "--json", cwd=tmp_path, env=env))
+    sources = shown["sources"]
+    assert sources["OFFICEHUB_PORT"] == "environment"
+    assert sources["OFFICEHUB_LOG_LEVEL"] == ".env"
+    assert sources["OFFICEHUB_HOST"] == "default"
+    assert sources["OFFICEHUB_SIGNING_KEY"].startswith("generated")
+    assert shown["settings"]["OFFICEHUB_SIGNING_KEY"] == "(generated)"
+    text = await officehub(None, "config", cwd=tmp_path, env=env)
+    assert text.returncode == 0, text.stderr
+    lines = dict(line.split("=", 1) for line in text.stdout.splitlines() if "=" in line)
+    assert lines["OFFICEHUB_PORT"].endswith("(environment)")
+    assert lines["OFFICEHUB_LOG_LEVEL"].endswith("(.env)")
+    assert lines["OFFICEHUB_HOST"].endswith("(default)")
+    assert lines["OFFICEHUB_SIGNING_KEY"].startswith("(generated)")
+    given = clean_env(OFFICEHUB_SIGNING_KEY="very-secret-signing-key")
+    masked = json_of(await officehub(None, "config", "--json", cwd=tmp_path, env=given))
+    assert masked["settings"]["OFFICEHUB_SIGNING_KEY"] == "********"
+    assert masked["sources"]["OFFICEHUB_SIGNING_KEY"] == "environment"

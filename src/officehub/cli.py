@@ -75,6 +75,7 @@ app = typer.Typer(
     epilog=EPILOG,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # click's plain help: no "<bool>" after flags, fits 80 columns
 )
 office_app = typer.Typer(help="Offices.", no_args_is_help=True)
 apikey_app = typer.Typer(help="Office API keys.", no_args_is_help=True)
@@ -197,21 +198,52 @@ def migrate_command(as_json: JsonFlag = False) -> None:
 
 @app.command(name="config")
 def config_command(as_json: JsonFlag = False) -> None:
-    """Print the effective settings (secrets masked) and where they come from."""
+    """Print the effective settings (secrets masked) and where each comes from."""
     settings = _settings()
     shown = settings.effective()
     env_file = Path(".env").resolve()
+    in_file = _dotenv_names(env_file)
+    sources = {name: _source(name, settings, in_file) for name in shown}
+    if _signing_key_generated(settings):
+        shown["OFFICEHUB_SIGNING_KEY"] = "(generated)"
     if as_json:
         typer.echo(
             json.dumps(
-                {"settings": shown, "envFile": str(env_file) if env_file.is_file() else None}
+                {
+                    "settings": shown,
+                    "sources": sources,
+                    "envFile": str(env_file) if env_file.is_file() else None,
+                }
             )
         )
         return
     for name, value in shown.items():
-        source = "environment" if name in os.environ else ""
-        typer.echo(f"{name}={value}" + (f"    ({source})" if source else ""))
+        typer.echo(f"{name}={value}    ({sources[name]})")
     typer.echo(f"# .env: {env_file if env_file.is_file() else 'none in ' + str(Path.cwd())}")
+
+
+def _dotenv_names(env_file: Path) -> set[str]:
+    from dotenv import dotenv_values  # pydantic-settings' own reader of .env
+
+    if not env_file.is_file():
+        return set()
+    return {name.upper() for name in dotenv_values(env_file)}
+
+
+def _source(name: str, settings: Settings, in_file: set[str]) -> str:
+    if name in os.environ:
+        return "environment"
+    if name in in_file:
+        return ".env"
+    if name == "OFFICEHUB_SIGNING_KEY" and _signing_key_generated(settings):
+        return f"generated, kept in {settings.data_dir.resolve() / backups.SIGNING_KEY}"
+    if name in ("OFFICEHUB_DATABASE_URL", "OFFICEHUB_PUBLIC_URL"):
+        return "default, derived"
+    return "default"
+
+
+def _signing_key_generated(settings: Settings) -> bool:
+    return not settings.signing_key
 
 
 async def _ensure_demo_office(settings: Settings) -> tuple[str, str] | None:
@@ -244,9 +276,12 @@ def _first_start_banner(settings: Settings, office_id: str, key: str) -> None:
 
 @app.command(epilog=_settings_help())
 def serve(
-    host: Annotated[str | None, typer.Option(help="Overrides OFFICEHUB_HOST.")] = None,
+    host: Annotated[
+        str | None, typer.Option(metavar="HOST", help="Overrides OFFICEHUB_HOST.")
+    ] = None,
     port: Annotated[
-        int | None, typer.Option(min=1, max=65535, help="Overrides OFFICEHUB_PORT.")
+        int | None,
+        typer.Option(min=1, max=65535, metavar="PORT", help="Overrides OFFICEHUB_PORT."),
     ] = None,
     worker: Annotated[
         bool, typer.Option("--worker/--no-worker", help="Run the background worker in-process.")
@@ -256,6 +291,7 @@ def serve(
         typer.Option(
             min=1,
             max=64,
+            metavar="N",
             help="API processes sharing the port (each with its own background worker "
             "unless --no-worker).",
         ),
@@ -454,15 +490,18 @@ def apikey_create(
 
 @apikey_app.command("list")
 def apikey_list(
-    office: Annotated[str, typer.Option("--office", help="Office id.")],
+    office: Annotated[
+        str | None, typer.Option("--office", help="Only this office id (default: every office).")
+    ] = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """List an office's API keys (never the keys themselves)."""
+    """List API keys with their office (never the keys themselves)."""
 
     async def work(session: AsyncSession) -> list[dict[str, Any]]:
         return [
             {
                 "id": k.id,
+                "officeId": k.office_id,
                 "name": k.name,
                 "prefix": k.prefix,
                 "permissions": k.permissions,
@@ -477,7 +516,7 @@ def apikey_list(
         typer.echo(json.dumps({"data": keys}))
         return
     rows = [{**k, "permissions": ",".join(k["permissions"])} for k in keys]
-    _print_rows(rows, ["id", "name", "prefix", "permissions", "createdAt", "revokedAt"])
+    _print_rows(rows, ["officeId", "id", "name", "prefix", "permissions", "createdAt", "revokedAt"])
 
 
 @apikey_app.command("revoke")

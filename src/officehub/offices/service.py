@@ -77,9 +77,12 @@ async def create_api_key(
     return CreatedKey(record, key)
 
 
-async def list_api_keys(session: AsyncSession, office_id: str) -> list[ApiKey]:
-    await get_office(session, office_id)
-    stmt = select(ApiKey).where(ApiKey.office_id == office_id).order_by(ApiKey.created_at)
+async def list_api_keys(session: AsyncSession, office_id: str | None) -> list[ApiKey]:
+    """An office's keys, oldest first; every office's keys (the operator's view) for None."""
+    stmt = select(ApiKey).order_by(ApiKey.created_at, ApiKey.id)
+    if office_id is not None:
+        await get_office(session, office_id)
+        stmt = stmt.where(ApiKey.office_id == office_id)
     return list(await session.scalars(stmt))
 
 
