@@ -5,11 +5,13 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import socket
+import sys
 from pathlib import Path
 
 import httpx
 
-from tests.server_process import PNG_1X1, clean_env, running_server
+from tests.server_process import PNG_1X1, clean_env, free_port, running_server
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -117,3 +119,72 @@ def test_readme_shows_the_quickstart_calls() -> None:
     missing = [path for path in calls if path.split("?")[0] not in readme]
     assert missing == []
     assert "examples/quickstart.sh" in readme
+
+
+async def test_a_taken_port_creates_no_demo_office_so_the_next_start_shows_the_key(
+    tmp_path: Path,
+) -> None:
+    port = free_port()
+    with socket.socket() as holder:
+        holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        holder.bind(("127.0.0.1", port))
+        holder.listen()
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "officehub",
+            "serve",
+            "--port",
+            str(port),
+            cwd=tmp_path,
+            env=clean_env(),
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        _out, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode == 1, err.decode()
+    lines = err.decode().strip().splitlines()
+    assert len(lines) == 1 and "First start" not in lines[0] and "ohk_" not in lines[0]
+    assert f"127.0.0.1:{port}" in lines[0] and "PORT=" in lines[0], lines[0]
+    async with running_server(tmp_path) as server:
+        assert "First start" in server.stderr and server.demo_key in server.stderr
+
+
+async def test_the_first_start_frame_fits_80_columns_and_stays_on_screen(tmp_path: Path) -> None:
+    async with running_server(tmp_path) as server:
+        await asyncio.sleep(2)  # the worker's first round of periodic jobs
+        lines = list(server.stderr_lines)
+    frame_end = next(i for i, line in enumerate(lines) if line.startswith("╰"))
+    frame = lines[: frame_end + 1]
+    assert all(len(line.rstrip("\n")) <= 80 for line in frame), "".join(frame)
+    assert any(server.demo_key in line for line in frame)  # the whole key on one line
+    assert any(f"OFFICEHUB_API_KEY={server.demo_key}" in line for line in frame)
+    # What follows in the first seconds leaves the frame on a 24-line terminal.
+    assert len(frame) + len(lines[frame_end + 1 :]) <= 24, "".join(lines)
+
+
+async def test_the_frame_names_a_command_that_runs_from_where_the_server_started(
+    tmp_path: Path,
+) -> None:
+    async with running_server(tmp_path) as server:
+        frame = server.stderr.split("╯", 1)[0]
+    text = " ".join(line.strip("│ ") for line in frame.splitlines())
+    found = re.search(r"Make another: +(\S.*?) apikey create --office (\w+)", text)
+    assert found, frame
+    assert found.group(2) == server.demo_office
+    command = found.group(1).split()
+    proc = await asyncio.create_subprocess_exec(
+        *command,
+        "apikey",
+        "list",
+        "--office",
+        server.demo_office,
+        "--json",
+        cwd=tmp_path,
+        env=clean_env(),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode == 0, err.decode()
+    assert json.loads(out)["data"][0]["prefix"] == server.demo_key[:10]

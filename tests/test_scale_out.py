@@ -68,7 +68,12 @@ class WorkerProcess:
         return f"{os.uname().nodename}:{self.proc.pid}"
 
     def runs(self) -> list[str]:
-        return [str(line["job"]) for line in self.lines if "job" in line]
+        runs: list[str] = []
+        for line in self.lines:
+            jobs = line.get("jobs")  # one line per pass: the jobs it ran
+            if isinstance(jobs, list):
+                runs.extend(str(job) for job in jobs)
+        return runs
 
 
 @contextlib.asynccontextmanager

@@ -260,18 +260,65 @@ async def _ensure_demo_office(settings: Settings) -> tuple[str, str] | None:
         await engine.dispose()
 
 
+FRAME_WIDTH = 80
+"""The first-start frame fits an 80-column terminal, the key on a line of its own."""
+
+
+def _command() -> str:
+    """How to run this command again from here: ``officehub`` when that is on the PATH."""
+    invoked = Path(sys.argv[0])
+    if invoked.name != "officehub":
+        return f"{_shortest(Path(sys.executable))} -m officehub"
+    found = shutil.which("officehub")
+    if found is not None and Path(found).resolve() == invoked.resolve():
+        return "officehub"
+    return _shortest(invoked)
+
+
+def _shortest(path: Path) -> str:
+    absolute = path.absolute()
+    try:
+        return str(absolute.relative_to(Path.cwd()))
+    except ValueError:
+        return str(absolute)
+
+
 def _first_start_banner(settings: Settings, office_id: str, key: str) -> None:
+    command = _command()
     body = (
-        f"officehub is starting at {settings.public_url}\n\n"
-        f"Created a demo office:  {office_id}\n"
-        f"Its API key (shown once, keep it):  {key}\n\n"
-        f"Try it:  examples/quickstart.sh with OFFICEHUB_URL={settings.public_url}\n"
-        f"         and OFFICEHUB_API_KEY={key}\n"
-        f"Docs:    {settings.public_url}/docs\n"
-        "Find the office again:  officehub office list"
+        f"officehub is starting at {settings.public_url}\n"
+        f"Created a demo office: {office_id}\n"
+        "Its API key (shown once, keep it):\n"
+        f"  {key}\n\n"
+        "Try it:\n"
+        f"  export OFFICEHUB_URL={settings.public_url}\n"
+        f"  export OFFICEHUB_API_KEY={key}\n"
+        "  examples/quickstart.sh\n"
+        f"Docs: {settings.public_url}/docs\n"
+        "Lost the key? Make another:\n"
+        f"  {command} apikey create --office {office_id}"
     )
     panel = Panel(body, title="First start", expand=False, border_style="green")
-    Console(stderr=True, highlight=False, width=max(len(key) + 60, 100)).print(panel)
+    Console(stderr=True, highlight=False, width=FRAME_WIDTH, soft_wrap=False).print(panel)
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """The server's socket, bound before anything is created (as uvicorn binds it)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family=family)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise CliError(
+            f"cannot listen on {host}:{port}: {exc.strerror}; another program holds the "
+            f"port? Choose another: `make run PORT={port + 1}` or `officehub serve --port "
+            f"{port + 1}` (or OFFICEHUB_PORT)",
+            EXIT_FAILURE,
+            "PORT_UNAVAILABLE",
+        ) from exc
+    return sock
 
 
 @app.command(epilog=_settings_help())
@@ -298,25 +345,35 @@ def serve(
     ] = 1,
 ) -> None:
     """Migrate, then serve the API (and, by default, the background worker)."""
+    from uvicorn.supervisors import Multiprocess
+
     from officehub.app import SERVE_WORKER_ENV, create_app  # the app's imports cost a second
 
     settings = _settings().served_at(host, port)
+    # The port first: a demo office (and its key, shown once) only for a server that runs.
+    listener = _listen(settings.host, settings.port)
     migrate(settings.database_url)
     demo = asyncio.run(_ensure_demo_office(settings))
     if demo:
         _first_start_banner(settings, *demo)
     configure_logging(settings.log_level, settings.log_format)
+    options: dict[str, Any] = {
+        "host": settings.host,
+        "port": settings.port,
+        "log_config": None,
+        "access_log": False,
+        **_connection_limits(settings),
+    }
     if workers == 1:
         served = create_app(settings, embedded_worker=worker)
         settle_heap()
-        uvicorn.run(
-            served,
-            host=settings.host,
-            port=settings.port,
-            log_config=None,
-            access_log=False,
-            **_connection_limits(settings),
-        )
+        server = uvicorn.Server(uvicorn.Config(served, **options))
+        try:
+            server.run(sockets=[listener])
+        except KeyboardInterrupt:
+            pass
+        if not server.started:
+            raise CliError("the server did not start (see the log above)")
         return
     # Each process builds its app from the environment: pass on what the options decided.
     os.environ.update(
@@ -328,16 +385,11 @@ def serve(
             SERVE_WORKER_ENV: "1" if worker else "0",
         }
     )
-    uvicorn.run(
-        "officehub.app:served_app",
-        factory=True,
-        workers=workers,
-        host=settings.host,
-        port=settings.port,
-        log_config=None,
-        access_log=False,
-        **_connection_limits(settings),
-    )
+    config = uvicorn.Config("officehub.app:served_app", factory=True, workers=workers, **options)
+    try:
+        Multiprocess(config, sockets=[listener]).run()
+    except KeyboardInterrupt:
+        pass
 
 
 def _connection_limits(settings: Settings) -> dict[str, Any]:

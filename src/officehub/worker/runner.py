@@ -124,14 +124,18 @@ class Worker:
         periodic = checked is None or not checked <= now < checked + _PERIODIC_CHECK
         if periodic:
             self._periodic_checked = now
+        ran: list[str] = []
         for job in self.periodic_jobs if periodic else ():
             try:
                 if await claim_periodic(self.ctx, job):
-                    # One line per run: which worker ran which job, once per interval.
-                    logger.info("periodic job %s runs", job.name, extra={"job": job.name})
+                    ran.append(job.name)
                     await job.run(self.ctx)
             except Exception as exc:
                 self._failed(f"periodic job {job.name}", exc)
+        if ran:
+            # One line per pass (not per job: a first start's frame stays on screen): which
+            # worker ran which jobs, each once per interval.
+            logger.info("periodic jobs ran: %s", ", ".join(ran), extra={"jobs": ran})
         for queue_job in self.queue_jobs:
             try:
                 done += await queue_job(self.ctx)
