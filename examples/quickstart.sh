@@ -93,8 +93,19 @@ patch 200 "/conversation/$CONVERSATION_ID" "{\"assignedUserId\": \"$USER_ID\", \
 post 200 "/conversation/$CONVERSATION_ID/tags" "{\"tagId\": \"$TAG_ID\"}" >/dev/null
 post 201 /conversation/note "{\"conversationId\": \"$CONVERSATION_ID\", \"text\": \"Ligar amanhã\"}" >/dev/null
 post 201 "/conversation/$CONVERSATION_ID/messages/inbound" '{"text": "Bom dia"}' >/dev/null
-post 201 "/conversation/$CONVERSATION_ID/messages" '{"text": "Olá! Como podemos ajudar?"}' >/dev/null
-call 200 GET "/conversation/$CONVERSATION_ID/messages?limit=20" >/dev/null
+REPLY_ID=$(post 201 "/conversation/$CONVERSATION_ID/messages" '{"text": "Olá! Como podemos ajudar?"}' | field id)
+# The worker sends the reply on the official channel: say what became of it.
+for _ in $(seq 20); do
+  REPLY=$(call 200 GET "/conversation/$CONVERSATION_ID/messages?limit=20" 2>/dev/null |
+    python3 -c 'import json,sys; m=[m for m in json.load(sys.stdin)["data"] if m["id"]==sys.argv[1]][0]; print(m["status"], m["error"] or "")' "$REPLY_ID")
+  [[ "$REPLY" != QUEUED* ]] && break
+  sleep 0.5
+done
+if [[ "$REPLY" == FAILED* ]]; then
+  echo "the reply is FAILED: ${REPLY#FAILED } (this WHATSAPP_OFFICIAL channel has no whatsapp settings; README: Official WhatsApp channel)" >&2
+else
+  echo "the reply is ${REPLY%% *}" >&2
+fi
 
 # --- CRM: a funnel, a card moved along it, the board -----------------------------------------
 FUNNEL=$(post 201 /funnel "{\"name\": \"Vendas\", \"inboxId\": \"$INBOX_ID\", \"columns\": [{\"name\": \"Novo\", \"timeLimitDays\": 3}, {\"name\": \"Ganho\", \"kind\": \"WON\"}, {\"name\": \"Perdido\", \"kind\": \"LOST\"}]}")

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections import Counter
+from pathlib import Path
 
 import httpx
 from fastapi import FastAPI
+
+from tests.server_process import clean_env, running_server
 
 URL_RE = re.compile(r"""(?:src|href|url)\s*[=:]\s*["']([^"']+)["']""")
 
@@ -38,3 +42,96 @@ async def test_each_operation_is_listed_once_in_the_docs(app: FastAPI) -> None:
             tags[operation["tags"][0]] += 1
     assert tags["Integrations"] == 5
     assert all("integration" not in p for p in document["paths"] if p.startswith("/inbox"))
+
+
+ROOT = Path(__file__).resolve().parent.parent
+WALKTHROUGH_SECTIONS = (
+    "Walkthrough",
+    "Directory: inboxes, channels, users, tags, legal areas, tickets, fast messages",
+    "Contacts, conversations and messages",
+    "CRM",
+    "Webhooks",
+    "Automation rules",
+    "Web chat",
+)
+
+
+def readme_blocks() -> list[tuple[str, str]]:
+    """Every ``sh`` block of the README with the heading it is under, in order."""
+    blocks, heading = [], ""
+    for part in re.split(r"^(#+ .*|```sh\n(?:.*\n)*?```)$", README.read_text(), flags=re.M):
+        if part.startswith("#"):
+            heading = part.lstrip("#").strip()
+        elif part.startswith("```sh"):
+            blocks.append((heading, part[len("```sh\n") : -len("```")]))
+    return blocks
+
+
+README = ROOT / "README.md"
+
+
+async def test_readme_walkthrough_blocks_paste_in_order_into_one_shell(tmp_path: Path) -> None:
+    """One set of names: pasted in order under ``set -u``, no block uses an unset variable;
+    the automation rule is removed at the end and the official reply's failure is shown."""
+    script = "\n".join(body for heading, body in readme_blocks() if heading in WALKTHROUGH_SECTIONS)
+    assert "WEBCHAT" in script and "automation-rules" in script
+    async with running_server(tmp_path) as server:
+        env = clean_env(OFFICEHUB_URL=server.url, OFFICEHUB_API_KEY=server.demo_key)
+        proc = await asyncio.create_subprocess_exec(
+            "bash",
+            "-c",
+            "set -u\n" + script,
+            cwd=tmp_path,
+            env=env,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        out, err = await asyncio.wait_for(proc.communicate(), 180)
+        assert proc.returncode == 0, err.decode()
+        assert "unbound variable" not in err.decode(), err.decode()
+        assert '"statusCode":500' not in out.decode().replace(" ", "")
+        assert '"status":"FAILED"' in out.decode().replace(" ", "")  # the reply, shown
+        async with httpx.AsyncClient() as client:
+            rules = await client.get(
+                f"{server.url}/automation-rules",
+                headers={"x-service-api-key": server.demo_key},
+            )
+        assert rules.status_code == 200 and rules.json()["data"] == []
+
+
+def test_readme_runs_the_command_from_where_it_is_installed() -> None:
+    """`officehub` is not on the PATH after `make run`: the README says `.venv/bin/`."""
+    text = README.read_text()
+    for heading, body in readme_blocks():
+        if heading == "The command line":
+            continue  # introduced by how to run them
+        bare = [ln for ln in body.splitlines() if re.match(r"\s*officehub ", ln)]
+        assert bare == [], (heading, bare)
+    assert "`officehub office list`" not in text and "`.venv/bin/officehub office list`" in text
+
+
+def test_readme_automation_rules_never_end_without_a_condition() -> None:
+    automation = "\n".join(b for h, b in readme_blocks() if h == "Automation rules")
+    assert '"conditions": {}' not in automation
+    assert '-X DELETE "$OFFICEHUB_URL/automation-rules/$RULE_ID"' in automation
+
+
+def test_the_documented_postgres_password_survives_the_database_url() -> None:
+    """compose.yaml pastes POSTGRES_PASSWORD raw into the URL: the guide makes a safe one."""
+    import subprocess
+
+    from sqlalchemy.engine import make_url
+
+    guide = (ROOT / "docs" / "deployment.md").read_text()
+    made = re.search(r"^POSTGRES_PASSWORD=\$\((.+)\)$", guide, re.M)
+    assert made, "the guide shows how to make the password"
+    password = subprocess.run(
+        ["bash", "-c", made.group(1)], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert len(password) >= 32
+    compose = (ROOT / "compose.yaml").read_text()
+    template = re.search(r"OFFICEHUB_DATABASE_URL: (.+)$", compose, re.M)
+    assert template
+    url = re.sub(r"\$\{POSTGRES_PASSWORD[^}]*\}", password, template.group(1))
+    assert make_url(url).password == password and make_url(url).host == "db"
+    assert "letters, digits" in guide and "percent-encoded" in guide

@@ -92,6 +92,7 @@ async def test_quickstart_script_runs_against_a_started_server(tmp_path: Path) -
             assert proc.returncode == 0, err.decode()
             assert "every call answered as expected" in err.decode()
             assert f"avatar link works: {server.url}/media/" in err.decode()
+            assert "the reply is FAILED: " in err.decode()  # said, with the reason
 
 
 async def test_quickstart_script_stops_at_the_first_unexpected_answer(tmp_path: Path) -> None:
