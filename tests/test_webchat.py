@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import httpx
+import pytest
 from fastapi import FastAPI
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -503,3 +505,29 @@ async def test_an_email_chat_does_not_link_a_visitor_to_an_existing_contact(
         assert conversation.person_id != created.json()["id"]
         contact = await s.get(Contact, conversation.person_id)
         assert contact is not None and contact.email is None
+
+
+async def test_a_refused_origin_is_named_in_the_access_log(
+    client: httpx.AsyncClient, office_a: OfficeFixture, caplog: pytest.LogCaptureFixture
+) -> None:
+    chat = await make_webchat(client, office_a)
+    evil = "https://evil.example"
+    with caplog.at_level(logging.INFO, logger="officehub.request"):
+        refused = await client.options(
+            f"/webchat/{chat['id']}/start",
+            headers={"origin": evil, "access-control-request-method": "POST"},
+        )
+    assert refused.status_code == 403
+    lines = [r for r in caplog.records if r.getMessage() == "request" and r.status == 403]
+    assert [r.refused_origin for r in lines] == [evil]
+
+
+async def test_the_widget_says_in_portuguese_that_its_page_origin_is_not_allowed(
+    client: httpx.AsyncClient, office_a: OfficeFixture
+) -> None:
+    chat = await make_webchat(client, office_a)
+    script = (await client.get(f"/webchat/{chat['id']}/widget.js")).text
+    config = json.loads(script.split("var CONFIG = ", 1)[1].split(";\n", 1)[0])
+    assert config["allowedOrigins"] == [SITE]
+    assert "não está autorizado a usar" in script
+    assert script.count("error.textContent = unreachable();") == 2  # not "Sem conexão"

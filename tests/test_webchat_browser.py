@@ -161,3 +161,25 @@ async def test_a_visitor_chats_through_the_widget_on_another_origin(
         )
         statuses = {m["text"]: m["status"] for m in delivered.json()["data"]}
         assert statuses["Boa tarde, Maria! Sou a Dra. Ana. Pode me contar mais?"] == "DELIVERED"
+
+
+async def test_the_widget_on_a_page_of_another_origin_says_why_in_portuguese(
+    page: Page, app: FastAPI, office_a: OfficeFixture
+) -> None:
+    site = Site()
+    async with (
+        running_server(app) as api_url,
+        serving(site) as site_port,
+        httpx.AsyncClient(base_url=api_url, timeout=15) as client,
+    ):
+        chat = await make_webchat(client, office_a, origins=["https://www.souza.example"])
+        site.script_url = f"{api_url}/webchat/{chat['id']}/widget.js"
+        await page.goto(f"http://127.0.0.1:{site_port}/")
+        await page.get_by_role("button", name="Abrir o chat").click()
+        await page.get_by_label("Seu nome").fill("Maria Souza")
+        await page.get_by_label("Seu telefone (com DDD)").fill("(11) 98765-4321")
+        await page.get_by_role("button", name="Começar").click()
+        alert = page.get_by_role("alert").first
+        await expect(alert).to_contain_text("não está autorizado a usar este chat")
+        await expect(alert).to_contain_text(f"http://127.0.0.1:{site_port}")
+        await expect(alert).not_to_contain_text("Sem conexão")

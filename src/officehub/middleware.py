@@ -212,6 +212,11 @@ class RequestContextMiddleware:
                     "route": route,
                     "status": status,
                     "duration_ms": round(elapsed * 1000, 2),
+                    **(
+                        {"refused_origin": state["refused_origin"]}
+                        if "refused_origin" in state
+                        else {}
+                    ),
                 },
             )
             REQUESTS.labels(scope["method"], route, str(status)).inc()

@@ -47,6 +47,8 @@ class WebchatCorsMiddleware:
             return
         allowed = origin is not None and origin in await self._allowed(scope, found.group(1))
         if not allowed:
+            # The access log names the refused origin: the site owner can tell why.
+            scope.setdefault("state", {})["refused_origin"] = origin or "(none)"
             await _refuse(send, origin)
             return
         assert origin is not None  # noqa: S101 (allowed implies an origin)

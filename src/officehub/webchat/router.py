@@ -92,6 +92,8 @@ async def widget(integration_id: IntegrationId, session: SessionDep) -> Response
             "ask": settings.get("ask", "PHONE"),
             "greeting": settings.get("greeting", ""),
             "title": integration.name,
+            # Public anyway (the CORS answers): lets the widget say why another page fails.
+            "allowedOrigins": list(settings.get("allowedOrigins") or []),
         }
     )
     # Inside a <script> the JSON must not close the element nor open a comment.

@@ -88,6 +88,13 @@
   var contactInput = startForm.elements.contact;
   contactInput.type = asksEmail ? "email" : "tel";
   contactInput.autocomplete = asksEmail ? "email" : "tel";
+  // The server refuses any other page's origin (a preflight the browser hides from us):
+  // say why rather than "Sem conexão".
+  var originAllowed = (CONFIG.allowedOrigins || []).indexOf(location.origin) >= 0;
+  var ORIGIN_REFUSED = "Este site (" + location.origin + ") não está autorizado a usar " +
+    "este chat. Avise o escritório para incluí-lo nas origens permitidas do chat.";
+  function unreachable() { return originAllowed ? "Sem conexão. Tente de novo." : ORIGIN_REFUSED; }
+  if (!originAllowed) { startForm.querySelector(".error").textContent = ORIGIN_REFUSED; }
 
   function setOpen(open) {
     panel.hidden = !open;
@@ -211,7 +218,7 @@
         composeForm.elements.text.focus();
         connect();
       });
-    }).catch(function () { error.textContent = "Sem conexão. Tente de novo."; });
+    }).catch(function () { error.textContent = unreachable(); });
   });
 
   composeForm.addEventListener("submit", function (event) {
@@ -229,7 +236,7 @@
       }
       field.value = "";
       return response.json().then(render);
-    }).catch(function () { error.textContent = "Sem conexão. Tente de novo."; });
+    }).catch(function () { error.textContent = unreachable(); });
   });
   composeForm.elements.text.addEventListener("keydown", function (event) {
     if (event.key === "Enter" && !event.shiftKey) {
