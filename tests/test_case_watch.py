@@ -11,10 +11,11 @@ from typing import Any
 
 import httpx
 from fastapi import FastAPI
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.automation.consumer import AUTOMATION
+from officehub.cases.models import Case
 from officehub.cases.numbers import check_digits
 from officehub.cases.watch import BREAKER_THRESHOLD, MAX_TRIES, WATCH_JOB, Watcher
 from officehub.config import Settings
@@ -378,3 +379,34 @@ async def test_cases_sync_command_checks_a_case_now(
         assert missing.returncode == 1 and "checked: 0" in missing.stdout
     r = await client.get(f"/cases/{case['id']}/movements", headers=office_a.headers)
     assert r.json()["totalResults"] == 2
+
+
+async def test_cases_sync_with_no_option_also_checks_cases_never_checked_yet(
+    database_url: str,
+    client: httpx.AsyncClient,
+    session: AsyncSession,
+    office_a: OfficeFixture,
+) -> None:
+    contact = await f.make_contact(session, office_a.id)
+    await session.commit()
+    case = await add_case(client, office_a, contact.id)
+    async with session.begin():  # its first check is spread over a minute: not due yet
+        await session.execute(
+            update(Case)
+            .where(Case.id == case["id"])
+            .values(next_check_at=utcnow() + timedelta(seconds=50))
+        )
+    async with running_datajud() as datajud:
+        datajud.add("tjsp", TJSP_DIGITS, DISTRIBUTED, PETITION)
+        env = {
+            **os.environ,
+            "OFFICEHUB_DATAJUD_URL": datajud.url,
+            "OFFICEHUB_DATAJUD_API_KEY": API_KEY,
+        }
+        done = await officehub(database_url, "cases", "sync", "--json", env=env)
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["checked"] == 1
+        again = await officehub(database_url, "cases", "sync", "--json", env=env)
+        assert json.loads(again.stdout)["checked"] == 0  # checked once: due in 6 hours
+    r = await client.get(f"/cases/{case['id']}", headers=office_a.headers)
+    assert r.json()["checkStatus"] == "OK"

@@ -668,8 +668,9 @@ def cases_sync(
     ] = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Check watched cases on DataJud now (all due ones, or every watched case of --case or
-    --office, due or not); exit 1 when a check failed."""
+    """Check watched cases on DataJud now (all due ones and all never checked yet, or every
+    watched case of --case or --office, due or not); exit 1 when a check failed."""
+    from officehub.cases.service import FIRST_CHECK_SPREAD
     from officehub.cases.watch import Report, Watcher
     from officehub.worker.runner import WorkerContext
 
@@ -683,8 +684,13 @@ def cases_sync(
             ctx = WorkerContext(settings, engine, create_sessionmaker(engine))
             watcher, total = Watcher(), Report()
             by_hand = case is not None or office is not None
+            # A case added a moment ago is not due yet (its first check is spread over a
+            # minute) but is expected to be looked up: every case never checked, once.
+            new_until = ctx.now() + FIRST_CHECK_SPREAD
             for _batch in range(_SYNC_BATCHES):
-                report = await watcher.run(ctx, only_case=case, only_office=office)
+                report = await watcher.run(
+                    ctx, only_case=case, only_office=office, never_checked_until=new_until
+                )
                 for name in ("checked", "new_movements", "not_found", "failed", "put_off"):
                     setattr(total, name, getattr(total, name) + getattr(report, name))
                 if by_hand or report.checked + report.put_off + report.failed == 0:

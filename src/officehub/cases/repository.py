@@ -4,7 +4,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import and_, or_, select, update
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -102,17 +102,22 @@ async def claim_due(
     *,
     only_case: str | None = None,
     only_office: str | None = None,
+    never_checked_until: datetime | None = None,
 ) -> list[Case]:
     """Due watched cases (or, by hand, every watched case of ``only_case``/``only_office``),
     oldest due first, their ``next_check_at`` moved to ``lease_until``: a worker that dies
     mid-check leaves them due again then. ``SKIP LOCKED`` on PostgreSQL, so workers claim
-    different cases."""
+    different cases. ``never_checked_until``: also the cases never checked yet whose first
+    check is set before then (a case claimed or put off since is set later)."""
     stmt = select(Case).where(Case.next_check_at.is_not(None), Case.watch.is_(True))
     if only_case is not None or only_office is not None:
         if only_case is not None:
             stmt = stmt.where(Case.id == only_case)
         if only_office is not None:
             stmt = stmt.where(Case.office_id == only_office)
+    elif never_checked_until is not None:
+        never_checked = and_(Case.check_status.is_(None), Case.next_check_at <= never_checked_until)
+        stmt = stmt.where(or_(Case.next_check_at <= now, never_checked))
     else:
         stmt = stmt.where(Case.next_check_at <= now)
     stmt = stmt.order_by(Case.next_check_at, Case.id).limit(limit)

@@ -115,9 +115,11 @@ class Watcher:
         only_case: str | None = None,
         only_office: str | None = None,
         limit: int | None = None,
+        never_checked_until: datetime | None = None,
     ) -> Report:
         """One batch of due cases (by hand: the watched cases of ``only_case`` or
-        ``only_office``, due or not)."""
+        ``only_office``, due or not; with ``never_checked_until``, also the cases never
+        checked yet, see ``repository.claim_due``)."""
         now = ctx.now()
         by_hand = only_case is not None or only_office is not None
         async with ctx.sessionmaker() as session, session.begin():
@@ -128,6 +130,7 @@ class Watcher:
                 limit or (BY_HAND_LIMIT if by_hand else ctx.settings.datajud_batch_size),
                 only_case=only_case,
                 only_office=only_office,
+                never_checked_until=never_checked_until,
             )
             claimed = [(c.id, c.office_id, c.number, c.court) for c in cases]
         report = Report()
