@@ -135,3 +135,38 @@ def test_the_documented_postgres_password_survives_the_database_url() -> None:
     url = re.sub(r"\$\{POSTGRES_PASSWORD[^}]*\}", password, template.group(1))
     assert make_url(url).password == password and make_url(url).host == "db"
     assert "letters, digits" in guide and "percent-encoded" in guide
+
+
+async def test_every_operation_has_a_short_unique_camel_case_operation_id(app: FastAPI) -> None:
+    ids = [
+        operation["operationId"]
+        for operations in app.openapi()["paths"].values()
+        for operation in operations.values()
+    ]
+    assert len(ids) > 100
+    assert [i for i, n in Counter(ids).items() if n > 1] == []
+    assert [i for i in ids if not re.fullmatch(r"[a-z][a-zA-Z0-9]{2,39}", i)] == []
+    for expected in ("createTag", "listTags", "getTag", "updateTag", "deleteTag", "getInbox"):
+        assert expected in ids
+
+
+def _at_fields(node: object, where: str = "") -> list[tuple[str, str, object]]:
+    found: list[tuple[str, str, object]] = []
+    if isinstance(node, dict):
+        for name, prop in (node.get("properties") or {}).items():
+            if name.endswith("At"):
+                found.append((where, name, prop))
+        for key, value in node.items():
+            found += _at_fields(value, f"{where}/{key}")
+    elif isinstance(node, list):
+        for value in node:
+            found += _at_fields(value, where)
+    return found
+
+
+async def test_every_timestamp_is_a_date_time(app: FastAPI) -> None:
+    import json
+
+    fields = _at_fields(app.openapi())
+    assert len(fields) > 80
+    assert [f for f in fields if '"date-time"' not in json.dumps(f[2])] == []

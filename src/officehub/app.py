@@ -33,6 +33,7 @@ from officehub.health import router as health_router
 from officehub.heap import settle_heap
 from officehub.logs import configure_logging
 from officehub.middleware import RequestContextMiddleware
+from officehub.operation_ids import operation_id
 from officehub.ratelimit import RateLimiter
 from officehub.request_guards import guard_request
 from officehub.routers import domain_routers
@@ -98,6 +99,7 @@ def create_app(settings: Settings | None = None, *, embedded_worker: bool = Fals
         docs_url=None,
         redoc_url=None,
         dependencies=[Depends(guard_request)],
+        generate_unique_id_function=operation_id,
     )
     app.state.settings = settings
     app.state.key_cache = KeyCache(settings.key_cache_seconds)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Annotated
 
-from pydantic import PlainSerializer
+from pydantic import PlainSerializer, WithJsonSchema
 
 
 def utcnow() -> datetime:
@@ -26,4 +26,9 @@ def isoformat(value: datetime) -> str:
     return utc.isoformat(timespec="milliseconds")[:-6] + "Z"
 
 
-Timestamp = Annotated[datetime, PlainSerializer(isoformat, return_type=str, when_used="json")]
+# ``format: date-time`` in the document, so a generated client reads a datetime.
+Timestamp = Annotated[
+    datetime,
+    PlainSerializer(isoformat, return_type=str, when_used="json"),
+    WithJsonSchema({"type": "string", "format": "date-time"}),
+]

@@ -143,7 +143,7 @@ class ActionAttemptOut(ApiModel):
     error_message: str | None
     duration_ms: int
     response_body: str | None = Field(description="The first 1,000 characters of the answer")
-    created_at: str
+    created_at: str = Field(json_schema_extra={"format": "date-time"})  # stored as the text
 
 
 class ActionDeliveryOut(ApiModel):
