@@ -47,7 +47,7 @@ OVERRIDES: dict[tuple[str, str], str] = {
 
 def operation_id(route: APIRoute) -> str:
     """``generate_unique_id_function`` of the app (also names a route's body schema)."""
-    for method in sorted(route.methods):
+    for method in sorted(route.methods or ()):
         named = OVERRIDES.get((method, route.path))
         if named is not None:
             return named
