@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install chromium run quickstart test lint types pytest fuzz bench clean
+.PHONY: install chromium run quickstart test lint types pytest fuzz bench sdk clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -51,5 +51,15 @@ fuzz: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m bench.report
 
+# Clients generated from the OpenAPI document into build/sdk/: Python (openapi-python-client)
+# and TypeScript types (openapi-typescript, fetched by npx from the npm registry).
+SDK := build/sdk
+sdk: $(STAMP)
+	mkdir -p $(SDK)
+	$(BIN)/officehub openapi --output $(SDK)/openapi.json
+	PATH=$(abspath $(BIN)):$$PATH $(BIN)/openapi-python-client generate --path $(SDK)/openapi.json \
+		--output-path $(SDK)/python --overwrite --config scripts/openapi-python-client.yaml
+	npx --yes openapi-typescript@7 $(SDK)/openapi.json -o $(SDK)/typescript/officehub.d.ts
+
 clean:
-	rm -rf $(VENV) data .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) data build .pytest_cache .mypy_cache .ruff_cache

@@ -196,6 +196,23 @@ def migrate_command(as_json: JsonFlag = False) -> None:
     _print({"migrated": True, "database": _database_label(settings)}, as_json)
 
 
+@app.command(name="openapi")
+def openapi_command(
+    output: Annotated[
+        Path | None, typer.Option("--output", help="Write it to this file (default: stdout).")
+    ] = None,
+) -> None:
+    """Print the OpenAPI document (the source of generated clients: `make sdk`)."""
+    from officehub.app import create_app
+
+    document = json.dumps(create_app(_settings()).openapi(), indent=1, ensure_ascii=False)
+    if output is None:
+        typer.echo(document)
+        return
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(document + "\n", encoding="utf-8")
+
+
 @app.command(name="config")
 def config_command(as_json: JsonFlag = False) -> None:
     """Print the effective settings (secrets masked) and where each comes from."""
