@@ -341,11 +341,11 @@ def _listen(host: str, port: int) -> socket.socket:
 @app.command(epilog=_settings_help())
 def serve(
     host: Annotated[
-        str | None, typer.Option(metavar="HOST", help="Overrides OFFICEHUB_HOST.")
+        str | None, typer.Option("--host", metavar="HOST", help="Overrides OFFICEHUB_HOST.")
     ] = None,
     port: Annotated[
         int | None,
-        typer.Option(min=1, max=65535, metavar="PORT", help="Overrides OFFICEHUB_PORT."),
+        typer.Option("--port", min=1, max=65535, metavar="PORT", help="Overrides OFFICEHUB_PORT."),
     ] = None,
     worker: Annotated[
         bool, typer.Option("--worker/--no-worker", help="Run the background worker in-process.")
@@ -353,6 +353,7 @@ def serve(
     workers: Annotated[
         int,
         typer.Option(
+            "--workers",
             min=1,
             max=64,
             metavar="N",
