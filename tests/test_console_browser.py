@@ -22,6 +22,7 @@ from tests.browser import new_page
 from tests.crm_world import make_world
 from tests.helpers import OfficeFixture, error_of
 from tests.receiver import Reply, running_receiver
+from tests.webchat_world import make_webchat, start_visitor
 from tests.webhook_helpers import Clock, create_webhook, deliveries, delivery_worker, emit_event
 
 TIMEOUT = 10_000
@@ -396,3 +397,22 @@ async def test_retry_a_failed_delivery_from_the_console(
     assert retried.id == failed.id and retried.status == "SUCCESS"
     assert by_event["webhook.test"].status == "SUCCESS"
     assert retried.attempt_count == attempts + 1
+
+
+async def test_a_web_chat_visitors_contact_is_marked_unverified_in_the_console(
+    browser: Browser,
+    server_url: str,
+    client: httpx.AsyncClient,
+    office_a: OfficeFixture,
+) -> None:
+    """The console shows a web chat visitor's typed phone as a claim: "não verificado"."""
+    chat = await make_webchat(client, office_a)
+    await start_visitor(client, chat["id"], name="Visitante Souza", phone="+55 11 98765-4321")
+
+    async with new_page(browser, 1280, 800) as page:
+        await log_in(page, server_url, office_a.key)
+        await page.get_by_role("link", name="Conversations").click()
+        await page.get_by_role("button", name=re.compile("Visitante Souza")).click()
+        head = page.locator(".conversation-head")
+        await expect(head.locator(".badge.warn")).to_have_text("não verificado", timeout=TIMEOUT)
+        await expect(head).to_contain_text("+5511987654321 (informado pelo visitante)")

@@ -17,6 +17,7 @@ import officehub.models  # noqa: F401
 from officehub.db import Base, create_engine
 from officehub.migrate import alembic_config
 from officehub.offices.models import Office
+from officehub.webchat.models import WebchatVisitor
 from tests import factories as f
 
 
@@ -147,3 +148,86 @@ async def test_the_cases_migration_downgrades_and_upgrades_again(database_url: s
             assert "cases" in tables and {"case_id", "code"} <= columns
     finally:
         await engine.dispose()
+
+
+async def test_the_webchat_identity_migration_makes_webchat_only_contacts_claims(
+    database_url: str,
+) -> None:
+    """0010_confid: a contact only a web chat ever talked with was made by what a visitor
+    typed: it becomes unverified, its phone moved to ``claimed_phone``; a contact that also
+    talks on another channel, or that no visitor has, keeps its phone and is verified."""
+    engine = create_engine(database_url)
+    try:
+        async with engine.begin() as conn:
+            await conn.run_sync(_migrate, "0009_status", down=True)
+            session = AsyncSession(bind=conn)
+            office = Office(name="Old")
+            session.add(office)
+            await session.flush()
+            phones = {
+                "typed": "+5511911110001",
+                "both": "+5511911110002",
+                "office": "+5511911110003",
+            }
+            for n, (name, phone) in enumerate(phones.items()):
+                await conn.execute(
+                    text(
+                        "INSERT INTO contacts (id, office_id, name, search_name, phone,"
+                        " is_blocked, created_at, updated_at)"
+                        " VALUES (:id, :o, :name, :name, :phone, false, :t, :t)"
+                    ),
+                    {
+                        "id": f"ccontact00{n}{n}{n}",
+                        "o": office.id,
+                        "name": name,
+                        "phone": phone,
+                        "t": datetime(2026, 1, 1),
+                    },
+                )
+            inbox = await f.make_inbox(session, office.id)
+            chat = await f.make_integration(session, office.id, inbox.id, type="WEBCHAT")
+            whatsapp = await f.make_integration(
+                session, office.id, inbox.id, type="WHATSAPP_OFFICIAL", device_id="dev-9"
+            )
+            for contact_id in ("ccontact00000", "ccontact00111"):
+                talk = await f.make_conversation(session, office.id, contact_id, chat)
+                session.add(
+                    WebchatVisitor(
+                        office_id=office.id,
+                        integration_id=chat.id,
+                        contact_id=contact_id,
+                        conversation_id=talk.id,
+                        token_hash=contact_id.ljust(64, "0"),
+                    )
+                )
+            await f.make_conversation(session, office.id, "ccontact00111", whatsapp)
+            await session.flush()
+            await conn.run_sync(_migrate, "head")
+            query = (
+                "SELECT name, phone, claimed_phone, verified FROM contacts"
+                " WHERE office_id = :o ORDER BY name"
+            )
+            rows = (await conn.execute(text(query), {"o": office.id})).all()
+            talks = await conn.scalar(text("SELECT count(*) FROM conversations"))
+            visitors = await conn.scalar(text("SELECT count(*) FROM webchat_visitors"))
+            await conn.run_sync(_migrate, "0009_status", down=True)
+            back = (
+                await conn.execute(
+                    text("SELECT name, phone FROM contacts WHERE office_id = :o ORDER BY name"),
+                    {"o": office.id},
+                )
+            ).all()
+            await conn.run_sync(_migrate, "head")
+    finally:
+        await engine.dispose()
+    assert [(n, p, c, bool(v)) for n, p, c, v in rows] == [
+        ("both", "+5511911110002", None, True),
+        ("office", "+5511911110003", None, True),
+        ("typed", None, "+5511911110001", False),
+    ]
+    assert (talks, visitors) == (3, 2)
+    assert [tuple(r) for r in back] == [
+        ("both", "+5511911110002"),
+        ("office", "+5511911110003"),
+        ("typed", "+5511911110001"),
+    ]

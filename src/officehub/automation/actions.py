@@ -16,6 +16,7 @@ from officehub.automation.models import AutomationPause
 from officehub.automation.schemas import ActionOutcome
 from officehub.automation.templates import body_placeholders
 from officehub.config import Settings
+from officehub.contacts import service as contacts
 from officehub.conversations import service as conversations
 from officehub.crm import service as crm
 from officehub.crm.schemas import CardUpdate
@@ -126,12 +127,30 @@ async def _event_variables(
     return [v[:1024] for v in values[:wanted]] if 0 < wanted <= len(values) else None
 
 
+REVEALING_EVENTS = ("case.", "crm.")
+
+
+async def _refuse_unverified(
+    session: AsyncSession, ctx: ActionContext, conversation_id: str
+) -> None:
+    """A message sent for a case or a card event tells the contact about their case: never
+    to an unverified contact (a web chat visitor whose claim nobody checked)."""
+    if not ctx.event_name.startswith(REVEALING_EVENTS):
+        return
+    conversation = await conversations.get_conversation(session, ctx.office_id, conversation_id)
+    if not await contacts.is_verified(session, ctx.office_id, conversation.person_id):
+        raise ActionFailed(
+            f"the contact is not verified: a {ctx.event_name} notice is not sent to it"
+        )
+
+
 async def _run(
     session: AsyncSession, ctx: ActionContext, name: str, params: dict[str, Any]
 ) -> tuple[Any, str | None]:
     office_id = ctx.office_id
     if name == "SEND_FAST_MESSAGE":
         conversation_id = _conversation(ctx)
+        await _refuse_unverified(session, ctx, conversation_id)
         if params.get("templateName"):
             variables = await _event_variables(session, ctx, conversation_id, params)
             sent = await messages.send(
@@ -179,6 +198,7 @@ async def _run(
         )
     if name == "SCHEDULE_MESSAGE":
         conversation_id = _conversation(ctx)
+        await _refuse_unverified(session, ctx, conversation_id)
         delay = int(params.get("delayMinutes") or 0)
         job = await schedule(
             session,

@@ -3,7 +3,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ForeignKey, Index, String, Text, false, text
+from sqlalchemy import ForeignKey, Index, String, Text, false, text, true
 from sqlalchemy.orm import Mapped, mapped_column, validates
 
 from officehub.contacts.normalize import brazilian_ddd
@@ -20,6 +20,12 @@ class Contact(IdMixin, TimestampMixin, Base):
     unique index; ``search_name`` is the
     name lower-cased and stripped of accents, so searches are accent- and case-insensitive
     on every database.
+
+    ``verified`` is false for a contact a web chat visitor made: what the visitor typed is
+    a claim, kept in ``claimed_phone``/``claimed_email`` and never in ``phone``/``email``,
+    so it is never matched to, nor blocks, the phone or email of a contact the office or a
+    verified channel holds. An operator's ``POST /people/{id}/verify`` makes the claim the
+    contact's own.
     """
 
     __tablename__ = "contacts"
@@ -67,6 +73,9 @@ class Contact(IdMixin, TimestampMixin, Base):
     marketing_opt_out: Mapped[bool] = mapped_column(default=False, server_default=false())
     # The Brazilian area code (DDD) of ``phone``, kept with it for the clients map.
     ddd: Mapped[str | None] = mapped_column(String(2))
+    verified: Mapped[bool] = mapped_column(default=True, server_default=true())
+    claimed_phone: Mapped[str | None] = mapped_column(String(20))
+    claimed_email: Mapped[str | None] = mapped_column(String(320))
 
     @validates("phone")
     def _derive_ddd(self, _key: str, phone: str | None) -> str | None:

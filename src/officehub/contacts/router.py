@@ -106,3 +106,19 @@ async def merge_contact(
     id: PathId, body: MergeIn, office: OfficeDep, session: SessionDep
 ) -> ContactOut:
     return await merge.merge_contacts(session, office.office_id, id, body.other_id)
+
+
+@router.post(
+    "/people/{id}/verify",
+    response_model=ContactOut,
+    responses=error_responses(400, 401, 404, 409),
+    summary="Verify a web chat visitor's claimed phone or email, after checking it",
+    description=(
+        "An operator who checked a web chat visitor's identity makes the claimed phone and "
+        "email the contact's own and marks it verified. 409 `PHONE_TAKEN` when another "
+        "contact holds the claimed phone: merge the visitor into that contact instead. "
+        "A verified contact is answered unchanged."
+    ),
+)
+async def verify_contact(id: PathId, office: OfficeDep, session: SessionDep) -> ContactOut:
+    return await service.verify_contact(session, office.office_id, id)

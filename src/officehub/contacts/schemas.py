@@ -66,6 +66,15 @@ class ContactOut(ApiModel):
         description="The client stopped marketing messages on WhatsApp: marketing templates "
         "to them are refused (409 MARKETING_OPT_OUT)",
     )
+    verified: bool = Field(
+        description="False for a contact a web chat visitor made: its claims are unchecked"
+    )
+    claimed_phone: str | None = Field(
+        description="The phone a web chat visitor typed (a claim, not the contact's phone)"
+    )
+    claimed_email: str | None = Field(
+        description="The email a web chat visitor typed (a claim, not the contact's email)"
+    )
     tags: list[TagRef]
     created_at: Timestamp
     updated_at: Timestamp

@@ -103,6 +103,7 @@ async def create_contact(session: AsyncSession, office_id: str, body: ContactIn)
         description=body.description,
         is_blocked=body.is_blocked,
         marketing_opt_out=False,
+        verified=True,
         created_at=now,
         updated_at=now,
     )
@@ -369,3 +370,70 @@ async def _checked_tags(session: AsyncSession, office_id: str, tag_ids: Sequence
 
 def _data(out: ContactOut) -> dict[str, Any]:
     return out.model_dump(mode="json", by_alias=True)
+
+
+# Web-chat identity: what a web chat visitor types is a claim, never an identity.
+
+
+async def create_claimant(
+    session: AsyncSession,
+    office_id: str,
+    name: str | None,
+    inbox_id: str | None,
+    *,
+    claimed_phone: str | None = None,
+    claimed_email: str | None = None,
+) -> Contact:
+    """An unverified contact of a web chat visitor (``contact.created``): the phone or email
+    typed is kept as a claim, so it matches, merges with and blocks no other contact."""
+    clean = " ".join((name or "").replace("\x00", "").split())[:200] or "Visitante"
+    contact = Contact(
+        office_id=office_id,
+        inbox_id=inbox_id,
+        name=clean,
+        search_name=fold(clean)[:200],
+        phone=None,
+        email=None,
+        claimed_phone=claimed_phone,
+        claimed_email=claimed_email,
+        verified=False,
+        is_blocked=False,
+    )
+    session.add(contact)
+    await session.flush()
+    await emit(session, office_id, "contact.created", _data(contact_out(contact, [])))
+    return contact
+
+
+async def verify_contact(session: AsyncSession, office_id: str, ident: str) -> ContactOut:
+    """An operator who checked the visitor's claim: the claimed phone and email become the
+    contact's own (``contact.updated``). A claimed phone another contact holds is 409
+    ``PHONE_TAKEN``: the visitor is that contact, to be merged into it, not a second one."""
+    contact = await lock_contact(session, office_id, ident)
+    if contact.verified:
+        return await read_contact(session, office_id, ident)
+    if contact.claimed_phone is not None and contact.phone is None:
+        holder = await repository.find_by_phone(
+            session, office_id, contact.claimed_phone, other_than=ident
+        )
+        if holder is not None:
+            raise _phone_taken(
+                f"Contact {holder.id} already has the phone {contact.claimed_phone}: "
+                "merge the visitor into it instead"
+            )
+        contact.phone = contact.claimed_phone
+    if contact.claimed_email is not None and contact.email is None:
+        contact.email = contact.claimed_email
+    contact.claimed_phone = None
+    contact.claimed_email = None
+    contact.verified = True
+    contact.updated_at = utcnow()
+    await flush_or_conflict(session, _phone_taken(f"Another contact has the phone {contact.phone}"))
+    out = await read_contact(session, office_id, ident)
+    await emit(session, office_id, "contact.updated", _data(out))
+    return out
+
+
+async def is_verified(session: AsyncSession, office_id: str, ident: str) -> bool:
+    """Whether the contact is one the office or a verified channel vouches for."""
+    return (await get_contact(session, office_id, ident)).verified

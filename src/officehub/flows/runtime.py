@@ -17,6 +17,8 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.config import Settings
+from officehub.contacts import service as contacts
+from officehub.contacts.texts import UNVERIFIED_REFUSAL
 from officehub.conversations import service as conversations
 from officehub.conversations.models import Conversation
 from officehub.conversations.schemas import ConversationPatch
@@ -382,6 +384,9 @@ async def _perform(turn: Turn, step: SystemStep, meta: StepMetadata) -> tuple[bo
         return False, await _create_ticket(turn, meta)
     if action == "FIRE_WEBHOOK":
         return False, await _fire_webhook(turn, step, meta)
+    if not await contacts.is_verified(session, office_id, conversation.person_id):
+        await _send_text(turn, step.id, UNVERIFIED_REFUSAL, "SENT")
+        return False, "refused: the contact is not verified"
     found = await movements.ADAPTER.search(session, office_id, conversation.person_id)
     text = movements.describe(found)
     await _send_text(turn, step.id, text, "SENT")

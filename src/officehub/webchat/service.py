@@ -36,12 +36,6 @@ VISIBLE_OUTBOUND = ("SENT", "DELIVERED", "READ")
 HISTORY_LIMIT = 200
 
 
-UNVERIFIED_CLAIM = (
-    "Web chat visitor who gave {claimed}, which another contact of the office has; "
-    "not verified, so not linked to that contact."
-)
-
-
 def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
@@ -67,42 +61,34 @@ def settings_of(integration: Integration) -> dict[str, Any]:
 async def start(session: AsyncSession, integration: Integration, body: StartIn) -> StartOut:
     """A visitor, their contact and their conversation.
 
-    What a visitor types is a claim, not a proof: a visitor is linked to an existing contact
-    never. A phone or email no contact of the office has makes a new contact with it
-    (``contact.created``); one that a contact already has makes a contact of the visitor's
-    own, without the phone or email (the claim is written in its description), so that
-    nobody reads or writes into another person's conversation by typing their number.
+    What a visitor types is a claim, not a proof: every start makes an unverified contact
+    of the visitor's own (``contact.created``) holding the phone or email as a claim
+    (``claimedPhone``/``claimedEmail``), never as its phone or email; it is linked to no
+    other contact and blocks none, so nobody reads or writes into another person's
+    conversation, nor becomes the office's client, by typing their number. An operator
+    verifies the claim (``POST /people/{id}/verify``) or merges the visitor.
     """
     ask = settings_of(integration).get("ask", "PHONE")
     office_id = integration.office_id
-    await inboxes.lock_integration(session, office_id, integration.id)
     if ask == "PHONE":
         if body.phone is None:
             raise ValidationFailed.field("body.phone", "this chat asks for a phone number")
         phone = to_e164(body.phone)
         if phone is None or len(digits(phone)) < 10:
             raise ValidationFailed.field("body.phone", "not a valid phone number")
-        claimed, taken = phone, await contacts.has_phone(session, office_id, phone)
+        claimed = phone
     else:
         if body.email is None:
             raise ValidationFailed.field("body.email", "this chat asks for an email address")
-        claimed, taken = body.email, await contacts.has_email(session, office_id, body.email)
-    if taken:
-        contact = await contacts.create_channel_contact(
-            session,
-            office_id,
-            body.name,
-            integration.inbox_id,
-            description=UNVERIFIED_CLAIM.format(claimed=claimed),
-        )
-    elif ask == "PHONE":
-        contact = await contacts.find_or_create_by_phone(
-            session, office_id, claimed, body.name, integration.inbox_id
-        )
-    else:
-        contact = await contacts.find_or_create_by_email(
-            session, office_id, claimed, body.name, integration.inbox_id
-        )
+        claimed = body.email
+    contact = await contacts.create_claimant(
+        session,
+        office_id,
+        body.name,
+        integration.inbox_id,
+        claimed_phone=claimed if ask == "PHONE" else None,
+        claimed_email=claimed if ask != "PHONE" else None,
+    )
     conversation, _created = await conversations.open_conversation(
         session,
         office_id,

@@ -120,12 +120,24 @@ async function openConversation(conversationId) {
   document.getElementById("conversation-title").focus();
 }
 
+// A web chat visitor's contact is unverified: what they typed is a claim, shown as such.
+function identityLine(contact) {
+  if (contact.verified !== false) {
+    return h("p", { class: "muted" }, contact.phone ?? contact.email ?? "");
+  }
+  const claimed = contact.claimedPhone ?? contact.claimedEmail ?? "";
+  return h("p", { class: "muted", dataset: { verified: "false" } },
+    h("span", { class: "badge warn", title: "Contato informado no chat do site, ainda não verificado" },
+      "não verificado"),
+    claimed ? ` ${claimed} (informado pelo visitante)` : "");
+}
+
 function renderPane(contact) {
   const c = state.selected;
   clear(pane(), h("article", { "aria-labelledby": "conversation-title", class: "conversation" },
     h("header", { class: "conversation-head" },
       h("h2", { id: "conversation-title", tabindex: "-1" }, contact.name),
-      h("p", { class: "muted" }, contact.phone ?? contact.email ?? "")),
+      identityLine(contact)),
     h("p", { id: "conversation-state", class: "conversation-state" }),
     h("section", { "aria-labelledby": "handoff-title", class: "panel" },
       h("h3", { id: "handoff-title" }, "Hand-off"),
