@@ -31,7 +31,7 @@ from officehub.errors import ErrorBody, install_error_handlers
 from officehub.events.router import router as events_router
 from officehub.health import router as health_router
 from officehub.heap import settle_heap
-from officehub.logs import configure_logging
+from officehub.logs import configure_logging, redact_outbound_urls
 from officehub.middleware import RequestContextMiddleware
 from officehub.operation_ids import operation_id
 from officehub.ratelimit import RateLimiter
@@ -64,6 +64,7 @@ def served_app() -> FastAPI:
 def create_app(settings: Settings | None = None, *, embedded_worker: bool = False) -> FastAPI:
     settings = settings or get_settings()
     install_hooks()
+    redact_outbound_urls()
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

@@ -6,9 +6,11 @@ Never pass headers, keys or secrets to a logger.
 from __future__ import annotations
 
 import logging
+import re
 import sys
 from typing import Any, TextIO
 
+import httpx
 import orjson
 
 from officehub.safe_trace import ExcInfo, format_exception_safely
@@ -22,6 +24,58 @@ _COLOURS = {
     "CRITICAL": "\x1b[1;31m",
 }
 _RESET = "\x1b[0m"
+
+
+# A URL's userinfo (``user:pass@``) and query string (``?token=…``) may carry credentials
+# (webhook URLs are the office's to choose): neither is written to a log.
+_URL = re.compile(
+    r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)(?:[^/?#@\s\"'<>]*@)?"
+    r"(?P<rest>[^?#\s\"'<>]*)(?P<query>\?[^#\s\"'<>]*)?(?:#[^\s\"'<>]*)?"
+)
+WITHHELD = "?[withheld]"
+OUTBOUND_LOGGERS = ("httpx", "httpcore")
+
+
+def redacted_urls(text: str) -> str:
+    """``text`` with every URL's userinfo dropped and its query string withheld."""
+
+    def strip(match: re.Match[str]) -> str:
+        query = WITHHELD if match["query"] else ""
+        return f"{match['scheme']}{match['rest']}{query}"
+
+    return _URL.sub(strip, text) if "://" in text else text
+
+
+def _redacted(value: Any) -> Any:
+    if isinstance(value, httpx.URL):
+        value = str(value)
+    return redacted_urls(value) if isinstance(value, str) else value
+
+
+class UrlRedactingFilter(logging.Filter):
+    """Rewrites a record's message and arguments without URL userinfo or query strings
+    (httpx's ``HTTP Request: POST http://user:pass@host/hook?token=…`` line)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.msg, str):
+            record.msg = redacted_urls(record.msg)
+        if isinstance(record.args, tuple):
+            record.args = tuple(_redacted(a) for a in record.args)
+        elif isinstance(record.args, dict):
+            record.args = {k: _redacted(v) for k, v in record.args.items()}
+        return True
+
+
+_REDACTING = UrlRedactingFilter()
+
+
+def redact_outbound_urls() -> None:
+    """Puts the filter on the outbound HTTP clients' loggers (whatever handler reads them,
+    pytest's included); ``configure_logging`` also puts it on the root handler."""
+    for name in OUTBOUND_LOGGERS:
+        logger = logging.getLogger(name)
+        if _REDACTING not in logger.filters:
+            logger.addFilter(_REDACTING)
 
 
 def _extras(record: logging.LogRecord) -> dict[str, Any]:
@@ -100,6 +154,8 @@ def configure_logging(level: str = "INFO", log_format: str = "auto") -> None:
         handler.setFormatter(TextFormatter(colour=stream.isatty()))
     else:
         handler.setFormatter(JsonFormatter())
+    handler.addFilter(_REDACTING)
+    redact_outbound_urls()
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
