@@ -41,6 +41,7 @@ async def serving(
         ws="none",
         log_level="warning",
         access_log=False,
+        proxy_headers=False,  # as `officehub serve`: the app's OFFICEHUB_TRUSTED_PROXIES decide
         timeout_graceful_shutdown=graceful_seconds,
     )
     server = uvicorn.Server(config)

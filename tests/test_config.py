@@ -6,6 +6,9 @@ import io
 import os
 from pathlib import Path
 
+import pytest
+from pydantic import ValidationError
+
 from officehub.config import Settings, address_url
 from officehub.logs import chosen_format
 
@@ -42,3 +45,13 @@ def test_logs_are_text_on_a_terminal_and_json_otherwise() -> None:
     os.close(leader)
     assert chosen_format("auto", io.StringIO()) == "json"
     assert chosen_format("text", io.StringIO()) == "text"
+
+
+def test_trusted_proxies_must_be_addresses_or_networks() -> None:
+    assert Settings(trusted_proxies=" 10.0.0.1, 172.28.0.0/24 ,").trusted_proxies == (
+        "10.0.0.1,172.28.0.0/24"
+    )
+    assert Settings(trusted_proxies="").trusted_proxies == ""
+    for bad in ("proxy.example", "10.0.0.1/8", "*"):
+        with pytest.raises(ValidationError, match="trusted_proxies"):
+            Settings(trusted_proxies=bad)

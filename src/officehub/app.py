@@ -16,10 +16,11 @@ from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from officehub import __version__
 from officehub.auth import SCOPE_EXTRA, KeyCache, is_keyless, scope_of, security_schemes
-from officehub.config import Settings, get_settings
+from officehub.config import Settings, get_settings, trusted_hosts
 from officehub.console.router import router as console_router
 from officehub.db import (
     DatabaseTimeouts,
@@ -37,6 +38,7 @@ from officehub.operation_ids import operation_id
 from officehub.ratelimit import RateLimiter
 from officehub.request_guards import guard_request
 from officehub.routers import domain_routers
+from officehub.security_headers import SecurityHeadersMiddleware
 from officehub.webchat.cors import WebchatCorsMiddleware
 from officehub.wiring import install as install_hooks
 from officehub.worker.jobs import periodic_jobs, queue_jobs
@@ -131,6 +133,10 @@ def create_app(settings: Settings | None = None, *, embedded_worker: bool = Fals
         body_discard=settings.body_discard_bytes,
         discard_seconds=settings.header_timeout_seconds,
     )
+    app.add_middleware(SecurityHeadersMiddleware)
+    # Outermost: the client address and scheme every layer sees are the trusted proxy's word
+    # (uvicorn's own proxy handling is off: ``officehub serve`` passes proxy_headers=False).
+    app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=trusted_hosts(settings))
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
@@ -141,6 +147,31 @@ def create_app(settings: Settings | None = None, *, embedded_worker: bool = Fals
     return app
 
 
+# The docs pages load nothing from another host: ReDoc's "powered by" logo (an image on
+# cdn.redoc.ly inside its script) is never fetched, and neither page can be framed.
+# Swagger UI starts from an inline script and both style inline, hence 'unsafe-inline'.
+DOCS_CONTENT_SECURITY_POLICY = "; ".join(
+    [
+        "default-src 'self'",
+        "script-src 'self' 'unsafe-inline'",
+        "style-src 'self' 'unsafe-inline'",
+        "img-src 'self' data:",
+        "font-src 'self' data:",
+        "connect-src 'self'",
+        "worker-src 'self' blob:",
+        "object-src 'none'",
+        "base-uri 'none'",
+        "frame-ancestors 'none'",
+    ]
+)
+
+
+def _hardened(page: HTMLResponse) -> HTMLResponse:
+    page.headers["Content-Security-Policy"] = DOCS_CONTENT_SECURITY_POLICY
+    page.headers["X-Frame-Options"] = "DENY"
+    return page
+
+
 def _install_docs(app: FastAPI) -> None:
     """``/docs`` (Swagger UI) and ``/redoc``, their scripts served by this process."""
     app.mount(DOCS_ASSETS_URL, StaticFiles(directory=DOCS_ASSETS), name="docs-assets")
@@ -148,24 +179,28 @@ def _install_docs(app: FastAPI) -> None:
     @app.get("/docs", include_in_schema=False)
     async def swagger_ui(request: Request) -> HTMLResponse:
         root = request.scope.get("root_path", "")
-        return get_swagger_ui_html(
-            openapi_url=f"{root}/openapi.json",
-            title="officehub - Swagger UI",
-            swagger_js_url=f"{root}{DOCS_ASSETS_URL}/swagger-ui-bundle.js",
-            swagger_css_url=f"{root}{DOCS_ASSETS_URL}/swagger-ui.css",
-            swagger_favicon_url=f"{root}{DOCS_ASSETS_URL}/favicon.png",
-            swagger_ui_parameters={"validatorUrl": None},  # no call to validator.swagger.io
+        return _hardened(
+            get_swagger_ui_html(
+                openapi_url=f"{root}/openapi.json",
+                title="officehub - Swagger UI",
+                swagger_js_url=f"{root}{DOCS_ASSETS_URL}/swagger-ui-bundle.js",
+                swagger_css_url=f"{root}{DOCS_ASSETS_URL}/swagger-ui.css",
+                swagger_favicon_url=f"{root}{DOCS_ASSETS_URL}/favicon.png",
+                swagger_ui_parameters={"validatorUrl": None},  # no call to validator.swagger.io
+            )
         )
 
     @app.get("/redoc", include_in_schema=False)
     async def redoc(request: Request) -> HTMLResponse:
         root = request.scope.get("root_path", "")
-        return get_redoc_html(
-            openapi_url=f"{root}/openapi.json",
-            title="officehub - ReDoc",
-            redoc_js_url=f"{root}{DOCS_ASSETS_URL}/redoc.standalone.js",
-            redoc_favicon_url=f"{root}{DOCS_ASSETS_URL}/favicon.png",
-            with_google_fonts=False,
+        return _hardened(
+            get_redoc_html(
+                openapi_url=f"{root}/openapi.json",
+                title="officehub - ReDoc",
+                redoc_js_url=f"{root}{DOCS_ASSETS_URL}/redoc.standalone.js",
+                redoc_favicon_url=f"{root}{DOCS_ASSETS_URL}/favicon.png",
+                with_google_fonts=False,
+            )
         )
 
 

@@ -380,6 +380,7 @@ def serve(
         "port": settings.port,
         "log_config": None,
         "access_log": False,
+        "proxy_headers": False,  # the app believes OFFICEHUB_TRUSTED_PROXIES only
         **_connection_limits(settings),
     }
     if workers == 1:

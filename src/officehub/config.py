@@ -8,6 +8,7 @@ them). Setting either variable explicitly wins.
 
 from __future__ import annotations
 
+import ipaddress
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
@@ -151,6 +152,12 @@ class Settings(BaseSettings):
         description="Connections (or requests in progress) each API process serves at once; "
         "a request beyond them: 503 SERVER_BUSY",
     )
+    trusted_proxies: str = Field(
+        "127.0.0.1",
+        description="Addresses or networks (comma-separated, e.g. 172.28.0.1,10.0.0.0/8) of "
+        "the reverse proxies whose X-Forwarded-For and X-Forwarded-Proto are believed: the "
+        "client address (rate limits) and https (HSTS) come from them; empty: none",
+    )
     storage_backend: Literal["local", "s3"] = Field(
         "local", description="Where uploaded files live: the data folder or an S3 bucket"
     )
@@ -204,6 +211,17 @@ class Settings(BaseSettings):
     )
 
     _public_url_derived: bool = PrivateAttr(False)
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _proxy_addresses(cls, value: str) -> str:
+        items = [item.strip() for item in value.split(",") if item.strip()]
+        for item in items:
+            try:
+                ipaddress.ip_network(item)
+            except ValueError as exc:
+                raise ValueError(f"{item!r} is not an IP address or network") from exc
+        return ",".join(items)
 
     @model_validator(mode="before")
     @classmethod
@@ -292,3 +310,8 @@ def address_url(host: str, port: int) -> str:
 @lru_cache
 def get_settings() -> Settings:
     return Settings()
+
+
+def trusted_hosts(settings: Settings) -> list[str]:
+    """``OFFICEHUB_TRUSTED_PROXIES`` as the list uvicorn's ProxyHeadersMiddleware takes."""
+    return [item for item in settings.trusted_proxies.split(",") if item]
