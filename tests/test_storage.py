@@ -86,11 +86,11 @@ async def test_media_route_serves_a_signed_file_without_a_key(
     client: httpx.AsyncClient, settings: Settings
 ) -> None:
     storage = LocalStorage.from_settings(settings)
-    await storage.save("avatars/x/a.png", chunks(b"\x89PNG data"), max_bytes=100)
+    await storage.save("avatars/x/a.png", chunks(b"\x89PNG\r\n\x1a\n data"), max_bytes=100)
     url = httpx.URL(storage.url("avatars/x/a.png"))
     r = await client.get(url.raw_path.decode())
     assert r.status_code == 200
-    assert r.content == b"\x89PNG data" and r.headers["content-type"] == "image/png"
+    assert r.content == b"\x89PNG\r\n\x1a\n data" and r.headers["content-type"] == "image/png"
 
 
 async def test_media_route_refuses_bad_or_expired_signatures(

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import mimetypes
 import re
+from collections.abc import AsyncIterator
 from typing import Annotated
 from urllib.parse import quote
 
+import puremagic
 from fastapi import Query
 from fastapi.responses import StreamingResponse
 
@@ -18,6 +19,7 @@ router = Router(tags=["Media"])
 
 INLINE_TYPES = frozenset({"image/jpeg", "image/png", "image/webp", "image/gif"})
 """Raster images are shown inline; everything else (documents, video, SVG) is downloaded."""
+DOWNLOAD_TYPE = "application/octet-stream"
 MAX_EXPIRES = 253_402_300_799  # 9999-12-31T23:59:59Z: no link outlives it
 SIGNATURE_PATTERN = r"^([0-9a-f]{64})?$"
 """64 lowercase hex digits; an empty value is taken as none (403, no link)."""
@@ -75,7 +77,31 @@ async def read_media(
         raise Forbidden("Invalid or expired link", details="Ask the service for a fresh link")
     if not await storage.exists(key):
         raise NotFound("File not found", details="No stored file by that name")
-    media_type = mimetypes.guess_type(key)[0] or "application/octet-stream"
+    chunks = storage.read(key)
+    head = await anext(chunks, b"")
+    media_type = served_type(head)
     return StreamingResponse(
-        storage.read(key), media_type=media_type, headers=media_headers(key, media_type)
+        _again(head, chunks), media_type=media_type, headers=media_headers(key, media_type)
     )
+
+
+def served_type(head: bytes) -> str:
+    """The type a file is served as, read from its first bytes, never from what the sender
+    declared (nor the stored name's extension): a raster image as itself, anything else
+    ``application/octet-stream`` (so a file declared ``application/javascript`` is never
+    run as a script of this origin)."""
+    try:
+        matches = puremagic.magic_string(head) if head else []
+    except (puremagic.PureError, ValueError):
+        matches = []
+    for match in matches:
+        if match.mime_type in INLINE_TYPES:
+            return str(match.mime_type)
+    return DOWNLOAD_TYPE
+
+
+async def _again(head: bytes, rest: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+    if head:
+        yield head
+    async for chunk in rest:
+        yield chunk
