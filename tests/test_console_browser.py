@@ -416,3 +416,53 @@ async def test_a_web_chat_visitors_contact_is_marked_unverified_in_the_console(
         head = page.locator(".conversation-head")
         await expect(head.locator(".badge.warn")).to_have_text("não verificado", timeout=TIMEOUT)
         await expect(head).to_contain_text("+5511987654321 (informado pelo visitante)")
+
+
+async def test_bidi_controls_are_shown_neutralised_and_kept_in_the_record(
+    browser: Browser,
+    server_url: str,
+    app: FastAPI,
+    client: httpx.AsyncClient,
+    office_a: OfficeFixture,
+) -> None:
+    """A right-to-left override makes "abc\u202egpj.exe" read "abcexe.jpg": the console
+    shows every bidi control (U+202A-E, U+2066-9, U+200E/F) as a visible mark; the API
+    answers the original characters."""
+    spoofed = "Segue o arquivo abc\u202egpj.exe"
+    isolated = "Nota \u2066isolada\u2069 e \u200fmarca"
+    async with app.state.sessionmaker() as s:
+        inbox = await f.make_inbox(s, office_a.id)
+        official = await f.make_integration(
+            s, office_a.id, inbox.id, type="WHATSAPP_OFFICIAL", device_id="dev-bidi"
+        )
+        contact = await f.make_contact(s, office_a.id, name="Rui Prado")
+        conversation = await f.make_conversation(s, office_a.id, contact.id, official)
+        await s.commit()
+    headers = office_a.headers
+    messages_path = f"/conversation/{conversation.id}/messages"
+    r = await client.post(f"{messages_path}/inbound", json={"text": spoofed}, headers=headers)
+    assert r.status_code == 201, r.text
+    r = await client.post(
+        "/conversation/note",
+        json={"conversationId": conversation.id, "text": isolated},
+        headers=headers,
+    )
+    assert r.status_code == 201, r.text
+
+    async with new_page(browser, 1280, 800) as page:
+        await log_in(page, server_url, office_a.key)
+        await page.get_by_role("link", name="Conversations").click()
+        await page.get_by_role("button", name=re.compile("Rui Prado")).click()
+        message = page.locator(".message", has_text="Segue o arquivo")
+        await expect(message).to_contain_text("abc⟦U+202E⟧gpj.exe", timeout=TIMEOUT)
+        note = page.locator(".note", has_text="Nota")
+        await expect(note).to_contain_text("Nota ⟦U+2066⟧isolada⟦U+2069⟧ e ⟦U+200F⟧marca")
+        shown = await page.locator(".conversation").inner_text()
+        assert not re.search("[\u200e\u200f\u202a-\u202e\u2066-\u2069]", shown)
+
+    listed = (await client.get(messages_path, headers=headers)).json()["data"]
+    assert [m["text"] for m in listed] == [spoofed]
+    notes = await client.get(
+        "/conversation/notes", params={"conversationId": conversation.id}, headers=headers
+    )
+    assert [n["text"] for n in notes.json()["data"]] == [isolated]

@@ -26,7 +26,7 @@ REFUSED: list[tuple[str, str, dict[str, Any], str]] = [
     (
         "name with a line separator",
         "/legal-areas",
-        {"name": "A\u2028B", "color": "#000"},
+        {"name": "A\u2028B", "color": "#000000"},
         "body.name",
     ),
     (
@@ -35,7 +35,9 @@ REFUSED: list[tuple[str, str, dict[str, Any], str]] = [
         {"name": "M", "document": "1\x1b2"},
         "body.document",
     ),
-    ("colour", "/legal-areas", {"name": "Família", "color": "#00\r0"}, "body.color"),
+    # A colour is #rrggbb now (tests/test_links_and_colours.py): a control character in one
+    # is refused by that pattern; a legal area's name keeps the single-line rule here.
+    ("legal area name", "/legal-areas", {"name": "Fam\ríla", "color": "#000000"}, "body.name"),
     (
         "title",
         "/fast-message",

@@ -274,7 +274,7 @@ async def test_the_document_states_the_control_character_rule(
     """``POST /tag`` refused ``color: "\\x13"`` though the document stated no pattern."""
     document = await _document(client)
     tag = _body_schema(document, "/tag", "post")["properties"]
-    single_line = re.compile(_string_branch(tag["color"])["pattern"])
+    single_line = re.compile(_string_branch(tag["name"])["pattern"])
     person = _body_schema(document, "/people", "post")["properties"]
     long_text = re.compile(_string_branch(person["description"])["pattern"])
     assert not single_line.match("a\x13b") and not single_line.match("a\u202eb")

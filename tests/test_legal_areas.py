@@ -91,7 +91,7 @@ async def test_create_read_update_delete_legal_area(
 @pytest.mark.parametrize(
     ("method", "path", "body", "field"),
     [
-        ("POST", "/legal-areas", {"name": "", "color": "#fff"}, "body.name"),
+        ("POST", "/legal-areas", {"name": "", "color": "#ffffff"}, "body.name"),
         ("POST", "/legal-areas", {"name": "x"}, "body.color"),
         ("GET", "/legal-areas?limit=0", None, "query.limit"),
         ("GET", "/legal-areas/bad-id", None, "path.id"),

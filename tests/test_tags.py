@@ -107,7 +107,7 @@ async def test_duplicate_tag_name_in_one_inbox_is_409(
     second = await f.make_tag(session, office_a.id, inbox.id, "Depois")
     await session.commit()
     h = office_a.headers
-    body = {"name": "URGENTE", "color": "#000", "inboxId": inbox.id, "modules": ["crm"]}
+    body = {"name": "URGENTE", "color": "#000000", "inboxId": inbox.id, "modules": ["crm"]}
     r = await client.post("/tag", json=body, headers=h)
     assert r.status_code == 409 and error_of(r)["code"] == "TAG_NAME_TAKEN"
     r = await client.patch(f"/tag/{second.id}", json={"name": "urgente"}, headers=h)
@@ -123,25 +123,25 @@ async def test_duplicate_tag_name_in_one_inbox_is_409(
         (
             "POST",
             "/tag",
-            {"name": "x", "color": "#f00", "inboxId": "bad", "modules": ["crm"]},
+            {"name": "x", "color": "#ff0000", "inboxId": "bad", "modules": ["crm"]},
             "body.inboxId",
         ),
         (
             "POST",
             "/tag",
-            {"name": "", "color": "#f00", "inboxId": "cxxxxxxxxxx", "modules": ["crm"]},
+            {"name": "", "color": "#ff0000", "inboxId": "cxxxxxxxxxx", "modules": ["crm"]},
             "body.name",
         ),
         (
             "POST",
             "/tag",
-            {"name": "x", "color": "#f00", "inboxId": "cxxxxxxxxxx", "modules": ["chat"]},
+            {"name": "x", "color": "#ff0000", "inboxId": "cxxxxxxxxxx", "modules": ["chat"]},
             "body.modules.0",
         ),
         (
             "POST",
             "/tag",
-            {"name": "x", "color": "#f00", "inboxId": "cxxxxxxxxxx", "modules": []},
+            {"name": "x", "color": "#ff0000", "inboxId": "cxxxxxxxxxx", "modules": []},
             "body.modules",
         ),
         ("GET", "/tag?module=chat", None, "query.module"),
@@ -188,7 +188,7 @@ async def test_another_offices_tag_is_not_found(
     tag = await f.make_tag(session, office_b.id, inbox.id)
     await session.commit()
     h = office_a.headers
-    body = {"name": "x", "color": "#f00", "inboxId": inbox.id, "modules": ["crm"]}
+    body = {"name": "x", "color": "#ff0000", "inboxId": inbox.id, "modules": ["crm"]}
     calls = [
         ("POST", "/tag", body),
         ("GET", f"/tag/{tag.id}", None),
@@ -267,7 +267,7 @@ async def test_a_duplicate_that_slips_past_the_check_is_still_409(
             inbox_id=inbox.id,
             name="URGENTE",
             name_key="urgente",
-            color="#000",
+            color="#000000",
             modules=["crm"],
         )
     )

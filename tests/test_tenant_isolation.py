@@ -92,7 +92,7 @@ MATRIX: dict[tuple[str, str], Probe | str] = {
     ("PUT", "/user/{id}/avatar"): Probe(path={"id": "user"}, files=True),
     ("DELETE", "/user/{id}/avatar"): _at(id="user"),
     ("POST", "/tag"): _refers(
-        lambda i: {"name": "b", "color": "#000", "inboxId": i["inbox"], "modules": ["crm"]}
+        lambda i: {"name": "b", "color": "#000000", "inboxId": i["inbox"], "modules": ["crm"]}
     ),
     ("GET", "/tag"): _filter(inboxId="inbox"),
     ("GET", "/tag/{id}"): _at(id="tag"),
@@ -320,7 +320,7 @@ async def _office_a_world(
         ident: str = r.json()["id"]
         return ident
 
-    status = await created("/ticket-statuses", {"name": "Aberto", "color": "#00F"})
+    status = await created("/ticket-statuses", {"name": "Aberto", "color": "#0000FF"})
     ids: Ids = {
         "inbox": world.inbox.id,
         "integration": world.integration.id,

@@ -33,7 +33,7 @@ async def test_routes_need_a_key(client: httpx.AsyncClient, method: str, path: s
 
 
 async def make_status(session: AsyncSession, office_id: str, name: str = "Aberto") -> TicketStatus:
-    status = TicketStatus(office_id=office_id, name=name, color="#00F")
+    status = TicketStatus(office_id=office_id, name=name, color="#0000FF")
     session.add(status)
     await session.flush()
     return status
@@ -43,7 +43,9 @@ async def test_create_and_list_ticket_statuses(
     client: httpx.AsyncClient, office_a: OfficeFixture, office_b: OfficeFixture
 ) -> None:
     h = office_a.headers
-    r = await client.post("/ticket-statuses", json={"name": "Aberto", "color": "#00F"}, headers=h)
+    r = await client.post(
+        "/ticket-statuses", json={"name": "Aberto", "color": "#0000FF"}, headers=h
+    )
     assert r.status_code == 201
     status = r.json()
     assert status["name"] == "Aberto" and status["officeId"] == office_a.id
@@ -80,7 +82,7 @@ async def test_create_read_update_list_ticket(
     assert r.status_code == 201
     ticket = r.json()
     assert ticket["title"] == "Enviar procuração" and ticket["priority"] == "HIGH"
-    assert ticket["status"] == {"id": status.id, "name": "Aberto", "color": "#00F"}
+    assert ticket["status"] == {"id": status.id, "name": "Aberto", "color": "#0000FF"}
     assert ticket["assigneeIds"] == [user.id] and ticket["departmentIds"] == [dept.id]
     assert ticket["conversationId"] == conversation.id
     assert (await client.get(f"/ticket/{ticket['id']}", headers=h)).json() == ticket

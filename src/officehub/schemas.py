@@ -69,6 +69,8 @@ EMAIL_PATTERN = rf"^[^@{_VISIBLE}]+@[^@{_VISIBLE}]+\.[^@{_VISIBLE}]+$"
 """``^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$`` and the single-line rule at once."""
 HTTP_URL_PATTERN = rf"^https?://[^{_VISIBLE}]+$"
 """``^https?://\\S+$`` and the single-line rule at once."""
+HEX_COLOR_PATTERN = r"^#[0-9a-fA-F]{6}$"
+"""A colour: ``#rrggbb``, nothing a page could read as anything else."""
 HOST_URL_PATTERN = rf"^[hH][tT][tT][pP][sS]?://[^/?#{_VISIBLE}]+([/?#][^{SINGLE_LINE_REFUSED}]*)?$"
 """What an outbound URL (webhooks, bridges) looks like: http or https and a host. Its
 full rule (a host httpx can parse, a valid IDNA name, no private address) no pattern

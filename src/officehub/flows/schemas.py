@@ -9,7 +9,7 @@ from pydantic import AwareDatetime, Discriminator, Field, StringConstraints, Tag
 
 from officehub.messages.schemas import FallbackTemplate
 from officehub.params import Id
-from officehub.schemas import ApiModel, BodyModel, LongText, StrictBodyModel
+from officehub.schemas import HEX_COLOR_PATTERN, ApiModel, BodyModel, LongText, StrictBodyModel
 from officehub.timeutil import Timestamp
 from officehub.webhooks.validation import check_url
 
@@ -158,7 +158,7 @@ class FlowCreate(BodyModel):
     name: Name
     description: Annotated[LongText, StringConstraints(max_length=2000)] = ""
     content: FlowContent
-    color: Annotated[str, StringConstraints(min_length=1, max_length=32)] | None = None
+    color: Annotated[str, StringConstraints(pattern=HEX_COLOR_PATTERN)] | None = None
     inbox_id: Id
     is_social_flow: bool = False
 
@@ -169,7 +169,7 @@ class FlowUpdate(BodyModel):
     name: Name | None = None
     description: Annotated[LongText, StringConstraints(max_length=2000)] | None = None
     content: FlowContentPatch | None = None
-    color: Annotated[str, StringConstraints(min_length=1, max_length=32)] | None = None
+    color: Annotated[str, StringConstraints(pattern=HEX_COLOR_PATTERN)] | None = None
     is_social_flow: bool | None = None
 
 

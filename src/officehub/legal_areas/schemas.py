@@ -2,18 +2,18 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from officehub.schemas import ApiModel, BodyModel
+from officehub.schemas import HEX_COLOR_PATTERN, ApiModel, BodyModel
 from officehub.timeutil import Timestamp
 
 
 class LegalAreaCreate(BodyModel):
     name: str = Field(min_length=1, max_length=100)
-    color: str = Field(min_length=1, max_length=32)
+    color: str = Field(pattern=HEX_COLOR_PATTERN, description="#rrggbb")
 
 
 class LegalAreaUpdate(BodyModel):
     name: str | None = Field(None, min_length=1, max_length=100)
-    color: str | None = Field(None, min_length=1, max_length=32)
+    color: str | None = Field(None, pattern=HEX_COLOR_PATTERN, description="#rrggbb")
 
 
 class LegalAreaOut(ApiModel):

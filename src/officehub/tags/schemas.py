@@ -5,7 +5,7 @@ from typing import Annotated, Literal
 from pydantic import Field, StringConstraints
 
 from officehub.params import Id
-from officehub.schemas import ApiModel, BodyModel
+from officehub.schemas import HEX_COLOR_PATTERN, ApiModel, BodyModel
 from officehub.timeutil import Timestamp
 
 Module = Literal["crm", "conversas", "pessoas", "fast-messages", "tickets"]
@@ -14,7 +14,7 @@ Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max
 
 class TagCreate(BodyModel):
     name: Name
-    color: str = Field(min_length=1, max_length=32, description="For example #FF0000")
+    color: str = Field(pattern=HEX_COLOR_PATTERN, description="#rrggbb, for example #FF0000")
     inbox_id: Id
     modules: list[Module] = Field(
         min_length=1, description="Where the tag is available", max_length=5
@@ -23,7 +23,7 @@ class TagCreate(BodyModel):
 
 class TagUpdate(BodyModel):
     name: Name | None = None
-    color: str | None = Field(None, min_length=1, max_length=32)
+    color: str | None = Field(None, pattern=HEX_COLOR_PATTERN, description="#rrggbb")
     modules: list[Module] | None = Field(None, min_length=1, max_length=5)
 
 

@@ -5,7 +5,7 @@ from typing import Literal
 from pydantic import Field
 
 from officehub.params import Id
-from officehub.schemas import ApiModel, BodyModel, LongText
+from officehub.schemas import HEX_COLOR_PATTERN, ApiModel, BodyModel, LongText
 from officehub.timeutil import Timestamp
 
 Priority = Literal["LOW", "MEDIUM", "HIGH"]
@@ -13,7 +13,7 @@ Priority = Literal["LOW", "MEDIUM", "HIGH"]
 
 class TicketStatusCreate(BodyModel):
     name: str = Field(min_length=1, max_length=100)
-    color: str | None = Field(None, min_length=1, max_length=32)
+    color: str | None = Field(None, pattern=HEX_COLOR_PATTERN, description="#rrggbb")
 
 
 class TicketStatusOut(ApiModel):

@@ -3,7 +3,8 @@
 
 import { api, eachLimited, listAll } from "./api.js";
 import {
-  announce, attempt, badge, clear, formatTime, h, option, paintSwatches, plural, tagChip,
+  announce, attempt, badge, clear, formatTime, h, neutralised, option, paintSwatches, plural,
+  tagChip,
 } from "./ui.js";
 
 const PAGE_SIZE = 20;
@@ -80,7 +81,7 @@ async function loadList(page) {
   await attempt("Contacts", () => eachLimited(answer.data, 6, async (conversation) => {
     const contact = await person(conversation.personId);
     for (const slot of list().querySelectorAll(`[data-person-id="${CSS.escape(contact.id)}"]`)) {
-      slot.textContent = contact.name;
+      slot.textContent = neutralised(contact.name);
     }
   }));
 }

@@ -20,10 +20,20 @@ export function h(tag, attrs = {}, ...children) {
   return element;
 }
 
+// Bidirectional controls (embeddings, overrides, isolates, LRM/RLM) reorder what follows
+// them on screen: "abc\u202Egpj.exe" reads "abcexe.jpg". Every text the console shows has
+// them replaced by a visible mark; the API keeps and answers the original characters.
+const BIDI_CONTROLS = /[\u200E\u200F\u202A-\u202E\u2066-\u2069]/g;
+
+export function neutralised(text) {
+  return text.replace(BIDI_CONTROLS,
+    (c) => `⟦U+${c.codePointAt(0).toString(16).toUpperCase().padStart(4, "0")}⟧`);
+}
+
 function append(element, children) {
   for (const child of children.flat()) {
     if (child === undefined || child === null || child === false) continue;
-    element.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    element.append(child instanceof Node ? child : document.createTextNode(neutralised(String(child))));
   }
 }
 
@@ -69,7 +79,7 @@ let fading = null;
 
 /** Says what happened in the polite status line; it clears itself after a while. */
 export function announce(text) {
-  status().textContent = text;
+  status().textContent = neutralised(text);
   clearTimeout(fading);
   fading = setTimeout(() => { status().textContent = ""; }, 8000);
 }

@@ -2,7 +2,7 @@
 // duration, response), retry of failed ones and "send test event".
 
 import { api } from "./api.js";
-import { announce, attempt, badge, clear, formatTime, h, plural } from "./ui.js";
+import { announce, attempt, badge, clear, formatTime, h, neutralised, plural } from "./ui.js";
 
 const DELIVERY_PAGE = 20;
 const RETRYABLE = new Set(["FAILED", "RETRYING"]);
@@ -84,7 +84,7 @@ async function sendTest(webhook) {
 async function openDeliveries(webhook) {
   state.selected = webhook;
   deliveriesBox().hidden = false;
-  document.getElementById("deliveries-title").textContent = `Deliveries of ${webhook.name}`;
+  document.getElementById("deliveries-title").textContent = neutralised(`Deliveries of ${webhook.name}`);
   await loadDeliveries(1);
   document.getElementById("deliveries-title").setAttribute("tabindex", "-1");
   document.getElementById("deliveries-title").focus();
