@@ -3,10 +3,11 @@ a trusted proxy gives (item 2): rate limits key on it, HSTS follows its https.""
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import re
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -19,7 +20,7 @@ from officehub.config import Settings
 from tests.browser import new_page
 from tests.helpers import OfficeFixture
 from tests.server import running_server
-from tests.webchat_world import SITE, make_webchat
+from tests.webchat_world import SITE, make_webchat, start_visitor, visitor_headers
 
 MISSING = "c" + "0" * 24
 
@@ -209,3 +210,53 @@ def test_the_compose_file_trusts_its_networks_gateway_as_the_proxy() -> None:
     assert trusted.group(1) == network[1]
     assert ipaddress.ip_address(network[1]) in ipaddress.ip_network(network[0])
     assert Settings(trusted_proxies=trusted.group(1)).trusted_proxies == network[1]
+
+
+async def _open_stream(
+    stack: AsyncExitStack, http: httpx.AsyncClient, chat_id: str, token: str, address: str
+) -> int:
+    headers = {**visitor_headers(token), "x-forwarded-for": address}
+    stream = await stack.enter_async_context(
+        http.stream("GET", f"/webchat/{chat_id}/events", headers=headers)
+    )
+    return stream.status_code
+
+
+async def test_live_streams_are_capped_per_visitor_and_per_address(
+    database_url: str, tmp_path: Path, office_a: OfficeFixture
+) -> None:
+    """A visitor holds at most its cap of open streams, an address its own cap (the
+    address the trusted proxy gives); a closed stream gives its slot back."""
+    async with (
+        served(
+            database_url,
+            tmp_path,
+            webchat_streams_per_visitor="2",
+            webchat_streams_per_address="3",
+        ) as (app, url),
+        httpx.AsyncClient(base_url=url, timeout=15) as http,
+    ):
+        chat = await make_webchat(http, office_a)
+        one = (await start_visitor(http, chat["id"], phone="11987650001"))["token"]
+        two = (await start_visitor(http, chat["id"], phone="11987650002"))["token"]
+        three = (await start_visitor(http, chat["id"], phone="11987650003"))["token"]
+        async with AsyncExitStack() as first:
+            codes = [await _open_stream(first, http, chat["id"], one, "203.0.113.1")]
+            codes.append(await _open_stream(first, http, chat["id"], one, "203.0.113.2"))
+            codes.append(await _open_stream(first, http, chat["id"], one, "203.0.113.3"))
+            assert codes == [200, 200, 429]  # the visitor's cap, 2
+            async with AsyncExitStack() as second:
+                codes = [
+                    await _open_stream(second, http, chat["id"], three, "203.0.113.1")
+                    for _ in range(2)
+                ]
+                codes.append(await _open_stream(second, http, chat["id"], two, "203.0.113.1"))
+                codes.append(await _open_stream(second, http, chat["id"], two, "203.0.113.4"))
+                assert codes == [200, 200, 429, 200]  # the address's cap, 3
+        for _ in range(100):
+            if not app.state.webchat_streams.open:
+                break
+            await asyncio.sleep(0.05)
+        assert not app.state.webchat_streams.open
+        async with AsyncExitStack() as again:
+            assert await _open_stream(again, http, chat["id"], one, "203.0.113.1") == 200

@@ -40,6 +40,7 @@ from officehub.request_guards import guard_request
 from officehub.routers import domain_routers
 from officehub.security_headers import SecurityHeadersMiddleware
 from officehub.webchat.cors import WebchatCorsMiddleware
+from officehub.webchat.live import StreamSlots
 from officehub.wiring import install as install_hooks
 from officehub.worker.jobs import periodic_jobs, queue_jobs
 from officehub.worker.runner import Worker, WorkerContext
@@ -105,6 +106,7 @@ def create_app(settings: Settings | None = None, *, embedded_worker: bool = Fals
         generate_unique_id_function=operation_id,
     )
     app.state.settings = settings
+    app.state.webchat_streams = StreamSlots()
     app.state.key_cache = KeyCache(settings.key_cache_seconds)
     app.state.rate_limiter = RateLimiter(
         settings.rate_limits, settings.redis_url, settings.redis_key_prefix

@@ -93,6 +93,14 @@ class Settings(BaseSettings):
         "30/minute;600/hour",
         description="Requests each web chat visitor may make (empty: unlimited)",
     )
+    webchat_streams_per_visitor: int = Field(
+        2, ge=1, description="Live streams one web chat visitor may hold open at once (per process)"
+    )
+    webchat_streams_per_address: int = Field(
+        20,
+        ge=1,
+        description="Live streams one client address may hold open at once (per process)",
+    )
     webchat_poll_seconds: float = Field(
         0.5, gt=0, le=10, description="How often a visitor's live stream looks for new messages"
     )

@@ -182,8 +182,17 @@ async def events(
     token: VisitorToken = None,
 ) -> StreamingResponse:
     _, visitor = await _visitor(request, session, integration_id, token)
+    settings = request.app.state.settings
+    host = request.client.host if request.client else "unknown"
+    keys = [f"visitor:{visitor.id}", f"ip:{host}"]
+    slots: live.StreamSlots = request.app.state.webchat_streams
+    caps = [settings.webchat_streams_per_visitor, settings.webchat_streams_per_address]
+    if not slots.take(list(zip(keys, caps, strict=True))):
+        raise RateLimited(
+            details="Too many live streams open for this visitor or address; close one first"
+        )
     return StreamingResponse(
-        live.stream(request, visitor.id),
+        live.held(slots, keys, live.stream(request, visitor.id)),
         media_type="text/event-stream",
         headers={"cache-control": "no-store", "x-accel-buffering": "no"},
     )
