@@ -25,6 +25,7 @@ from officehub.worker.runner import Worker
 from tests.automation_helpers import create_rule, runs
 from tests.datajud_standin import running_datajud
 from tests.helpers import OfficeFixture, error_of, outbox
+from tests.server import concurrent_client, fire
 from tests.test_case_watch import (
     DISTRIBUTED,
     PETITION,
@@ -308,3 +309,36 @@ async def test_a_case_notice_is_not_sent_to_an_unverified_contact(
     assert outcome["status"] == "failed"
     assert "not verified" in outcome["error"]
     assert await outbound(client, office_a, visitor["conversationId"]) == []
+
+
+async def test_concurrent_verifications_of_one_claimed_phone_give_it_to_one_contact(
+    app: FastAPI, server_url: str, office_a: OfficeFixture
+) -> None:
+    """Four visitors claim one phone and are verified at once, while the office saves a
+    client with it: the phone ends on exactly one contact (the unique index holds it),
+    the others answer 409 ``PHONE_TAKEN`` and stay unverified; nothing answers 5xx."""
+    async with concurrent_client(server_url) as http:
+        chat = await make_webchat(http, office_a)
+        visitors = [await start_visitor(http, chat["id"]) for _ in range(4)]
+        people = [await _person_of(app, v["conversationId"]) for v in visitors]
+
+        async def act(i: int) -> httpx.Response:
+            if i == len(people):
+                return await http.post(
+                    "/people",
+                    json={"name": "Maria", "phone": CLIENT_PHONE},
+                    headers=office_a.headers,
+                )
+            return await http.post(f"/people/{people[i]}/verify", headers=office_a.headers)
+
+        answers = await fire(len(people) + 1, act)
+        codes = sorted(a.status_code for a in answers)
+        assert codes.count(409) == len(people) and codes[0] in (200, 201), codes
+        assert all(error_of(a)["code"] == "PHONE_TAKEN" for a in answers if a.status_code == 409)
+        created = [a.json()["id"] for a in answers if a.status_code == 201]
+        everyone = [(await _person(http, office_a, p)) for p in people + created]
+    holders = [p for p in everyone if p["phone"] == CLIENT_PHONE]
+    assert len(holders) == 1 and holders[0]["verified"] is True
+    others = [p for p in everyone if p["id"] != holders[0]["id"]]
+    assert len(others) == len(people) + len(created) - 1
+    assert all((p["verified"], p["phone"]) == (False, None) for p in others), others
