@@ -7,14 +7,14 @@ from typing import Annotated, Literal
 from pydantic import Field, StringConstraints
 
 from officehub.params import Id
-from officehub.schemas import HEX_COLOR_PATTERN, HTTP_URL_PATTERN, ApiModel, BodyModel, LongText
+from officehub.schemas import HEX_COLOR_PATTERN, WEB_URL_PATTERN, ApiModel, BodyModel, LongText
 from officehub.timeutil import Timestamp
 
 Kind = Literal["NORMAL", "WON", "LOST"]
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
 Color = Annotated[str, StringConstraints(pattern=HEX_COLOR_PATTERN)]
 Text = Annotated[str, StringConstraints(max_length=2000)]
-WebUrl = Annotated[str, StringConstraints(max_length=2000, pattern=HTTP_URL_PATTERN)]
+WebUrl = Annotated[str, StringConstraints(max_length=2000, pattern=WEB_URL_PATTERN)]
 """An http(s) URL: a ``javascript:`` or ``data:`` link is refused (the console links it)."""
 LongTextField = Annotated[LongText, StringConstraints(max_length=2000)]
 TimeLimitDays = Annotated[int, Field(ge=1, le=3650)]
