@@ -76,7 +76,6 @@ MATRIX: dict[tuple[str, str], Probe | str] = {
     ),
     ("GET", "/integration"): _filter(inboxId="inbox"),
     ("GET", "/integration/{id}"): _at(id="integration"),
-    ("GET", "/integration/{id}/whatsapp-account-notices"): _at(id="integration"),
     ("PATCH", "/integration/{id}"): _at(lambda i: {"name": "B"}, id="integration"),
     ("DELETE", "/integration/{id}"): _at(id="integration"),
     ("POST", "/department"): NO_RECORD,
