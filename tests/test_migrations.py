@@ -153,13 +153,13 @@ async def test_the_cases_migration_downgrades_and_upgrades_again(database_url: s
 async def test_the_webchat_identity_migration_makes_webchat_only_contacts_claims(
     database_url: str,
 ) -> None:
-    """0011_confid: a contact only a web chat ever talked with was made by what a visitor
+    """0012_confid: a contact only a web chat ever talked with was made by what a visitor
     typed: it becomes unverified, its phone moved to ``claimed_phone``; a contact that also
     talks on another channel, or that no visitor has, keeps its phone and is verified."""
     engine = create_engine(database_url)
     try:
         async with engine.begin() as conn:
-            await conn.run_sync(_migrate, "0010_outbound", down=True)
+            await conn.run_sync(_migrate, "0011_identity", down=True)
             session = AsyncSession(bind=conn)
             office = Office(name="Old")
             session.add(office)
@@ -210,7 +210,7 @@ async def test_the_webchat_identity_migration_makes_webchat_only_contacts_claims
             rows = (await conn.execute(text(query), {"o": office.id})).all()
             talks = await conn.scalar(text("SELECT count(*) FROM conversations"))
             visitors = await conn.scalar(text("SELECT count(*) FROM webchat_visitors"))
-            await conn.run_sync(_migrate, "0010_outbound", down=True)
+            await conn.run_sync(_migrate, "0011_identity", down=True)
             back = (
                 await conn.execute(
                     text("SELECT name, phone FROM contacts WHERE office_id = :o ORDER BY name"),

@@ -7,8 +7,8 @@ of theirs, no conversation of another channel) were made by what a visitor typed
 become unverified and their phone and email move to the claim columns, freeing the
 phone for the office's real client.
 
-Revision ID: 0011_confid
-Revises: 0010_outbound
+Revision ID: 0012_confid
+Revises: 0011_identity
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0011_confid"
-down_revision = "0010_outbound"
+revision = "0012_confid"
+down_revision = "0011_identity"
 branch_labels = None
 depends_on = None
 
