@@ -231,3 +231,45 @@ async def test_the_webchat_identity_migration_makes_webchat_only_contacts_claims
         ("office", "+5511911110003"),
         ("typed", "+5511911110001"),
     ]
+
+
+async def test_this_sessions_migrations_go_down_and_up_keeping_conversations_and_messages(
+    database_url: str, app: Any, office_a: Any
+) -> None:
+    """0008_inbound to 0012_confid down to 0007_cases and up again with a contact, its
+    conversation and a message in the database: no step recreates a table that others
+    reference with ON DELETE CASCADE (on SQLite a batch copy drops it, and the drop deletes
+    the referring rows), so every row is still there."""
+    async with app.state.sessionmaker() as session:
+        inbox = await f.make_inbox(session, office_a.id)
+        whatsapp = await f.make_integration(
+            session, office_a.id, inbox.id, type="WHATSAPP_OFFICIAL", device_id="dev-1"
+        )
+        contact = await f.make_contact(session, office_a.id, phone="+5511987650001")
+        talk = await f.make_conversation(session, office_a.id, contact.id, whatsapp)
+        await session.commit()
+    counts = (
+        "SELECT (SELECT count(*) FROM contacts), (SELECT count(*) FROM conversations),"
+        " (SELECT count(*) FROM messages WHERE conversation_id = :c)"
+    )
+    engine = create_engine(database_url)
+    try:
+        async with engine.begin() as conn:
+            await conn.execute(
+                text(
+                    "INSERT INTO messages (id, office_id, conversation_id, direction, type,"
+                    " text, status, created_at)"
+                    " VALUES ('cmessage000001', :o, :c, 'INBOUND', 'TEXT', 'Olá', 'RECEIVED',"
+                    " :t)"
+                ),
+                {"o": office_a.id, "c": talk.id, "t": datetime(2026, 1, 1)},
+            )
+            before = tuple((await conn.execute(text(counts), {"c": talk.id})).one())
+            await conn.run_sync(_migrate, "0007_cases", down=True)
+            down = tuple((await conn.execute(text(counts), {"c": talk.id})).one())
+            await conn.run_sync(_migrate, "head")
+            up = tuple((await conn.execute(text(counts), {"c": talk.id})).one())
+    finally:
+        await engine.dispose()
+    assert before == (1, 1, 1)
+    assert down == before and up == before

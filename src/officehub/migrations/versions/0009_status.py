@@ -21,19 +21,19 @@ depends_on = None
 
 
 def upgrade() -> None:
-    with op.batch_alter_table("messages") as batch:
-        batch.add_column(sa.Column("error_detail", JSON, nullable=True))
-        batch.add_column(sa.Column("pricing", JSON, nullable=True))
-    with op.batch_alter_table("whatsapp_templates") as batch:
-        batch.add_column(sa.Column("platform_status", sa.String(length=32), nullable=True))
-        batch.add_column(sa.Column("rejected_reason", sa.String(length=200), nullable=True))
-        batch.add_column(sa.Column("quality_score", sa.String(length=16), nullable=True))
-    with op.batch_alter_table("contacts") as batch:
-        batch.add_column(
-            sa.Column("marketing_opt_out", sa.Boolean(), nullable=False, server_default=sa.false())
-        )
-    with op.batch_alter_table("conversations") as batch:
-        batch.add_column(sa.Column("lead_origin", JSON, nullable=True))
+    # Plain ADD COLUMN, never a batch copy: a batch recreates the table on SQLite for a
+    # column with an expression default (``sa.false()``), and dropping ``contacts`` deletes
+    # every conversation that refers to it (ON DELETE CASCADE).
+    op.add_column("messages", sa.Column("error_detail", JSON, nullable=True))
+    op.add_column("messages", sa.Column("pricing", JSON, nullable=True))
+    op.add_column("whatsapp_templates", sa.Column("platform_status", sa.String(32), nullable=True))
+    op.add_column("whatsapp_templates", sa.Column("rejected_reason", sa.String(200), nullable=True))
+    op.add_column("whatsapp_templates", sa.Column("quality_score", sa.String(16), nullable=True))
+    op.add_column(
+        "contacts",
+        sa.Column("marketing_opt_out", sa.Boolean(), nullable=False, server_default=sa.false()),
+    )
+    op.add_column("conversations", sa.Column("lead_origin", JSON, nullable=True))
     op.create_table(
         "whatsapp_account_notices",
         ident("office_id"),
@@ -66,14 +66,12 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     op.drop_table("whatsapp_account_notices")
-    with op.batch_alter_table("conversations") as batch:
-        batch.drop_column("lead_origin")
-    with op.batch_alter_table("contacts") as batch:
-        batch.drop_column("marketing_opt_out")
-    with op.batch_alter_table("whatsapp_templates") as batch:
-        batch.drop_column("quality_score")
-        batch.drop_column("rejected_reason")
-        batch.drop_column("platform_status")
-    with op.batch_alter_table("messages") as batch:
-        batch.drop_column("pricing")
-        batch.drop_column("error_detail")
+    # A plain DROP COLUMN (SQLite >= 3.35), never a batch copy: recreating a table that
+    # others reference with ON DELETE CASCADE deletes their rows on SQLite.
+    op.drop_column("conversations", "lead_origin")
+    op.drop_column("contacts", "marketing_opt_out")
+    op.drop_column("whatsapp_templates", "quality_score")
+    op.drop_column("whatsapp_templates", "rejected_reason")
+    op.drop_column("whatsapp_templates", "platform_status")
+    op.drop_column("messages", "pricing")
+    op.drop_column("messages", "error_detail")

@@ -69,5 +69,4 @@ def upgrade() -> None:
 def downgrade() -> None:
     # The canonical numbers stay: both forms are the same number, and the old form is
     # still known by ``whatsapp_id`` until it goes.
-    with op.batch_alter_table("contacts") as batch:
-        batch.drop_column("whatsapp_id")
+    op.drop_column("contacts", "whatsapp_id")  # no batch copy: it would cascade on SQLite
