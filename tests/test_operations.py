@@ -83,6 +83,9 @@ async def test_docs_are_served(client: httpx.AsyncClient) -> None:
 
 CONTRACT_EVENTS = {"chat.message.status"}  # the contract's event table adds it
 CASE_EVENTS = {"case.movement.created", "case.updated"}  # case watch (issue 16)
+# The WhatsApp channel (issue 24): a reaction, edit or deletion changes a stored message; the
+# platform changes a template (docs/decisions.md).
+CHANNEL_EVENTS = {"chat.message.updated", "template.updated"}
 
 
 async def test_event_catalogue_lists_the_spec_and_contract_events(
@@ -92,9 +95,9 @@ async def test_event_catalogue_lists_the_spec_and_contract_events(
     assert r.status_code == 200
     body = r.json()
     names = {e["name"] for e in body["data"]}
-    assert names == SPEC_EVENTS | CONTRACT_EVENTS | CASE_EVENTS == EVENT_NAMES
-    assert body["totalResults"] == 17 and body["totalPages"] == 1
+    assert names == SPEC_EVENTS | CONTRACT_EVENTS | CASE_EVENTS | CHANNEL_EVENTS == EVENT_NAMES
+    assert body["totalResults"] == 19 and body["totalPages"] == 1
     for entry in body["data"]:
-        assert entry["group"] in {"CRM", "Chat", "Contact", "Case", "Test"}
+        assert entry["group"] in {"CRM", "Chat", "Contact", "Case", "Template", "Test"}
         assert entry["description"] and isinstance(entry["examplePayload"], dict)
-        assert re.match(r"^(crm|chat|contact|case|webhook)\.", entry["name"])
+        assert re.match(r"^(crm|chat|contact|case|template|webhook)\.", entry["name"])
