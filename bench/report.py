@@ -62,6 +62,8 @@ RUNS = (
     Run("webhook_delivery", ("--quick", "--database-url", "{url}"), "pg"),
     Run("rule_eval", ("--quick",)),
     Run("flow_turn", ("--quick",)),
+    Run("inbound_path", ("--quick",)),
+    Run("inbound_path", ("--quick", "--database-url", "{url}"), "pg"),
     Run("dispatch", ("--quick",)),
     Run("clients_map", ("--quick",), label="PostgreSQL"),
     Run("avatar_upload", ("--quick",)),

@@ -20,6 +20,7 @@ SCRIPTS = [
     ("webhook_delivery", "--quick"),
     ("rule_eval", "--quick"),
     ("flow_turn", "--quick"),
+    ("inbound_path", "--quick"),
     ("dispatch", "--quick"),
     ("contact_search", "--quick"),
     ("avatar_upload", "--quick"),
