@@ -6,19 +6,21 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import httpx
 import pytest
 from fastapi import FastAPI
-from sqlalchemy import select
+from sqlalchemy import event, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.app import create_app
 from officehub.config import Settings
 from officehub.contacts.models import Contact
 from officehub.conversations.models import Conversation, Message
+from officehub.timeutil import utcnow
 from officehub.webchat.models import WebchatVisitor
 from officehub.webchat.service import hash_token
 from officehub.worker.jobs import queue_jobs
@@ -404,6 +406,91 @@ async def test_the_stream_brings_the_offices_reply_live(
         assert message is not None and message.status == "DELIVERED"
         statuses = await outbox(app, office_a.id, "chat.message.status")
         assert [e.data["status"] for e in statuses] == ["SENT", "DELIVERED"]
+
+
+async def test_an_idle_stream_reads_nothing_and_the_event_path_wakes_it(
+    app: FastAPI, settings: Settings, office_a: OfficeFixture
+) -> None:
+    """No polling every half second: an idle stream sends the database no statement for
+    two seconds, and the office's reply, stored and released in this process, reaches the
+    visitor at once (well under the 20 s safety poll), woken by the commit."""
+    assert settings.webchat_poll_seconds >= 15
+    statements: list[str] = []
+
+    def count(*args: object) -> None:
+        statements.append(str(args[2]))
+
+    async with (
+        running_server(app) as base_url,
+        httpx.AsyncClient(base_url=base_url, timeout=15) as client,
+    ):
+        chat = await make_webchat(client, office_a)
+        started = await start_visitor(client, chat["id"])
+        token = started["token"]
+        await client.post(
+            f"/webchat/{chat['id']}/messages", json={"text": "Olá"}, headers=visitor_headers(token)
+        )
+        async with client.stream(
+            "GET", f"/webchat/{chat['id']}/events", headers=visitor_headers(token)
+        ) as stream:
+            lines = stream.aiter_lines()
+            assert (await _next_message(lines))["text"] == "Olá"
+            await asyncio.sleep(0.3)
+            engine = app.state.engine.sync_engine
+            event.listen(engine, "before_cursor_execute", count)
+            try:
+                await asyncio.sleep(2)
+            finally:
+                event.remove(engine, "before_cursor_execute", count)
+            assert statements == []
+
+            reply = await client.post(
+                f"/conversation/{started['conversationId']}/messages",
+                json={"text": "Bom dia, Maria!"},
+                headers=office_a.headers,
+            )
+            assert reply.status_code == 201, reply.text
+            assert await dispatcher(app, settings).run_once() == 1
+            released = time.monotonic()
+            live = await _next_message(lines)
+            assert time.monotonic() - released < 2
+            assert (live["id"], live["text"]) == (reply.json()["id"], "Bom dia, Maria!")
+
+
+async def test_a_message_another_process_wrote_arrives_at_the_safety_poll(
+    settings: Settings, office_a: OfficeFixture, session: AsyncSession
+) -> None:
+    """What another process wrote wakes nothing here: the stream's slow safety poll
+    (``OFFICEHUB_WEBCHAT_POLL_SECONDS``, 1 s in this test) brings it. The row is written
+    with no event, as this process never hears of another's commits."""
+    quick = create_app(settings.model_copy(update={"webchat_poll_seconds": 1.0}))
+    async with (
+        quick.router.lifespan_context(quick),
+        running_server(quick) as base_url,
+        httpx.AsyncClient(base_url=base_url, timeout=15) as client,
+    ):
+        chat = await make_webchat(client, office_a)
+        started = await start_visitor(client, chat["id"])
+        token = started["token"]
+        async with client.stream(
+            "GET", f"/webchat/{chat['id']}/events", headers=visitor_headers(token)
+        ) as stream:
+            lines = stream.aiter_lines()
+            await asyncio.sleep(0.5)
+            written = Message(
+                office_id=office_a.id,
+                conversation_id=started["conversationId"],
+                direction="OUTBOUND",
+                type="TEXT",
+                text="Escrito por outro processo",
+                status="SENT",
+                external_id="webchat:outro",
+                created_at=utcnow(),
+            )
+            session.add(written)
+            await session.commit()
+            live = await _next_message(lines)
+            assert (live["id"], live["text"]) == (written.id, "Escrito por outro processo")
 
 
 async def test_a_flow_answers_what_the_visitor_writes(

@@ -102,7 +102,14 @@ class Settings(BaseSettings):
         description="Live streams one client address may hold open at once (per process)",
     )
     webchat_poll_seconds: float = Field(
-        0.5, gt=0, le=10, description="How often a visitor's live stream looks for new messages"
+        20.0,
+        gt=0,
+        le=300,
+        description=(
+            "Safety poll of a visitor's live stream: how often it reads the database without"
+            " being woken (wake-ups come from this process's commits; the poll brings what"
+            " another process wrote)"
+        ),
     )
     redis_url: str = Field(
         "", description="Redis for rate limit counts shared by every process (empty: in memory)"

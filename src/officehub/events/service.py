@@ -242,13 +242,15 @@ async def emit(
     await session.flush()
     values = {c: getattr(event, c) for c in _EVENT_COLUMNS}
     if session.get_bind().dialect.name == "postgresql":
-        await session.execute(_EMIT_PG, _emit_pg_params(event, values, mark_emitted(session)))
+        await session.execute(
+            _EMIT_PG, _emit_pg_params(event, values, mark_emitted(session, office_id))
+        )
         return event
     await session.execute(_INSERT_EVENT, values)
     rows = [_progress_row(e, consumer, now) for e, consumer in await interested(session, [event])]
     if rows:
         await session.execute(_INSERT_CONSUMER_EVENT, rows)
-    mark_emitted(session)
+    mark_emitted(session, office_id)
     return event
 
 
@@ -349,5 +351,6 @@ async def emit_many(session: AsyncSession, events: Sequence[PendingEvent]) -> No
     if rows:
         session.add_all(rows)
         await session.flush()
-    if mark_emitted(session) and session.get_bind().dialect.name == "postgresql":
+    first = [mark_emitted(session, office_id) for office_id in {e.office_id for e in events}]
+    if first[0] and session.get_bind().dialect.name == "postgresql":
         await session.execute(text("SELECT pg_notify(:channel, '')"), {"channel": NOTIFY_CHANNEL})

@@ -1,9 +1,12 @@
 """Waking workers when events commit, instead of waiting for the next poll.
 
 In one process (``serve`` with its embedded worker, tests) an ``asyncio.Event`` per
-worker is set after any session that emitted commits. Separate ``officehub worker``
-processes on PostgreSQL ``LISTEN`` on a channel that ``emit`` notifies in the event's
-transaction (PostgreSQL delivers it at commit, never for a rollback).
+worker is set after any session that emitted commits, and so is each web chat visitor
+stream's (``watch``) for the offices whose events that session emitted. Separate
+``officehub worker`` processes on PostgreSQL ``LISTEN`` on a channel that ``emit``
+notifies in the event's transaction (PostgreSQL delivers it at commit, never for a
+rollback). Visitor streams do not listen: another process's commits reach them at their
+slow safety poll (``OFFICEHUB_WEBCHAT_POLL_SECONDS``).
 """
 
 from __future__ import annotations
@@ -23,14 +26,34 @@ logger = logging.getLogger("officehub.events")
 
 NOTIFY_CHANNEL = "officehub_events"
 _EMITTED = "officehub_emitted"
+_OFFICES = "officehub_emitted_offices"
 _listeners: set[asyncio.Event] = set()
+_watchers: dict[str, set[asyncio.Event]] = {}
 
 
-def mark_emitted(session: AsyncSession) -> bool:
-    """Remembers that this transaction emitted; True the first time in the transaction."""
+def mark_emitted(session: AsyncSession, office_id: str | None = None) -> bool:
+    """Remembers that this transaction emitted (for ``office_id``); True the first time in
+    the transaction."""
     first = not session.info.get(_EMITTED)
     session.info[_EMITTED] = True
+    if office_id is not None:
+        session.info.setdefault(_OFFICES, set()).add(office_id)
     return first
+
+
+def watch(office_id: str, signal: asyncio.Event) -> None:
+    """``signal`` is set after each commit, in this process, that emitted an event of
+    ``office_id`` (a visitor's stream waits on it instead of polling)."""
+    _watchers.setdefault(office_id, set()).add(signal)
+
+
+def unwatch(office_id: str, signal: asyncio.Event) -> None:
+    signals = _watchers.get(office_id)
+    if signals is None:
+        return
+    signals.discard(signal)
+    if not signals:
+        del _watchers[office_id]
 
 
 def subscribe(signal: asyncio.Event) -> None:
@@ -48,13 +71,18 @@ def wake_all() -> None:
 
 @event.listens_for(Session, "after_commit")
 def _after_commit(session: Session) -> None:
+    offices: set[str] = session.info.pop(_OFFICES, set())
     if session.info.pop(_EMITTED, False):
         wake_all()
+    for office_id in offices:
+        for signal in list(_watchers.get(office_id, ())):
+            signal.set()
 
 
 @event.listens_for(Session, "after_rollback")
 def _after_rollback(session: Session) -> None:
     session.info.pop(_EMITTED, None)
+    session.info.pop(_OFFICES, None)
 
 
 RETRY_FIRST_SECONDS = 0.5
