@@ -342,3 +342,126 @@ async def test_concurrent_verifications_of_one_claimed_phone_give_it_to_one_cont
     others = [p for p in everyone if p["id"] != holders[0]["id"]]
     assert len(others) == len(people) + len(created) - 1
     assert all((p["verified"], p["phone"]) == (False, None) for p in others), others
+
+
+async def _merge(
+    client: httpx.AsyncClient, office: OfficeFixture, kept: str, other: str
+) -> dict[str, Any]:
+    r = await client.post(f"/people/{kept}/merge", json={"otherId": other}, headers=office.headers)
+    assert r.status_code == 200, r.text
+    body: dict[str, Any] = r.json()
+    return body
+
+
+async def test_an_operator_merging_a_visitor_into_the_client_leaves_one_verified_contact(
+    app: FastAPI, settings: Settings, client: httpx.AsyncClient, office_a: OfficeFixture
+) -> None:
+    """The operator checked: the visitor's contact merged into the office's client is one
+    verified contact, the client's, holding the visitor's conversation; the claim is gone,
+    and what reads the client's cases now answers in that conversation."""
+    saved = await client.post(
+        "/people", json={"name": "Maria Souza", "phone": CLIENT_PHONE}, headers=office_a.headers
+    )
+    assert saved.status_code == 201, saved.text
+    client_id = saved.json()["id"]
+    await _movement(client, office_a, client_id)
+    chat = await make_webchat(client, office_a)
+    visitor = await start_visitor(client, chat["id"])
+    visitor_person = await _person_of(app, visitor["conversationId"])
+    assert visitor_person != client_id
+
+    merged = await _merge(client, office_a, client_id, visitor_person)
+    assert (merged["verified"], merged["phone"], merged["claimedPhone"]) == (
+        True,
+        CLIENT_PHONE,
+        None,
+    )
+    gone = await client.get(f"/people/{visitor_person}", headers=office_a.headers)
+    assert gone.status_code == 404
+    assert await _person_of(app, visitor["conversationId"]) == client_id
+    [updated] = await outbox(app, office_a.id, "contact.updated")
+    assert updated.data["verified"] is True
+
+    await create_flow(
+        client, office_a, chat["inboxId"], [system("s1", "SEARCH_MOVEMENTS", {}, None)]
+    )
+    await _visitor_writes(client, chat["id"], visitor["token"], "Meu processo?")
+    await work(app, settings)
+    [answer] = await outbound(client, office_a, visitor["conversationId"])
+    assert SECRET in answer
+
+
+async def test_a_merge_fills_the_kept_contacts_empty_phone_and_email_with_free_claims(
+    app: FastAPI, client: httpx.AsyncClient, office_a: OfficeFixture
+) -> None:
+    saved = await client.post("/people", json={"name": "Maria"}, headers=office_a.headers)
+    assert saved.status_code == 201, saved.text
+    chat = await make_webchat(client, office_a)
+    visitor = await start_visitor(client, chat["id"])
+    visitor_person = await _person_of(app, visitor["conversationId"])
+    async with app.state.sessionmaker() as s:
+        contact = await s.get(Contact, visitor_person)
+        assert contact is not None
+        contact.claimed_email = "maria@example.com"
+        await s.commit()
+
+    merged = await _merge(client, office_a, saved.json()["id"], visitor_person)
+    assert (merged["verified"], merged["phone"], merged["email"]) == (
+        True,
+        CLIENT_PHONE,
+        "maria@example.com",
+    )
+    assert (merged["claimedPhone"], merged["claimedEmail"]) == (None, None)
+
+
+async def test_a_merge_drops_a_claimed_phone_or_email_another_contact_holds(
+    app: FastAPI, client: httpx.AsyncClient, office_a: OfficeFixture
+) -> None:
+    """A claim never takes what another contact holds: the merged contact is verified
+    with its phone and email still empty, and the holder keeps them."""
+    holder = await client.post(
+        "/people",
+        json={"name": "Maria Souza", "phone": CLIENT_PHONE, "email": "maria@example.com"},
+        headers=office_a.headers,
+    )
+    assert holder.status_code == 201, holder.text
+    kept = await client.post("/people", json={"name": "Maria S."}, headers=office_a.headers)
+    assert kept.status_code == 201, kept.text
+    chat = await make_webchat(client, office_a)
+    visitor = await start_visitor(client, chat["id"])
+    visitor_person = await _person_of(app, visitor["conversationId"])
+    async with app.state.sessionmaker() as s:
+        contact = await s.get(Contact, visitor_person)
+        assert contact is not None
+        contact.claimed_email = "Maria@Example.com"
+        await s.commit()
+
+    merged = await _merge(client, office_a, kept.json()["id"], visitor_person)
+    assert (merged["verified"], merged["phone"], merged["email"]) == (True, None, None)
+    assert (merged["claimedPhone"], merged["claimedEmail"]) == (None, None)
+    held = await _person(client, office_a, holder.json()["id"])
+    assert (held["phone"], held["email"], held["verified"]) == (
+        CLIENT_PHONE,
+        "maria@example.com",
+        True,
+    )
+
+
+async def test_merging_into_the_visitors_contact_verifies_its_own_claim(
+    app: FastAPI, client: httpx.AsyncClient, office_a: OfficeFixture
+) -> None:
+    """Kept or merged, the visitor's contact comes out verified: its own claimed phone
+    becomes its phone when nobody holds it."""
+    other = await client.post("/people", json={"name": "Maria"}, headers=office_a.headers)
+    assert other.status_code == 201, other.text
+    chat = await make_webchat(client, office_a)
+    visitor = await start_visitor(client, chat["id"])
+    visitor_person = await _person_of(app, visitor["conversationId"])
+
+    merged = await _merge(client, office_a, visitor_person, other.json()["id"])
+    assert (merged["id"], merged["verified"], merged["phone"], merged["claimedPhone"]) == (
+        visitor_person,
+        True,
+        CLIENT_PHONE,
+        None,
+    )

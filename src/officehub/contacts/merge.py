@@ -8,6 +8,13 @@ and notes), cases, partner links, channel peers, tags, and CRM cards (crm, throu
 other's is closed first (``chat.conversation.updated``): one open thread per channel, the
 history of both kept. Fields empty on the kept contact are filled from the other; the other
 is deleted (``contact.deleted``) and the kept one announced (``contact.updated``).
+
+An operator who merges has checked that the two are one person, so the kept contact is
+verified afterwards (the issue's "a claim becomes verified by an operator who merges after
+checking"). A web chat claim (``claimed_phone``/``claimed_email``, of either contact) fills
+the kept contact's empty phone or email only when no other contact of the office holds it;
+otherwise it is dropped: the holder is another person as far as the office knows, and a
+claim never takes or blocks what a verified contact holds.
 """
 
 from __future__ import annotations
@@ -46,12 +53,14 @@ async def merge_contacts(
     await _close_clashing_conversations(session, office_id, kept, other)
     await contact_merging.fire(ContactMerging(session, office_id, kept.id, other.id))
     await repository.move_belongings(session, office_id, other.id, kept.id)
+    claims = [(kept.claimed_phone, kept.claimed_email), (other.claimed_phone, other.claimed_email)]
     fills = {f: getattr(other, f) for f in FILLED if not getattr(kept, f) and getattr(other, f)}
     if "whatsapp_id" in fills and not _reaches(other.whatsapp_id, fills.get("phone", kept.phone)):
         del fills["whatsapp_id"]  # the other's WhatsApp address is another number's
     await repository.delete_contact(session, other)
     for field, value in fills.items():
         setattr(kept, field, value)
+    await _take_claims(session, kept, claims)
     await _canonical_phone(session, kept)
     kept.updated_at = utcnow()
     await session.flush()
@@ -74,6 +83,27 @@ async def _close_clashing_conversations(
             await conversations.update_conversation(
                 session, office_id, conversation.id, ConversationPatch(status="CLOSED")
             )
+
+
+async def _take_claims(
+    session: AsyncSession, kept: Contact, claims: list[tuple[str | None, str | None]]
+) -> None:
+    """The merged contact is verified; each claimed phone or email (the kept contact's own
+    first) fills its empty phone or email when no other contact holds it, else is dropped."""
+    for claimed_phone, claimed_email in claims:
+        if kept.phone is None and claimed_phone is not None:
+            holder = await repository.find_by_phone(
+                session, kept.office_id, claimed_phone, other_than=kept.id
+            )
+            if holder is None:
+                kept.phone = claimed_phone
+        if kept.email is None and claimed_email is not None:
+            holder = await repository.find_by_email(session, kept.office_id, claimed_email)
+            if holder is None or holder.id == kept.id:
+                kept.email = claimed_email
+    kept.claimed_phone = None
+    kept.claimed_email = None
+    kept.verified = True
 
 
 def _reaches(whatsapp_id: str | None, phone: str | None) -> bool:
