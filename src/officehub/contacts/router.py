@@ -99,7 +99,10 @@ async def delete_contact(id: PathId, office: OfficeDep, session: SessionDep) -> 
         "messages and notes, CRM cards, cases, tags, partner links) moves to this contact, "
         "fields empty here are filled from it, and it is deleted (`contact.deleted`; this "
         "contact emits `contact.updated`). Where both have an open conversation on the same "
-        "channel, `otherId`'s is closed (`chat.conversation.updated`) and kept."
+        "channel, `otherId`'s is closed (`chat.conversation.updated`) and kept. The operator "
+        "who merges has checked: this contact is `verified` afterwards, and a web chat claim "
+        "(`claimedPhone`/`claimedEmail` of either) fills its empty phone or email only when "
+        "no other contact holds it, else is dropped."
     ),
 )
 async def merge_contact(
