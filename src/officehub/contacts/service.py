@@ -143,20 +143,9 @@ async def find_or_create_by_phone(
     existing = await repository.find_by_phone(session, office_id, phone)
     if existing is not None:
         return existing
-    clean = " ".join((name or "").replace("\x00", "").split())[:200] or phone
-    contact = Contact(
-        office_id=office_id,
-        inbox_id=inbox_id,
-        name=clean,
-        search_name=fold(clean)[:200],
-        phone=phone,
-        whatsapp_id=whatsapp_id,
-        is_blocked=False,
+    return await _add_met_contact(
+        session, office_id, inbox_id, name, phone, phone=phone, whatsapp_id=whatsapp_id
     )
-    session.add(contact)
-    await session.flush()
-    await emit(session, office_id, "contact.created", _data(contact_out(contact, [])))
-    return contact
 
 
 async def set_marketing_opt_out(
@@ -267,16 +256,29 @@ async def create_channel_contact(
     fallback_name: str = "Visitor",
 ) -> Contact:
     """A contact a channel met (no phone): ``contact.created`` is emitted."""
+    return await _add_met_contact(
+        session, office_id, inbox_id, name, fallback_name, email=email, description=description
+    )
+
+
+async def _add_met_contact(
+    session: AsyncSession,
+    office_id: str,
+    inbox_id: str | None,
+    name: str | None,
+    fallback_name: str,
+    **identity: Any,
+) -> Contact:
+    """Inserts a contact a channel met, named as the channel said (NULs and runs of blanks
+    folded, else ``fallback_name``), and emits ``contact.created``."""
     clean = " ".join((name or "").replace("\x00", "").split())[:200] or fallback_name
     contact = Contact(
         office_id=office_id,
         inbox_id=inbox_id,
         name=clean,
         search_name=fold(clean)[:200],
-        phone=None,
-        email=email,
-        description=description,
         is_blocked=False,
+        **identity,
     )
     session.add(contact)
     await session.flush()
@@ -386,23 +388,16 @@ async def create_claimant(
 ) -> Contact:
     """An unverified contact of a web chat visitor (``contact.created``): the phone or email
     typed is kept as a claim, so it matches, merges with and blocks no other contact."""
-    clean = " ".join((name or "").replace("\x00", "").split())[:200] or "Visitante"
-    contact = Contact(
-        office_id=office_id,
-        inbox_id=inbox_id,
-        name=clean,
-        search_name=fold(clean)[:200],
-        phone=None,
-        email=None,
+    return await _add_met_contact(
+        session,
+        office_id,
+        inbox_id,
+        name,
+        "Visitante",
         claimed_phone=claimed_phone,
         claimed_email=claimed_email,
         verified=False,
-        is_blocked=False,
     )
-    session.add(contact)
-    await session.flush()
-    await emit(session, office_id, "contact.created", _data(contact_out(contact, [])))
-    return contact
 
 
 async def verify_contact(session: AsyncSession, office_id: str, ident: str) -> ContactOut:
