@@ -6,6 +6,7 @@ import asyncio
 import re
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import httpx
 from fastapi import FastAPI
@@ -170,3 +171,78 @@ async def test_every_timestamp_is_a_date_time(app: FastAPI) -> None:
     fields = _at_fields(app.openapi())
     assert len(fields) > 80
     assert [f for f in fields if '"date-time"' not in json.dumps(f[2])] == []
+
+
+def _reachable(document: dict[str, Any], node: object, found: set[str]) -> set[str]:
+    """The component schemas ``node`` refers to, directly or through others."""
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/components/schemas/"):
+            name = ref.rsplit("/", 1)[1]
+            if name not in found:
+                found.add(name)
+                _reachable(document, document["components"]["schemas"][name], found)
+        for value in node.values():
+            _reachable(document, value, found)
+    elif isinstance(node, list):
+        for value in node:
+            _reachable(document, value, found)
+    return found
+
+
+def _schemas_of(document: dict[str, Any], part: str) -> set[str]:
+    found: set[str] = set()
+    for operations in document["paths"].values():
+        for operation in operations.values():
+            _reachable(document, operation.get(part, {}), found)
+    return found
+
+
+def _strings(prop: dict[str, Any]) -> list[dict[str, Any]]:
+    strings = [prop] if prop.get("type") == "string" else []
+    for key in ("anyOf", "oneOf", "allOf"):
+        for alternative in prop.get(key, []):
+            strings += _strings(alternative)
+    if prop.get("type") == "array":
+        strings += _strings(prop.get("items", {}))
+    return strings
+
+
+# Ids another system makes or the office chooses: WhatsApp's (a sender's wa_id, a message's
+# wamid, the account's phone number and business account, a catalogue's products), a
+# device's, a flow's step ids, a card's field settings and custom fields (the office names
+# them), a partner system's record.
+NOT_OUR_FIELDS = {"CardConfigItem.id", "CustomField.id", "Partner.id"}
+NOT_OUR_IDS = {
+    "whatsappId",
+    "waId",
+    "newWaId",
+    "externalId",
+    "phoneNumberId",
+    "businessAccountId",
+    "catalogId",
+    "productRetailerId",
+    "deviceId",
+    "stepId",
+    "currentStepId",
+}
+
+
+async def test_every_id_of_a_response_carries_the_id_pattern(app: FastAPI) -> None:
+    from officehub.ids import ID_PATTERN
+
+    document = app.openapi()
+    schemas = document["components"]["schemas"]
+    checked, missing = 0, []
+    for name in sorted(_schemas_of(document, "responses")):
+        for field, prop in schemas[name].get("properties", {}).items():
+            if field in NOT_OUR_IDS or f"{name}.{field}" in NOT_OUR_FIELDS:
+                continue
+            if not (field == "id" or re.search(r"Ids?$", field)):
+                continue
+            for string in _strings(prop):
+                checked += 1
+                if string.get("pattern") != ID_PATTERN:
+                    missing.append(f"{name}.{field}")
+    assert checked > 100
+    assert missing == [], missing

@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, StringConstraints, field_validator
 
 from officehub.events.catalogue import EVENT_ENUM, EVENT_NAMES, EventName
-from officehub.params import Id
+from officehub.params import Id, ServerId
 from officehub.schemas import ApiModel, BodyModel, StrictBodyModel
 from officehub.timeutil import Timestamp
 
@@ -108,9 +108,9 @@ class RulePatch(BodyModel):
 
 
 class RuleOut(ApiModel):
-    id: str
-    office_id: str
-    integration_id: str | None
+    id: ServerId
+    office_id: ServerId
+    integration_id: ServerId | None
     name: str
     enabled: bool
     trigger_event: str
@@ -131,12 +131,12 @@ class ActionOutcome(ApiModel):
 
 
 class RunOut(ApiModel):
-    id: str
-    rule_id: str
-    event_id: str
+    id: ServerId
+    rule_id: ServerId
+    event_id: ServerId
     event: str
-    conversation_id: str | None
-    causation_id: str | None
+    conversation_id: ServerId | None
+    causation_id: ServerId | None
     depth: int
     branch: Branch
     reason: str | None
@@ -169,7 +169,7 @@ class ConditionCheck(ApiModel):
 
 
 class RuleTestOut(ApiModel):
-    event_id: str | None
+    event_id: ServerId | None
     event: str
     branch: Branch
     reason: str

@@ -4,7 +4,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
-from officehub.params import Id
+from officehub.params import Id, ServerId
 from officehub.schemas import ApiModel, BodyModel
 from officehub.timeutil import Timestamp
 
@@ -30,10 +30,10 @@ class CaseUpdate(BodyModel):
 
 
 class CaseOut(ApiModel):
-    id: str
-    person_id: str
-    conversation_id: str | None
-    legal_area_id: str | None
+    id: ServerId
+    person_id: ServerId
+    conversation_id: ServerId | None
+    legal_area_id: ServerId | None
     number: str = Field(description="NNNNNNN-DD.AAAA.J.TR.OOOO")
     court: str = Field(description="The DataJud alias of the court (tjsp, trf1, trt2, …)")
     court_name: str
@@ -49,9 +49,9 @@ class CaseOut(ApiModel):
 
 
 class CaseMovementOut(ApiModel):
-    id: str
-    case_id: str | None
-    person_id: str
+    id: ServerId
+    case_id: ServerId | None
+    person_id: ServerId
     case_number: str
     code: int | None = Field(description="DataJud's movement code (TPU)")
     description: str

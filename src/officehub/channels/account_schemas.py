@@ -6,6 +6,7 @@ from typing import Any
 
 from pydantic import Field
 
+from officehub.params import ServerId
 from officehub.schemas import ApiModel
 from officehub.timeutil import Timestamp
 
@@ -13,8 +14,8 @@ from officehub.timeutil import Timestamp
 class AccountNoticeOut(ApiModel):
     """An account notification of the integration, as the platform sent it."""
 
-    id: str
-    integration_id: str
+    id: ServerId
+    integration_id: ServerId
     field: str = Field(
         description="The notification's field: phone_number_quality_update, account_update, "
         "account_alerts, business_capability_update, or one not known yet"

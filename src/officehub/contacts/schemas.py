@@ -4,6 +4,7 @@ from typing import Annotated
 
 from pydantic import Field, StringConstraints
 
+from officehub.params import ServerId
 from officehub.schemas import EMAIL_PATTERN, ApiModel, BodyModel, LongText
 from officehub.timeutil import Timestamp
 
@@ -13,7 +14,7 @@ TagIds = Annotated[list[Annotated[str, StringConstraints(max_length=32)]], Field
 
 
 class TagRef(ApiModel):
-    id: str
+    id: ServerId
     name: str
     color: str
 
@@ -45,7 +46,7 @@ class ContactPatch(BodyModel):
 
 
 class ContactOut(ApiModel):
-    id: str
+    id: ServerId
     name: str
     phone: str | None = Field(
         description="E.164; a Brazilian mobile always with its ninth digit (the same person "
@@ -58,7 +59,7 @@ class ContactOut(ApiModel):
     email: str | None
     document: str | None
     description: str | None
-    inbox_id: str | None
+    inbox_id: ServerId | None
     is_blocked: bool
     image_url: str | None
     marketing_opt_out: bool = Field(

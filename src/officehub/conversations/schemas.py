@@ -5,7 +5,7 @@ from typing import Annotated, Literal
 from pydantic import Field, StringConstraints
 
 from officehub.contacts.schemas import TagRef
-from officehub.params import Id
+from officehub.params import Id, ServerId
 from officehub.schemas import ApiModel, BodyModel, LongText
 from officehub.timeutil import Timestamp
 
@@ -34,14 +34,14 @@ class ConversationPatch(BodyModel):
 
 
 class ConversationOut(ApiModel):
-    id: str
-    person_id: str
-    inbox_id: str
-    integration_id: str
+    id: ServerId
+    person_id: ServerId
+    inbox_id: ServerId
+    integration_id: ServerId
     status: Status
     priority: Priority
-    assigned_user_id: str | None
-    department_id: str | None
+    assigned_user_id: ServerId | None
+    department_id: ServerId | None
     last_message_at: Timestamp | None
     tags: list[TagRef]
     created_at: Timestamp
@@ -63,8 +63,8 @@ class NoteIn(BodyModel):
 
 
 class NoteOut(ApiModel):
-    id: str
-    conversation_id: str
-    user_id: str | None
+    id: ServerId
+    conversation_id: ServerId
+    user_id: ServerId | None
     text: str
     created_at: Timestamp

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
-from officehub.params import Id
+from officehub.params import Id, ServerId
 from officehub.schemas import HEX_COLOR_PATTERN, WEB_URL_PATTERN, ApiModel, BodyModel, LongText
 from officehub.timeutil import Timestamp
 
@@ -92,8 +92,8 @@ class ColumnUpdate(BodyModel):
 
 
 class ColumnOut(ApiModel):
-    id: str
-    funnel_id: str
+    id: ServerId
+    funnel_id: ServerId
     name: str
     color: str
     index: int
@@ -105,10 +105,10 @@ class ColumnOut(ApiModel):
 
 
 class FunnelOut(ApiModel):
-    id: str
+    id: ServerId
     name: str
     card_config: list[CardConfigItem] | None
-    inbox_id: str
+    inbox_id: ServerId
     created_at: Timestamp
     updated_at: Timestamp
     columns: list[ColumnOut]
@@ -118,7 +118,7 @@ class FunnelOut(ApiModel):
 
 
 class ItemPerson(ApiModel):
-    id: str
+    id: ServerId
     created_at: Timestamp
     updated_at: Timestamp
     name: str
@@ -127,15 +127,15 @@ class ItemPerson(ApiModel):
 
 
 class FunnelItem(ApiModel):
-    id: str
+    id: ServerId
     channel: str | None
-    funnel_id: str
-    column_id: str
+    funnel_id: ServerId
+    column_id: ServerId
     person: ItemPerson
     custom_fields: list[CustomField]
     created_at: Timestamp
     updated_at: Timestamp
-    user_id: str | None
+    user_id: ServerId | None
 
 
 class BoardColumn(ColumnOut):
@@ -146,10 +146,10 @@ class BoardColumn(ColumnOut):
 
 
 class FunnelBoard(ApiModel):
-    id: str
+    id: ServerId
     name: str
     card_config: list[CardConfigItem] | None
-    inbox_id: str
+    inbox_id: ServerId
     created_at: Timestamp
     updated_at: Timestamp
     columns: list[BoardColumn]
@@ -185,7 +185,7 @@ class CardDelete(BodyModel):
 
 
 class CardUser(ApiModel):
-    id: str
+    id: ServerId
     name: str
     image_url: str | None
     role: str
@@ -194,7 +194,7 @@ class CardUser(ApiModel):
 
 
 class CardPerson(ApiModel):
-    id: str
+    id: ServerId
     name: str
     email: str | None
     phone: str | None
@@ -204,13 +204,13 @@ class CardPerson(ApiModel):
 
 
 class CardTag(ApiModel):
-    id: str
+    id: ServerId
     name: str
     color: str
 
 
 class CardLegalArea(ApiModel):
-    id: str
+    id: ServerId
     name: str
     color: str
 
@@ -228,14 +228,14 @@ class LeadOriginOut(ApiModel):
 class CardDetail(ApiModel):
     """Exactly the spec's CRM card table; ``person`` is the linked contact."""
 
-    id: str
+    id: ServerId
     column_changed_at: Timestamp
     show_badge_progress: bool
     time_limit_days: int | None
     channel: str | None
-    column_id: str
-    funnel_id: str
-    conversation_id: str | None
+    column_id: ServerId
+    funnel_id: ServerId
+    conversation_id: ServerId | None
     lead_origin: LeadOriginOut | None
     user: CardUser | None
     person: CardPerson

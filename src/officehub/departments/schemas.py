@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from officehub.params import ServerId
 from officehub.schemas import ApiModel, BodyModel
 from officehub.timeutil import Timestamp
 
@@ -15,8 +16,8 @@ class DepartmentUpdate(BodyModel):
 
 
 class DepartmentOut(ApiModel):
-    id: str
-    office_id: str
+    id: ServerId
+    office_id: ServerId
     name: str
     created_at: Timestamp
     updated_at: Timestamp

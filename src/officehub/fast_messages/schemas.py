@@ -4,7 +4,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
-from officehub.params import Id
+from officehub.params import Id, ServerId
 from officehub.schemas import HTTP_URL_PATTERN, ApiModel, BodyModel, LongText, StrictBodyModel
 from officehub.timeutil import Timestamp
 
@@ -42,9 +42,9 @@ class FastMessageUpdate(BodyModel):
 
 
 class FastMessageOut(ApiModel):
-    id: str
-    office_id: str
-    inbox_id: str
+    id: ServerId
+    office_id: ServerId
+    inbox_id: ServerId
     title: str
     kind: str
     text: str | None

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AwareDatetime, Discriminator, Field, StringConstraints, Tag, field_validator
 
 from officehub.messages.schemas import FallbackTemplate
-from officehub.params import Id
+from officehub.params import Id, ServerId
 from officehub.schemas import HEX_COLOR_PATTERN, ApiModel, BodyModel, LongText, StrictBodyModel
 from officehub.timeutil import Timestamp
 from officehub.webhooks.validation import check_url
@@ -180,14 +180,14 @@ class FlowWarning(ApiModel):
 
 
 class FlowOut(ApiModel):
-    id: str
-    office_id: str
+    id: ServerId
+    office_id: ServerId
     name: str
     description: str
     content: dict[str, Any]
     color: str | None
     is_social_flow: bool
-    inbox_id: str
+    inbox_id: ServerId
     warnings: list[FlowWarning]
     created_at: Timestamp
     updated_at: Timestamp
@@ -204,9 +204,9 @@ class FlowSessionOut(ApiModel):
     """``waitingFor``: ``REPLY`` (a list step awaits the contact), ``HUMAN`` (a person has the
     conversation), null when the session is over."""
 
-    id: str
-    conversation_id: str
-    flow_id: str
+    id: ServerId
+    conversation_id: ServerId
+    flow_id: ServerId
     flow_name: str
     status: Literal["RUNNING", "WAITING", "PAUSED", "ENDED", "EXPIRED"]
     current_step_id: str | None
@@ -227,8 +227,8 @@ class MovementCreate(BodyModel):
 
 
 class MovementOut(ApiModel):
-    id: str
-    person_id: str
+    id: ServerId
+    person_id: ServerId
     case_number: str
     description: str
     occurred_at: Timestamp

@@ -5,7 +5,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, StringConstraints, field_validator
 
-from officehub.params import Id
+from officehub.params import Id, ServerId
 from officehub.schemas import HOST_URL_PATTERN, ApiModel, BodyModel
 from officehub.timeutil import Timestamp
 from officehub.webhooks.validation import check_url
@@ -23,8 +23,8 @@ class InboxUpdate(BodyModel):
 
 
 class InboxOut(ApiModel):
-    id: str
-    office_id: str
+    id: ServerId
+    office_id: ServerId
     name: str
     created_at: Timestamp
     updated_at: Timestamp
@@ -163,9 +163,9 @@ class IntegrationUpdate(BodyModel):
 
 
 class IntegrationOut(ApiModel):
-    id: str
-    office_id: str
-    inbox_id: str
+    id: ServerId
+    office_id: ServerId
+    inbox_id: ServerId
     type: str
     name: str
     device_id: str | None

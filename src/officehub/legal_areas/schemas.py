@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from officehub.params import ServerId
 from officehub.schemas import HEX_COLOR_PATTERN, ApiModel, BodyModel
 from officehub.timeutil import Timestamp
 
@@ -17,9 +18,9 @@ class LegalAreaUpdate(BodyModel):
 
 
 class LegalAreaOut(ApiModel):
-    id: str
+    id: ServerId
     name: str
     color: str
-    office_id: str | None = Field(description="null for a default area")
+    office_id: ServerId | None = Field(description="null for a default area")
     created_at: Timestamp
     updated_at: Timestamp

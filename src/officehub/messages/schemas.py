@@ -5,7 +5,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import AliasChoices, Field, StringConstraints, field_validator
 
 from officehub.ids import ID_PATTERN
-from officehub.params import Id
+from officehub.params import Id, ServerId
 from officehub.schemas import HTTP_URL_PATTERN, ApiModel, BodyModel, LongText
 from officehub.timeutil import Timestamp
 
@@ -150,7 +150,7 @@ class ReplyContent(ApiModel):
 
     kind: Literal["reply"]
     reply_type: str
-    id: str | None = None
+    id: ServerId | None = None
     title: str
     description: str | None = None
 
@@ -229,7 +229,7 @@ class MessageError(ApiModel):
 
 
 class PricingConversation(ApiModel):
-    id: str | None
+    id: ServerId | None
     origin_type: str | None
     expires_at: Timestamp | None
 
@@ -245,8 +245,8 @@ class MessagePricing(ApiModel):
 
 
 class MessageOut(ApiModel):
-    id: str
-    conversation_id: str
+    id: ServerId
+    conversation_id: ServerId
     direction: Literal["INBOUND", "OUTBOUND"]
     type: MessageType
     text: str | None
@@ -294,7 +294,7 @@ class ReadOut(ApiModel):
     ``error`` says why), ``RECORDED`` (a channel without read receipts: only kept);
     null with ``messageId`` null when the contact never wrote."""
 
-    conversation_id: str
-    message_id: str | None
+    conversation_id: ServerId
+    message_id: ServerId | None
     status: Literal["PENDING", "SENT", "FAILED", "RECORDED"] | None
     error: str | None = None

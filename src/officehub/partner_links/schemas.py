@@ -4,6 +4,7 @@ from typing import Annotated, Literal
 
 from pydantic import StringConstraints
 
+from officehub.params import ServerId
 from officehub.schemas import ApiModel, BodyModel, StrictBodyModel
 from officehub.timeutil import Timestamp
 
@@ -29,7 +30,7 @@ class LinkOut(ApiModel):
     """The partner link record; all but ``linked`` are null for a contact never linked."""
 
     linked: bool
-    link_id: str | None
+    link_id: ServerId | None
     partner: Partner | None
     linked_at: Timestamp | None
     source: LinkSource | None

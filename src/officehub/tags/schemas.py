@@ -4,7 +4,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
-from officehub.params import Id
+from officehub.params import Id, ServerId
 from officehub.schemas import HEX_COLOR_PATTERN, ApiModel, BodyModel
 from officehub.timeutil import Timestamp
 
@@ -28,11 +28,11 @@ class TagUpdate(BodyModel):
 
 
 class TagOut(ApiModel):
-    id: str
+    id: ServerId
     name: str
     color: str
-    office_id: str
-    inbox_id: str
+    office_id: ServerId
+    inbox_id: ServerId
     modules: list[str]
     created_at: Timestamp
     updated_at: Timestamp

@@ -4,6 +4,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints
 
+from officehub.params import ServerId
 from officehub.schemas import ApiModel, BodyModel
 
 TemplateStatus = Literal["APPROVED", "PENDING", "REJECTED", "PAUSED"]
@@ -30,7 +31,7 @@ class TemplateOut(ApiModel):
     category: str
     language: str
     components: list[dict[str, Any]]
-    id: str
+    id: ServerId
 
 
 class TemplateList(ApiModel):

@@ -4,7 +4,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from officehub.params import Id
+from officehub.params import Id, ServerId
 from officehub.schemas import HEX_COLOR_PATTERN, ApiModel, BodyModel, LongText
 from officehub.timeutil import Timestamp
 
@@ -17,8 +17,8 @@ class TicketStatusCreate(BodyModel):
 
 
 class TicketStatusOut(ApiModel):
-    id: str
-    office_id: str
+    id: ServerId
+    office_id: ServerId
     name: str
     color: str | None
     created_at: Timestamp
@@ -26,7 +26,7 @@ class TicketStatusOut(ApiModel):
 
 
 class TicketStatusRef(ApiModel):
-    id: str
+    id: ServerId
     name: str
     color: str | None
 
@@ -52,15 +52,15 @@ class TicketUpdate(BodyModel):
 
 
 class TicketOut(ApiModel):
-    id: str
-    office_id: str
+    id: ServerId
+    office_id: ServerId
     title: str
     description: str | None
-    status_id: str
+    status_id: ServerId
     status: TicketStatusRef
     priority: str
-    assignee_ids: list[str]
-    department_ids: list[str]
-    conversation_id: str | None
+    assignee_ids: list[ServerId]
+    department_ids: list[ServerId]
+    conversation_id: ServerId | None
     created_at: Timestamp
     updated_at: Timestamp

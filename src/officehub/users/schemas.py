@@ -4,7 +4,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
-from officehub.params import Id
+from officehub.params import Id, ServerId
 from officehub.schemas import EMAIL_PATTERN, ApiModel, BodyModel
 from officehub.timeutil import Timestamp
 
@@ -32,14 +32,14 @@ class UserUpdate(BodyModel):
 
 
 class UserOut(ApiModel):
-    id: str
-    office_id: str
+    id: ServerId
+    office_id: ServerId
     name: str
     email: str
     role: str
     document: str | None
     image_url: str | None
-    inbox_ids: list[str]
+    inbox_ids: list[ServerId]
     created_at: Timestamp
     updated_at: Timestamp
 

@@ -5,6 +5,7 @@ from typing import Annotated
 from pydantic import Field, StringConstraints
 
 from officehub.contacts.schemas import Email
+from officehub.params import ServerId
 from officehub.schemas import ApiModel, BodyModel, LongText
 from officehub.timeutil import Timestamp
 
@@ -23,8 +24,8 @@ class StartIn(BodyModel):
 
 class StartOut(ApiModel):
     token: str = Field(description="The visitor's token: send it in X-Visitor-Token")
-    visitor_id: str
-    conversation_id: str
+    visitor_id: ServerId
+    conversation_id: ServerId
 
 
 class VisitorMessageIn(BodyModel):
@@ -37,7 +38,7 @@ class VisitorMessageIn(BodyModel):
 class VisitorMessage(ApiModel):
     """A message as the visitor sees it: no delivery internals, no notes."""
 
-    id: str
+    id: ServerId
     direction: str
     type: str
     text: str | None
@@ -46,5 +47,5 @@ class VisitorMessage(ApiModel):
 
 
 class VisitorHistory(ApiModel):
-    conversation_id: str
+    conversation_id: ServerId
     data: list[VisitorMessage]

@@ -10,7 +10,7 @@ from officehub.auth import OfficeDep
 from officehub.db import SessionDep
 from officehub.errors import error_responses
 from officehub.pagination import MAX_LIMIT, PageDep, PageNumber, PageParams
-from officehub.params import PathId
+from officehub.params import PathId, ServerId
 from officehub.routing import Router
 from officehub.schemas import ApiModel
 from officehub.webhooks import service
@@ -32,8 +32,8 @@ router = Router(tags=["Webhooks"])
 
 
 class TestSent(ApiModel):
-    event_id: str
-    webhook_id: str
+    event_id: ServerId
+    webhook_id: ServerId
 
 
 def _allow_private(request: Request) -> bool:

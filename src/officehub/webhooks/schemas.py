@@ -5,6 +5,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, Field, StringConstraints
 
 from officehub.events.catalogue import EVENT_NAMES, EventName
+from officehub.params import ServerId
 from officehub.schemas import HOST_URL_PATTERN, ApiModel, BodyModel, LongText
 from officehub.timeutil import Timestamp
 from officehub.webhooks.validation import check_url
@@ -71,8 +72,8 @@ class WebhookStats(ApiModel):
 class WebhookOut(ApiModel):
     """The webhook without its secret (list, update, delete)."""
 
-    id: str
-    office_id: str
+    id: ServerId
+    office_id: ServerId
     name: str
     description: str | None
     url: str
@@ -110,8 +111,8 @@ class DeliveryAttemptOut(ApiModel):
 
 
 class DeliveryOut(ApiModel):
-    id: str
-    webhook_id: str
+    id: ServerId
+    webhook_id: ServerId
     event: str
     status: DeliveryStatus
     status_code: int | None
@@ -151,10 +152,10 @@ class ActionDeliveryOut(ApiModel):
     every attempt.
     The action's ``secret`` and ``headers`` are never shown."""
 
-    id: str
-    rule_id: str | None
-    flow_id: str | None
-    event_id: str | None
+    id: ServerId
+    rule_id: ServerId | None
+    flow_id: ServerId | None
+    event_id: ServerId | None
     event: str
     url: str
     method: str
