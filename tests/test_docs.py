@@ -211,8 +211,16 @@ def _strings(prop: dict[str, Any]) -> list[dict[str, Any]]:
 # Ids another system makes or the office chooses: WhatsApp's (a sender's wa_id, a message's
 # wamid, the account's phone number and business account, a catalogue's products), a
 # device's, a flow's step ids, a card's field settings and custom fields (the office names
-# them), a partner system's record.
-NOT_OUR_FIELDS = {"CardConfigItem.id", "CustomField.id", "Partner.id"}
+# them), a partner system's record, a template's (the platform's id when known), a picked
+# button's or list option's, WhatsApp's pricing conversation.
+NOT_OUR_FIELDS = {
+    "CardConfigItem.id",
+    "CustomField.id",
+    "Partner.id",
+    "TemplateOut.id",
+    "ReplyContent.id",
+    "PricingConversation.id",
+}
 NOT_OUR_IDS = {
     "whatsappId",
     "waId",
@@ -246,3 +254,43 @@ async def test_every_id_of_a_response_carries_the_id_pattern(app: FastAPI) -> No
                     missing.append(f"{name}.{field}")
     assert checked > 100
     assert missing == [], missing
+
+
+def _inline_enums(node: object, where: str) -> list[str]:
+    found: list[str] = []
+    if isinstance(node, dict):
+        if "enum" in node:
+            found.append(where)
+        for key, value in node.items():
+            found += _inline_enums(value, f"{where}/{key}")
+    elif isinstance(node, list):
+        for value in node:
+            found += _inline_enums(value, where)
+    return found
+
+
+async def test_every_enum_of_a_body_is_a_named_component(app: FastAPI) -> None:
+    """A generated client gets one ``MessageType``, ``ConversationStatus``... rather than an
+    anonymous enum per field. Query parameters keep theirs inline (no component to name)."""
+    document = app.openapi()
+    schemas = document["components"]["schemas"]
+    bodies = _schemas_of(document, "responses") | _schemas_of(document, "requestBody")
+    enums = {name for name in bodies if "enum" in schemas[name]}
+    assert {"MessageType", "ConversationStatus", "EventName", "UserRole"} <= enums
+    for name in sorted(bodies - enums):
+        assert _inline_enums(schemas[name], name) == []
+    conversation = schemas["ConversationOut"]["properties"]["status"]
+    assert conversation == {"$ref": "#/components/schemas/ConversationStatus"}
+
+
+async def test_a_name_the_server_strips_is_documented_as_not_blank(app: FastAPI) -> None:
+    """The fuzzer sent a column named ``"\\u00a0"``: schema-valid, refused once stripped."""
+    from officehub.schemas import NON_BLANK_PATTERN
+
+    schemas = app.openapi()["components"]["schemas"]
+    for schema, field in (("ColumnIn", "name"), ("ContactIn", "name"), ("TagCreate", "name")):
+        assert schemas[schema]["properties"][field]["pattern"] == NON_BLANK_PATTERN
+    for blank in (" ", "\u00a0", "\t", "\u3000 \u2003"):
+        assert not re.match(NON_BLANK_PATTERN, blank)
+    for name in ("A", " Ana ", "\u00a0x"):
+        assert re.match(NON_BLANK_PATTERN, name)

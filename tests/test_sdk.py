@@ -70,7 +70,7 @@ async def test_a_generated_python_client_creates_lists_reads_and_parses_a_404(
                     name="Urgente",
                     color="#E53935",
                     inbox_id=inbox.id,
-                    modules=[models.TagCreateModulesItem("crm")],
+                    modules=[models.TagModule("crm")],
                 )
                 tag = await create_tag.asyncio(client=client, body=body)
                 assert isinstance(tag, models.TagOut), tag

@@ -527,7 +527,10 @@ async def test_the_message_content_is_documented_as_a_union_by_kind(
         "system",
         "unsupported",
     }
-    assert "UNSUPPORTED" in schemas["MessageOut"]["properties"]["type"]["enum"]
+    assert schemas["MessageOut"]["properties"]["type"] == {
+        "$ref": "#/components/schemas/MessageType"
+    }
+    assert "UNSUPPORTED" in schemas["MessageType"]["enum"]
     assert {"replyTo", "forwarded", "reactions", "originalText", "editedAt", "deletedAt"} <= set(
         schemas["MessageOut"]["properties"]
     )

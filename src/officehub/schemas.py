@@ -7,7 +7,7 @@ from functools import cache
 from types import UnionType
 from typing import Annotated, Any, ClassVar, Union, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator
+from pydantic import BaseModel, ConfigDict, ValidationInfo, WithJsonSchema, field_validator
 from pydantic.alias_generators import to_camel
 
 from officehub.errors import ValidationFailed
@@ -61,6 +61,19 @@ screen that shows it (a spoofed file or client name). Right-to-left text needs n
 them; the marks U+200E/U+200F stay allowed."""
 _LONG_TEXT_REFUSED = re.compile(f"[{LONG_TEXT_REFUSED}]")
 SINGLE_LINE_PATTERN = f"^[^{SINGLE_LINE_REFUSED}]*$"
+_LINE = f"[^{SINGLE_LINE_REFUSED}]*"
+NON_BLANK_PATTERN = f"^{_LINE}[^{SINGLE_LINE_REFUSED}{WHITESPACE_CLASS}]{_LINE}$"
+"""A single line that is not blank: what a name stripped of white space and then at least one
+character long is, said in the document (``non_blank_schema``)."""
+
+
+def non_blank_schema(max_length: int) -> WithJsonSchema:
+    """The document's schema of a stripped name of 1 to ``max_length`` characters."""
+    return WithJsonSchema(
+        {"type": "string", "minLength": 1, "maxLength": max_length, "pattern": NON_BLANK_PATTERN}
+    )
+
+
 LONG_TEXT_PATTERN = f"^[^{LONG_TEXT_REFUSED}]*$"
 BODY_ID_PATTERN = rf"^[cC][^{WHITESPACE_CLASS}{SINGLE_LINE_REFUSED}-]{{8,}}$"
 """An id in a body: the id pattern and the single-line rule at once."""

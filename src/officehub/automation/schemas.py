@@ -4,23 +4,28 @@ import math
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints, field_validator
+from typing_extensions import TypeAliasType
 
-from officehub.events.catalogue import EVENT_ENUM, EVENT_NAMES, EventName
+from officehub.events.catalogue import EVENT_NAMES, EventName
 from officehub.params import Id, ServerId
 from officehub.schemas import ApiModel, BodyModel, StrictBodyModel
 from officehub.timeutil import Timestamp
 
-ActionName = Literal[
-    "SEND_FAST_MESSAGE",
-    "SCHEDULE_MESSAGE",
-    "MOVE_CARD",
-    "TAG_CONVERSATION",
-    "ASSIGN_LEGAL_AREA",
-    "CREATE_TICKET",
-    "FIRE_WEBHOOK",
-    "PAUSE_AUTOMATION",
-]
-Branch = Literal["then", "else", "skipped"]
+ActionName = TypeAliasType(
+    "ActionName",
+    Literal[
+        "SEND_FAST_MESSAGE",
+        "SCHEDULE_MESSAGE",
+        "MOVE_CARD",
+        "TAG_CONVERSATION",
+        "ASSIGN_LEGAL_AREA",
+        "CREATE_TICKET",
+        "FIRE_WEBHOOK",
+        "PAUSE_AUTOMATION",
+    ],
+)
+RunBranch = TypeAliasType("RunBranch", Literal["then", "else", "skipped"])
+ActionStatus = TypeAliasType("ActionStatus", Literal["done", "failed", "scheduled", "skipped"])
 Name = Annotated[str, StringConstraints(min_length=1, max_length=100)]
 Ref = Annotated[str, StringConstraints(max_length=128)]
 CONDITION_KEYS = (
@@ -76,9 +81,7 @@ class Action(StrictBodyModel):
 class RuleCreate(BodyModel):
     name: Name
     enabled: bool = True
-    trigger_event: str = Field(
-        description="An event name of GET /webhooks/events", json_schema_extra=EVENT_ENUM
-    )
+    trigger_event: EventName = Field(description="An event name of GET /webhooks/events")
     integration_id: Id | None = Field(None, description="null: the rule applies to every one")
     conditions: Conditions | None = None
     actions: list[Action] = Field(min_length=1, max_length=5)
@@ -125,7 +128,7 @@ class RuleOut(ApiModel):
 class ActionOutcome(ApiModel):
     index: int
     action: str
-    status: Literal["done", "failed", "scheduled", "skipped"]
+    status: ActionStatus
     error: str | None = None
     detail: str | None = None
 
@@ -138,7 +141,7 @@ class RunOut(ApiModel):
     conversation_id: ServerId | None
     causation_id: ServerId | None
     depth: int
-    branch: Branch
+    branch: RunBranch
     reason: str | None
     actions: list[ActionOutcome]
     created_at: Timestamp
@@ -171,7 +174,7 @@ class ConditionCheck(ApiModel):
 class RuleTestOut(ApiModel):
     event_id: ServerId | None
     event: str
-    branch: Branch
+    branch: RunBranch
     reason: str
     conditions: list[ConditionCheck]
     actions: list[dict[str, Any]]

@@ -3,12 +3,15 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
+from typing_extensions import TypeAliasType
 
 from officehub.params import Id, ServerId
 from officehub.schemas import ApiModel, BodyModel
 from officehub.timeutil import Timestamp
 
 CaseNumberText = Annotated[str, StringConstraints(min_length=1, max_length=32)]
+
+CaseCheckStatus = TypeAliasType("CaseCheckStatus", Literal["OK", "NOT_FOUND", "ERROR"])
 
 
 class CaseCreate(BodyModel):
@@ -41,7 +44,7 @@ class CaseOut(ApiModel):
     next_check_at: Timestamp | None
     last_checked_at: Timestamp | None
     last_movement_at: Timestamp | None
-    check_status: Literal["OK", "NOT_FOUND", "ERROR"] | None = Field(
+    check_status: CaseCheckStatus | None = Field(
         description="The last check: found on DataJud, not (yet) there, or failed"
     )
     created_at: Timestamp

@@ -5,11 +5,15 @@ from typing import Annotated
 from pydantic import Field, StringConstraints
 
 from officehub.params import ServerId
-from officehub.schemas import EMAIL_PATTERN, ApiModel, BodyModel, LongText
+from officehub.schemas import EMAIL_PATTERN, ApiModel, BodyModel, LongText, non_blank_schema
 from officehub.timeutil import Timestamp
 
 Email = Annotated[str, StringConstraints(max_length=320, pattern=EMAIL_PATTERN)]
-Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+Name = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=200),
+    non_blank_schema(200),
+]
 TagIds = Annotated[list[Annotated[str, StringConstraints(max_length=32)]], Field(max_length=50)]
 
 

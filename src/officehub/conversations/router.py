@@ -10,10 +10,10 @@ from officehub.conversations.schemas import (
     ConversationIn,
     ConversationOut,
     ConversationPatch,
+    ConversationStatus,
     EndHumanSupport,
     NoteIn,
     NoteOut,
-    Status,
     TagAdd,
 )
 from officehub.db import SessionDep
@@ -56,7 +56,7 @@ async def list_conversations(
     params: PageDep,
     inbox_id: Annotated[str | None, Query(alias="inboxId", max_length=32)] = None,
     person_id: Annotated[Id | None, Query(alias="personId")] = None,
-    status: Annotated[Status | None, Query()] = None,
+    status: Annotated[ConversationStatus | None, Query()] = None,
 ) -> Page[ConversationOut]:
     items, total = await service.list_conversations(
         session, office.office_id, params, inbox_id=inbox_id, person_id=person_id, status=status

@@ -3,14 +3,15 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
+from typing_extensions import TypeAliasType
 
 from officehub.contacts.schemas import TagRef
 from officehub.params import Id, ServerId
 from officehub.schemas import ApiModel, BodyModel, LongText
 from officehub.timeutil import Timestamp
 
-Status = Literal["OPEN", "CLOSED"]
-Priority = Literal["LOW", "MEDIUM", "HIGH"]
+ConversationStatus = TypeAliasType("ConversationStatus", Literal["OPEN", "CLOSED"])
+ConversationPriority = TypeAliasType("ConversationPriority", Literal["LOW", "MEDIUM", "HIGH"])
 RefId = Annotated[str, StringConstraints(min_length=1, max_length=32)]
 
 
@@ -18,7 +19,7 @@ class ConversationIn(BodyModel):
     person_id: Id
     inbox_id: RefId
     integration_id: RefId
-    priority: Priority = "MEDIUM"
+    priority: ConversationPriority = "MEDIUM"
 
 
 class ConversationPatch(BodyModel):
@@ -26,8 +27,8 @@ class ConversationPatch(BodyModel):
 
     NOT_NULL = frozenset({"status", "priority", "tags"})
 
-    status: Status | None = None
-    priority: Priority | None = None
+    status: ConversationStatus | None = None
+    priority: ConversationPriority | None = None
     assigned_user_id: RefId | None = None
     department_id: RefId | None = None
     tags: Annotated[list[RefId], Field(max_length=50)] | None = None
@@ -38,8 +39,8 @@ class ConversationOut(ApiModel):
     person_id: ServerId
     inbox_id: ServerId
     integration_id: ServerId
-    status: Status
-    priority: Priority
+    status: ConversationStatus
+    priority: ConversationPriority
     assigned_user_id: ServerId | None
     department_id: ServerId | None
     last_message_at: Timestamp | None

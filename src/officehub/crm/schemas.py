@@ -5,13 +5,25 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
+from typing_extensions import TypeAliasType
 
 from officehub.params import Id, ServerId
-from officehub.schemas import HEX_COLOR_PATTERN, WEB_URL_PATTERN, ApiModel, BodyModel, LongText
+from officehub.schemas import (
+    HEX_COLOR_PATTERN,
+    WEB_URL_PATTERN,
+    ApiModel,
+    BodyModel,
+    LongText,
+    non_blank_schema,
+)
 from officehub.timeutil import Timestamp
 
-Kind = Literal["NORMAL", "WON", "LOST"]
-Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+ColumnKind = TypeAliasType("ColumnKind", Literal["NORMAL", "WON", "LOST"])
+Name = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=200),
+    non_blank_schema(200),
+]
 Color = Annotated[str, StringConstraints(pattern=HEX_COLOR_PATTERN)]
 Text = Annotated[str, StringConstraints(max_length=2000)]
 WebUrl = Annotated[str, StringConstraints(max_length=2000, pattern=WEB_URL_PATTERN)]
@@ -56,7 +68,7 @@ class LeadOrigin(BodyModel):
 class ColumnIn(BodyModel):
     name: Name
     color: Color = "#9E9E9E"
-    kind: Kind = "NORMAL"
+    kind: ColumnKind = "NORMAL"
     time_limit_days: TimeLimitDays | None = None
     show_badge_progress: bool = False
 
@@ -86,7 +98,7 @@ class ColumnUpdate(BodyModel):
     name: Name | None = None
     color: Color | None = None
     index: ColumnIndex | None = None
-    kind: Kind | None = None
+    kind: ColumnKind | None = None
     time_limit_days: TimeLimitDays | None = None
     show_badge_progress: bool | None = None
 
@@ -97,7 +109,7 @@ class ColumnOut(ApiModel):
     name: str
     color: str
     index: int
-    kind: Kind
+    kind: ColumnKind
     time_limit_days: int | None
     show_badge_progress: bool
     created_at: Timestamp

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import WithJsonSchema
+from typing_extensions import TypeAliasType
 
 _AT = "2026-01-01T12:00:00.000Z"
 _TAG = {"id": "cm3k9x2f7000aabcd1234efgh", "name": "urgente", "color": "#E53935"}
@@ -243,6 +244,9 @@ EVENT_TYPES: tuple[EventType, ...] = (
 EVENT_NAMES: frozenset[str] = frozenset(e.name for e in EVENT_TYPES)
 EVENT_ENUM: dict[str, Any] = {"enum": sorted(EVENT_NAMES)}
 """``json_schema_extra`` of a field holding an event name: the document lists the catalogue."""
-EventName = Annotated[str, Field(json_schema_extra=EVENT_ENUM)]
-"""A body field holding an event name (checked by the model's own validator)."""
+EventName = TypeAliasType(
+    "EventName", Annotated[str, WithJsonSchema({"type": "string", "enum": sorted(EVENT_NAMES)})]
+)
+"""A body field holding an event name (checked by the model's own validator); the
+document lists the catalogue in one named component."""
 BY_NAME: dict[str, EventType] = {e.name: e for e in EVENT_TYPES}

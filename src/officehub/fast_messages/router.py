@@ -10,9 +10,9 @@ from officehub.errors import error_responses
 from officehub.fast_messages import service
 from officehub.fast_messages.schemas import (
     FastMessageCreate,
+    FastMessageKind,
     FastMessageOut,
     FastMessageUpdate,
-    Kind,
 )
 from officehub.pagination import Page, PageDep
 from officehub.params import Id, PathId
@@ -32,7 +32,7 @@ async def list_fast_messages(
     session: SessionDep,
     page: PageDep,
     inbox_id: Annotated[Id | None, Query(alias="inboxId")] = None,
-    kind: Annotated[Kind | None, Query()] = None,
+    kind: Annotated[FastMessageKind | None, Query()] = None,
 ) -> Page[FastMessageOut]:
     items, total = await service.list_fast_messages(
         session, office.office_id, page, inbox_id=inbox_id, kind=kind

@@ -3,13 +3,14 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
+from typing_extensions import TypeAliasType
 
 from officehub.params import Id, ServerId
 from officehub.schemas import HTTP_URL_PATTERN, ApiModel, BodyModel, LongText, StrictBodyModel
 from officehub.timeutil import Timestamp
 
-Kind = Literal["TEXT", "AUDIO", "SEQUENCE"]
-BlockKind = Literal["TEXT", "IMAGE", "AUDIO", "VIDEO", "DOCUMENT"]
+FastMessageKind = TypeAliasType("FastMessageKind", Literal["TEXT", "AUDIO", "SEQUENCE"])
+BlockKind = TypeAliasType("BlockKind", Literal["TEXT", "IMAGE", "AUDIO", "VIDEO", "DOCUMENT"])
 Url = Annotated[str, StringConstraints(max_length=2000, pattern=HTTP_URL_PATTERN)]
 Text = Annotated[LongText, StringConstraints(min_length=1, max_length=4096)]
 
@@ -27,7 +28,7 @@ class Block(StrictBodyModel):
 class FastMessageCreate(BodyModel):
     inbox_id: Id
     title: str = Field(min_length=1, max_length=200)
-    kind: Kind
+    kind: FastMessageKind
     text: Text | None = None
     audio_url: Url | None = None
     blocks: list[Block] | None = Field(None, min_length=1, max_length=20)
@@ -35,7 +36,7 @@ class FastMessageCreate(BodyModel):
 
 class FastMessageUpdate(BodyModel):
     title: str | None = Field(None, min_length=1, max_length=200)
-    kind: Kind | None = None
+    kind: FastMessageKind | None = None
     text: Text | None = None
     audio_url: Url | None = None
     blocks: list[Block] | None = Field(None, min_length=1, max_length=20)

@@ -6,22 +6,32 @@ import math
 from typing import Annotated, Any, Literal
 
 from pydantic import AwareDatetime, Discriminator, Field, StringConstraints, Tag, field_validator
+from typing_extensions import TypeAliasType
 
 from officehub.messages.schemas import FallbackTemplate
 from officehub.params import Id, ServerId
 from officehub.schemas import HEX_COLOR_PATTERN, ApiModel, BodyModel, LongText, StrictBodyModel
+from officehub.tickets.schemas import TicketPriority
 from officehub.timeutil import Timestamp
 from officehub.webhooks.validation import check_url
 
-SystemAction = Literal[
-    "SEARCH_MOVEMENTS",
-    "ASSIGN_USER",
-    "ADD_LABELS",
-    "CHANGE_CRM_COLUMN",
-    "ASSIGN_AGENT",
-    "CREATE_TICKET",
-    "FIRE_WEBHOOK",
-]
+SystemAction = TypeAliasType(
+    "SystemAction",
+    Literal[
+        "SEARCH_MOVEMENTS",
+        "ASSIGN_USER",
+        "ADD_LABELS",
+        "CHANGE_CRM_COLUMN",
+        "ASSIGN_AGENT",
+        "CREATE_TICKET",
+        "FIRE_WEBHOOK",
+    ],
+)
+HttpMethod = TypeAliasType("HttpMethod", Literal["GET", "POST", "PUT", "PATCH", "DELETE"])
+FlowSessionStatus = TypeAliasType(
+    "FlowSessionStatus", Literal["RUNNING", "WAITING", "PAUSED", "ENDED", "EXPIRED"]
+)
+FlowWaitingFor = TypeAliasType("FlowWaitingFor", Literal["REPLY", "HUMAN"])
 MAX_STEPS = 500
 MAX_OPTIONS = 100
 
@@ -63,11 +73,11 @@ class StepMetadata(StrictBodyModel):
     ticket_title: Short | None = None
     ticket_description: Annotated[LongText, StringConstraints(max_length=10_000)] | None = None
     ticket_status_id: Ref | None = None
-    ticket_priority: Literal["LOW", "MEDIUM", "HIGH"] | None = None
+    ticket_priority: TicketPriority | None = None
     ticket_assignee_ids: list[Ref] | None = Field(None, max_length=100)
     ticket_department_ids: list[Ref] | None = Field(None, max_length=100)
     webhook_url: Annotated[str, StringConstraints(max_length=2048)] | None = None
-    webhook_method: Literal["GET", "POST", "PUT", "PATCH", "DELETE"] | None = None
+    webhook_method: HttpMethod | None = None
     webhook_headers: list[WebhookHeader] | None = Field(None, max_length=20)
     webhook_body: Annotated[LongText, StringConstraints(max_length=65_536)] | None = None
     webhook_include_context: bool | None = None
@@ -208,9 +218,9 @@ class FlowSessionOut(ApiModel):
     conversation_id: ServerId
     flow_id: ServerId
     flow_name: str
-    status: Literal["RUNNING", "WAITING", "PAUSED", "ENDED", "EXPIRED"]
+    status: FlowSessionStatus
     current_step_id: str | None
-    waiting_for: Literal["REPLY", "HUMAN"] | None
+    waiting_for: FlowWaitingFor | None
     reasked: bool
     end_reason: str | None
     expires_at: Timestamp | None

@@ -4,13 +4,17 @@ import re
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, StringConstraints, field_validator
+from typing_extensions import TypeAliasType
 
 from officehub.params import Id, ServerId
 from officehub.schemas import HOST_URL_PATTERN, ApiModel, BodyModel
 from officehub.timeutil import Timestamp
 from officehub.webhooks.validation import check_url
 
-IntegrationType = Literal["WHATSAPP_OFFICIAL", "WHATSAPP", "INSTAGRAM", "WEBCHAT"]
+IntegrationType = TypeAliasType(
+    "IntegrationType", Literal["WHATSAPP_OFFICIAL", "WHATSAPP", "INSTAGRAM", "WEBCHAT"]
+)
+WebchatAsk = TypeAliasType("WebchatAsk", Literal["PHONE", "EMAIL"])
 Name = Field(min_length=1, max_length=200)
 
 
@@ -93,9 +97,7 @@ class WebchatSettingsIn(BodyModel):
     and the greeting shown in the widget."""
 
     allowed_origins: list[Origin] = Field(min_length=1, max_length=50)
-    ask: Literal["PHONE", "EMAIL"] = Field(
-        "PHONE", description="Name and phone (PHONE) or name and email (EMAIL)"
-    )
+    ask: WebchatAsk = Field("PHONE", description="Name and phone (PHONE) or name and email (EMAIL)")
     greeting: str = Field("Olá! Como podemos ajudar?", min_length=1, max_length=500)
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import AliasChoices, Field, StringConstraints, field_validator
+from typing_extensions import TypeAliasType
 
 from officehub.ids import ID_PATTERN
 from officehub.params import Id, ServerId
@@ -74,24 +75,31 @@ class ReactionIn(BodyModel):
     emoji: Annotated[str, StringConstraints(max_length=16)]
 
 
-MessageType = Literal[
-    "TEXT",
-    "TEMPLATE",
-    "MEDIA",
-    "NOTE",
-    "LOCATION",
-    "CONTACTS",
-    "INTERACTIVE",
-    "ORDER",
-    "SYSTEM",
-    "UNSUPPORTED",
-    "REACTION",
-]
+MessageType = TypeAliasType(
+    "MessageType",
+    Literal[
+        "TEXT",
+        "TEMPLATE",
+        "MEDIA",
+        "NOTE",
+        "LOCATION",
+        "CONTACTS",
+        "INTERACTIVE",
+        "ORDER",
+        "SYSTEM",
+        "UNSUPPORTED",
+        "REACTION",
+    ],
+)
+ReactionSender = TypeAliasType("ReactionSender", Literal["CONTACT", "OFFICE"])
+MediaKind = TypeAliasType("MediaKind", Literal["image", "audio", "video", "document", "sticker"])
+MessageDirection = TypeAliasType("MessageDirection", Literal["INBOUND", "OUTBOUND"])
+ReadStatus = TypeAliasType("ReadStatus", Literal["PENDING", "SENT", "FAILED", "RECORDED"])
 
 
 class Reaction(ApiModel):
     emoji: str
-    sender: Literal["CONTACT", "OFFICE"] = Field(
+    sender: ReactionSender = Field(
         validation_alias=AliasChoices("from", "sender"),
         serialization_alias="from",
         description="Who reacted: the contact or the office",
@@ -103,7 +111,7 @@ class MediaContent(ApiModel):
     """An image, audio, video, document or sticker (the file itself: ``mediaUrl``)."""
 
     kind: Literal["media"]
-    media_kind: Literal["image", "audio", "video", "document", "sticker"]
+    media_kind: MediaKind
     mime_type: str | None = None
     file_name: str | None = None
     caption: str | None = None
@@ -150,7 +158,7 @@ class ReplyContent(ApiModel):
 
     kind: Literal["reply"]
     reply_type: str
-    id: ServerId | None = None
+    id: str | None = None
     title: str
     description: str | None = None
 
@@ -229,7 +237,7 @@ class MessageError(ApiModel):
 
 
 class PricingConversation(ApiModel):
-    id: ServerId | None
+    id: str | None
     origin_type: str | None
     expires_at: Timestamp | None
 
@@ -247,7 +255,7 @@ class MessagePricing(ApiModel):
 class MessageOut(ApiModel):
     id: ServerId
     conversation_id: ServerId
-    direction: Literal["INBOUND", "OUTBOUND"]
+    direction: MessageDirection
     type: MessageType
     text: str | None
     template_name: str | None
@@ -296,5 +304,5 @@ class ReadOut(ApiModel):
 
     conversation_id: ServerId
     message_id: ServerId | None
-    status: Literal["PENDING", "SENT", "FAILED", "RECORDED"] | None
+    status: ReadStatus | None
     error: str | None = None

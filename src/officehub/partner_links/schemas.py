@@ -3,12 +3,13 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from pydantic import StringConstraints
+from typing_extensions import TypeAliasType
 
 from officehub.params import ServerId
 from officehub.schemas import ApiModel, BodyModel, StrictBodyModel
 from officehub.timeutil import Timestamp
 
-LinkSource = Literal["MANUAL", "BUTTON", "CRM", "backfill"]
+LinkSource = TypeAliasType("LinkSource", Literal["MANUAL", "BUTTON", "CRM", "backfill"])
 
 
 class Partner(StrictBodyModel):

@@ -11,7 +11,7 @@ from officehub.pagination import Page, PageDep
 from officehub.params import Id, PathId
 from officehub.routing import Router
 from officehub.tags import service
-from officehub.tags.schemas import Module, TagCreate, TagOut, TagUpdate
+from officehub.tags.schemas import TagCreate, TagModule, TagOut, TagUpdate
 
 router = Router(tags=["Tags"])
 
@@ -32,7 +32,7 @@ async def list_tags(
     office: OfficeDep,
     session: SessionDep,
     page: PageDep,
-    module: Annotated[Module | None, Query()] = None,
+    module: Annotated[TagModule | None, Query()] = None,
     inbox_id: Annotated[Id | None, Query(alias="inboxId")] = None,
 ) -> Page[TagOut]:
     items, total = await service.list_tags(

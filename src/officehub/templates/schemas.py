@@ -3,11 +3,13 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints
+from typing_extensions import TypeAliasType
 
-from officehub.params import ServerId
 from officehub.schemas import ApiModel, BodyModel
 
-TemplateStatus = Literal["APPROVED", "PENDING", "REJECTED", "PAUSED"]
+TemplateStatus = TypeAliasType(
+    "TemplateStatus", Literal["APPROVED", "PENDING", "REJECTED", "PAUSED"]
+)
 
 
 class TemplateIn(BodyModel):
@@ -31,7 +33,7 @@ class TemplateOut(ApiModel):
     category: str
     language: str
     components: list[dict[str, Any]]
-    id: ServerId
+    id: str
 
 
 class TemplateList(ApiModel):

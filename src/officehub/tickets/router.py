@@ -12,9 +12,9 @@ from officehub.params import Id, PathId
 from officehub.routing import Router
 from officehub.tickets import service
 from officehub.tickets.schemas import (
-    Priority,
     TicketCreate,
     TicketOut,
+    TicketPriority,
     TicketStatusCreate,
     TicketStatusOut,
     TicketUpdate,
@@ -66,7 +66,7 @@ async def list_tickets(
     session: SessionDep,
     page: PageDep,
     status_id: Annotated[Id | None, Query(alias="statusId")] = None,
-    priority: Annotated[Priority | None, Query()] = None,
+    priority: Annotated[TicketPriority | None, Query()] = None,
     assignee_id: Annotated[Id | None, Query(alias="assigneeId")] = None,
     department_id: Annotated[Id | None, Query(alias="departmentId")] = None,
     conversation_id: Annotated[Id | None, Query(alias="conversationId")] = None,

@@ -3,12 +3,13 @@ from __future__ import annotations
 from typing import Literal
 
 from pydantic import Field
+from typing_extensions import TypeAliasType
 
 from officehub.params import Id, ServerId
 from officehub.schemas import HEX_COLOR_PATTERN, ApiModel, BodyModel, LongText
 from officehub.timeutil import Timestamp
 
-Priority = Literal["LOW", "MEDIUM", "HIGH"]
+TicketPriority = TypeAliasType("TicketPriority", Literal["LOW", "MEDIUM", "HIGH"])
 
 
 class TicketStatusCreate(BodyModel):
@@ -35,7 +36,7 @@ class TicketCreate(BodyModel):
     title: str = Field(min_length=1, max_length=200)
     description: LongText | None = Field(None, max_length=10_000)
     status_id: Id
-    priority: Priority = "MEDIUM"
+    priority: TicketPriority = "MEDIUM"
     assignee_ids: list[Id] = Field(default_factory=list, max_length=50)
     department_ids: list[Id] = Field(default_factory=list, max_length=50)
     conversation_id: Id | None = None
@@ -45,7 +46,7 @@ class TicketUpdate(BodyModel):
     title: str | None = Field(None, min_length=1, max_length=200)
     description: LongText | None = Field(None, max_length=10_000)
     status_id: Id | None = None
-    priority: Priority | None = None
+    priority: TicketPriority | None = None
     assignee_ids: list[Id] | None = Field(None, max_length=50)
     department_ids: list[Id] | None = Field(None, max_length=50)
     conversation_id: Id | None = None

@@ -3,12 +3,13 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
+from typing_extensions import TypeAliasType
 
 from officehub.params import Id, ServerId
 from officehub.schemas import EMAIL_PATTERN, ApiModel, BodyModel
 from officehub.timeutil import Timestamp
 
-Role = Literal["ADMIN", "SUPERVISOR", "AGENT"]
+UserRole = TypeAliasType("UserRole", Literal["ADMIN", "SUPERVISOR", "AGENT"])
 Email = Annotated[
     str,
     StringConstraints(strip_whitespace=True, max_length=320, pattern=EMAIL_PATTERN),
@@ -18,7 +19,7 @@ Email = Annotated[
 class UserCreate(BodyModel):
     name: str = Field(min_length=1, max_length=200)
     email: Email
-    role: Role = "AGENT"
+    role: UserRole = "AGENT"
     document: str | None = Field(None, max_length=64)
     inbox_ids: list[Id] = Field(default_factory=list, max_length=100)
 
@@ -26,7 +27,7 @@ class UserCreate(BodyModel):
 class UserUpdate(BodyModel):
     name: str | None = Field(None, min_length=1, max_length=200)
     email: Email | None = None
-    role: Role | None = None
+    role: UserRole | None = None
     document: str | None = Field(None, max_length=64)
     inbox_ids: list[Id] | None = Field(None, max_length=100)
 

@@ -6,10 +6,14 @@ from pydantic import Field, StringConstraints
 
 from officehub.contacts.schemas import Email
 from officehub.params import ServerId
-from officehub.schemas import ApiModel, BodyModel, LongText
+from officehub.schemas import ApiModel, BodyModel, LongText, non_blank_schema
 from officehub.timeutil import Timestamp
 
-VisitorName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+VisitorName = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=200),
+    non_blank_schema(200),
+]
 Phone = Annotated[str, StringConstraints(min_length=8, max_length=32, pattern=r"^[0-9+() .-]+$")]
 ClientId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{1,64}$")]
 

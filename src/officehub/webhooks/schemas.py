@@ -3,6 +3,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, StringConstraints
+from typing_extensions import TypeAliasType
 
 from officehub.events.catalogue import EVENT_NAMES, EventName
 from officehub.params import ServerId
@@ -35,7 +36,9 @@ Url = Annotated[
 Events = Annotated[list[EventName], Field(min_length=1), AfterValidator(_catalogue_names)]
 Headers = dict[str, str]
 """Checked by ``officehub.webhooks.validation.check_headers`` (400 naming the header)."""
-DeliveryStatus = Literal["PENDING", "SUCCESS", "FAILED", "RETRYING"]
+DeliveryStatus = TypeAliasType(
+    "DeliveryStatus", Literal["PENDING", "SUCCESS", "FAILED", "RETRYING"]
+)
 
 
 class WebhookCreate(BodyModel):
@@ -159,7 +162,7 @@ class ActionDeliveryOut(ApiModel):
     event: str
     url: str
     method: str
-    status: Literal["PENDING", "SUCCESS", "FAILED", "RETRYING"]
+    status: DeliveryStatus
     status_code: int | None
     response_body: str | None = Field(description="The first 10,000 characters of the answer")
     error_message: str | None
