@@ -12,6 +12,7 @@ import os
 import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import asyncpg
 import httpx
@@ -29,6 +30,7 @@ from officehub.offices import service as offices
 from tests.browser import launched_browser, new_page
 from tests.helpers import OfficeFixture, make_office
 from tests.server import running_server
+from tests.whatsapp_platform import Platform, running_platform
 
 PG_URL = os.environ.get("OFFICEHUB_TEST_DATABASE_URL", "")
 
@@ -94,15 +96,34 @@ async def database_url(template_database: str, tmp_path: Path) -> AsyncIterator[
         await admin.close()
 
 
-@pytest.fixture
-def settings(database_url: str, tmp_path: Path) -> Settings:
+def _test_settings(database_url: str, tmp_path: Path, **extra: Any) -> Settings:
     return Settings(
         database_url=database_url,
         data_dir=tmp_path / "data",
         webhook_allow_private=True,
         worker_poll_seconds=0.05,
         signing_key="test-signing-key",
+        **extra,
     )
+
+
+@pytest.fixture
+def settings(database_url: str, tmp_path: Path) -> Settings:
+    return _test_settings(database_url, tmp_path)
+
+
+@pytest.fixture
+async def platform() -> AsyncIterator[Platform]:
+    """A local stand-in of the WhatsApp Cloud API (``tests/whatsapp_platform.py``)."""
+    async with running_platform() as running:
+        yield running
+
+
+@pytest.fixture
+def whatsapp_settings(database_url: str, tmp_path: Path, platform: Platform) -> Settings:
+    """``settings`` with the stand-in as the Cloud API; a module takes it as its
+    ``settings``."""
+    return _test_settings(database_url, tmp_path, whatsapp_api_url=platform.url)
 
 
 @pytest.fixture

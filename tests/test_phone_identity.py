@@ -3,9 +3,7 @@ digit; the contact keeps the canonical E.164 phone and the platform's ``whatsapp
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -23,7 +21,7 @@ from officehub.offices.models import Office
 from tests.helpers import OfficeFixture, error_of, outbox
 from tests.server import concurrent_client, fire
 from tests.test_migrations import _migrate
-from tests.whatsapp_platform import Platform, running_platform
+from tests.whatsapp_platform import Platform
 from tests.whatsapp_world import (
     notification,
     official_integration,
@@ -186,21 +184,9 @@ async def test_concurrent_creates_of_both_forms_make_one_contact(
 
 
 @pytest.fixture
-async def platform() -> AsyncIterator[Platform]:
-    async with running_platform() as running:
-        yield running
-
-
-@pytest.fixture
-def settings(database_url: str, tmp_path: Path, platform: Platform) -> Settings:
-    return Settings(
-        database_url=database_url,
-        data_dir=tmp_path / "data",
-        webhook_allow_private=True,
-        worker_poll_seconds=0.05,
-        signing_key="test-signing-key",
-        whatsapp_api_url=platform.url,
-    )
+def settings(whatsapp_settings: Settings) -> Settings:
+    """The test's settings with the platform stand-in as the Cloud API (``conftest``)."""
+    return whatsapp_settings
 
 
 async def _contacts(session: AsyncSession, office_id: str) -> list[Contact]:

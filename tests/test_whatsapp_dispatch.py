@@ -4,7 +4,6 @@ and the 24-hour customer-service window."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
 
@@ -20,7 +19,7 @@ from officehub.templates.models import WhatsAppTemplate
 from officehub.timeutil import utcnow
 from tests import factories as f
 from tests.helpers import OfficeFixture, error_of, outbox
-from tests.whatsapp_platform import TOKEN, Platform, Scripted, error, running_platform
+from tests.whatsapp_platform import TOKEN, Platform, Scripted, error
 from tests.whatsapp_world import (
     PHONE_NUMBER_ID,
     notification,
@@ -33,21 +32,9 @@ from tests.whatsapp_world import (
 
 
 @pytest.fixture
-async def platform() -> AsyncIterator[Platform]:
-    async with running_platform() as running:
-        yield running
-
-
-@pytest.fixture
-def settings(database_url: str, tmp_path: Path, platform: Platform) -> Settings:
-    return Settings(
-        database_url=database_url,
-        data_dir=tmp_path / "data",
-        webhook_allow_private=True,
-        worker_poll_seconds=0.05,
-        signing_key="test-signing-key",
-        whatsapp_api_url=platform.url,
-    )
+def settings(whatsapp_settings: Settings) -> Settings:
+    """The test's settings with the platform stand-in as the Cloud API (``conftest``)."""
+    return whatsapp_settings
 
 
 async def _open_window(

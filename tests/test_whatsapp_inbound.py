@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,7 @@ from officehub.contacts.models import Contact
 from officehub.conversations.models import Conversation, Message
 from tests import factories as f
 from tests.helpers import OfficeFixture, error_of, outbox
-from tests.whatsapp_platform import Platform, running_platform
+from tests.whatsapp_platform import Platform
 from tests.whatsapp_world import (
     APP_SECRET,
     SETTINGS,
@@ -37,21 +36,9 @@ MISSING = "c" + "0" * 24
 
 
 @pytest.fixture
-async def platform() -> AsyncIterator[Platform]:
-    async with running_platform() as running:
-        yield running
-
-
-@pytest.fixture
-def settings(database_url: str, tmp_path: Path, platform: Platform) -> Settings:
-    return Settings(
-        database_url=database_url,
-        data_dir=tmp_path / "data",
-        webhook_allow_private=True,
-        worker_poll_seconds=0.05,
-        signing_key="test-signing-key",
-        whatsapp_api_url=platform.url,
-    )
+def settings(whatsapp_settings: Settings) -> Settings:
+    """The test's settings with the platform stand-in as the Cloud API (``conftest``)."""
+    return whatsapp_settings
 
 
 async def _count(session: AsyncSession, model: Any, office_id: str) -> int:

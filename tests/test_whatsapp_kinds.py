@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +23,6 @@ from officehub.config import Settings
 from officehub.conversations.models import Conversation, Message
 from officehub.inboxes.models import Integration
 from tests.helpers import OfficeFixture, outbox
-from tests.whatsapp_platform import Platform, running_platform
 from tests.whatsapp_world import APP_SECRET, official_integration
 
 FIXTURES = Path(__file__).parent / "fixtures" / "whatsapp"
@@ -32,21 +30,9 @@ W = "wamid.HBgNNTUxMTk4NzY1NDMyMRUCABIYFjNFQjA"
 
 
 @pytest.fixture
-async def platform() -> AsyncIterator[Platform]:
-    async with running_platform() as running:
-        yield running
-
-
-@pytest.fixture
-def settings(database_url: str, tmp_path: Path, platform: Platform) -> Settings:
-    return Settings(
-        database_url=database_url,
-        data_dir=tmp_path / "data",
-        webhook_allow_private=True,
-        worker_poll_seconds=0.05,
-        signing_key="test-signing-key",
-        whatsapp_api_url=platform.url,
-    )
+def settings(whatsapp_settings: Settings) -> Settings:
+    """The test's settings with the platform stand-in as the Cloud API (``conftest``)."""
+    return whatsapp_settings
 
 
 def fixture(name: str) -> bytes:

@@ -5,7 +5,6 @@ template when the 24-hour window is closed."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -28,7 +27,7 @@ from tests import factories as f
 from tests.automation_helpers import automation_worker, create_rule
 from tests.helpers import OfficeFixture, error_of
 from tests.server import concurrent_client, fire, running_server
-from tests.whatsapp_platform import Platform, error, running_platform
+from tests.whatsapp_platform import Platform, error
 from tests.whatsapp_world import (
     PHONE_NUMBER_ID,
     notification,
@@ -41,21 +40,9 @@ from tests.whatsapp_world import (
 
 
 @pytest.fixture
-async def platform() -> AsyncIterator[Platform]:
-    async with running_platform() as running:
-        yield running
-
-
-@pytest.fixture
-def settings(database_url: str, tmp_path: Path, platform: Platform) -> Settings:
-    return Settings(
-        database_url=database_url,
-        data_dir=tmp_path / "data",
-        webhook_allow_private=True,
-        worker_poll_seconds=0.05,
-        signing_key="test-signing-key",
-        whatsapp_api_url=platform.url,
-    )
+def settings(whatsapp_settings: Settings) -> Settings:
+    """The test's settings with the platform stand-in as the Cloud API (``conftest``)."""
+    return whatsapp_settings
 
 
 def reads_worker(app: FastAPI, settings: Settings) -> Worker:

@@ -4,8 +4,6 @@ reacting to a client's message (``POST /conversation/{id}/messages/{messageId}/r
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import httpx
 import pytest
@@ -19,7 +17,7 @@ from officehub.conversations.models import Message
 from officehub.inboxes.models import Integration
 from tests.helpers import OfficeFixture, error_of, outbox
 from tests.server import concurrent_client, fire, running_server
-from tests.whatsapp_platform import Platform, running_platform
+from tests.whatsapp_platform import Platform
 from tests.whatsapp_world import (
     APP_SECRET,
     notification,
@@ -33,21 +31,9 @@ MISSING = "c" + "0" * 24
 
 
 @pytest.fixture
-async def platform() -> AsyncIterator[Platform]:
-    async with running_platform() as running:
-        yield running
-
-
-@pytest.fixture
-def settings(database_url: str, tmp_path: Path, platform: Platform) -> Settings:
-    return Settings(
-        database_url=database_url,
-        data_dir=tmp_path / "data",
-        webhook_allow_private=True,
-        worker_poll_seconds=0.05,
-        signing_key="test-signing-key",
-        whatsapp_api_url=platform.url,
-    )
+def settings(whatsapp_settings: Settings) -> Settings:
+    """The test's settings with the platform stand-in as the Cloud API (``conftest``)."""
+    return whatsapp_settings
 
 
 async def _client_wrote(

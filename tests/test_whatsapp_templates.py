@@ -7,7 +7,6 @@ import asyncio
 import json
 import os
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -23,28 +22,16 @@ from officehub.templates.models import WhatsAppTemplate
 from officehub.worker.runner import Worker, WorkerContext
 from tests import factories as f
 from tests.helpers import OfficeFixture, error_of
-from tests.whatsapp_platform import Platform, Scripted, error, running_platform
+from tests.whatsapp_platform import Platform, Scripted, error
 from tests.whatsapp_world import official_integration, worker
 
 MISSING = "c" + "0" * 24
 
 
 @pytest.fixture
-async def platform() -> AsyncIterator[Platform]:
-    async with running_platform() as running:
-        yield running
-
-
-@pytest.fixture
-def settings(database_url: str, tmp_path: Path, platform: Platform) -> Settings:
-    return Settings(
-        database_url=database_url,
-        data_dir=tmp_path / "data",
-        webhook_allow_private=True,
-        worker_poll_seconds=0.05,
-        signing_key="test-signing-key",
-        whatsapp_api_url=platform.url,
-    )
+def settings(whatsapp_settings: Settings) -> Settings:
+    """The test's settings with the platform stand-in as the Cloud API (``conftest``)."""
+    return whatsapp_settings
 
 
 def template(
