@@ -87,3 +87,45 @@ async def test_a_generated_python_client_creates_lists_reads_and_parses_a_404(
         sys.path.remove(str(tmp_path / "python"))
         for name in [n for n in sys.modules if n.split(".")[0] == "officehub_client"]:
             del sys.modules[name]
+
+
+TYPESCRIPT_USE = """\
+import type { components, operations, paths } from "./officehub";
+
+type Tag = components["schemas"]["TagOut"];
+type NewTag = paths["/tag"]["post"]["requestBody"]["content"]["application/json"];
+type NotFound = operations["getTag"]["responses"][404]["content"]["application/json"];
+
+const body: NewTag = { name: "Urgente", color: "#E53935", inboxId: "x", modules: ["crm"] };
+const read = (tag: Tag): string => tag.createdAt;
+const code = (error: NotFound): string => error.code;
+export { body, read, code };
+"""
+
+
+async def run(*argv: str, cwd: Path) -> str:
+    proc = await asyncio.create_subprocess_exec(
+        *argv, cwd=cwd, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
+    )
+    out, _ = await asyncio.wait_for(proc.communicate(), 240)
+    text = out.decode()
+    assert proc.returncode == 0, text
+    return text
+
+
+async def test_typescript_types_generate_without_warnings_and_compile_strict(
+    app: FastAPI, tmp_path: Path
+) -> None:
+    """``make sdk``'s TypeScript half: openapi-typescript (from the npm registry, as the
+    Makefile fetches it) reads the document without a warning, and code an integrator
+    writes against the types compiles under ``tsc --strict``."""
+    (tmp_path / "openapi.json").write_text(json.dumps(app.openapi()))
+    out = await run(
+        "npx", "--yes", "openapi-typescript@7", "openapi.json", "-o", "officehub.d.ts", cwd=tmp_path
+    )
+    generator = [line for line in out.splitlines() if "npm warn" not in line]
+    assert not [line for line in generator if "warn" in line.lower()], out
+    (tmp_path / "use.ts").write_text(TYPESCRIPT_USE)
+    await run(
+        "npx", "--yes", "-p", "typescript@5", "tsc", "--noEmit", "--strict", "use.ts", cwd=tmp_path
+    )
