@@ -20,7 +20,7 @@ from pathlib import Path
 import httpx
 
 from officehub.app import create_app
-from officehub.config import Settings
+from officehub.kit.config import Settings
 from officehub.migrate import migrate_async
 from officehub.offices import service as offices
 from officehub.users.models import User

@@ -30,14 +30,14 @@ from sqlalchemy import func, insert, select, update
 from officehub.cases.models import Case, CaseMovement
 from officehub.cases.numbers import check_digits
 from officehub.cases.watch import Watcher
-from officehub.config import Settings
 from officehub.contacts.models import Contact
-from officehub.db import create_engine, create_sessionmaker
-from officehub.ids import new_id
+from officehub.kit.config import Settings
+from officehub.kit.db import create_engine, create_sessionmaker
+from officehub.kit.ids import new_id
+from officehub.kit.timeutil import utcnow
+from officehub.kit.worker import WorkerContext
 from officehub.migrate import migrate_async
 from officehub.offices import service as offices
-from officehub.timeutil import utcnow
-from officehub.worker.runner import WorkerContext
 from tests.datajud_standin import movement, running_datajud
 
 COURTS = [("8", "26", "tjsp"), ("4", "01", "trf1"), ("5", "02", "trt2"), ("8", "19", "tjrj")]

@@ -24,8 +24,8 @@ import httpx
 from sqlalchemy.engine import make_url
 
 from officehub.app import create_app
-from officehub.config import Settings
 from officehub.dashboard.service import states
+from officehub.kit.config import Settings
 from officehub.migrate import migrate_async
 from officehub.offices import service as offices
 

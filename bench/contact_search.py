@@ -24,12 +24,12 @@ from sqlalchemy import insert, text
 from officehub.contacts import service as contacts
 from officehub.contacts.models import Contact
 from officehub.contacts.normalize import fold
-from officehub.db import create_engine, create_sessionmaker
-from officehub.ids import new_id
+from officehub.kit.db import create_engine, create_sessionmaker
+from officehub.kit.ids import new_id
+from officehub.kit.pagination import PageParams
+from officehub.kit.timeutil import utcnow
 from officehub.migrate import migrate_async
 from officehub.offices import service as offices
-from officehub.pagination import PageParams
-from officehub.timeutil import utcnow
 
 FIRST = ["José", "Maria", "Ana", "João", "Márcia", "Luís", "Beatriz", "Conceição", "Paulo"]
 LAST = ["Ávila", "Souza", "Lima", "Gonçalves", "Araújo", "Pereira", "Simões", "Brandão"]

@@ -21,15 +21,15 @@ from sqlalchemy import insert
 from officehub.channels.adapter import Outbound
 from officehub.channels.dispatcher import send_queued
 from officehub.channels.whatsapp import message_body
-from officehub.config import Settings
 from officehub.contacts.models import Contact
 from officehub.conversations.models import Conversation, Message
-from officehub.db import create_engine, create_sessionmaker
-from officehub.ids import new_id
+from officehub.kit.config import Settings
+from officehub.kit.db import create_engine, create_sessionmaker
+from officehub.kit.ids import new_id
+from officehub.kit.timeutil import utcnow
+from officehub.kit.worker import Worker, WorkerContext
 from officehub.migrate import migrate_async
 from officehub.offices import service as offices
-from officehub.timeutil import utcnow
-from officehub.worker.runner import Worker, WorkerContext
 from tests import factories as f
 from tests.whatsapp_platform import TOKEN, running_platform
 from tests.whatsapp_world import SETTINGS

@@ -17,9 +17,9 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from bench.stack_ratio import _KEY, _outbox
-from officehub.db import create_engine
-from officehub.ids import ID_PATTERN, new_id
-from officehub.timeutil import utcnow
+from officehub.kit.db import create_engine
+from officehub.kit.ids import ID_PATTERN, new_id
+from officehub.kit.timeutil import utcnow
 
 
 def fastapi_app(url: str) -> Any:

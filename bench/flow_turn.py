@@ -27,18 +27,18 @@ import httpx
 from sqlalchemy import func, select
 
 from officehub.app import create_app
-from officehub.config import Settings
 from officehub.conversations.models import Message
-from officehub.db import create_engine, create_sessionmaker
 from officehub.events.consumers import consumer_job
 from officehub.flows import service as flows
 from officehub.flows.runtime import FLOWS
 from officehub.flows.schemas import FlowCreate
+from officehub.kit.config import Settings
+from officehub.kit.db import create_engine, create_sessionmaker
+from officehub.kit.worker import Worker, WorkerContext
 from officehub.messages import service as messages
 from officehub.messages.schemas import InboundIn
 from officehub.migrate import migrate_async
 from officehub.offices import service as offices
-from officehub.worker.runner import Worker, WorkerContext
 from tests import factories as f
 
 STEPS: list[dict[str, Any]] = [

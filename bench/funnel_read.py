@@ -28,15 +28,15 @@ from sqlalchemy import insert, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.app import create_app
-from officehub.config import Settings
 from officehub.contacts.models import Contact
 from officehub.crm.models import Card, Funnel, FunnelColumn
-from officehub.db import create_engine, create_sessionmaker
-from officehub.ids import new_id
 from officehub.inboxes.models import Inbox
+from officehub.kit.config import Settings
+from officehub.kit.db import create_engine, create_sessionmaker
+from officehub.kit.ids import new_id
+from officehub.kit.timeutil import utcnow
 from officehub.migrate import migrate_async
 from officehub.offices import service as offices
-from officehub.timeutil import utcnow
 from officehub.users.models import User
 
 COLUMNS = 10

@@ -21,7 +21,7 @@ import httpx
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from officehub.app import create_app
-from officehub.config import Settings
+from officehub.kit.config import Settings
 from officehub.migrate import migrate_async
 from officehub.offices import service as offices
 

@@ -23,7 +23,7 @@ from pathlib import Path
 import httpx
 
 from officehub.app import create_app
-from officehub.config import Settings
+from officehub.kit.config import Settings
 from officehub.migrate import migrate_async
 from tests.helpers import make_office
 

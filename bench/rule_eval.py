@@ -31,15 +31,15 @@ from officehub.automation import service as automation
 from officehub.automation.consumer import AUTOMATION
 from officehub.automation.models import AutomationRun
 from officehub.automation.schemas import RuleCreate
-from officehub.config import Settings
-from officehub.db import create_engine, create_sessionmaker
 from officehub.events.consumers import consumer_job
 from officehub.events.models import OutboxEvent
 from officehub.events.service import emit
 from officehub.fast_messages.models import FastMessage
+from officehub.kit.config import Settings
+from officehub.kit.db import create_engine, create_sessionmaker
+from officehub.kit.worker import Worker, WorkerContext
 from officehub.migrate import migrate_async
 from officehub.offices import service as offices
-from officehub.worker.runner import Worker, WorkerContext
 from tests import factories as f
 
 OTHER_TRIGGERS = [

@@ -1,7 +1,7 @@
 """officehub beside a bare Starlette app doing the same work, in one run, same load generator.
 
 The bare app is the ceiling of what Python ASGI does here: the same uvicorn settings (one
-process, ``loop``/``http`` "auto", no access log), the same engine (``officehub.db``'s
+process, ``loop``/``http`` "auto", no access log), the same engine (``officehub.kit.db``'s
 ``create_engine``: same driver, pool and SQLite pragmas), the same key check (one indexed
 select by the key's SHA-256), the same indexed selects, and for writes the same insert or
 update plus an outbox row in one transaction. It writes its SQL by hand (SQLAlchemy Core
@@ -53,10 +53,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from officehub.db import create_engine, create_sessionmaker
-from officehub.heap import settle_heap
-from officehub.ids import new_id
-from officehub.timeutil import utcnow
+from officehub.kit.db import create_engine, create_sessionmaker
+from officehub.kit.gc_tuning import settle_heap
+from officehub.kit.ids import new_id
+from officehub.kit.timeutil import utcnow
 
 PG_ADMIN = "postgresql+asyncpg://postgres@127.0.0.1:5432/postgres"
 PG_DB = "officehub_bench_perf"
@@ -285,8 +285,8 @@ def serve(kind: str, url: str, port: int, data_dir: str) -> None:
         app = fastapi_app(url)
     else:
         from officehub.app import create_app
-        from officehub.config import Settings
-        from officehub.logs import configure_logging
+        from officehub.kit.config import Settings
+        from officehub.kit.logs import configure_logging
 
         # The limiter runs (its cost is part of a request) but never refuses: a run sends
         # far more than the default 6,000 a minute through one key.

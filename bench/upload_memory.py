@@ -20,8 +20,8 @@ from pathlib import Path
 
 import httpx
 
-from officehub.config import Settings
-from officehub.db import create_engine, create_sessionmaker
+from officehub.kit.config import Settings
+from officehub.kit.db import create_engine, create_sessionmaker
 from officehub.migrate import migrate_async
 from officehub.offices import service as offices
 from tests import factories as f

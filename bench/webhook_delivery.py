@@ -28,15 +28,15 @@ from typing import Any
 
 import httpx
 
-from officehub.config import Settings
-from officehub.db import create_engine, create_sessionmaker
 from officehub.events.models import OutboxEvent
 from officehub.events.service import emit
+from officehub.kit.config import Settings
+from officehub.kit.db import create_engine, create_sessionmaker
+from officehub.kit.worker import Worker, WorkerContext
 from officehub.migrate import migrate_async
 from officehub.offices import service as offices
 from officehub.webhooks.delivery import deliver_due, event_body, fan_out_events
 from officehub.webhooks.models import Webhook
-from officehub.worker.runner import Worker, WorkerContext
 
 
 def receiver_main(port: int) -> None:

@@ -7,9 +7,9 @@ from typing import Any
 import httpx
 from fastapi import FastAPI
 
-from officehub.config import Settings
-from officehub.worker.jobs import queue_jobs
-from officehub.worker.runner import Worker, WorkerContext
+from officehub.jobs import queue_jobs
+from officehub.kit.config import Settings
+from officehub.kit.worker import Worker, WorkerContext
 from tests.helpers import OfficeFixture
 from tests.webhook_helpers import Clock
 

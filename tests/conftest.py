@@ -23,8 +23,8 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.app import create_app
-from officehub.config import Settings
-from officehub.ids import new_id
+from officehub.kit.config import Settings
+from officehub.kit.ids import new_id
 from officehub.migrate import migrate_async
 from officehub.offices import service as offices
 from tests.browser import launched_browser, new_page

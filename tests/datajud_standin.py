@@ -21,7 +21,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from officehub.config import Settings
+from officehub.kit.config import Settings
 from tests.server import serving
 
 API_KEY = "test-datajud-key"

@@ -17,9 +17,9 @@ from officehub.conversations.models import Conversation, ConversationTag
 from officehub.crm.models import Card, Funnel, FunnelColumn
 from officehub.departments.models import Department
 from officehub.inboxes.models import Inbox, Integration
+from officehub.kit.timeutil import utcnow
 from officehub.legal_areas.models import LegalArea
 from officehub.tags.models import Tag
-from officehub.timeutil import utcnow
 from officehub.users.models import User
 
 DEFAULT_PHONE = "+5511987654321"

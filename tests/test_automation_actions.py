@@ -9,8 +9,8 @@ import httpx
 from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.config import Settings
 from officehub.crm.models import Card
+from officehub.kit.config import Settings
 from officehub.webhooks import verify
 from tests import factories as f
 from tests.automation_helpers import automation_worker, create_rule, runs

@@ -20,8 +20,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from officehub.automation.models import AutomationRun
 from officehub.events.models import ConsumerEvent
 from officehub.events.service import emit
-from officehub.timeutil import utcnow
-from officehub.worker.models import ScheduledJob
+from officehub.kit.scheduled_jobs import ScheduledJob
+from officehub.kit.timeutil import utcnow
 from tests import factories as f
 from tests.automation_helpers import create_rule
 from tests.conftest import PG_URL

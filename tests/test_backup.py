@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 
 from officehub.app import create_app
-from officehub.config import Settings
+from officehub.kit.config import Settings
 from officehub.migrate import migrate_async
 from tests.helpers import make_office
 from tests.server_process import PNG_1X1, clean_env

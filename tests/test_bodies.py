@@ -19,7 +19,7 @@ from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.types import Message, Receive, Scope, Send
 
-from officehub.auth import is_keyless
+from officehub.kit.auth import is_keyless
 from tests.factories import make_user
 from tests.helpers import OfficeFixture, error_of
 from tests.server import serving

@@ -19,12 +19,12 @@ from starlette.types import Receive, Scope, Send
 
 from officehub.app import create_app
 from officehub.channels.dispatcher import send_queued
-from officehub.config import Settings
 from officehub.contacts.models import Contact
 from officehub.conversations.models import Message
-from officehub.timeutil import utcnow
+from officehub.kit.config import Settings
+from officehub.kit.timeutil import utcnow
+from officehub.kit.worker import Worker, WorkerContext
 from officehub.webhooks.signing import signature_header, verify
-from officehub.worker.runner import Worker, WorkerContext
 from tests.helpers import OfficeFixture, error_of, outbox
 from tests.server import serving
 

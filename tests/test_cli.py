@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 from fastapi import FastAPI
 
-from officehub.config import Settings
+from officehub.kit.config import Settings
 from tests.helpers import error_of, make_office
 from tests.server_process import PNG_1X1, clean_env, free_port
 

@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.contacts.models import Contact
 from officehub.dashboard.service import states
-from officehub.timeutil import utcnow
+from officehub.kit.timeutil import utcnow
 from tests import factories as f
 from tests.helpers import OfficeFixture, error_of
 

@@ -2,7 +2,7 @@
 
 In WAL mode a deferred transaction that reads and then writes fails at once when another
 writer committed in between (no busy timeout helps); a writing request therefore opens its
-transaction with ``BEGIN IMMEDIATE`` (``officehub/db.py``). On PostgreSQL the same test
+transaction with ``BEGIN IMMEDIATE`` (``officehub/kit/db.py``). On PostgreSQL the same test
 checks the row locks and constraints hold without a server error.
 """
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from officehub.config import Settings, address_url
-from officehub.logs import chosen_format
+from officehub.kit.config import Settings, address_url
+from officehub.kit.logs import chosen_format
 
 
 def test_default_database_is_inside_the_data_dir(tmp_path: Path) -> None:

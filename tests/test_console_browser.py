@@ -14,8 +14,8 @@ import httpx
 from fastapi import FastAPI
 from playwright.async_api import Browser, Page, expect
 
-from officehub.config import Settings
-from officehub.timeutil import utcnow
+from officehub.kit.config import Settings
+from officehub.kit.timeutil import utcnow
 from officehub.webhooks.delivery import RETRY_SCHEDULE
 from tests import factories as f
 from tests.browser import new_page

@@ -16,7 +16,7 @@ from officehub.contacts.models import Contact, ContactTag, PartnerLink
 from officehub.conversations.models import Conversation, ConversationNote, Message
 from officehub.crm.models import Card, FunnelColumn
 from officehub.inboxes.models import Integration
-from officehub.timeutil import utcnow
+from officehub.kit.timeutil import utcnow
 from tests import factories as f
 from tests.helpers import OfficeFixture, error_of, outbox
 from tests.server import concurrent_client, fire

@@ -10,8 +10,8 @@ import pytest
 from pydantic import BaseModel
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.routers import domain_routers
-from officehub.schemas import BodyModel
+from officehub.kit.schemas import BodyModel
+from officehub.mounted_routers import domain_routers
 from tests.factories import make_contact, make_inbox
 from tests.helpers import OfficeFixture, error_of
 

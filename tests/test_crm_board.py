@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.contacts.models import Contact
 from officehub.crm.models import Card
-from officehub.timeutil import utcnow
+from officehub.kit.timeutil import utcnow
 from tests import factories as f
 from tests.crm_world import World, make_world
 from tests.helpers import OfficeFixture, error_of

@@ -9,13 +9,13 @@ from fastapi import FastAPI
 from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.config import Settings
 from officehub.crm.models import Card
 from officehub.crm.overdue import OVERDUE_JOB
 from officehub.crm.repository import due_cards
-from officehub.timeutil import utcnow
-from officehub.worker.jobs import periodic_jobs
-from officehub.worker.runner import Worker, WorkerContext
+from officehub.jobs import periodic_jobs
+from officehub.kit.config import Settings
+from officehub.kit.timeutil import utcnow
+from officehub.kit.worker import Worker, WorkerContext
 from tests.crm_world import World, make_world
 from tests.helpers import OfficeFixture, outbox
 

@@ -10,9 +10,9 @@ from fastapi import FastAPI
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.config import Settings
 from officehub.conversations.models import Conversation, Message
 from officehub.inboxes.models import Integration
+from officehub.kit.config import Settings
 from tests import factories as f
 from tests.automation_helpers import automation_worker
 from tests.helpers import OfficeFixture, outbox

@@ -1,6 +1,6 @@
 """The pool outlives its connections: after PostgreSQL ends every backend of the app (as a
 restart or ``pg_terminate_backend`` does), the next requests succeed, none retried by the
-client. ``officehub.db`` checks each connection on checkout (closed by the server? replaced)
+client. ``officehub.kit.db`` checks each connection on checkout (closed by the server? replaced)
 instead of ``pool_pre_ping``'s three round trips per request.
 
 "Next" means after the close reached this process. A backend that is ended sends its

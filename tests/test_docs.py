@@ -237,7 +237,7 @@ NOT_OUR_IDS = {
 
 
 async def test_every_id_of_a_response_carries_the_id_pattern(app: FastAPI) -> None:
-    from officehub.ids import ID_PATTERN
+    from officehub.kit.ids import ID_PATTERN
 
     document = app.openapi()
     schemas = document["components"]["schemas"]
@@ -285,7 +285,7 @@ async def test_every_enum_of_a_body_is_a_named_component(app: FastAPI) -> None:
 
 async def test_a_name_the_server_strips_is_documented_as_not_blank(app: FastAPI) -> None:
     """The fuzzer sent a column named ``"\\u00a0"``: schema-valid, refused once stripped."""
-    from officehub.schemas import NON_BLANK_PATTERN
+    from officehub.kit.schemas import NON_BLANK_PATTERN
 
     schemas = app.openapi()["components"]["schemas"]
     for schema, field in (("ColumnIn", "name"), ("ContactIn", "name"), ("TagCreate", "name")):

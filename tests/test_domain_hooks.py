@@ -1,4 +1,5 @@
-"""In-process domain hooks (``officehub.hooks``) and their one wiring place (``officehub.wiring``).
+"""In-transaction hooks (``officehub.kit.transaction_hooks``) and their one wiring place
+(``officehub.hook_subscriptions``).
 
 The cascades and vetoes themselves are tested where they always were (inbox delete with
 cards in test_inboxes, contact delete in test_contacts, tag changes in test_conversations and
@@ -21,15 +22,15 @@ from fastapi import FastAPI
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub import wiring
+from officehub import hook_subscriptions as wiring
 from officehub.contacts.hooks import ContactDeleting, contact_deleting, contact_merging
 from officehub.conversations.hooks import conversation_tags_changed
 from officehub.crm import subscribers as crm_subscribers
 from officehub.crm.models import Card
-from officehub.errors import Conflict
-from officehub.hooks import HOOKS, Hook, HookNotWired, unwired
 from officehub.inboxes.hooks import inbox_deleting
 from officehub.inboxes.models import Inbox
+from officehub.kit.errors import Conflict
+from officehub.kit.transaction_hooks import HOOKS, Hook, HookNotWired, unwired
 from tests import factories as f
 from tests.crm_world import make_world
 from tests.helpers import OfficeFixture, error_of, outbox
@@ -84,7 +85,7 @@ async def test_a_required_hook_with_no_subscriber_refuses_to_fire() -> None:
     hook: Hook[list[str]] = Hook("test.required", required=True)
     try:
         assert "test.required" in unwired()
-        with pytest.raises(HookNotWired, match=r"officehub\.wiring\.install\(\)"):
+        with pytest.raises(HookNotWired, match=r"officehub\.hook_subscriptions\.install\(\)"):
             await hook.fire([])
     finally:
         HOOKS.remove(hook)
@@ -147,9 +148,9 @@ _ENTRY_SCRIPT = textwrap.dedent(
     import asyncio, sys
     from officehub.contacts import hooks as _contacts_hooks  # noqa: F401
     from officehub.conversations import hooks as _conversations_hooks  # noqa: F401
-    from officehub.db import create_engine, create_sessionmaker
-    from officehub.errors import ServiceError
-    from officehub.hooks import HookNotWired, unwired
+    from officehub.kit.db import create_engine, create_sessionmaker
+    from officehub.kit.errors import ServiceError
+    from officehub.kit.transaction_hooks import HookNotWired, unwired
     from officehub.inboxes import service as inboxes
 
     entry, url, office_id, inbox_id = sys.argv[1:]
@@ -168,10 +169,10 @@ _ENTRY_SCRIPT = textwrap.dedent(
 
     if entry == "app":
         from officehub.app import create_app
-        from officehub.config import Settings
+        from officehub.kit.config import Settings
         create_app(Settings(database_url=url))
     elif entry == "worker":
-        from officehub.worker.jobs import periodic_jobs, queue_jobs
+        from officehub.jobs import periodic_jobs, queue_jobs
         queue_jobs(), periodic_jobs()
     print("unwired:", ",".join(sorted(unwired())))
     try:

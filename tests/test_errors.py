@@ -10,12 +10,12 @@ import pytest
 from fastapi import APIRouter, FastAPI
 from pydantic import Field
 
-from officehub.auth import OfficeDep
-from officehub.db import SessionDep
 from officehub.events.catalogue import EVENT_NAMES
 from officehub.events.service import emit
-from officehub.logs import JsonFormatter
-from officehub.schemas import ApiModel
+from officehub.kit.auth import OfficeDep
+from officehub.kit.db import SessionDep
+from officehub.kit.logs import JsonFormatter
+from officehub.kit.schemas import ApiModel
 from tests.helpers import OfficeFixture, error_of, outbox
 
 

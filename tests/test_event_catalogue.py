@@ -9,16 +9,16 @@ from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.cases.watch import Watcher
-from officehub.config import Settings
 from officehub.conversations.models import Message
 from officehub.crm.overdue import OVERDUE_JOB
 from officehub.events.catalogue import BY_NAME, EVENT_NAMES
+from officehub.kit.config import Settings
+from officehub.kit.timeutil import utcnow
+from officehub.kit.worker import Worker, WorkerContext
 from officehub.messages import service as messages
 from officehub.templates import service as templates
 from officehub.templates.models import WhatsAppTemplate
 from officehub.templates.service import PlatformUpdate
-from officehub.timeutil import utcnow
-from officehub.worker.runner import Worker, WorkerContext
 from tests import factories as f
 from tests.datajud_standin import movement, running_datajud
 from tests.helpers import OfficeFixture, outbox

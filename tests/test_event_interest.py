@@ -14,13 +14,13 @@ from fastapi import FastAPI
 from sqlalchemy import Connection, event, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.config import Settings
-from officehub.db import create_engine
 from officehub.events.models import ConsumerEvent, OutboxEvent
 from officehub.events.service import PendingEvent, emit, emit_many
+from officehub.kit.config import Settings
+from officehub.kit.db import create_engine
+from officehub.kit.worker import WorkerContext
 from officehub.migrate import alembic_config
 from officehub.webhooks.delivery import fan_out
-from officehub.worker.runner import WorkerContext
 from tests import factories as f
 from tests.automation_helpers import create_rule
 from tests.crm_world import make_world

@@ -8,12 +8,12 @@ from typing import Any
 import httpx
 from fastapi import FastAPI
 
-from officehub.auth import is_keyless
 from officehub.console.router import router as console_router
 from officehub.events.router import router as events_router
 from officehub.health import router as health_router
-from officehub.routers import domain_routers
-from officehub.routing import Router, first_segment
+from officehub.kit.auth import is_keyless
+from officehub.kit.indexed_router import Router, first_segment
+from officehub.mounted_routers import domain_routers
 from tests.helpers import error_of
 
 

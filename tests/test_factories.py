@@ -6,7 +6,7 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.conversations import service as conversations
-from officehub.errors import NotFound
+from officehub.kit.errors import NotFound
 from officehub.legal_areas import service as legal_areas
 from officehub.legal_areas.models import DEFAULT_LEGAL_AREAS
 from tests import factories as f

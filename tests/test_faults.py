@@ -27,9 +27,9 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.app import create_app
-from officehub.config import Settings
-from officehub.db import database_unreachable
 from officehub.events import wakeup
+from officehub.kit.config import Settings
+from officehub.kit.db import database_unreachable
 from tests import factories as f
 from tests.conftest import PG_URL
 from tests.helpers import OfficeFixture, error_of, make_office

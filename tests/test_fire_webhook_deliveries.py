@@ -15,13 +15,13 @@ from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.automation.consumer import AUTOMATION
-from officehub.config import Settings
 from officehub.events.consumers import consumer_job
 from officehub.events.service import emit
+from officehub.kit.config import Settings
+from officehub.kit.worker import WorkerContext
 from officehub.webhooks import actions, verify
 from officehub.webhooks.actions import deliver_actions_due
 from officehub.webhooks.models import ActionDelivery
-from officehub.worker.runner import WorkerContext
 from tests.automation_helpers import automation_worker, create_rule, runs
 from tests.conftest import PG_URL
 from tests.crm_world import World, make_world

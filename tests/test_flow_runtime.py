@@ -9,9 +9,9 @@ import httpx
 from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.config import Settings
 from officehub.flows.runtime import match_option, normalise
 from officehub.flows.schemas import Option
+from officehub.kit.config import Settings
 from tests import factories as f
 from tests.automation_helpers import automation_worker
 from tests.crm_world import World, make_world

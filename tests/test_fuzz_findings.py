@@ -12,11 +12,11 @@ from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.conversations.models import Conversation
-from officehub.errors import ValidationFailed
 from officehub.events.catalogue import EVENT_NAMES
-from officehub.ids import ID_PATTERN
+from officehub.kit.errors import ValidationFailed
+from officehub.kit.ids import ID_PATTERN
+from officehub.kit.schemas import BodyModel
 from officehub.media import MAX_EXPIRES
-from officehub.schemas import BodyModel
 from tests import factories as f
 from tests.helpers import OfficeFixture, error_of
 from tests.test_schemathesis import CONFIG

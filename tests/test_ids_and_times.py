@@ -6,9 +6,9 @@ from datetime import UTC, datetime, timedelta, timezone
 import httpx
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.ids import ID_RE, new_id
-from officehub.pagination import MAX_PAGE, Page, PageParams
-from officehub.timeutil import isoformat
+from officehub.kit.ids import ID_RE, new_id
+from officehub.kit.pagination import MAX_PAGE, Page, PageParams
+from officehub.kit.timeutil import isoformat
 from tests import factories as f
 from tests.helpers import OfficeFixture, error_of
 

@@ -21,7 +21,7 @@ from officehub.contacts.models import Contact
 from officehub.conversations import repository as conversations_repository
 from officehub.conversations.models import Conversation, ConversationTag
 from officehub.crm.models import Card, FunnelColumn
-from officehub.integrity import conflict_for
+from officehub.kit.integrity import conflict_for
 from officehub.users.models import User
 from tests import factories as f
 from tests.crm_world import make_world

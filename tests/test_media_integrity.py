@@ -12,8 +12,8 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.config import Settings
-from officehub.storage import LocalStorage, signing_secret
+from officehub.kit.config import Settings
+from officehub.kit.storage import LocalStorage, signing_secret
 from tests import factories as f
 from tests.conftest import PG_URL
 from tests.helpers import OfficeFixture, error_of

@@ -14,7 +14,7 @@ from sqlalchemy import Connection, inspect, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 import officehub.models  # noqa: F401
-from officehub.db import Base, create_engine
+from officehub.kit.db import Base, create_engine
 from officehub.migrate import alembic_config
 from officehub.offices.models import Office
 from officehub.webchat.models import WebchatVisitor

@@ -11,8 +11,8 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from officehub.config import Settings
-from officehub.logs import JsonFormatter, TextFormatter, configure_logging, redacted_urls
+from officehub.kit.config import Settings
+from officehub.kit.logs import JsonFormatter, TextFormatter, configure_logging, redacted_urls
 from tests.helpers import OfficeFixture
 from tests.receiver import running_receiver
 from tests.webhook_helpers import create_webhook, delivery_worker, emit_event

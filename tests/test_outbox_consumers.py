@@ -13,13 +13,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.automation.consumer import RUNS_PURGE_JOB
 from officehub.automation.models import AutomationRun
-from officehub.config import Settings
 from officehub.events import repository as events_repository
 from officehub.events.models import ConsumerEvent, OutboxEvent
 from officehub.events.retention import OUTBOX_PURGE_JOB
 from officehub.events.service import emit
-from officehub.worker.models import ScheduledJob
-from officehub.worker.runner import WorkerContext
+from officehub.kit.config import Settings
+from officehub.kit.scheduled_jobs import ScheduledJob
+from officehub.kit.worker import WorkerContext
 from tests import factories as f
 from tests.automation_helpers import automation_worker, create_rule, runs
 from tests.crm_world import make_world

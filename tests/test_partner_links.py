@@ -9,7 +9,7 @@ import pytest
 from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.config import Settings
+from officehub.kit.config import Settings
 from tests import factories as f
 from tests.helpers import OfficeFixture, error_of, outbox
 

@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.contacts.models import Contact
 from officehub.conversations.models import Conversation
-from officehub.timeutil import utcnow
+from officehub.kit.timeutil import utcnow
 from tests import factories as f
 from tests.helpers import OfficeFixture, outbox
 from tests.test_cli import json_of, officehub, one_line_error

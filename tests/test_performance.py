@@ -25,14 +25,14 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.util import await_only
 
 from officehub.app import create_app
-from officehub.auth import KeyCache, OfficeContext
-from officehub.config import Settings
 from officehub.contacts.models import Contact, ContactTag
-from officehub.db import WriteInReadOnlySession
-from officehub.heap import YOUNG_THRESHOLD
+from officehub.kit.auth import KeyCache, OfficeContext
+from officehub.kit.config import Settings
+from officehub.kit.db import WriteInReadOnlySession
+from officehub.kit.gc_tuning import YOUNG_THRESHOLD
 from officehub.migrate import migrate_async
+from officehub.mounted_routers import domain_routers
 from officehub.offices import service as offices
-from officehub.routers import domain_routers
 from officehub.tags.models import Tag
 from tests import factories as f
 from tests.crm_world import make_world
@@ -303,7 +303,7 @@ async def test_a_sqlite_request_hands_aiosqlite_one_job_per_statement_and_no_idl
         async with app.state.sessionmaker() as session:
             stored = await session.scalars(select(Tag.name).where(Tag.office_id == office.id))
             names = stored.all()
-    # One hand-off per statement (officehub.sqlite_driver): no cursor opened, fetched from
+    # One hand-off per statement (officehub.kit.sqlite_driver): no cursor opened, fetched from
     # or closed on its own; the stock adapter made four per statement.
     for calls_of_a_request in (after_read, after_write, after_refusal):
         per_statement = [c for c in calls_of_a_request if c not in ("commit", "rollback")]
@@ -466,7 +466,7 @@ def test_a_served_process_keeps_its_startup_heap_out_of_the_collectors_sight(
 ) -> None:
     """``served_app`` (each ``serve --workers`` process; ``serve`` and ``worker`` call the
     same ``settle_heap``) freezes what startup made and collects the young generation less
-    often (``officehub.heap``)."""
+    often (``officehub.kit.gc_tuning``)."""
     code = (
         "import gc; from officehub.app import served_app; served_app(); "
         "print(gc.get_freeze_count(), gc.get_threshold()[0])"

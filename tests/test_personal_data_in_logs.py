@@ -3,7 +3,7 @@
 A database error's text can quote the statement's values twice: SQLAlchemy appends the
 parameters, and the driver's message may quote a value (a PostgreSQL trigger's ``RAISE``
 below). The engines hide the parameters and the log formatters withhold a database error's
-message (``officehub/safe_trace.py``); the frames and the SQL statement stay.
+message (``officehub/kit/safe_trace.py``); the frames and the SQL statement stay.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.logs import JsonFormatter, TextFormatter
+from officehub.kit.logs import JsonFormatter, TextFormatter
 from tests.helpers import OfficeFixture, error_of
 
 EMAIL = "ana.segredo@example.com"

@@ -12,11 +12,11 @@ from fastapi import FastAPI
 from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.config import Settings
 from officehub.contacts.models import Contact
 from officehub.contacts.normalize import search_phone_digits, to_e164, without_ninth_digit
 from officehub.conversations.models import Conversation
-from officehub.db import create_engine
+from officehub.kit.config import Settings
+from officehub.kit.db import create_engine
 from officehub.offices.models import Office
 from tests.helpers import OfficeFixture, error_of, outbox
 from tests.server import concurrent_client, fire

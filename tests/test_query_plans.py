@@ -28,15 +28,15 @@ from sqlalchemy import event, insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.automation.models import AutomationRule
-from officehub.config import Settings
 from officehub.contacts.models import Contact
 from officehub.conversations.models import Conversation
 from officehub.crm.models import Card
-from officehub.ids import new_id
-from officehub.timeutil import utcnow
+from officehub.kit.config import Settings
+from officehub.kit.ids import new_id
+from officehub.kit.timeutil import utcnow
+from officehub.kit.worker import WorkerContext
 from officehub.webhooks.delivery import deliver_due
 from officehub.webhooks.models import WebhookDelivery
-from officehub.worker.runner import WorkerContext
 from tests import factories as f
 from tests.automation_helpers import automation_worker, create_rule
 from tests.helpers import OfficeFixture

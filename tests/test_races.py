@@ -1,7 +1,7 @@
 """Races between requests on one record, at a running server (issue 25, items 1 and 2).
 
 The read that decides a change locks the record's row (``get_scoped(for_change=True)``,
-``officehub/repository.py``): identical concurrent PATCHes make one change and one event,
+``officehub/kit/repository.py``): identical concurrent PATCHes make one change and one event,
 an event's previous values are the ones it replaced, and a change queued behind a delete
 finds nothing (404) instead of a row gone from under its flush (500 ``StaleDataError``).
 """
@@ -21,9 +21,9 @@ from sqlalchemy import delete
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.contacts.models import Contact
-from officehub.db import SessionDep
 from officehub.events.models import OutboxEvent
 from officehub.fast_messages.models import FastMessage
+from officehub.kit.db import SessionDep
 from tests.crm_world import World, make_world
 from tests.factories import (
     make_card,

@@ -14,8 +14,8 @@ from fastapi import FastAPI
 from limits import parse_many
 
 from officehub.app import create_app
-from officehub.config import Settings
-from officehub.ratelimit import LocalWindows
+from officehub.kit.config import Settings
+from officehub.kit.ratelimit import LocalWindows
 from tests.helpers import error_of, make_office
 from tests.server import concurrent_client, fire, running_server
 

@@ -16,7 +16,7 @@ from fastapi import FastAPI
 from playwright.async_api import Browser, Request
 
 from officehub.app import create_app
-from officehub.config import Settings
+from officehub.kit.config import Settings
 from tests.browser import new_page
 from tests.helpers import OfficeFixture
 from tests.server import running_server

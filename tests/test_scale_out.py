@@ -38,8 +38,8 @@ from fastapi import FastAPI
 from sqlalchemy import select, text
 
 from officehub.events.models import JobLease, OutboxEvent
+from officehub.jobs import periodic_jobs
 from officehub.webhooks.models import WebhookDelivery, WebhookDeliveryAttempt
-from officehub.worker.jobs import periodic_jobs
 from tests.conftest import PG_URL
 from tests.helpers import OfficeFixture
 from tests.receiver import running_receiver

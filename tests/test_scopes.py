@@ -16,10 +16,10 @@ from alembic import command
 from fastapi import FastAPI
 from sqlalchemy import Connection, text
 
-from officehub.auth import SCOPES, is_keyless
-from officehub.db import create_engine
-from officehub.errors import ValidationFailed
-from officehub.ids import new_id
+from officehub.kit.auth import SCOPES, is_keyless
+from officehub.kit.db import create_engine
+from officehub.kit.errors import ValidationFailed
+from officehub.kit.ids import new_id
 from officehub.migrate import alembic_config
 from officehub.offices import service as offices
 from tests.conftest import PG_URL, _pg_dsn, _pg_url

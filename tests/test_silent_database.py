@@ -22,7 +22,7 @@ from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
 from officehub.app import create_app
-from officehub.config import Settings
+from officehub.kit.config import Settings
 from tests.conftest import PG_URL
 from tests.helpers import OfficeFixture, error_of, make_office
 from tests.server import running_server

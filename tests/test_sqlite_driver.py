@@ -1,4 +1,4 @@
-"""``officehub.sqlite_driver``: SQLAlchemy's aiosqlite adapter with one job per statement on
+"""``officehub.kit.sqlite_driver``: SQLAlchemy's aiosqlite adapter with one job per statement on
 aiosqlite's thread. What SQLAlchemy reads from a cursor must be what the stock adapter gave:
 rows and their description, row counts (the ORM's check that an UPDATE found its row), the
 last row id, ``executemany``, and errors translated to SQLAlchemy's exceptions."""
@@ -11,8 +11,8 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError, OperationalError
 
-from officehub.db import create_engine
-from officehub.sqlite_driver import OneHopCursor
+from officehub.kit.db import create_engine
+from officehub.kit.sqlite_driver import OneHopCursor
 
 
 async def test_a_sqlite_engine_runs_each_statement_as_one_job(tmp_path: Path) -> None:

@@ -9,9 +9,9 @@ import anyio
 import httpx
 import pytest
 
-from officehub.config import Settings
-from officehub.errors import PayloadTooLarge
-from officehub.storage import LocalStorage, Signer, signing_secret
+from officehub.kit.config import Settings
+from officehub.kit.errors import PayloadTooLarge
+from officehub.kit.storage import LocalStorage, Signer, signing_secret
 
 
 class Clock:

@@ -13,10 +13,10 @@ from aiobotocore.session import get_session
 from moto.server import ThreadedMotoServer
 
 from officehub.app import create_app
-from officehub.config import Settings
-from officehub.errors import PayloadTooLarge
-from officehub.s3storage import PART_BYTES, S3Storage
-from officehub.storage import LocalStorage, Signer, Storage
+from officehub.kit.config import Settings
+from officehub.kit.errors import PayloadTooLarge
+from officehub.kit.storage import LocalStorage, Signer, Storage
+from officehub.kit.storage.s3 import PART_BYTES, S3Storage
 from tests import factories as f
 from tests.helpers import make_office
 

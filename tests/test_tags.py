@@ -9,8 +9,8 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.conversations.models import Conversation, ConversationTag
-from officehub.errors import Conflict
-from officehub.repository import flush_or_conflict
+from officehub.kit.errors import Conflict
+from officehub.kit.repository import flush_or_conflict
 from officehub.tags.models import Tag
 from tests import factories as f
 from tests.crm_world import make_world

@@ -21,8 +21,8 @@ import httpx
 from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.ids import new_id
-from officehub.timeutil import utcnow
+from officehub.kit.ids import new_id
+from officehub.kit.timeutil import utcnow
 from officehub.webhooks.models import WebhookDelivery
 from tests import factories as f
 from tests.automation_helpers import create_rule

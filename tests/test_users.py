@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.config import Settings
+from officehub.kit.config import Settings
 from officehub.users.models import User
 from officehub.users.service import AVATAR_MAX_BYTES
 from tests import factories as f

@@ -10,7 +10,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from officehub.config import Settings
+from officehub.kit.config import Settings
 from tests.helpers import OfficeFixture
 from tests.receiver import running_receiver
 from tests.webhook_helpers import create_webhook, delivery_worker, emit_event

@@ -17,14 +17,14 @@ from sqlalchemy import event, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.app import create_app
-from officehub.config import Settings
 from officehub.contacts.models import Contact
 from officehub.conversations.models import Conversation, Message
-from officehub.timeutil import utcnow
+from officehub.jobs import queue_jobs
+from officehub.kit.config import Settings
+from officehub.kit.timeutil import utcnow
+from officehub.kit.worker import Worker, WorkerContext
 from officehub.webchat.models import WebchatVisitor
 from officehub.webchat.service import hash_token
-from officehub.worker.jobs import queue_jobs
-from officehub.worker.runner import Worker, WorkerContext
 from tests.helpers import OfficeFixture, error_of, outbox
 from tests.server import running_server
 from tests.webchat_world import (

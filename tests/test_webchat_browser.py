@@ -19,9 +19,9 @@ from fastapi import FastAPI
 from playwright.async_api import Page, expect
 from starlette.types import Receive, Scope, Send
 
-from officehub.config import Settings
-from officehub.worker.jobs import queue_jobs
-from officehub.worker.runner import Worker, WorkerContext
+from officehub.jobs import queue_jobs
+from officehub.kit.config import Settings
+from officehub.kit.worker import Worker, WorkerContext
 from tests.helpers import OfficeFixture
 from tests.server import running_server, serving
 from tests.webchat_world import make_webchat

@@ -16,12 +16,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.automation.consumer import AUTOMATION
 from officehub.cases.watch import Watcher
-from officehub.config import Settings
 from officehub.contacts.models import Contact
 from officehub.contacts.texts import UNVERIFIED_REFUSAL
 from officehub.conversations.models import Conversation
 from officehub.events.consumers import consumer_job
-from officehub.worker.runner import Worker
+from officehub.kit.config import Settings
+from officehub.kit.worker import Worker
 from tests.automation_helpers import create_rule, runs
 from tests.datajud_standin import running_datajud
 from tests.helpers import OfficeFixture, error_of, outbox

@@ -10,7 +10,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from officehub.config import Settings
+from officehub.kit.config import Settings
 from officehub.webhooks import WebhookVerificationError, verify
 from officehub.webhooks.delivery import RETRY_SCHEDULE, next_delay
 from tests.helpers import OfficeFixture

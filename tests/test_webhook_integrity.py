@@ -14,8 +14,9 @@ import httpx
 from fastapi import FastAPI
 from sqlalchemy import String, func, select, text
 
-from officehub.config import Settings
-from officehub.timeutil import as_utc, utcnow
+from officehub.kit.config import Settings
+from officehub.kit.timeutil import as_utc, utcnow
+from officehub.kit.worker import Worker, WorkerContext
 from officehub.webhooks.delivery import UNSENDABLE, deliver_due, fan_out_events, new_claim_token
 from officehub.webhooks.models import (
     CLAIM_TOKEN_LENGTH,
@@ -23,7 +24,6 @@ from officehub.webhooks.models import (
     WebhookDelivery,
     WebhookDeliveryAttempt,
 )
-from officehub.worker.runner import Worker, WorkerContext
 from tests.conftest import PG_URL
 from tests.helpers import OfficeFixture, error_of, make_office
 from tests.receiver import Reply, running_receiver

@@ -12,7 +12,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from officehub.config import Settings
+from officehub.kit.config import Settings
 from officehub.webhooks.validation import HeaderRefused, check_headers, check_url
 from tests.helpers import OfficeFixture, error_of
 from tests.webhook_helpers import create_webhook

@@ -9,7 +9,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from officehub.config import Settings
+from officehub.kit.config import Settings
 from officehub.webhooks.ssrf import is_blocked
 from tests.helpers import OfficeFixture
 from tests.receiver import running_receiver

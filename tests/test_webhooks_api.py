@@ -8,7 +8,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from officehub.config import Settings
+from officehub.kit.config import Settings
 from tests.helpers import OfficeFixture, error_of
 from tests.receiver import Reply, running_receiver
 from tests.webhook_helpers import create_webhook, deliveries, delivery_worker, emit_event

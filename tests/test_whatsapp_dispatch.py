@@ -13,10 +13,10 @@ from fastapi import FastAPI
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.config import Settings
 from officehub.conversations.models import Message
+from officehub.kit.config import Settings
+from officehub.kit.timeutil import utcnow
 from officehub.templates.models import WhatsAppTemplate
-from officehub.timeutil import utcnow
 from tests import factories as f
 from tests.helpers import OfficeFixture, error_of, outbox
 from tests.whatsapp_platform import TOKEN, Platform, Scripted, error

@@ -15,9 +15,9 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.channels.whatsapp import sign
-from officehub.config import Settings
 from officehub.contacts.models import Contact
 from officehub.conversations.models import Conversation, Message
+from officehub.kit.config import Settings
 from tests import factories as f
 from tests.helpers import OfficeFixture, error_of, outbox
 from tests.whatsapp_platform import Platform

@@ -17,12 +17,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.channels.dispatcher import send_read_receipts
 from officehub.channels.models import ReadReceipt
-from officehub.config import Settings
 from officehub.conversations.models import Message
 from officehub.inboxes.models import Integration
+from officehub.kit.config import Settings
+from officehub.kit.timeutil import utcnow
+from officehub.kit.worker import Worker, WorkerContext
 from officehub.templates.models import WhatsAppTemplate
-from officehub.timeutil import utcnow
-from officehub.worker.runner import Worker, WorkerContext
 from tests import factories as f
 from tests.automation_helpers import automation_worker, create_rule
 from tests.helpers import OfficeFixture, error_of

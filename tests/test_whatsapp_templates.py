@@ -17,9 +17,9 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.channels.template_sync import TEMPLATE_SYNC_JOB
-from officehub.config import Settings
+from officehub.kit.config import Settings
+from officehub.kit.worker import Worker, WorkerContext
 from officehub.templates.models import WhatsAppTemplate
-from officehub.worker.runner import Worker, WorkerContext
 from tests import factories as f
 from tests.helpers import OfficeFixture, error_of
 from tests.whatsapp_platform import Platform, Scripted, error

@@ -10,8 +10,8 @@ from datetime import UTC, datetime, timedelta
 
 from fastapi import FastAPI
 
-from officehub.config import Settings
-from officehub.worker.runner import PeriodicJob, Worker, WorkerContext
+from officehub.kit.config import Settings
+from officehub.kit.worker import PeriodicJob, Worker, WorkerContext
 
 
 class FakeClock:

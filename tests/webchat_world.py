@@ -9,8 +9,8 @@ import httpx
 from fastapi import FastAPI
 
 from officehub.channels.dispatcher import send_queued
-from officehub.config import Settings
-from officehub.worker.runner import Worker, WorkerContext
+from officehub.kit.config import Settings
+from officehub.kit.worker import Worker, WorkerContext
 from tests.helpers import OfficeFixture
 
 SITE = "https://escritorio.example"

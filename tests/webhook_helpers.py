@@ -9,12 +9,12 @@ import httpx
 from fastapi import FastAPI
 from sqlalchemy import select
 
-from officehub.config import Settings
 from officehub.events.service import emit
-from officehub.timeutil import utcnow
+from officehub.kit.config import Settings
+from officehub.kit.timeutil import utcnow
+from officehub.kit.worker import Worker, WorkerContext
 from officehub.webhooks.delivery import PURGE_JOB, deliver_due, fan_out_events
 from officehub.webhooks.models import WebhookDelivery
-from officehub.worker.runner import Worker, WorkerContext
 from tests.helpers import OfficeFixture
 
 

@@ -11,8 +11,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.conversations.models import Message
 from officehub.inboxes.models import Integration
+from officehub.kit.timeutil import utcnow
 from officehub.templates.models import WhatsAppTemplate
-from officehub.timeutil import utcnow
 from tests import factories as f
 
 FIXTURES = Path(__file__).parent / "fixtures" / "whatsapp"

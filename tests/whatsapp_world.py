@@ -13,10 +13,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.channels.dispatcher import download_media, send_queued
 from officehub.channels.whatsapp import sign
-from officehub.config import Settings
 from officehub.inboxes.models import Integration
-from officehub.timeutil import utcnow
-from officehub.worker.runner import Worker, WorkerContext
+from officehub.kit.config import Settings
+from officehub.kit.timeutil import utcnow
+from officehub.kit.worker import Worker, WorkerContext
 from tests import factories as f
 from tests.whatsapp_platform import TOKEN
 

@@ -19,31 +19,31 @@ from fastapi.staticfiles import StaticFiles
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from officehub import __version__
-from officehub.auth import SCOPE_EXTRA, KeyCache, is_keyless, scope_of, security_schemes
-from officehub.config import Settings, get_settings, trusted_hosts
 from officehub.console.router import router as console_router
-from officehub.db import (
+from officehub.events.router import router as events_router
+from officehub.health import router as health_router
+from officehub.hook_subscriptions import install as install_hooks
+from officehub.jobs import periodic_jobs, queue_jobs
+from officehub.kit.auth import SCOPE_EXTRA, KeyCache, is_keyless, scope_of, security_schemes
+from officehub.kit.config import Settings, get_settings, trusted_hosts
+from officehub.kit.db import (
     DatabaseTimeouts,
     create_engine,
     create_read_sessionmaker,
     create_sessionmaker,
 )
-from officehub.errors import ErrorBody, install_error_handlers
-from officehub.events.router import router as events_router
-from officehub.health import router as health_router
-from officehub.heap import settle_heap
-from officehub.logs import configure_logging, redact_outbound_urls
-from officehub.middleware import RequestContextMiddleware
-from officehub.operation_ids import operation_id
-from officehub.ratelimit import RateLimiter
-from officehub.request_guards import guard_request
-from officehub.routers import domain_routers
-from officehub.security_headers import SecurityHeadersMiddleware
+from officehub.kit.errors import ErrorBody, install_error_handlers
+from officehub.kit.gc_tuning import settle_heap
+from officehub.kit.logs import configure_logging, redact_outbound_urls
+from officehub.kit.middleware import RequestContextMiddleware
+from officehub.kit.middleware.security_headers import SecurityHeadersMiddleware
+from officehub.kit.operation_ids import operation_id
+from officehub.kit.ratelimit import RateLimiter
+from officehub.kit.request_guards import guard_request
+from officehub.kit.worker import Worker, WorkerContext
+from officehub.mounted_routers import domain_routers
 from officehub.webchat.cors import WebchatCorsMiddleware
 from officehub.webchat.live import StreamSlots
-from officehub.wiring import install as install_hooks
-from officehub.worker.jobs import periodic_jobs, queue_jobs
-from officehub.worker.runner import Worker, WorkerContext
 
 logger = logging.getLogger("officehub.app")
 # Swagger UI and ReDoc assets shipped by the fastapi-offline package: no CDN, so the docs

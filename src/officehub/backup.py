@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from officehub import __version__
-from officehub.config import DATABASE_FILE
-from officehub.timeutil import isoformat, utcnow
+from officehub.kit.config import DATABASE_FILE
+from officehub.kit.timeutil import isoformat, utcnow
 
 MANIFEST = "backup.json"
 SIGNING_KEY = "signing.key"

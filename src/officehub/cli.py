@@ -33,15 +33,15 @@ from typer.exceptions import TyperException
 
 from officehub import __version__
 from officehub import backup as backups
-from officehub.config import DATABASE_URL_FORMS, Settings, get_settings
-from officehub.db import DatabaseTimeouts, create_engine, create_sessionmaker
-from officehub.errors import ServiceError
-from officehub.heap import settle_heap
-from officehub.logs import configure_logging
+from officehub.kit.config import DATABASE_URL_FORMS, Settings, get_settings
+from officehub.kit.db import DatabaseTimeouts, create_engine, create_sessionmaker
+from officehub.kit.errors import ServiceError
+from officehub.kit.gc_tuning import settle_heap
+from officehub.kit.logs import configure_logging
+from officehub.kit.timeutil import isoformat
 from officehub.migrate import migrate
 from officehub.offices import service as offices
 from officehub.offices.models import Office
-from officehub.timeutil import isoformat
 
 T = TypeVar("T")
 EXIT_BAD_INPUT = 2
@@ -159,7 +159,9 @@ def _require_database(settings: Settings) -> None:
 
 
 def _in_session(work: Callable[[AsyncSession], Awaitable[T]]) -> T:
-    from officehub.wiring import install as install_hooks  # imported here: it costs a second
+    from officehub.hook_subscriptions import (
+        install as install_hooks,  # imported here: it costs a second
+    )
 
     settings = _settings()
     _require_database(settings)
@@ -412,8 +414,8 @@ def serve(
 
 
 def _connection_limits(settings: Settings) -> dict[str, Any]:
-    """uvicorn's options for what one client may hold (``officehub.http_limits``)."""
-    from officehub.http_limits import PROTOCOL
+    """uvicorn's options for what one client may hold (``officehub.kit.http_protocol``)."""
+    from officehub.kit.http_protocol import PROTOCOL
 
     return {
         "http": PROTOCOL,
@@ -425,8 +427,8 @@ def _connection_limits(settings: Settings) -> dict[str, Any]:
 @app.command(name="worker", epilog=_settings_help())
 def worker_command() -> None:
     """Run the background worker alone (deliveries and scheduled jobs)."""
-    from officehub.worker.jobs import periodic_jobs, queue_jobs
-    from officehub.worker.runner import Worker, WorkerContext
+    from officehub.jobs import periodic_jobs, queue_jobs
+    from officehub.kit.worker import Worker, WorkerContext
 
     settings = _settings()
     migrate(settings.database_url)
@@ -611,8 +613,8 @@ def templates_sync(
 ) -> None:
     """Pull the template catalogues of the official integrations from the platform."""
     from officehub.channels.template_sync import sync_all
-    from officehub.wiring import install as install_hooks
-    from officehub.worker.runner import WorkerContext
+    from officehub.hook_subscriptions import install as install_hooks
+    from officehub.kit.worker import WorkerContext
 
     settings = _settings()
     _require_database(settings)
@@ -691,7 +693,7 @@ def cases_sync(
     watched case of --case or --office, due or not); exit 1 when a check failed."""
     from officehub.cases.service import FIRST_CHECK_SPREAD
     from officehub.cases.watch import Report, Watcher
-    from officehub.worker.runner import WorkerContext
+    from officehub.kit.worker import WorkerContext
 
     settings = _settings()
     _require_database(settings)

@@ -4,9 +4,9 @@ from fastapi import Request, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy import text
 
-from officehub.middleware import retry_after_of
-from officehub.routing import Router
-from officehub.schemas import ApiModel
+from officehub.kit.indexed_router import Router
+from officehub.kit.middleware import retry_after_of
+from officehub.kit.schemas import ApiModel
 
 router = Router(tags=["Operations"])
 

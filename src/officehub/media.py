@@ -11,9 +11,9 @@ import puremagic
 from fastapi import Query
 from fastapi.responses import StreamingResponse
 
-from officehub.errors import Forbidden, NotFound, ValidationFailed, error_responses
-from officehub.routing import Router
-from officehub.storage import StorageDep, is_valid_key
+from officehub.kit.errors import Forbidden, NotFound, ValidationFailed, error_responses
+from officehub.kit.indexed_router import Router
+from officehub.kit.storage import StorageDep, is_valid_key
 
 router = Router(tags=["Media"])
 

@@ -9,7 +9,7 @@ from alembic import command
 from alembic.config import Config
 from sqlalchemy import Connection, text
 
-from officehub.db import create_engine
+from officehub.kit.db import create_engine
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 # Any fixed number: processes that start together take turns migrating PostgreSQL.

@@ -23,6 +23,7 @@ from officehub.events.models import ConsumerEvent, JobLease, OutboxEvent
 from officehub.fast_messages.models import FastMessage
 from officehub.flows.models import CaseMovement, Flow, FlowSession
 from officehub.inboxes.models import Inbox, Integration
+from officehub.kit.scheduled_jobs import ScheduledJob
 from officehub.legal_areas.models import LegalArea
 from officehub.offices.models import ApiKey, Office
 from officehub.tags.models import Tag
@@ -31,7 +32,6 @@ from officehub.tickets.models import Ticket, TicketAssignee, TicketDepartment, T
 from officehub.users.models import User, UserInbox
 from officehub.webchat.models import WebchatVisitor
 from officehub.webhooks.models import Webhook, WebhookDelivery, WebhookDeliveryAttempt
-from officehub.worker.models import ScheduledJob
 
 __all__ = [
     "AccountNotice",

@@ -13,24 +13,24 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from officehub.automation import repository
 from officehub.automation.evaluation import Subject
 from officehub.automation.models import AutomationPause
+from officehub.automation.scheduled import JobHandler, RetryLater, schedule
 from officehub.automation.schemas import ActionOutcome
 from officehub.automation.templates import body_placeholders
-from officehub.config import Settings
 from officehub.contacts import service as contacts
 from officehub.conversations import service as conversations
 from officehub.crm import service as crm
 from officehub.crm.schemas import CardUpdate
-from officehub.errors import NotFound, ServiceError, ValidationFailed
 from officehub.events.service import Cause, caused_by
 from officehub.fast_messages import service as fast_messages
+from officehub.kit.config import Settings
+from officehub.kit.errors import NotFound, ServiceError, ValidationFailed
+from officehub.kit.scheduled_jobs import ScheduledJob
+from officehub.kit.worker import WorkerContext
 from officehub.messages import service as messages
 from officehub.messages.schemas import FallbackTemplate, OutboundIn
 from officehub.tickets import service as tickets
 from officehub.tickets.schemas import TicketCreate
 from officehub.webhooks import actions as action_deliveries
-from officehub.worker.models import ScheduledJob
-from officehub.worker.runner import WorkerContext
-from officehub.worker.scheduled import JobHandler, RetryLater, schedule
 
 logger = logging.getLogger("officehub.automation")
 

@@ -12,8 +12,8 @@ from officehub.automation.evaluation import Decision, Subject, decide, subject_o
 from officehub.automation.models import AutomationPause, AutomationRule, AutomationRun
 from officehub.events.consumers import Consumer
 from officehub.events.models import OutboxEvent
-from officehub.timeutil import isoformat
-from officehub.worker.runner import PeriodicJob, WorkerContext
+from officehub.kit.timeutil import isoformat
+from officehub.kit.worker import PeriodicJob, WorkerContext
 
 MAX_DEPTH = 5
 """Events this deep in a causal chain run no rule: a chain has at most five links."""

@@ -10,7 +10,7 @@ from officehub.automation import repository
 from officehub.automation.evaluation import decide, subject_of
 from officehub.automation.schemas import RuleTestIn, RuleTestOut
 from officehub.automation.service import get_rule
-from officehub.errors import NotFound, ValidationFailed
+from officehub.kit.errors import NotFound, ValidationFailed
 
 
 async def test_rule(

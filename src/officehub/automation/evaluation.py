@@ -12,7 +12,7 @@ from officehub.automation.models import AutomationRule
 from officehub.automation.schemas import ConditionCheck
 from officehub.conversations import service as conversations
 from officehub.crm import service as crm
-from officehub.errors import NotFound
+from officehub.kit.errors import NotFound
 
 _CRM_ENTRY = {"crm.lead.moved": "toFunnelColumnId", "crm.lead.created": "funnelColumnId"}
 

@@ -18,8 +18,8 @@ from officehub.automation.models import (
     CardColumnEntry,
 )
 from officehub.events.models import OutboxEvent
-from officehub.pagination import PageParams, paginate
-from officehub.repository import get_scoped, scoped
+from officehub.kit.pagination import PageParams, paginate
+from officehub.kit.repository import get_scoped, scoped
 
 
 async def get_rule(

@@ -4,7 +4,6 @@ from typing import Annotated
 
 from fastapi import Query, Request
 
-from officehub.auth import OfficeDep
 from officehub.automation import dry_run, service
 from officehub.automation.schemas import (
     RuleCreate,
@@ -14,13 +13,14 @@ from officehub.automation.schemas import (
     RuleTestOut,
     RunOut,
 )
-from officehub.config import Settings
-from officehub.db import SessionDep
-from officehub.errors import ValidationFailed, error_responses
 from officehub.events.catalogue import EVENT_ENUM, EVENT_NAMES
-from officehub.pagination import Page, PageDep
-from officehub.params import PathId
-from officehub.routing import Router
+from officehub.kit.auth import OfficeDep
+from officehub.kit.config import Settings
+from officehub.kit.db import SessionDep
+from officehub.kit.errors import ValidationFailed, error_responses
+from officehub.kit.id_params import PathId
+from officehub.kit.indexed_router import Router
+from officehub.kit.pagination import Page, PageDep
 from officehub.webhooks.schemas import ActionDeliveryOut, DeliveryStatus
 
 router = Router(tags=["Automation rules"])

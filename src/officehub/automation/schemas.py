@@ -7,9 +7,9 @@ from pydantic import Field, StringConstraints, field_validator
 from typing_extensions import TypeAliasType
 
 from officehub.events.catalogue import EVENT_NAMES, EventName
-from officehub.params import Id, ServerId
-from officehub.schemas import ApiModel, BodyModel, StrictBodyModel
-from officehub.timeutil import Timestamp
+from officehub.kit.id_params import Id, ServerId
+from officehub.kit.schemas import ApiModel, BodyModel, StrictBodyModel
+from officehub.kit.timeutil import Timestamp
 
 ActionName = TypeAliasType(
     "ActionName",

@@ -21,17 +21,17 @@ from officehub.automation.schemas import (
     RunOut,
 )
 from officehub.automation.templates import is_approved_template
-from officehub.config import Settings
 from officehub.crm import service as crm
-from officehub.errors import NotFound, ServiceError, ValidationFailed
 from officehub.fast_messages import service as fast_messages
 from officehub.inboxes import service as inboxes
+from officehub.kit.config import Settings
+from officehub.kit.errors import NotFound, ServiceError, ValidationFailed
+from officehub.kit.pagination import PageParams
+from officehub.kit.timeutil import utcnow
 from officehub.legal_areas import service as legal_areas
 from officehub.messages.schemas import FallbackTemplate
-from officehub.pagination import PageParams
 from officehub.tags import service as tags
 from officehub.tickets import service as tickets
-from officehub.timeutil import utcnow
 from officehub.webhooks import actions as action_deliveries
 from officehub.webhooks.schemas import ActionDeliveryOut
 from officehub.webhooks.service import check_url

@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 import orjson
 
-from officehub.config import Settings
+from officehub.kit.config import Settings
 
 MAX_BODY = 16 * 1024 * 1024
 MAX_MOVEMENTS = 5000

@@ -5,7 +5,7 @@ from datetime import datetime
 from sqlalchemy import Boolean, ForeignKey, Index, Integer, String, Text, text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from officehub.db import Base, IdMixin, TimestampMixin
+from officehub.kit.db import Base, IdMixin, TimestampMixin
 
 
 class Case(IdMixin, TimestampMixin, Base):

@@ -10,8 +10,8 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.cases.models import Case, CaseMovement
-from officehub.pagination import PageParams, paginate
-from officehub.repository import get_scoped, scoped
+from officehub.kit.pagination import PageParams, paginate
+from officehub.kit.repository import get_scoped, scoped
 
 
 async def get_case(

@@ -4,14 +4,14 @@ from typing import Annotated
 
 from fastapi import Query
 
-from officehub.auth import OfficeDep
 from officehub.cases import service
 from officehub.cases.schemas import CaseCreate, CaseMovementOut, CaseOut, CaseUpdate
-from officehub.db import SessionDep
-from officehub.errors import error_responses
-from officehub.pagination import Page, PageDep
-from officehub.params import Id, PathId
-from officehub.routing import Router
+from officehub.kit.auth import OfficeDep
+from officehub.kit.db import SessionDep
+from officehub.kit.errors import error_responses
+from officehub.kit.id_params import Id, PathId
+from officehub.kit.indexed_router import Router
+from officehub.kit.pagination import Page, PageDep
 
 router = Router(tags=["Cases"])
 

@@ -5,9 +5,9 @@ from typing import Annotated, Literal
 from pydantic import Field, StringConstraints
 from typing_extensions import TypeAliasType
 
-from officehub.params import Id, ServerId
-from officehub.schemas import ApiModel, BodyModel
-from officehub.timeutil import Timestamp
+from officehub.kit.id_params import Id, ServerId
+from officehub.kit.schemas import ApiModel, BodyModel
+from officehub.kit.timeutil import Timestamp
 
 CaseNumberText = Annotated[str, StringConstraints(min_length=1, max_length=32)]
 

@@ -20,12 +20,12 @@ from officehub.cases.numbers import (
 from officehub.cases.schemas import CaseCreate, CaseMovementOut, CaseOut, CaseUpdate
 from officehub.contacts import service as contacts
 from officehub.conversations import service as conversations
-from officehub.errors import Conflict, NotFound, ValidationFailed
 from officehub.events.service import emit
+from officehub.kit.errors import Conflict, NotFound, ValidationFailed
+from officehub.kit.pagination import PageParams
+from officehub.kit.repository import flush_or_conflict
+from officehub.kit.timeutil import utcnow
 from officehub.legal_areas import service as legal_areas
-from officehub.pagination import PageParams
-from officehub.repository import flush_or_conflict
-from officehub.timeutil import utcnow
 
 INVALID_CASE_NUMBER = "INVALID_CASE_NUMBER"
 COURT_NOT_SUPPORTED = "COURT_NOT_SUPPORTED"

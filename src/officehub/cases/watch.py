@@ -30,10 +30,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from officehub.cases import datajud, repository, service
 from officehub.cases.models import Case, CaseMovement
 from officehub.cases.numbers import CaseNumber
-from officehub.db import is_sqlite
-from officehub.ids import new_id
-from officehub.timeutil import utcnow
-from officehub.worker.runner import PeriodicJob, WorkerContext
+from officehub.kit.db import is_sqlite
+from officehub.kit.ids import new_id
+from officehub.kit.timeutil import utcnow
+from officehub.kit.worker import PeriodicJob, WorkerContext
 
 logger = logging.getLogger("officehub.cases")
 

@@ -21,7 +21,7 @@ from officehub.channels import repository
 from officehub.channels.account_schemas import AccountNoticeOut
 from officehub.contacts import service as contacts
 from officehub.inboxes.models import Integration
-from officehub.pagination import PageParams, paginate
+from officehub.kit.pagination import PageParams, paginate
 from officehub.templates import service as templates
 from officehub.templates.service import PlatformUpdate
 

@@ -6,9 +6,9 @@ from typing import Any
 
 from pydantic import Field
 
-from officehub.params import ServerId
-from officehub.schemas import ApiModel
-from officehub.timeutil import Timestamp
+from officehub.kit.id_params import ServerId
+from officehub.kit.schemas import ApiModel
+from officehub.kit.timeutil import Timestamp
 
 
 class AccountNoticeOut(ApiModel):

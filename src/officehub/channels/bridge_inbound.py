@@ -18,14 +18,14 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from officehub.channels import bridge_service
 from officehub.channels.bridge import BRIDGED, TOLERANCE_SECONDS, external_id
 from officehub.channels.bridge_schemas import BridgeMessage, BridgeReceived, BridgeStatus
-from officehub.db import SessionDep
-from officehub.errors import NotFound, Unauthorized, ValidationFailed, error_responses
-from officehub.ids import ID_PATTERN
 from officehub.inboxes import service as inboxes
 from officehub.inboxes.models import Integration
+from officehub.kit.db import SessionDep
+from officehub.kit.errors import NotFound, Unauthorized, ValidationFailed, error_responses
+from officehub.kit.ids import ID_PATTERN
+from officehub.kit.indexed_router import Router
+from officehub.kit.middleware import body_limit
 from officehub.messages import service as messages
-from officehub.middleware import body_limit
-from officehub.routing import Router
 from officehub.webhooks.signing import WebhookVerificationError, verify
 
 router = Router(tags=["Channels"])

@@ -27,16 +27,16 @@ from officehub.channels import repository
 from officehub.channels.adapter import ChannelAdapter, Outbound, SendDeferred, SendRejected
 from officehub.channels.bridge import BRIDGED, BridgeAdapter, WebchatAdapter
 from officehub.channels.whatsapp import WhatsAppAdapter
-from officehub.config import Settings
 from officehub.conversations.models import Message
-from officehub.db import is_sqlite
-from officehub.errors import PayloadTooLarge
-from officehub.ids import new_id
 from officehub.inboxes.models import Integration
+from officehub.kit.config import Settings
+from officehub.kit.db import is_sqlite
+from officehub.kit.errors import PayloadTooLarge
+from officehub.kit.ids import new_id
+from officehub.kit.storage import Storage, is_valid_key, storage_from_settings
+from officehub.kit.worker import WorkerContext
 from officehub.messages import service as messages
-from officehub.storage import Storage, is_valid_key, storage_from_settings
 from officehub.webhooks.ssrf import AddressNotAllowed, delivery_client
-from officehub.worker.runner import WorkerContext
 
 logger = logging.getLogger("officehub.channels")
 

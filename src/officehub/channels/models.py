@@ -6,8 +6,8 @@ from typing import Any
 from sqlalchemy import ForeignKey, Index, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from officehub.db import Base, IdMixin, JSONType
-from officehub.timeutil import utcnow
+from officehub.kit.db import Base, IdMixin, JSONType
+from officehub.kit.timeutil import utcnow
 
 
 class ChannelPeer(IdMixin, Base):

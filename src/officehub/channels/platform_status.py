@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from officehub.channels.schemas import Status
-from officehub.timeutil import isoformat
+from officehub.kit.timeutil import isoformat
 
 
 def _clip(value: object, size: int) -> str | None:

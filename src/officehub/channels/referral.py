@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from officehub.channels.schemas import PlatformMessage, Referral
-from officehub.timeutil import isoformat, utcnow
+from officehub.kit.timeutil import isoformat, utcnow
 
 _CONTROLS = re.compile(r"[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u2028\u2029]")
 _MAX = 2000

@@ -26,7 +26,7 @@ from officehub.channels.models import AccountNotice, ChannelPeer, ReadReceipt
 from officehub.contacts.models import Contact
 from officehub.conversations.models import Conversation, Message
 from officehub.inboxes.models import Integration
-from officehub.repository import insert_ignoring_duplicates
+from officehub.kit.repository import insert_ignoring_duplicates
 
 
 def _due(now: datetime) -> ColumnElement[bool]:

@@ -16,18 +16,18 @@ from fastapi import Path, Query, Request
 from fastapi.responses import PlainTextResponse
 from pydantic import BaseModel
 
-from officehub.auth import OfficeDep
 from officehub.channels import account, service, template_sync
 from officehub.channels.account_schemas import AccountNoticeOut
 from officehub.channels.whatsapp import SIGNATURE_HEADER, signature_valid
-from officehub.db import SessionDep
-from officehub.errors import Forbidden, NotFound, Unauthorized, error_responses
-from officehub.ids import ID_PATTERN
 from officehub.inboxes import service as inboxes
 from officehub.inboxes.models import Integration
-from officehub.pagination import Page, PageDep
-from officehub.params import PathId
-from officehub.routing import Router
+from officehub.kit.auth import OfficeDep
+from officehub.kit.db import SessionDep
+from officehub.kit.errors import Forbidden, NotFound, Unauthorized, error_responses
+from officehub.kit.id_params import PathId
+from officehub.kit.ids import ID_PATTERN
+from officehub.kit.indexed_router import Router
+from officehub.kit.pagination import Page, PageDep
 from officehub.templates.schemas import TemplateList
 
 logger = logging.getLogger("officehub.channels")

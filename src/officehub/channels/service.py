@@ -39,8 +39,8 @@ from officehub.conversations.schemas import ConversationIn
 from officehub.crm import service as crm
 from officehub.inboxes import service as inboxes
 from officehub.inboxes.models import Integration
+from officehub.kit.timeutil import utcnow
 from officehub.messages import service as messages
-from officehub.timeutil import utcnow
 
 logger = logging.getLogger("officehub.channels")
 

@@ -21,12 +21,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from officehub.channels import repository
 from officehub.channels.adapter import SendDeferred, SendRejected
 from officehub.channels.whatsapp import WhatsAppAdapter
-from officehub.config import Settings
-from officehub.errors import BadGateway
 from officehub.inboxes.models import Integration
+from officehub.kit.config import Settings
+from officehub.kit.errors import BadGateway
+from officehub.kit.worker import PeriodicJob, WorkerContext
 from officehub.templates import service as templates
 from officehub.templates.schemas import TemplateIn, TemplateOut
-from officehub.worker.runner import PeriodicJob, WorkerContext
 
 logger = logging.getLogger("officehub.channels")
 

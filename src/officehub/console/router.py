@@ -17,8 +17,8 @@ from typing import Annotated
 from fastapi import Path, Request
 from fastapi.responses import Response
 
-from officehub.errors import NotFound
-from officehub.routing import Router
+from officehub.kit.errors import NotFound
+from officehub.kit.indexed_router import Router
 
 router = Router(include_in_schema=False)
 

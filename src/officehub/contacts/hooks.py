@@ -1,4 +1,4 @@
-"""The contacts domain's hook points (see ``officehub.hooks``)."""
+"""The contacts domain's hook points (see ``officehub.kit.transaction_hooks``)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.hooks import Hook
+from officehub.kit.transaction_hooks import Hook
 
 
 @dataclass(frozen=True)

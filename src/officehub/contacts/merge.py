@@ -31,9 +31,9 @@ from officehub.contacts.normalize import phone_forms, to_e164
 from officehub.contacts.schemas import ContactOut
 from officehub.conversations import service as conversations
 from officehub.conversations.schemas import ConversationPatch
-from officehub.errors import ValidationFailed
 from officehub.events.service import emit
-from officehub.timeutil import utcnow
+from officehub.kit.errors import ValidationFailed
+from officehub.kit.timeutil import utcnow
 
 # Filled on the kept contact from the other when empty there.
 FILLED = ("phone", "whatsapp_id", "email", "document", "description", "image_url", "inbox_id")

@@ -7,7 +7,7 @@ from sqlalchemy import ForeignKey, Index, String, Text, false, text, true
 from sqlalchemy.orm import Mapped, mapped_column, validates
 
 from officehub.contacts.normalize import brazilian_ddd
-from officehub.db import Base, IdMixin, JSONType, TimestampMixin
+from officehub.kit.db import Base, IdMixin, JSONType, TimestampMixin
 
 LINK_SOURCES = ("MANUAL", "BUTTON", "CRM", "backfill")
 

@@ -12,9 +12,9 @@ from officehub.channels.models import ChannelPeer
 from officehub.contacts.models import Contact, ContactTag, PartnerLink
 from officehub.contacts.normalize import phone_forms
 from officehub.conversations.models import Conversation
-from officehub.db import Base
-from officehub.pagination import ListQuery, PageParams, paginate
-from officehub.repository import get_scoped, insert_ignoring_duplicates, scoped
+from officehub.kit.db import Base
+from officehub.kit.pagination import ListQuery, PageParams, paginate
+from officehub.kit.repository import get_scoped, insert_ignoring_duplicates, scoped
 from officehub.tags.models import Tag
 from officehub.webchat.models import WebchatVisitor
 

@@ -4,14 +4,14 @@ from typing import Annotated
 
 from fastapi import Query
 
-from officehub.auth import OfficeDep
 from officehub.contacts import merge, service
 from officehub.contacts.schemas import ContactIn, ContactOut, ContactPatch, MergeIn
-from officehub.db import SessionDep
-from officehub.errors import ValidationFailed, error_responses
-from officehub.pagination import Page, PageDep
-from officehub.params import PathId
-from officehub.routing import Router
+from officehub.kit.auth import OfficeDep
+from officehub.kit.db import SessionDep
+from officehub.kit.errors import ValidationFailed, error_responses
+from officehub.kit.id_params import PathId
+from officehub.kit.indexed_router import Router
+from officehub.kit.pagination import Page, PageDep
 
 router = Router(tags=["Contacts"])
 MAX_TAG_FILTER = 50

@@ -4,9 +4,9 @@ from typing import Annotated
 
 from pydantic import Field, StringConstraints
 
-from officehub.params import ServerId
-from officehub.schemas import EMAIL_PATTERN, ApiModel, BodyModel, LongText, non_blank_schema
-from officehub.timeutil import Timestamp
+from officehub.kit.id_params import ServerId
+from officehub.kit.schemas import EMAIL_PATTERN, ApiModel, BodyModel, LongText, non_blank_schema
+from officehub.kit.timeutil import Timestamp
 
 Email = Annotated[str, StringConstraints(max_length=320, pattern=EMAIL_PATTERN)]
 Name = Annotated[

@@ -12,15 +12,15 @@ from officehub.contacts.hooks import ContactDeleting, contact_deleting
 from officehub.contacts.models import Contact
 from officehub.contacts.normalize import digits, fold, phone_forms, search_phone_digits, to_e164
 from officehub.contacts.schemas import ContactIn, ContactOut, ContactPatch, TagRef
-from officehub.errors import Conflict, NotFound, ValidationFailed
 from officehub.events.service import emit
-from officehub.ids import new_id
 from officehub.inboxes import service as inboxes
-from officehub.pagination import PageParams
-from officehub.repository import flush_or_conflict, insert_or_conflict
+from officehub.kit.errors import Conflict, NotFound, ValidationFailed
+from officehub.kit.ids import new_id
+from officehub.kit.pagination import PageParams
+from officehub.kit.repository import flush_or_conflict, insert_or_conflict
+from officehub.kit.timeutil import utcnow
 from officehub.tags import service as tags
 from officehub.tags.models import Tag
-from officehub.timeutil import utcnow
 
 logger = logging.getLogger("officehub.contacts")
 

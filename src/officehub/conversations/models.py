@@ -6,7 +6,7 @@ from typing import Any
 from sqlalchemy import ForeignKey, Index, String, Text, false, text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from officehub.db import Base, IdMixin, JSONType, TimestampMixin
+from officehub.kit.db import Base, IdMixin, JSONType, TimestampMixin
 
 CONVERSATION_STATUSES = ("OPEN", "CLOSED")
 MESSAGE_DIRECTIONS = ("INBOUND", "OUTBOUND")

@@ -9,8 +9,8 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.conversations.models import Conversation, ConversationNote, ConversationTag
-from officehub.integrity import violates
-from officehub.repository import get_scoped, insert_ignoring_duplicates, scoped
+from officehub.kit.integrity import violates
+from officehub.kit.repository import get_scoped, insert_ignoring_duplicates, scoped
 from officehub.tags.models import Tag
 
 OPEN_CONVERSATION_INDEX = "ux_conversations_office_id_person_id_integration_id_open"

@@ -4,7 +4,6 @@ from typing import Annotated
 
 from fastapi import Path, Query, Response
 
-from officehub.auth import OfficeDep
 from officehub.conversations import service
 from officehub.conversations.schemas import (
     ConversationIn,
@@ -16,11 +15,12 @@ from officehub.conversations.schemas import (
     NoteOut,
     TagAdd,
 )
-from officehub.db import SessionDep
-from officehub.errors import error_responses
-from officehub.pagination import Page, PageDep
-from officehub.params import Id, PathId
-from officehub.routing import Router
+from officehub.kit.auth import OfficeDep
+from officehub.kit.db import SessionDep
+from officehub.kit.errors import error_responses
+from officehub.kit.id_params import Id, PathId
+from officehub.kit.indexed_router import Router
+from officehub.kit.pagination import Page, PageDep
 
 router = Router(tags=["Conversations"])
 

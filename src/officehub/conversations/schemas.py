@@ -6,9 +6,9 @@ from pydantic import Field, StringConstraints
 from typing_extensions import TypeAliasType
 
 from officehub.contacts.schemas import TagRef
-from officehub.params import Id, ServerId
-from officehub.schemas import ApiModel, BodyModel, LongText
-from officehub.timeutil import Timestamp
+from officehub.kit.id_params import Id, ServerId
+from officehub.kit.schemas import ApiModel, BodyModel, LongText
+from officehub.kit.timeutil import Timestamp
 
 ConversationStatus = TypeAliasType("ConversationStatus", Literal["OPEN", "CLOSED"])
 ConversationPriority = TypeAliasType("ConversationPriority", Literal["LOW", "MEDIUM", "HIGH"])

@@ -27,14 +27,14 @@ from officehub.conversations.schemas import (
     NoteOut,
 )
 from officehub.departments import service as departments
-from officehub.errors import Conflict, NotFound, ValidationFailed
 from officehub.events.service import emit
 from officehub.inboxes import service as inboxes
-from officehub.pagination import PageParams, paginate
-from officehub.repository import flush_or_conflict
+from officehub.kit.errors import Conflict, NotFound, ValidationFailed
+from officehub.kit.pagination import PageParams, paginate
+from officehub.kit.repository import flush_or_conflict
+from officehub.kit.timeutil import utcnow
 from officehub.tags import service as tags
 from officehub.tags.models import Tag
-from officehub.timeutil import utcnow
 from officehub.users import service as users
 
 _UNSET: Any = object()

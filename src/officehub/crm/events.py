@@ -9,7 +9,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.crm.models import Card
 from officehub.events.service import emit
-from officehub.timeutil import isoformat
+from officehub.kit.timeutil import isoformat
 
 LEAD_CREATED = "crm.lead.created"
 LEAD_UPDATED = "crm.lead.updated"

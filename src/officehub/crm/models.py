@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import ForeignKey, Index, String, text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from officehub.db import Base, IdMixin, JSONType, TimestampMixin
+from officehub.kit.db import Base, IdMixin, JSONType, TimestampMixin
 
 COLUMN_KINDS = ("NORMAL", "WON", "LOST")
 """``NORMAL`` holds open leads; ``WON`` and ``LOST`` close them (no time limit runs there)."""

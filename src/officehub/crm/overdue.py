@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from officehub.crm import events, repository
-from officehub.worker.runner import PeriodicJob, WorkerContext
+from officehub.kit.worker import PeriodicJob, WorkerContext
 
 INTERVAL = timedelta(minutes=1)
 BATCH = 200

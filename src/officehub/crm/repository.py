@@ -25,8 +25,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.contacts.models import Contact
 from officehub.crm.models import Card, ColumnCount, Funnel, FunnelColumn
-from officehub.pagination import PageParams, paginate
-from officehub.repository import get_all_for_change, get_scoped, lock_rows, scoped
+from officehub.kit.pagination import PageParams, paginate
+from officehub.kit.repository import get_all_for_change, get_scoped, lock_rows, scoped
 
 
 async def get_funnel(

@@ -6,7 +6,6 @@ from typing import Annotated
 
 from fastapi import Depends, Query
 
-from officehub.auth import OfficeDep
 from officehub.crm import service
 from officehub.crm.schemas import (
     CardCreate,
@@ -21,12 +20,13 @@ from officehub.crm.schemas import (
     FunnelOut,
     FunnelUpdate,
 )
-from officehub.db import SessionDep
-from officehub.errors import ValidationFailed, error_responses
-from officehub.ids import WHITESPACE_CLASS, is_valid_id
-from officehub.pagination import MAX_PAGE, Page, PageDep, PageParams
-from officehub.params import Id, PathId
-from officehub.routing import Router
+from officehub.kit.auth import OfficeDep
+from officehub.kit.db import SessionDep
+from officehub.kit.errors import ValidationFailed, error_responses
+from officehub.kit.id_params import Id, PathId
+from officehub.kit.ids import WHITESPACE_CLASS, is_valid_id
+from officehub.kit.indexed_router import Router
+from officehub.kit.pagination import MAX_PAGE, Page, PageDep, PageParams
 
 router = Router(tags=["CRM"])
 

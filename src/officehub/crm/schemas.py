@@ -7,8 +7,8 @@ from typing import Annotated, Literal
 from pydantic import Field, StringConstraints
 from typing_extensions import TypeAliasType
 
-from officehub.params import Id, ServerId
-from officehub.schemas import (
+from officehub.kit.id_params import Id, ServerId
+from officehub.kit.schemas import (
     HEX_COLOR_PATTERN,
     WEB_URL_PATTERN,
     ApiModel,
@@ -16,7 +16,7 @@ from officehub.schemas import (
     LongText,
     non_blank_schema,
 )
-from officehub.timeutil import Timestamp
+from officehub.kit.timeutil import Timestamp
 
 ColumnKind = TypeAliasType("ColumnKind", Literal["NORMAL", "WON", "LOST"])
 Name = Annotated[

@@ -28,12 +28,12 @@ from officehub.crm.schemas import (
     LeadOrigin,
     LeadOriginOut,
 )
-from officehub.errors import Conflict, NotFound, ValidationFailed
 from officehub.inboxes import service as inboxes
+from officehub.kit.errors import Conflict, NotFound, ValidationFailed
+from officehub.kit.pagination import PageParams
+from officehub.kit.repository import flush_or_conflict
+from officehub.kit.timeutil import utcnow
 from officehub.legal_areas import service as legal_areas
-from officehub.pagination import PageParams
-from officehub.repository import flush_or_conflict
-from officehub.timeutil import utcnow
 from officehub.users import service as users
 
 # Funnels

@@ -1,8 +1,8 @@
-"""The crm domain's subscribers to the lower domains' hooks (``officehub.hooks``).
+"""The crm domain's subscribers to the lower domains' hooks (``officehub.kit.transaction_hooks``).
 
 The lower domains (inboxes, contacts, conversations) never import crm: they fire typed hooks
 in their own transaction and crm answers here. ``install`` is called by
-``officehub.wiring.install`` only.
+``officehub.hook_subscriptions.install`` only.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from officehub.contacts.hooks import (
 )
 from officehub.conversations.hooks import ConversationTagsChanged, conversation_tags_changed
 from officehub.crm import service
-from officehub.errors import Conflict
 from officehub.inboxes.hooks import InboxDeleting, inbox_deleting
+from officehub.kit.errors import Conflict
 
 
 async def refuse_inbox_with_cards(event: InboxDeleting) -> None:

@@ -4,12 +4,12 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
-from officehub.auth import OfficeDep
 from officehub.dashboard import service
 from officehub.dashboard.schemas import ClientsMapOut
-from officehub.db import SessionDep
-from officehub.errors import error_responses
-from officehub.routing import Router
+from officehub.kit.auth import OfficeDep
+from officehub.kit.db import SessionDep
+from officehub.kit.errors import error_responses
+from officehub.kit.indexed_router import Router
 
 router = Router(tags=["Dashboard"])
 

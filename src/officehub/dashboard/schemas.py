@@ -1,7 +1,7 @@
 from __future__ import annotations
 
-from officehub.schemas import ApiModel
-from officehub.timeutil import Timestamp
+from officehub.kit.schemas import ApiModel
+from officehub.kit.timeutil import Timestamp
 
 
 class DddCount(ApiModel):

@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.dashboard import repository
 from officehub.dashboard.schemas import ClientsMap, DddCount, StateCount
-from officehub.timeutil import utcnow
+from officehub.kit.timeutil import utcnow
 
 CACHE_TTL = timedelta(minutes=5)
 

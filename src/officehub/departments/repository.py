@@ -3,8 +3,8 @@ from __future__ import annotations
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.departments.models import Department
-from officehub.pagination import PageParams, paginate
-from officehub.repository import get_scoped, scoped
+from officehub.kit.pagination import PageParams, paginate
+from officehub.kit.repository import get_scoped, scoped
 
 
 async def get_department(

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from officehub.params import ServerId
-from officehub.schemas import ApiModel, BodyModel
-from officehub.timeutil import Timestamp
+from officehub.kit.id_params import ServerId
+from officehub.kit.schemas import ApiModel, BodyModel
+from officehub.kit.timeutil import Timestamp
 
 
 class DepartmentCreate(BodyModel):

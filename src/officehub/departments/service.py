@@ -5,8 +5,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from officehub.departments import repository
 from officehub.departments.models import Department
 from officehub.departments.schemas import DepartmentCreate, DepartmentUpdate
-from officehub.errors import NotFound
-from officehub.pagination import PageParams
+from officehub.kit.errors import NotFound
+from officehub.kit.pagination import PageParams
 
 
 async def get_department(

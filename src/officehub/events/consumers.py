@@ -17,12 +17,12 @@ from datetime import timedelta
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.db import is_sqlite
 from officehub.events import repository
 from officehub.events.models import OutboxEvent
-from officehub.ids import new_id
-from officehub.safe_trace import safe_message
-from officehub.worker.runner import QueueJob, WorkerContext
+from officehub.kit.db import is_sqlite
+from officehub.kit.ids import new_id
+from officehub.kit.safe_trace import safe_message
+from officehub.kit.worker import QueueJob, WorkerContext
 
 logger = logging.getLogger("officehub.events")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from officehub.events import repository
-from officehub.worker.runner import PeriodicJob, WorkerContext
+from officehub.kit.worker import PeriodicJob, WorkerContext
 
 _BATCH = 1000
 

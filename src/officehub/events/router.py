@@ -1,10 +1,10 @@
 from __future__ import annotations
 
-from officehub.auth import READ, OfficeDep, scope_override
-from officehub.errors import error_responses
 from officehub.events.catalogue import EVENT_TYPES
 from officehub.events.schemas import EventTypeList, EventTypeOut
-from officehub.routing import Router
+from officehub.kit.auth import READ, OfficeDep, scope_override
+from officehub.kit.errors import error_responses
+from officehub.kit.indexed_router import Router
 
 router = Router(tags=["Webhooks"])
 

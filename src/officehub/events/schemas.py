@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from officehub.schemas import ApiModel
+from officehub.kit.schemas import ApiModel
 
 
 class EventTypeOut(ApiModel):

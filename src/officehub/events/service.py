@@ -27,12 +27,12 @@ from sqlalchemy import (
 from sqlalchemy import cast as sql_cast
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.db import JSONType
 from officehub.events.catalogue import EVENT_NAMES
 from officehub.events.models import ConsumerEvent, OutboxEvent
 from officehub.events.wakeup import NOTIFY_CHANNEL, mark_emitted
-from officehub.ids import new_id
-from officehub.timeutil import utcnow
+from officehub.kit.db import JSONType
+from officehub.kit.ids import new_id
+from officehub.kit.timeutil import utcnow
 
 _EVENT_COLUMNS = tuple(c.name for c in OutboxEvent.__table__.columns)
 _INSERT_EVENT = insert(cast(Table, OutboxEvent.__table__))

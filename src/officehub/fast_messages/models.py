@@ -5,7 +5,7 @@ from typing import Any
 from sqlalchemy import ForeignKey, Index, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from officehub.db import Base, IdMixin, JSONType, TimestampMixin
+from officehub.kit.db import Base, IdMixin, JSONType, TimestampMixin
 
 FAST_MESSAGE_KINDS = ("TEXT", "AUDIO", "SEQUENCE")
 

@@ -5,9 +5,9 @@ from typing import Annotated, Literal
 from pydantic import Field, StringConstraints
 from typing_extensions import TypeAliasType
 
-from officehub.params import Id, ServerId
-from officehub.schemas import HTTP_URL_PATTERN, ApiModel, BodyModel, LongText, StrictBodyModel
-from officehub.timeutil import Timestamp
+from officehub.kit.id_params import Id, ServerId
+from officehub.kit.schemas import HTTP_URL_PATTERN, ApiModel, BodyModel, LongText, StrictBodyModel
+from officehub.kit.timeutil import Timestamp
 
 FastMessageKind = TypeAliasType("FastMessageKind", Literal["TEXT", "AUDIO", "SEQUENCE"])
 BlockKind = TypeAliasType("BlockKind", Literal["TEXT", "IMAGE", "AUDIO", "VIDEO", "DOCUMENT"])

@@ -4,12 +4,12 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.errors import NotFound, ValidationFailed
 from officehub.fast_messages import repository
 from officehub.fast_messages.models import FastMessage
 from officehub.fast_messages.schemas import Block, FastMessageCreate, FastMessageUpdate
 from officehub.inboxes import service as inboxes
-from officehub.pagination import PageParams
+from officehub.kit.errors import NotFound, ValidationFailed
+from officehub.kit.pagination import PageParams
 
 
 async def get_fast_message(

@@ -7,7 +7,7 @@ from sqlalchemy import Boolean, ForeignKey, Index, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from officehub.cases.models import CaseMovement as CaseMovement
-from officehub.db import Base, IdMixin, JSONType, TimestampMixin
+from officehub.kit.db import Base, IdMixin, JSONType, TimestampMixin
 
 
 class Flow(IdMixin, TimestampMixin, Base):

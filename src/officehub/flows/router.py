@@ -4,9 +4,6 @@ from typing import Annotated
 
 from fastapi import Query, Request
 
-from officehub.auth import OfficeDep
-from officehub.db import SessionDep
-from officehub.errors import error_responses
 from officehub.flows import service
 from officehub.flows.schemas import (
     FlowCreate,
@@ -16,10 +13,13 @@ from officehub.flows.schemas import (
     MovementCreate,
     MovementOut,
 )
-from officehub.pagination import Page, PageDep
-from officehub.params import Id, PathId
-from officehub.routing import Router
-from officehub.timeutil import utcnow
+from officehub.kit.auth import OfficeDep
+from officehub.kit.db import SessionDep
+from officehub.kit.errors import error_responses
+from officehub.kit.id_params import Id, PathId
+from officehub.kit.indexed_router import Router
+from officehub.kit.pagination import Page, PageDep
+from officehub.kit.timeutil import utcnow
 from officehub.webhooks.schemas import ActionDeliveryOut, DeliveryStatus
 
 router = Router(tags=["Flows"])

@@ -16,7 +16,6 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.config import Settings
 from officehub.contacts import service as contacts
 from officehub.contacts.texts import UNVERIFIED_REFUSAL
 from officehub.conversations import service as conversations
@@ -24,7 +23,6 @@ from officehub.conversations.models import Conversation
 from officehub.conversations.schemas import ConversationPatch
 from officehub.crm import service as crm
 from officehub.crm.schemas import CardCreate, CardUpdate
-from officehub.errors import NotFound, ServiceError
 from officehub.events.consumers import Consumer
 from officehub.events.models import OutboxEvent
 from officehub.events.service import Cause, caused_by
@@ -41,14 +39,16 @@ from officehub.flows.schemas import (
 )
 from officehub.flows.service import EXPIRY
 from officehub.inboxes import service as inboxes
+from officehub.kit.config import Settings
+from officehub.kit.errors import NotFound, ServiceError
+from officehub.kit.pagination import PageParams
+from officehub.kit.timeutil import isoformat
+from officehub.kit.worker import WorkerContext
 from officehub.messages import service as messages
 from officehub.messages.schemas import FallbackTemplate, OutboundIn
-from officehub.pagination import PageParams
 from officehub.tickets import service as tickets
 from officehub.tickets.schemas import TicketCreate
-from officehub.timeutil import isoformat
 from officehub.webhooks import actions as action_deliveries
-from officehub.worker.runner import WorkerContext
 
 MAX_STEPS_PER_TURN = 50
 MAX_LOG = 200

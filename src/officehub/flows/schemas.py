@@ -8,11 +8,11 @@ from typing import Annotated, Any, Literal
 from pydantic import AwareDatetime, Discriminator, Field, StringConstraints, Tag, field_validator
 from typing_extensions import TypeAliasType
 
+from officehub.kit.id_params import Id, ServerId
+from officehub.kit.schemas import HEX_COLOR_PATTERN, ApiModel, BodyModel, LongText, StrictBodyModel
+from officehub.kit.timeutil import Timestamp
 from officehub.messages.schemas import FallbackTemplate
-from officehub.params import Id, ServerId
-from officehub.schemas import HEX_COLOR_PATTERN, ApiModel, BodyModel, LongText, StrictBodyModel
 from officehub.tickets.schemas import TicketPriority
-from officehub.timeutil import Timestamp
 from officehub.webhooks.validation import check_url
 
 SystemAction = TypeAliasType(

@@ -12,7 +12,6 @@ from officehub.contacts import service as contacts
 from officehub.conversations import service as conversations
 from officehub.crm import service as crm
 from officehub.departments import service as departments
-from officehub.errors import NotFound, ServiceError, ValidationFailed
 from officehub.flows import graph, repository
 from officehub.flows.graph import Problem
 from officehub.flows.models import CaseMovement, Flow
@@ -30,7 +29,8 @@ from officehub.flows.schemas import (
     SystemStep,
 )
 from officehub.inboxes import service as inboxes
-from officehub.pagination import PageParams
+from officehub.kit.errors import NotFound, ServiceError, ValidationFailed
+from officehub.kit.pagination import PageParams
 from officehub.tags import service as tags
 from officehub.tickets import service as tickets
 from officehub.users import service as users

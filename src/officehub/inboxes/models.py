@@ -5,7 +5,7 @@ from typing import Any
 from sqlalchemy import ForeignKey, Index, String
 from sqlalchemy.orm import Mapped, mapped_column
 
-from officehub.db import Base, IdMixin, JSONType, TimestampMixin
+from officehub.kit.db import Base, IdMixin, JSONType, TimestampMixin
 
 INTEGRATION_TYPES = ("WHATSAPP_OFFICIAL", "WHATSAPP", "INSTAGRAM", "WEBCHAT")
 

@@ -5,8 +5,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.conversations.models import Conversation
 from officehub.inboxes.models import Inbox, Integration
-from officehub.pagination import PageParams, paginate
-from officehub.repository import get_scoped, scoped
+from officehub.kit.pagination import PageParams, paginate
+from officehub.kit.repository import get_scoped, scoped
 
 
 async def get_inbox(

@@ -6,9 +6,9 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, Field, StringConstraints, field_validator
 from typing_extensions import TypeAliasType
 
-from officehub.params import Id, ServerId
-from officehub.schemas import HOST_URL_PATTERN, ApiModel, BodyModel
-from officehub.timeutil import Timestamp
+from officehub.kit.id_params import Id, ServerId
+from officehub.kit.schemas import HOST_URL_PATTERN, ApiModel, BodyModel
+from officehub.kit.timeutil import Timestamp
 from officehub.webhooks.validation import check_url
 
 IntegrationType = TypeAliasType(

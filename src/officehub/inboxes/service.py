@@ -5,7 +5,6 @@ from typing import Any
 import httpx
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.errors import Conflict, NotFound, ValidationFailed
 from officehub.inboxes import repository
 from officehub.inboxes.hooks import InboxDeleting, inbox_deleting
 from officehub.inboxes.models import Inbox, Integration
@@ -18,9 +17,10 @@ from officehub.inboxes.schemas import (
     WebchatSettingsIn,
     WhatsAppSettingsIn,
 )
-from officehub.pagination import PageParams
-from officehub.repository import flush_or_conflict
-from officehub.schemas import BodyModel
+from officehub.kit.errors import Conflict, NotFound, ValidationFailed
+from officehub.kit.pagination import PageParams
+from officehub.kit.repository import flush_or_conflict
+from officehub.kit.schemas import BodyModel
 from officehub.webhooks.ssrf import is_blocked, literal_address
 
 OFFICIAL = "WHATSAPP_OFFICIAL"

@@ -3,7 +3,7 @@ from __future__ import annotations
 from sqlalchemy import ForeignKey, Index, String
 from sqlalchemy.orm import Mapped, mapped_column
 
-from officehub.db import Base, IdMixin, TimestampMixin
+from officehub.kit.db import Base, IdMixin, TimestampMixin
 
 
 class LegalArea(IdMixin, TimestampMixin, Base):

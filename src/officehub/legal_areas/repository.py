@@ -3,9 +3,9 @@ from __future__ import annotations
 from sqlalchemy import or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from officehub.kit.pagination import PageParams, paginate
+from officehub.kit.repository import get_scoped
 from officehub.legal_areas.models import LegalArea
-from officehub.pagination import PageParams, paginate
-from officehub.repository import get_scoped
 
 
 async def get_visible(

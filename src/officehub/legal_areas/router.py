@@ -1,13 +1,13 @@
 from __future__ import annotations
 
-from officehub.auth import OfficeDep
-from officehub.db import SessionDep
-from officehub.errors import error_responses
+from officehub.kit.auth import OfficeDep
+from officehub.kit.db import SessionDep
+from officehub.kit.errors import error_responses
+from officehub.kit.id_params import PathId
+from officehub.kit.indexed_router import Router
+from officehub.kit.pagination import Page, PageDep
 from officehub.legal_areas import service
 from officehub.legal_areas.schemas import LegalAreaCreate, LegalAreaOut, LegalAreaUpdate
-from officehub.pagination import Page, PageDep
-from officehub.params import PathId
-from officehub.routing import Router
 
 router = Router(tags=["Legal areas"])
 

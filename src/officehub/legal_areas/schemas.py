@@ -2,9 +2,9 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from officehub.params import ServerId
-from officehub.schemas import HEX_COLOR_PATTERN, ApiModel, BodyModel
-from officehub.timeutil import Timestamp
+from officehub.kit.id_params import ServerId
+from officehub.kit.schemas import HEX_COLOR_PATTERN, ApiModel, BodyModel
+from officehub.kit.timeutil import Timestamp
 
 
 class LegalAreaCreate(BodyModel):

@@ -2,11 +2,11 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.errors import Forbidden, NotFound
+from officehub.kit.errors import Forbidden, NotFound
+from officehub.kit.pagination import PageParams
 from officehub.legal_areas import repository
 from officehub.legal_areas.models import LegalArea
 from officehub.legal_areas.schemas import LegalAreaCreate, LegalAreaUpdate
-from officehub.pagination import PageParams
 
 
 async def get_legal_area(

@@ -8,7 +8,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.channels.models import ReadReceipt
 from officehub.conversations.models import Message
-from officehub.repository import insert_ignoring_duplicates, scoped
+from officehub.kit.repository import insert_ignoring_duplicates, scoped
 
 
 async def add_message(session: AsyncSession, message: Message) -> Message:

@@ -4,10 +4,14 @@ from typing import Annotated
 
 from fastapi import Path
 
-from officehub.auth import OfficeDep
-from officehub.db import SessionDep
-from officehub.errors import error_responses
-from officehub.ids import ID_PATTERN
+from officehub.kit.auth import OfficeDep
+from officehub.kit.db import SessionDep
+from officehub.kit.errors import error_responses
+from officehub.kit.id_params import PathId
+from officehub.kit.ids import ID_PATTERN
+from officehub.kit.indexed_router import Router
+from officehub.kit.pagination import Page, PageDep
+from officehub.kit.storage import StorageDep
 from officehub.messages import service
 from officehub.messages.schemas import (
     InboundIn,
@@ -17,10 +21,6 @@ from officehub.messages.schemas import (
     ReadIn,
     ReadOut,
 )
-from officehub.pagination import Page, PageDep
-from officehub.params import PathId
-from officehub.routing import Router
-from officehub.storage import StorageDep
 
 router = Router(tags=["Messages"])
 MessageId = Annotated[str, Path(alias="messageId", pattern=ID_PATTERN)]

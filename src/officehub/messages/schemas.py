@@ -5,10 +5,10 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import AliasChoices, Field, StringConstraints, field_validator
 from typing_extensions import TypeAliasType
 
-from officehub.ids import ID_PATTERN
-from officehub.params import Id, ServerId
-from officehub.schemas import HTTP_URL_PATTERN, ApiModel, BodyModel, LongText
-from officehub.timeutil import Timestamp
+from officehub.kit.id_params import Id, ServerId
+from officehub.kit.ids import ID_PATTERN
+from officehub.kit.schemas import HTTP_URL_PATTERN, ApiModel, BodyModel, LongText
+from officehub.kit.timeutil import Timestamp
 
 Text = Annotated[LongText, StringConstraints(min_length=1, max_length=4096)]
 MediaUrl = Annotated[str, StringConstraints(max_length=2000, pattern=HTTP_URL_PATTERN)]

@@ -18,10 +18,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from officehub.contacts import service as contacts
 from officehub.conversations import service as conversations
 from officehub.conversations.models import Conversation, Message
-from officehub.errors import Conflict, NotFound, ValidationFailed
 from officehub.events.service import PendingEvent, emit, emit_many
-from officehub.ids import new_id
 from officehub.inboxes import service as inboxes
+from officehub.kit.errors import Conflict, NotFound, ValidationFailed
+from officehub.kit.ids import new_id
+from officehub.kit.pagination import PageParams, paginate
+from officehub.kit.storage import Storage, is_valid_key
+from officehub.kit.timeutil import isoformat, utcnow
 from officehub.messages import repository
 from officehub.messages.schemas import (
     FallbackTemplate,
@@ -32,10 +35,7 @@ from officehub.messages.schemas import (
     ReadIn,
     ReadOut,
 )
-from officehub.pagination import PageParams, paginate
-from officehub.storage import Storage, is_valid_key
 from officehub.templates import service as templates
-from officehub.timeutil import isoformat, utcnow
 
 
 async def receive(

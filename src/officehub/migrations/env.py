@@ -9,7 +9,7 @@ from alembic import context
 from alembic.autogenerate.api import AutogenContext
 
 import officehub.models  # noqa: F401  - registers every table on Base.metadata
-from officehub.db import Base, UTCDateTime
+from officehub.kit.db import Base, UTCDateTime
 
 connection = context.config.attributes["connection"]
 

@@ -5,7 +5,7 @@ from datetime import datetime
 from sqlalchemy import ForeignKey, Index, String
 from sqlalchemy.orm import Mapped, mapped_column
 
-from officehub.db import Base, IdMixin, JSONType, TimestampMixin
+from officehub.kit.db import Base, IdMixin, JSONType, TimestampMixin
 
 
 class Office(IdMixin, TimestampMixin, Base):

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from sqlalchemy import delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.errors import NotFound, ValidationFailed
+from officehub.kit.errors import NotFound, ValidationFailed
+from officehub.kit.timeutil import utcnow
 from officehub.offices.models import ApiKey, Office
-from officehub.timeutil import utcnow
 
 PERMISSIONS = ("read", "write", "webhooks", "edit:customer")
 KEY_PREFIX = "ohk_"

@@ -3,7 +3,7 @@ from __future__ import annotations
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.contacts.models import PartnerLink
-from officehub.repository import scoped
+from officehub.kit.repository import scoped
 
 
 async def latest_link(session: AsyncSession, office_id: str, contact_id: str) -> PartnerLink | None:

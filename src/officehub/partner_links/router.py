@@ -4,13 +4,13 @@ from typing import Annotated
 
 from fastapi import Path
 
-from officehub.auth import OfficeDep
-from officehub.db import SessionDep
-from officehub.errors import error_responses
-from officehub.params import PathId
+from officehub.kit.auth import OfficeDep
+from officehub.kit.db import SessionDep
+from officehub.kit.errors import error_responses
+from officehub.kit.id_params import PathId
+from officehub.kit.indexed_router import Router
 from officehub.partner_links import service
 from officehub.partner_links.schemas import LinkIn, LinkOut
-from officehub.routing import Router
 
 router = Router(tags=["Partner links"])  # the tag gives every route the scope edit:customer
 BASE = "/integration/partner/contacts/{contactId}/link"

@@ -5,9 +5,9 @@ from typing import Annotated, Literal
 from pydantic import StringConstraints
 from typing_extensions import TypeAliasType
 
-from officehub.params import ServerId
-from officehub.schemas import ApiModel, BodyModel, StrictBodyModel
-from officehub.timeutil import Timestamp
+from officehub.kit.id_params import ServerId
+from officehub.kit.schemas import ApiModel, BodyModel, StrictBodyModel
+from officehub.kit.timeutil import Timestamp
 
 LinkSource = TypeAliasType("LinkSource", Literal["MANUAL", "BUTTON", "CRM", "backfill"])
 

@@ -10,10 +10,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.contacts import service as contacts
 from officehub.contacts.models import PartnerLink
-from officehub.errors import Conflict, NotFound
+from officehub.kit.errors import Conflict, NotFound
+from officehub.kit.timeutil import utcnow
 from officehub.partner_links import repository
 from officehub.partner_links.schemas import LinkIn, LinkOut, Partner
-from officehub.timeutil import utcnow
 
 NOT_LINKED = LinkOut(linked=False, link_id=None, partner=None, linked_at=None, source=None)
 

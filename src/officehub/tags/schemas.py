@@ -5,9 +5,9 @@ from typing import Annotated, Literal
 from pydantic import Field, StringConstraints
 from typing_extensions import TypeAliasType
 
-from officehub.params import Id, ServerId
-from officehub.schemas import HEX_COLOR_PATTERN, ApiModel, BodyModel, non_blank_schema
-from officehub.timeutil import Timestamp
+from officehub.kit.id_params import Id, ServerId
+from officehub.kit.schemas import HEX_COLOR_PATTERN, ApiModel, BodyModel, non_blank_schema
+from officehub.kit.timeutil import Timestamp
 
 TagModule = TypeAliasType(
     "TagModule", Literal["crm", "conversas", "pessoas", "fast-messages", "tickets"]

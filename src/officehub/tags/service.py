@@ -4,10 +4,10 @@ from collections.abc import Sequence
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.errors import Conflict, NotFound
 from officehub.inboxes import service as inboxes
-from officehub.pagination import PageParams
-from officehub.repository import flush_or_conflict
+from officehub.kit.errors import Conflict, NotFound
+from officehub.kit.pagination import PageParams
+from officehub.kit.repository import flush_or_conflict
 from officehub.tags import repository
 from officehub.tags.models import TAG_MODULES, Tag
 from officehub.tags.schemas import TagCreate, TagUpdate

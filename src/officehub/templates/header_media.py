@@ -15,9 +15,9 @@ from pathlib import PurePosixPath, PureWindowsPath
 
 import puremagic
 
-from officehub.errors import UnsupportedMediaType
-from officehub.storage import Storage
-from officehub.uploads import UploadedFile
+from officehub.kit.errors import UnsupportedMediaType
+from officehub.kit.multipart_upload import UploadedFile
+from officehub.kit.storage import Storage
 
 MB = 1024 * 1024
 HEAD_BYTES = 8192

@@ -6,7 +6,7 @@ from typing import Any
 from sqlalchemy import ForeignKey, Index, String
 from sqlalchemy.orm import Mapped, mapped_column
 
-from officehub.db import Base, IdMixin, JSONType, TimestampMixin
+from officehub.kit.db import Base, IdMixin, JSONType, TimestampMixin
 
 TEMPLATE_STATUSES = ("APPROVED", "PENDING", "REJECTED", "PAUSED")
 

@@ -5,7 +5,7 @@ from collections.abc import Sequence
 from sqlalchemy import delete
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.repository import scoped
+from officehub.kit.repository import scoped
 from officehub.templates.models import WhatsAppTemplate
 
 

@@ -6,19 +6,19 @@ from fastapi import Path, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
-from officehub.auth import OfficeDep
 from officehub.conversations import service as conversations
-from officehub.db import SessionDep
-from officehub.errors import ServiceError, ValidationFailed, error_responses
-from officehub.ids import ID_MISMATCH, ID_PATTERN, ID_RE
-from officehub.middleware import MULTIPART_ALLOWANCE, body_limit
-from officehub.params import PathId
-from officehub.routing import Router
-from officehub.schemas import ApiModel
-from officehub.storage import StorageDep
+from officehub.kit.auth import OfficeDep
+from officehub.kit.db import SessionDep
+from officehub.kit.errors import ServiceError, ValidationFailed, error_responses
+from officehub.kit.id_params import PathId
+from officehub.kit.ids import ID_MISMATCH, ID_PATTERN, ID_RE
+from officehub.kit.indexed_router import Router
+from officehub.kit.middleware import MULTIPART_ALLOWANCE, body_limit
+from officehub.kit.multipart_upload import receive_file
+from officehub.kit.schemas import ApiModel
+from officehub.kit.storage import StorageDep
 from officehub.templates import header_media, service
 from officehub.templates.schemas import TemplateCatalogueIn, TemplateList, TemplateStatus
-from officehub.uploads import receive_file
 
 router = Router(tags=["Official-channel templates"])
 

@@ -5,7 +5,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, StringConstraints
 from typing_extensions import TypeAliasType
 
-from officehub.schemas import ApiModel, BodyModel
+from officehub.kit.schemas import ApiModel, BodyModel
 
 TemplateStatus = TypeAliasType(
     "TemplateStatus", Literal["APPROVED", "PENDING", "REJECTED", "PAUSED"]

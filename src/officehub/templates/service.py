@@ -14,15 +14,15 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.errors import Conflict, NotFound, ValidationFailed
 from officehub.events.service import emit
 from officehub.inboxes import service as inboxes
 from officehub.inboxes.models import Integration
-from officehub.repository import flush_or_conflict
+from officehub.kit.errors import Conflict, NotFound, ValidationFailed
+from officehub.kit.repository import flush_or_conflict
+from officehub.kit.timeutil import utcnow
 from officehub.templates import repository
 from officehub.templates.models import WhatsAppTemplate
 from officehub.templates.schemas import TemplateIn, TemplateOut
-from officehub.timeutil import utcnow
 
 _PLACEHOLDER = re.compile(r"\{\{\s*(\d+)\s*\}\}")
 MEDIA_HEADERS = ("IMAGE", "VIDEO", "DOCUMENT")

@@ -4,12 +4,12 @@ from typing import Annotated
 
 from fastapi import Query
 
-from officehub.auth import OfficeDep
-from officehub.db import SessionDep
-from officehub.errors import error_responses
-from officehub.pagination import Page, PageDep
-from officehub.params import Id, PathId
-from officehub.routing import Router
+from officehub.kit.auth import OfficeDep
+from officehub.kit.db import SessionDep
+from officehub.kit.errors import error_responses
+from officehub.kit.id_params import Id, PathId
+from officehub.kit.indexed_router import Router
+from officehub.kit.pagination import Page, PageDep
 from officehub.tickets import service
 from officehub.tickets.schemas import (
     TicketCreate,

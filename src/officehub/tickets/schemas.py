@@ -5,9 +5,9 @@ from typing import Literal
 from pydantic import Field
 from typing_extensions import TypeAliasType
 
-from officehub.params import Id, ServerId
-from officehub.schemas import HEX_COLOR_PATTERN, ApiModel, BodyModel, LongText
-from officehub.timeutil import Timestamp
+from officehub.kit.id_params import Id, ServerId
+from officehub.kit.schemas import HEX_COLOR_PATTERN, ApiModel, BodyModel, LongText
+from officehub.kit.timeutil import Timestamp
 
 TicketPriority = TypeAliasType("TicketPriority", Literal["LOW", "MEDIUM", "HIGH"])
 

@@ -6,8 +6,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.conversations import service as conversations
 from officehub.departments import service as departments
-from officehub.errors import NotFound
-from officehub.pagination import PageParams
+from officehub.kit.errors import NotFound
+from officehub.kit.pagination import PageParams
 from officehub.tickets import repository
 from officehub.tickets.models import Ticket, TicketStatus
 from officehub.tickets.schemas import (

@@ -5,8 +5,8 @@ from collections.abc import Sequence
 from sqlalchemy import func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.pagination import PageParams, paginate
-from officehub.repository import get_scoped, lock_rows, replace_set, scoped
+from officehub.kit.pagination import PageParams, paginate
+from officehub.kit.repository import get_scoped, lock_rows, replace_set, scoped
 from officehub.users.models import User, UserInbox, email_key
 
 

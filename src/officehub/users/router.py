@@ -4,15 +4,15 @@ from typing import Annotated
 
 from fastapi import BackgroundTasks, Query, Request
 
-from officehub.auth import OfficeDep
-from officehub.db import SessionDep
-from officehub.errors import error_responses
-from officehub.middleware import MULTIPART_ALLOWANCE, body_limit
-from officehub.pagination import Page, PageDep
-from officehub.params import Id, PathId
-from officehub.routing import Router
-from officehub.storage import StorageDep
-from officehub.uploads import receive_file
+from officehub.kit.auth import OfficeDep
+from officehub.kit.db import SessionDep
+from officehub.kit.errors import error_responses
+from officehub.kit.id_params import Id, PathId
+from officehub.kit.indexed_router import Router
+from officehub.kit.middleware import MULTIPART_ALLOWANCE, body_limit
+from officehub.kit.multipart_upload import receive_file
+from officehub.kit.pagination import Page, PageDep
+from officehub.kit.storage import StorageDep
 from officehub.users import service
 from officehub.users.schemas import AvatarRemoved, UserCreate, UserOut, UserUpdate
 from officehub.users.service import AVATAR_MAX_BYTES

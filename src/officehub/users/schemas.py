@@ -5,9 +5,9 @@ from typing import Annotated, Literal
 from pydantic import Field, StringConstraints
 from typing_extensions import TypeAliasType
 
-from officehub.params import Id, ServerId
-from officehub.schemas import EMAIL_PATTERN, ApiModel, BodyModel
-from officehub.timeutil import Timestamp
+from officehub.kit.id_params import Id, ServerId
+from officehub.kit.schemas import EMAIL_PATTERN, ApiModel, BodyModel
+from officehub.kit.timeutil import Timestamp
 
 UserRole = TypeAliasType("UserRole", Literal["ADMIN", "SUPERVISOR", "AGENT"])
 Email = Annotated[

@@ -4,14 +4,14 @@ from collections.abc import Sequence
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.db import on_rollback
-from officehub.errors import Conflict, NotFound, UnsupportedMediaType
-from officehub.ids import new_id
 from officehub.inboxes import service as inboxes
-from officehub.pagination import PageParams
-from officehub.repository import flush_or_conflict
-from officehub.storage import Storage
-from officehub.uploads import UploadedFile, sniff_image
+from officehub.kit.db import on_rollback
+from officehub.kit.errors import Conflict, NotFound, UnsupportedMediaType
+from officehub.kit.ids import new_id
+from officehub.kit.multipart_upload import UploadedFile, sniff_image
+from officehub.kit.pagination import PageParams
+from officehub.kit.repository import flush_or_conflict
+from officehub.kit.storage import Storage
 from officehub.users import repository
 from officehub.users.models import User
 from officehub.users.schemas import UserCreate, UserOut, UserUpdate

@@ -20,7 +20,7 @@ from typing import Any
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from officehub.errors import error_payload
+from officehub.kit.errors import error_payload
 
 _PATH = re.compile(r"^/webchat/([A-Za-z0-9_-]{1,64})/(.+)$")
 ALLOW_METHODS = b"GET, POST, OPTIONS"

@@ -5,8 +5,8 @@ from datetime import datetime
 from sqlalchemy import ForeignKey, Index, String
 from sqlalchemy.orm import Mapped, mapped_column
 
-from officehub.db import Base, IdMixin
-from officehub.timeutil import utcnow
+from officehub.kit.db import Base, IdMixin
+from officehub.kit.timeutil import utcnow
 
 
 class WebchatVisitor(IdMixin, Base):

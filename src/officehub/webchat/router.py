@@ -16,13 +16,13 @@ from fastapi import Header, Path, Request
 from fastapi.responses import Response, StreamingResponse
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.db import SessionDep
-from officehub.errors import RateLimited, error_responses
-from officehub.ids import ID_PATTERN
 from officehub.inboxes.models import Integration
-from officehub.middleware import body_limit
-from officehub.ratelimit import RateLimiter
-from officehub.routing import Router
+from officehub.kit.db import SessionDep
+from officehub.kit.errors import RateLimited, error_responses
+from officehub.kit.ids import ID_PATTERN
+from officehub.kit.indexed_router import Router
+from officehub.kit.middleware import body_limit
+from officehub.kit.ratelimit import RateLimiter
 from officehub.webchat import live, service
 from officehub.webchat.models import WebchatVisitor
 from officehub.webchat.schemas import (

@@ -5,9 +5,9 @@ from typing import Annotated
 from pydantic import Field, StringConstraints
 
 from officehub.contacts.schemas import Email
-from officehub.params import ServerId
-from officehub.schemas import ApiModel, BodyModel, LongText, non_blank_schema
-from officehub.timeutil import Timestamp
+from officehub.kit.id_params import ServerId
+from officehub.kit.schemas import ApiModel, BodyModel, LongText, non_blank_schema
+from officehub.kit.timeutil import Timestamp
 
 VisitorName = Annotated[
     str,

@@ -21,11 +21,11 @@ from officehub.contacts.normalize import digits, to_e164
 from officehub.conversations import service as conversations
 from officehub.conversations.models import Message
 from officehub.conversations.schemas import ConversationIn
-from officehub.errors import NotFound, Unauthorized, ValidationFailed
 from officehub.inboxes import service as inboxes
 from officehub.inboxes.models import Integration
+from officehub.kit.errors import NotFound, Unauthorized, ValidationFailed
+from officehub.kit.timeutil import utcnow
 from officehub.messages import service as messages
-from officehub.timeutil import utcnow
 from officehub.webchat import repository
 from officehub.webchat.models import WebchatVisitor
 from officehub.webchat.schemas import StartIn, StartOut, VisitorMessage

@@ -24,11 +24,12 @@ import httpx
 from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.db import is_sqlite
-from officehub.ids import new_id
-from officehub.pagination import PageParams, paginate
-from officehub.repository import scoped
-from officehub.timeutil import isoformat
+from officehub.kit.db import is_sqlite
+from officehub.kit.ids import new_id
+from officehub.kit.pagination import PageParams, paginate
+from officehub.kit.repository import scoped
+from officehub.kit.timeutil import isoformat
+from officehub.kit.worker import PeriodicJob, WorkerContext
 from officehub.webhooks.delivery import (
     ATTEMPT_SECONDS,
     ATTEMPTS,
@@ -51,7 +52,6 @@ from officehub.webhooks.models import (
 )
 from officehub.webhooks.signing import SIGNATURE_HEADER, signature_header
 from officehub.webhooks.ssrf import delivery_client
-from officehub.worker.runner import PeriodicJob, WorkerContext
 
 logger = logging.getLogger("officehub.webhooks")
 

@@ -24,12 +24,13 @@ import httpx
 from prometheus_client import Counter, Histogram
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.config import Settings
-from officehub.db import is_sqlite
 from officehub.events.consumers import Consumer, consumer_job
 from officehub.events.models import OutboxEvent
-from officehub.ids import new_id
-from officehub.timeutil import isoformat
+from officehub.kit.config import Settings
+from officehub.kit.db import is_sqlite
+from officehub.kit.ids import new_id
+from officehub.kit.timeutil import isoformat
+from officehub.kit.worker import PeriodicJob, WorkerContext
 from officehub.webhooks import repository
 from officehub.webhooks.models import (
     FAILED,
@@ -42,7 +43,6 @@ from officehub.webhooks.models import (
 from officehub.webhooks.service import SECRET_GRACE
 from officehub.webhooks.signing import SIGNATURE_HEADER, signature_header
 from officehub.webhooks.ssrf import AddressNotAllowed, delivery_client
-from officehub.worker.runner import PeriodicJob, WorkerContext
 
 logger = logging.getLogger("officehub.webhooks")
 ATTEMPTS = Counter(

@@ -6,7 +6,7 @@ from typing import Any
 from sqlalchemy import ForeignKey, Index, String, Text, text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from officehub.db import Base, IdMixin, JSONType, TimestampMixin
+from officehub.kit.db import Base, IdMixin, JSONType, TimestampMixin
 
 PENDING, RETRYING, SUCCESS, FAILED = "PENDING", "RETRYING", "SUCCESS", "FAILED"
 DELIVERY_STATUSES = (PENDING, SUCCESS, FAILED, RETRYING)

@@ -9,9 +9,9 @@ from typing import Any
 from sqlalchemy import Select, bindparam, case, delete, func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.pagination import PageParams, paginate
-from officehub.repository import get_scoped, insert_ignoring_duplicates, scoped
-from officehub.timeutil import isoformat
+from officehub.kit.pagination import PageParams, paginate
+from officehub.kit.repository import get_scoped, insert_ignoring_duplicates, scoped
+from officehub.kit.timeutil import isoformat
 from officehub.webhooks.models import (
     FAILED,
     OPEN_STATUSES,

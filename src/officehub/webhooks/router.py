@@ -6,13 +6,13 @@ from typing import Annotated
 from fastapi import Depends, Query, Request
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from officehub.auth import OfficeDep
-from officehub.db import SessionDep
-from officehub.errors import error_responses
-from officehub.pagination import MAX_LIMIT, PageDep, PageNumber, PageParams
-from officehub.params import PathId, ServerId
-from officehub.routing import Router
-from officehub.schemas import ApiModel
+from officehub.kit.auth import OfficeDep
+from officehub.kit.db import SessionDep
+from officehub.kit.errors import error_responses
+from officehub.kit.id_params import PathId, ServerId
+from officehub.kit.indexed_router import Router
+from officehub.kit.pagination import MAX_LIMIT, PageDep, PageNumber, PageParams
+from officehub.kit.schemas import ApiModel
 from officehub.webhooks import service
 from officehub.webhooks.schemas import (
     DeliveryAttemptOut,

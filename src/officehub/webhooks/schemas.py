@@ -6,9 +6,9 @@ from pydantic import AfterValidator, Field, StringConstraints
 from typing_extensions import TypeAliasType
 
 from officehub.events.catalogue import EVENT_NAMES, EventName
-from officehub.params import ServerId
-from officehub.schemas import HOST_URL_PATTERN, ApiModel, BodyModel, LongText
-from officehub.timeutil import Timestamp
+from officehub.kit.id_params import ServerId
+from officehub.kit.schemas import HOST_URL_PATTERN, ApiModel, BodyModel, LongText
+from officehub.kit.timeutil import Timestamp
 from officehub.webhooks.validation import check_url
 
 

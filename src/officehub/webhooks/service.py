@@ -9,11 +9,11 @@ from typing import Any
 import httpx
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.db import database_now
-from officehub.errors import Conflict, NotFound, ValidationFailed
 from officehub.events.service import emit
-from officehub.pagination import PageParams
-from officehub.timeutil import utcnow
+from officehub.kit.db import database_now
+from officehub.kit.errors import Conflict, NotFound, ValidationFailed
+from officehub.kit.pagination import PageParams
+from officehub.kit.timeutil import utcnow
 from officehub.webhooks import repository
 from officehub.webhooks.models import Webhook, WebhookDelivery
 from officehub.webhooks.schemas import WebhookCreate, WebhookStats, WebhookUpdate

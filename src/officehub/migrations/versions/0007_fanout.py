@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 import sqlalchemy as sa
 from alembic import op
 
-from officehub.ids import new_id
+from officehub.kit.ids import new_id
 from officehub.migrations.types import JSON, ident, ts
 
 revision = "0007_fanout"

@@ -15,7 +15,7 @@ from fastapi import Request
 from python_multipart.exceptions import MultipartParseError
 from python_multipart.multipart import MultipartParser, parse_options_header
 
-from officehub.errors import UnsupportedMediaType, ValidationFailed
+from officehub.kit.errors import UnsupportedMediaType, ValidationFailed
 
 IMAGE_SIGNATURES: tuple[tuple[str, str], ...] = (
     ("jpg", "image/jpeg"),

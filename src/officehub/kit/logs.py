@@ -13,7 +13,7 @@ from typing import Any, TextIO
 import httpx
 import orjson
 
-from officehub.safe_trace import ExcInfo, format_exception_safely
+from officehub.kit.safe_trace import ExcInfo, format_exception_safely
 
 _RESERVED = set(vars(logging.makeLogRecord({}))) | {"color_message"}
 _COLOURS = {
@@ -83,7 +83,7 @@ def _extras(record: logging.LogRecord) -> dict[str, Any]:
 
 
 class _SafeFormatter(logging.Formatter):
-    """Traces without the values a database error quotes (``officehub/safe_trace.py``)."""
+    """Traces without the values a database error quotes (``officehub/kit/safe_trace.py``)."""
 
     def formatException(self, ei: ExcInfo) -> str:
         return format_exception_safely(ei)

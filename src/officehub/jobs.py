@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from officehub.automation.actions import JOB_HANDLERS as AUTOMATION_JOBS
 from officehub.automation.consumer import AUTOMATION, RUNS_PURGE_JOB
+from officehub.automation.scheduled import scheduled_runner
 from officehub.cases.watch import WATCH_JOB
 from officehub.channels.dispatcher import download_media, send_queued, send_read_receipts
 from officehub.channels.template_sync import TEMPLATE_SYNC_JOB
@@ -11,11 +12,10 @@ from officehub.crm.overdue import OVERDUE_JOB
 from officehub.events.consumers import consumer_job
 from officehub.events.retention import OUTBOX_PURGE_JOB
 from officehub.flows.runtime import FLOWS
+from officehub.hook_subscriptions import install as install_hooks
+from officehub.kit.worker import PeriodicJob, QueueJob
 from officehub.webhooks.actions import ACTION_PURGE_JOB, deliver_actions_due
 from officehub.webhooks.delivery import PURGE_JOB, deliver_due, fan_out_events
-from officehub.wiring import install as install_hooks
-from officehub.worker.runner import PeriodicJob, QueueJob
-from officehub.worker.scheduled import scheduled_runner
 
 
 def queue_jobs() -> list[QueueJob]:

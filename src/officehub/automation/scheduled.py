@@ -16,11 +16,11 @@ from typing import Any
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.db import is_sqlite
-from officehub.ids import new_id
-from officehub.safe_trace import safe_message
-from officehub.worker.models import ScheduledJob
-from officehub.worker.runner import QueueJob, WorkerContext
+from officehub.kit.db import is_sqlite
+from officehub.kit.ids import new_id
+from officehub.kit.safe_trace import safe_message
+from officehub.kit.scheduled_jobs import ScheduledJob
+from officehub.kit.worker import QueueJob, WorkerContext
 
 logger = logging.getLogger("officehub.worker")
 

@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import Path
 from pydantic import StringConstraints, WithJsonSchema
 
-from officehub.ids import ID_PATTERN
+from officehub.kit.ids import ID_PATTERN
 
 Id = Annotated[str, StringConstraints(pattern=ID_PATTERN)]
 """A body or query field holding an id with the spec's pattern."""

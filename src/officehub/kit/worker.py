@@ -22,11 +22,11 @@ from sqlalchemy import insert, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from officehub.config import Settings
-from officehub.db import database_now, database_unreachable
 from officehub.events import wakeup
 from officehub.events.models import JobLease
-from officehub.timeutil import utcnow
+from officehub.kit.config import Settings
+from officehub.kit.db import database_now, database_unreachable
+from officehub.kit.timeutil import utcnow
 
 logger = logging.getLogger("officehub.worker")
 

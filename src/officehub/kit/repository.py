@@ -14,9 +14,9 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.db import Base, holds_write_lock
-from officehub.errors import ServiceError
-from officehub.integrity import conflict_for
+from officehub.kit.db import Base, holds_write_lock
+from officehub.kit.errors import ServiceError
+from officehub.kit.integrity import conflict_for
 
 M = TypeVar("M", bound=Base)
 
@@ -62,7 +62,7 @@ async def get_scoped(
     ones it replaced), and a change queued behind a delete finds nothing (404), never a
     row gone from under its flush. PostgreSQL: ``SELECT … FOR UPDATE``. SQLite: a writing
     request already holds the database's write lock (``BEGIN IMMEDIATE``, see
-    ``officehub.db.get_session``), so a plain read sees the latest committed data; any
+    ``officehub.kit.db.get_session``), so a plain read sees the latest committed data; any
     other transaction takes it here first (``lock_rows``).
     """
     params = {"office_id": office_id, "ident": ident}
@@ -136,7 +136,7 @@ async def flush_or_conflict(session: AsyncSession, conflict: ServiceError) -> No
 
     The checks before a write answer the common case with a helpful message; this covers the
     race between two requests that both passed them. A refusal of another rule (a foreign
-    key, say) raises that rule's own conflict (``officehub.integrity``), never ``conflict``.
+    key, say) raises that rule's own conflict (``officehub.kit.integrity``), never ``conflict``.
     """
     try:
         await session.flush()

@@ -43,12 +43,12 @@ from sqlalchemy.ext.asyncio import (
 from sqlalchemy.orm import DeclarativeBase, Mapped, ORMExecuteState, Session, mapped_column
 from sqlalchemy.pool import ConnectionPoolEntry, PoolProxiedConnection, PoolResetState
 
-from officehub.ids import new_id
-from officehub.sqlite_driver import one_hop_dbapi
-from officehub.timeutil import as_utc, utcnow
+from officehub.kit.ids import new_id
+from officehub.kit.sqlite_driver import one_hop_dbapi
+from officehub.kit.timeutil import as_utc, utcnow
 
 if TYPE_CHECKING:
-    from officehub.config import Settings
+    from officehub.kit.config import Settings
 
 logger = logging.getLogger("officehub.db")
 _ON_ROLLBACK = "officehub.on_rollback"
@@ -332,7 +332,7 @@ def create_read_sessionmaker(engine: AsyncEngine) -> async_sessionmaker[AsyncSes
     so a read already runs without one. Asking for ``AUTOCOMMIT`` there cost a ``PRAGMA
     read_uncommitted`` and a second rollback each time the connection went back to the
     pool, each a hand-off to aiosqlite's thread (``GET /tag``: 9 hand-offs, then 6; with
-    ``officehub.sqlite_driver`` and ``_rollback_if_open``, 3).
+    ``officehub.kit.sqlite_driver`` and ``_rollback_if_open``, 3).
     """
     bind = (
         engine

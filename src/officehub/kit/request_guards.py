@@ -22,8 +22,8 @@ from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute
 from pydantic import BaseModel
 
-from officehub.auth import KeyOutcome
-from officehub.errors import UnsupportedMediaType, ValidationFailed
+from officehub.kit.auth import KeyOutcome
+from officehub.kit.errors import UnsupportedMediaType, ValidationFailed
 
 _SCALARS_OF = "query_scalars"
 

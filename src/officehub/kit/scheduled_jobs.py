@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import ForeignKey, Index, String, text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from officehub.db import Base, IdMixin, JSONType
+from officehub.kit.db import Base, IdMixin, JSONType
 
 
 class ScheduledJob(IdMixin, Base):

@@ -1,6 +1,6 @@
 """API keys: which paths need one, the office a key resolves to, and each route's scope.
 
-The key is resolved by the request middleware (``officehub.middleware``) before any body
+The key is resolved by the request middleware (``officehub.kit.middleware``) before any body
 is read; ``OfficeDep`` reads what it found and checks the route's scope.
 """
 
@@ -17,7 +17,7 @@ from fastapi.routing import APIRoute
 from fastapi.security import APIKeyHeader
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.errors import Forbidden, Unauthorized
+from officehub.kit.errors import Forbidden, Unauthorized
 from officehub.offices.service import PERMISSIONS, hash_key, resolve_key_hash
 
 API_KEY_HEADER = "x-service-api-key"

@@ -25,7 +25,7 @@ from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from officehub.auth import (
+from officehub.kit.auth import (
     API_KEY_HEADER,
     MISSING_KEY,
     KeyOutcome,
@@ -34,10 +34,10 @@ from officehub.auth import (
     needs,
     required_scope,
 )
-from officehub.db import DatabaseTimeouts, database_unreachable
-from officehub.errors import DatabaseUnavailable, error_payload
-from officehub.ids import new_id
-from officehub.ratelimit import RateLimiter, Refusal
+from officehub.kit.db import DatabaseTimeouts, database_unreachable
+from officehub.kit.errors import DatabaseUnavailable, error_payload
+from officehub.kit.ids import new_id
+from officehub.kit.ratelimit import RateLimiter, Refusal
 
 logger = logging.getLogger("officehub.request")
 _REQUEST_ID_RE = re.compile(r"^[A-Za-z0-9._-]{1,64}$")

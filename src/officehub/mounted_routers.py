@@ -14,11 +14,11 @@ from officehub.departments.router import router as departments_router
 from officehub.fast_messages.router import router as fast_messages_router
 from officehub.flows.router import router as flows_router
 from officehub.inboxes.router import router as inboxes_router
+from officehub.kit.indexed_router import Router
 from officehub.legal_areas.router import router as legal_areas_router
 from officehub.media import router as media_router
 from officehub.messages.router import router as messages_router
 from officehub.partner_links.router import router as partner_links_router
-from officehub.routing import Router
 from officehub.tags.router import router as tags_router
 from officehub.templates.router import router as templates_router
 from officehub.tickets.router import router as tickets_router

@@ -17,9 +17,9 @@ from aiobotocore.session import get_session
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
-from officehub.config import Settings
-from officehub.errors import PayloadTooLarge
-from officehub.storage import Signer, is_valid_key, signing_secret
+from officehub.kit.config import Settings
+from officehub.kit.errors import PayloadTooLarge
+from officehub.kit.storage import Signer, is_valid_key, signing_secret
 
 PART_BYTES = 8 * 1024 * 1024
 _CHUNK = 64 * 1024

@@ -17,7 +17,7 @@ from functools import cache
 from sqlalchemy import Index, UniqueConstraint
 from sqlalchemy.exc import IntegrityError
 
-from officehub.errors import Conflict
+from officehub.kit.errors import Conflict
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,7 @@ _SQLITE_INDEX = re.compile(r"index '([^']+)'")
 @cache
 def _indexes_by_columns() -> dict[str, str]:
     """``"table.a, table.b"`` → index name, for every unique index and constraint."""
-    from officehub.db import Base
+    from officehub.kit.db import Base
 
     found: dict[str, str] = {}
     for table in Base.metadata.sorted_tables:

@@ -1,10 +1,11 @@
-"""In-process domain hooks: what must happen in the request's own transaction.
+"""In-transaction hooks: the mechanism by which a lower domain lets an upper one veto or
+cascade a change in the request's own transaction (subscriptions: ``hook_subscriptions``).
 
 A lower domain (inboxes, contacts, conversations…) declares its hook points as typed
 ``Hook`` objects whose payload is a frozen dataclass carrying the session, the office id and
 the ids concerned; an upper domain (crm) subscribes async callables to them in
-``officehub.wiring``. ``fire`` awaits the subscribers one after the other in registration
-order, in the caller's session: a subscriber vetoes by raising the usual domain error
+``officehub.hook_subscriptions``. ``fire`` awaits the subscribers one after the other in
+registration order, in the caller's session: a subscriber vetoes by raising the usual domain error
 (``errors.Conflict``…), which leaves the caller's transaction to roll back whole, and a
 cascade it writes commits or rolls back with the caller's change.
 
@@ -13,8 +14,8 @@ So the lower domain never imports the upper one (the import-linter contracts in
 *after* commit; hooks are only for vetoes and cascades that must share the transaction.
 
 A hook declared ``required`` refuses to fire with no subscriber (``HookNotWired``): a
-process that forgot ``officehub.wiring.install()`` fails loudly instead of deleting an
-inbox whose funnels hold cards.
+process that forgot ``officehub.hook_subscriptions.install()`` fails loudly instead of
+deleting an inbox whose funnels hold cards.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ Subscriber = Callable[[P], Awaitable[None]]
 
 
 class HookNotWired(RuntimeError):
-    """A required hook fired with no subscriber: ``officehub.wiring.install()`` never ran."""
+    """A required hook fired with no subscriber: ``hook_subscriptions.install()`` never ran."""
 
 
 class Hook(Generic[P]):
@@ -62,7 +63,7 @@ class Hook(Generic[P]):
         and propagates to the caller (a veto)."""
         if self.required and not self._subscribers:
             raise HookNotWired(
-                f"Hook {self.name} has no subscriber: call officehub.wiring.install() "
+                f"Hook {self.name} has no subscriber: call officehub.hook_subscriptions.install() "
                 "in this process before running domain services"
             )
         for subscriber in tuple(self._subscribers):

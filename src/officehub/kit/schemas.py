@@ -10,8 +10,8 @@ from typing import Annotated, Any, ClassVar, Union, get_args, get_origin
 from pydantic import BaseModel, ConfigDict, ValidationInfo, WithJsonSchema, field_validator
 from pydantic.alias_generators import to_camel
 
-from officehub.errors import ValidationFailed
-from officehub.ids import ID_PATTERN, WHITESPACE_CLASS
+from officehub.kit.errors import ValidationFailed
+from officehub.kit.ids import ID_PATTERN, WHITESPACE_CLASS
 
 
 class ApiModel(BaseModel):

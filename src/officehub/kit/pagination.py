@@ -11,7 +11,7 @@ from fastapi import Depends, Query
 from sqlalchemy import Integer, Select, bindparam, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.schemas import ApiModel
+from officehub.kit.schemas import ApiModel
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 100

@@ -1,4 +1,4 @@
-"""Subscribes the upper domains to the lower domains' hooks (``officehub.hooks``).
+"""Subscribes the upper domains to the lower domains' hooks (``officehub.kit.transaction_hooks``).
 
 The one wiring place: every process that runs domain services calls ``install()`` before it
 does — the API app (``app.create_app``), the worker (``worker.jobs.queue_jobs``, which both

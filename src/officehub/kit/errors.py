@@ -15,7 +15,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm.exc import StaleDataError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from officehub.ids import ID_MISMATCH, ID_PATTERN
+from officehub.kit.ids import ID_MISMATCH, ID_PATTERN
 
 logger = logging.getLogger("officehub.errors")
 
@@ -268,7 +268,7 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
 async def _integrity_error(_request: Request, exc: Exception) -> JSONResponse:
     """A change the database refused (a unique index or a foreign key a concurrent request
     won first): 409 with the rule's code, never a 500."""
-    from officehub.integrity import conflict_for  # it builds on this module
+    from officehub.kit.integrity import conflict_for  # it builds on this module
 
     if not isinstance(exc, IntegrityError):
         raise exc

@@ -30,10 +30,10 @@ from uvicorn.config import Config
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 from uvicorn.server import ServerState
 
-from officehub.config import get_settings
-from officehub.errors import error_payload
+from officehub.kit.config import get_settings
+from officehub.kit.errors import error_payload
 
-PROTOCOL = "officehub.http_limits:BoundedHttpToolsProtocol"
+PROTOCOL = "officehub.kit.http_protocol:BoundedHttpToolsProtocol"
 """What ``officehub serve`` passes uvicorn as ``http``: a name each worker process imports."""
 
 BUSY_RETRY_AFTER_SECONDS = 1

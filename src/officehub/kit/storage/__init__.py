@@ -22,8 +22,8 @@ from urllib.parse import quote, urlencode
 import anyio
 from fastapi import Depends, Request
 
-from officehub.config import Settings
-from officehub.errors import InsufficientStorage, PayloadTooLarge
+from officehub.kit.config import Settings
+from officehub.kit.errors import InsufficientStorage, PayloadTooLarge
 
 KEY_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}(/[A-Za-z0-9][A-Za-z0-9._-]{0,127}){0,7}$")
 _CHUNK = 64 * 1024
@@ -189,7 +189,7 @@ class LocalStorage:
 def storage_from_settings(settings: Settings) -> Storage:
     """The local folder, or the S3-compatible bucket when ``STORAGE_BACKEND`` is ``s3``."""
     if settings.storage_backend == "s3":
-        from officehub.s3storage import S3Storage  # only needed, and imported, for S3
+        from officehub.kit.storage.s3 import S3Storage  # only needed, and imported, for S3
 
         return S3Storage.from_settings(settings)
     return LocalStorage.from_settings(settings)

@@ -1,0 +1,1 @@
+"""Infrastructure every domain builds on: nothing here imports a domain."""
