@@ -32,7 +32,8 @@ from officehub.kit.db import (
     create_read_sessionmaker,
     create_sessionmaker,
 )
-from officehub.kit.errors import ErrorBody, install_error_handlers
+from officehub.kit.error_handlers import install_error_handlers
+from officehub.kit.errors import ErrorBody
 from officehub.kit.gc_tuning import settle_heap
 from officehub.kit.logs import configure_logging, redact_outbound_urls
 from officehub.kit.middleware import RequestContextMiddleware

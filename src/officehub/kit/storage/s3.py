@@ -19,7 +19,7 @@ from botocore.exceptions import ClientError
 
 from officehub.kit.config import Settings
 from officehub.kit.errors import PayloadTooLarge
-from officehub.kit.storage import Signer, is_valid_key, signing_secret
+from officehub.kit.storage.base import Signer, is_valid_key, signing_secret
 
 PART_BYTES = 8 * 1024 * 1024
 _CHUNK = 64 * 1024

@@ -1,0 +1,96 @@
+"""What every storage backend shares: the ``Storage`` interface, valid keys, and the signer
+of expiring links with its key (``SIGNING_KEY`` or ``DATA_DIR/signing.key``)."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import re
+import secrets
+import time
+from collections.abc import AsyncIterable, AsyncIterator, Callable
+from pathlib import Path
+from typing import Protocol
+
+from officehub.kit.config import Settings
+
+KEY_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}(/[A-Za-z0-9][A-Za-z0-9._-]{0,127}){0,7}$")
+
+
+def is_valid_key(key: str) -> bool:
+    """Relative, slash-separated names of letters, digits, ``.``, ``_``, ``-``; no ``..``."""
+    return bool(KEY_RE.match(key)) and ".." not in key
+
+
+class Storage(Protocol):
+    async def save(self, key: str, chunks: AsyncIterable[bytes], max_bytes: int) -> int:
+        """Stores the stream under ``key`` and answers its size.
+
+        More than ``max_bytes`` raises ``PayloadTooLarge`` and keeps nothing.
+        """
+        ...
+
+    async def delete(self, key: str) -> bool:
+        """Removes the file; false when there was none."""
+        ...
+
+    async def exists(self, key: str) -> bool: ...
+
+    def read(self, key: str) -> AsyncIterator[bytes]: ...
+
+    def url(self, key: str, ttl_seconds: int | None = None) -> str:
+        """A link that fetches the file until it expires."""
+        ...
+
+    def verify_link(self, key: str, expires: int, signature: str) -> bool:
+        """Whether a link made by ``url`` is genuine and not expired."""
+        ...
+
+
+class Signer:
+    """HMAC-SHA256 over ``"<key>:<expires>"``; ``expires`` is a unix time in seconds."""
+
+    def __init__(self, secret: bytes, clock: Callable[[], float] = time.time) -> None:
+        self._secret = secret
+        self.clock = clock
+
+    def sign(self, key: str, expires: int) -> str:
+        return hmac.new(self._secret, f"{key}:{expires}".encode(), hashlib.sha256).hexdigest()
+
+    def verify(self, key: str, expires: int, signature: str) -> bool:
+        if expires < self.clock():
+            return False
+        return hmac.compare_digest(self.sign(key, expires).encode(), signature.encode())
+
+
+def signing_secret(settings: Settings) -> bytes:
+    """``SIGNING_KEY``, or a key generated once and kept in ``DATA_DIR/signing.key``."""
+    if settings.signing_key:
+        return settings.signing_key.encode()
+    path = Path(settings.data_dir) / "signing.key"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.exists():
+        _publish_new_key(path)
+    return path.read_bytes().strip()
+
+
+def _publish_new_key(path: Path) -> None:
+    """Writes a key to a temporary file, then links it into place if none is there yet.
+
+    The name appears only with its whole content (a concurrent process never reads an
+    empty key), and the first process to link wins: every process then reads its key.
+    """
+    temporary = path.with_name(f".{path.name}.{secrets.token_hex(8)}.tmp")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(secrets.token_urlsafe(32))
+            f.flush()
+            os.fsync(f.fileno())
+        try:
+            os.link(temporary, path)
+        except FileExistsError:
+            pass  # another process published its key first; it is the one to use
+    finally:
+        temporary.unlink(missing_ok=True)
