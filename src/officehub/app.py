@@ -36,7 +36,15 @@ from officehub.kit.error_handlers import install_error_handlers
 from officehub.kit.errors import ErrorBody
 from officehub.kit.gc_tuning import settle_heap
 from officehub.kit.logs import configure_logging, redact_outbound_urls
-from officehub.kit.middleware import RequestContextMiddleware
+from officehub.kit.middleware import (
+    AccessLogMiddleware,
+    ApiKeyMiddleware,
+    BodyLimitMiddleware,
+    NulGuardMiddleware,
+    RequestIdMiddleware,
+    TrailingSlashMiddleware,
+    UnhandledErrorMiddleware,
+)
 from officehub.kit.middleware.security_headers import SecurityHeadersMiddleware
 from officehub.kit.operation_ids import operation_id
 from officehub.kit.ratelimit import RateLimiter
@@ -130,12 +138,19 @@ def create_app(settings: Settings | None = None, *, embedded_worker: bool = Fals
     _install_docs(app)
     app.include_router(console_router)
     app.add_middleware(WebchatCorsMiddleware)
+    # The request layers (``kit.middleware``), added innermost first: the last added runs first.
+    app.add_middleware(ApiKeyMiddleware)
+    app.add_middleware(NulGuardMiddleware)
     app.add_middleware(
-        RequestContextMiddleware,
+        BodyLimitMiddleware,
         max_json_body=settings.max_json_body_bytes,
         body_discard=settings.body_discard_bytes,
         discard_seconds=settings.header_timeout_seconds,
     )
+    app.add_middleware(UnhandledErrorMiddleware)
+    app.add_middleware(AccessLogMiddleware)
+    app.add_middleware(RequestIdMiddleware)
+    app.add_middleware(TrailingSlashMiddleware)
     app.add_middleware(SecurityHeadersMiddleware)
     # Outermost: the client address and scheme every layer sees are the trusted proxy's word
     # (uvicorn's own proxy handling is off: ``officehub serve`` passes proxy_headers=False).
@@ -248,7 +263,7 @@ NO_NUL_PATTERN = r"^[^\u0000]*$"
 
 
 def _state_no_nul(schema: dict[str, Any]) -> None:
-    """Path and query strings may not hold NUL (``middleware._has_nul``: 400 before the
+    """Path and query strings may not hold NUL (``kit.middleware.nul_guard``: 400 before the
     route runs): each string parameter without a pattern or an enum states it."""
 
     def state(node: Any) -> None:
