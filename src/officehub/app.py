@@ -141,13 +141,13 @@ def create_app(settings: Settings | None = None, *, embedded_worker: bool = Fals
     # The request layers (``kit.middleware``), added innermost first: the last added runs first.
     app.add_middleware(ApiKeyMiddleware)
     app.add_middleware(NulGuardMiddleware)
+    app.add_middleware(UnhandledErrorMiddleware)
     app.add_middleware(
         BodyLimitMiddleware,
         max_json_body=settings.max_json_body_bytes,
         body_discard=settings.body_discard_bytes,
         discard_seconds=settings.header_timeout_seconds,
     )
-    app.add_middleware(UnhandledErrorMiddleware)
     app.add_middleware(AccessLogMiddleware)
     app.add_middleware(RequestIdMiddleware)
     app.add_middleware(TrailingSlashMiddleware)

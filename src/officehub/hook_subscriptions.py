@@ -1,13 +1,14 @@
-"""Subscribes the upper domains to the lower domains' hooks (``officehub.kit.transaction_hooks``).
+"""The hook subscription wiring: subscribes the upper domains to the lower domains'
+in-transaction hooks (the mechanism: ``officehub.kit.transaction_hooks``).
 
 The one wiring place: every process that runs domain services calls ``install()`` before it
-does — the API app (``app.create_app``), the worker (``worker.jobs.queue_jobs``, which both
+does — the API app (``app.create_app``), the worker (``jobs.queue_jobs``, which both
 ``officehub worker`` and the embedded worker build from) and the CLI (``cli._in_session``).
 It is idempotent. A process that forgot it fails loudly: the hooks the crm domain must answer
-are declared ``required`` and refuse to fire unsubscribed (``hooks.HookNotWired``);
+are declared ``required`` and refuse to fire unsubscribed (``transaction_hooks.HookNotWired``);
 ``tests/test_domain_hooks.py`` checks each entry point in a fresh interpreter.
 
-Only aggregators (app, cli, worker.jobs) import this module; no domain may (import-linter).
+Only aggregators (app, cli, jobs) import this module; no domain may (import-linter).
 """
 
 from __future__ import annotations

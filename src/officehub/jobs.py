@@ -1,4 +1,5 @@
-"""The jobs every worker runs. Each domain adds its own here."""
+"""The job list: every job a worker runs (the runner is ``kit.worker``). Each domain adds its
+own here."""
 
 from __future__ import annotations
 

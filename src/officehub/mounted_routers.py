@@ -1,4 +1,4 @@
-"""Every domain's router, in the order they are matched."""
+"""The list of routers the app mounts: every domain's, in the order they are matched."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The routers every domain builds on: FastAPI's, with a first-segment index.
+"""The route-building helper every domain builds on: ``Router``, FastAPI's router with a
+first-segment index.
 
 FastAPI finds a request's route by asking every included router in turn, and a router
 answers by matching the path against each of its routes' patterns: about 150 regular

@@ -1,4 +1,5 @@
-"""The background worker: queue jobs that drain work, and periodic jobs run once per interval.
+"""The background worker's runner (the job list is ``officehub.jobs``): queue jobs that drain
+work, and periodic jobs run once per interval.
 
 A queue job is ``async (WorkerContext) -> int`` returning how much it did; the loop keeps
 calling them while any did something, and sleeps ``worker_poll_seconds`` when all were idle.

@@ -4,10 +4,10 @@ in this order, outermost first:
 1. ``TrailingSlashMiddleware``: ``/tags/`` is ``/tags``;
 2. ``RequestIdMiddleware``: every response, a 500 included, carries ``X-Request-Id``;
 3. ``AccessLogMiddleware``: one log line and the metrics per request, whatever answered;
-4. ``UnhandledErrorMiddleware``: an exception no route handled answers 503 (database
-   unreachable) or 500;
-5. ``BodyLimitMiddleware``: every body capped by its route's limit (413), the connection
+4. ``BodyLimitMiddleware``: every body capped by its route's limit (413), the connection
    closed when an answer leaves a body unread;
+5. ``UnhandledErrorMiddleware``: an exception no route handled answers 503 (database
+   unreachable) or 500;
 6. ``NulGuardMiddleware``: NUL in a path or query answers 400;
 7. ``ApiKeyMiddleware``: the key resolved (and rate-limited, 429) before the app runs; no
    byte of a body is read without a valid key holding the route's scope (401, 403).

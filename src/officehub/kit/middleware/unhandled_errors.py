@@ -1,5 +1,8 @@
 """An exception no route handled: 503 with ``Retry-After`` when the database cannot be
-reached, else 500 quoting the request id (the traceback logged, without personal data)."""
+reached, else 500 quoting the request id (the traceback logged, without personal data).
+
+Inside ``BodyLimitMiddleware``, so that such an answer to a request whose body was not read
+closes the connection too; a body over its limit is that layer's to answer."""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from officehub.kit.db import DatabaseTimeouts, database_unreachable
 from officehub.kit.errors import DatabaseUnavailable, error_payload
+from officehub.kit.middleware.body_limit import BodyTooLarge
 from officehub.kit.middleware.responses import send_json
 
 logger = logging.getLogger("officehub.request")
@@ -55,6 +59,8 @@ class UnhandledErrorMiddleware:
 
         try:
             await self.app(scope, receive, send_seen)
+        except BodyTooLarge:
+            raise  # answered 413 by the body limit's layer, outside this one
         except Exception as exc:
             request_id = scope.get("state", {}).get("request_id")
             if database_unreachable(exc):
