@@ -227,6 +227,18 @@ MATRIX: dict[tuple[str, str], Probe | str] = {
     ("GET", "/webchat/{integrationId}/events"): (
         "keyless: the visitor token; another chat's 404, another office's 401 (test_webchat)"
     ),
+    ("GET", "/webchat/{integrationId}/verification"): (
+        "keyless: the visitor token; another chat's 404, another office's 401 "
+        "(test_webchat_verification)"
+    ),
+    ("POST", "/webchat/{integrationId}/verification"): (
+        "keyless: the visitor token; sends only to the visitor's own claim "
+        "(test_webchat_verification)"
+    ),
+    ("POST", "/webchat/{integrationId}/verification/confirm"): (
+        "keyless: the visitor token; confirms only the visitor's own code "
+        "(test_webchat_verification)"
+    ),
     ("POST", "/channels/whatsapp/{integrationId}/webhook"): (
         "keyless: the platform's signature, tested in test_whatsapp_inbound"
     ),

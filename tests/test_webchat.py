@@ -46,6 +46,7 @@ async def test_webchat_settings_are_validated_and_returned(
         "allowedOrigins": ["https://escritorio.example", "http://localhost:8080"],
         "ask": "PHONE",
         "greeting": "Olá! Em que podemos ajudar?",
+        "verification": None,
     }
     inbox_id = chat["inboxId"]
     for origins, field in (

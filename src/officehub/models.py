@@ -30,7 +30,7 @@ from officehub.tags.models import Tag
 from officehub.templates.models import WhatsAppTemplate
 from officehub.tickets.models import Ticket, TicketAssignee, TicketDepartment, TicketStatus
 from officehub.users.models import User, UserInbox
-from officehub.webchat.models import WebchatVisitor
+from officehub.webchat.models import ClaimCode, WebchatVisitor
 from officehub.webhooks.models import Webhook, WebhookDelivery, WebhookDeliveryAttempt
 
 __all__ = [
@@ -44,6 +44,7 @@ __all__ = [
     "Case",
     "CaseMovement",
     "ChannelPeer",
+    "ClaimCode",
     "ColumnCount",
     "ConsumerEvent",
     "Contact",

@@ -162,12 +162,17 @@ class WhatsAppAdapter:
     async def send(
         self, client: httpx.AsyncClient, integration: Integration, outbound: Outbound
     ) -> str:
+        return await self.send_body(client, integration, message_body(outbound))
+
+    async def send_body(
+        self, client: httpx.AsyncClient, integration: Integration, body: dict[str, Any]
+    ) -> str:
+        """Sends a Cloud API message object as given (not a stored message: a one-time
+        code) and answers the platform's message id."""
         settings = _settings(integration)
         url = f"{self.api_url}/{settings['phoneNumberId']}/messages"
         try:
-            response = await client.post(
-                url, json=message_body(outbound), headers=_auth(integration)
-            )
+            response = await client.post(url, json=body, headers=_auth(integration))
         except httpx.HTTPError as exc:
             raise SendDeferred(f"platform unreachable: {type(exc).__name__}") from exc
         raise_for_platform(response)

@@ -229,6 +229,13 @@ async def has_phone(session: AsyncSession, office_id: str, phone: str) -> bool:
     return await repository.find_by_phone(session, office_id, phone) is not None
 
 
+async def phone_holder(
+    session: AsyncSession, office_id: str, phone: str, *, other_than: str | None = None
+) -> Contact | None:
+    """The contact of the office holding this phone (in either form of a Brazilian mobile)."""
+    return await repository.find_by_phone(session, office_id, phone, other_than=other_than)
+
+
 async def has_email(session: AsyncSession, office_id: str, email: str) -> bool:
     """Whether a contact of the office has this email (case-insensitive)."""
     return await repository.find_by_email(session, office_id, email) is not None

@@ -92,19 +92,47 @@ def _origin(value: str) -> str:
 Origin = Annotated[str, StringConstraints(max_length=300), AfterValidator(_origin)]
 
 
+class WebchatVerificationIn(BodyModel):
+    """How a visitor's claimed phone is verified: a one-time code sent through this
+    WhatsApp channel, as this template."""
+
+    integration_id: Id | None = Field(
+        None,
+        description="The WHATSAPP_OFFICIAL channel that sends the code (default: the office's "
+        "only one)",
+    )
+    template_name: Annotated[str, StringConstraints(min_length=1, max_length=512)] | None = Field(
+        None,
+        description="An APPROVED authentication template of that channel, its code as the "
+        "body's {{1}} (and its copy-code button's); none: a free-form text, which the "
+        "platform delivers only to a number that wrote in the last 24 hours",
+    )
+    language: Annotated[str, StringConstraints(min_length=2, max_length=16)] | None = Field(
+        None, description="The template's language, when it is approved in several"
+    )
+
+
 class WebchatSettingsIn(BodyModel):
     """A web chat's settings: the sites that may embed it, what a visitor is asked first,
-    and the greeting shown in the widget."""
+    the greeting shown in the widget, and how a claimed phone is verified."""
 
     allowed_origins: list[Origin] = Field(min_length=1, max_length=50)
     ask: WebchatAsk = Field("PHONE", description="Name and phone (PHONE) or name and email (EMAIL)")
     greeting: str = Field("Olá! Como podemos ajudar?", min_length=1, max_length=500)
+    verification: WebchatVerificationIn | None = None
+
+
+class WebchatVerificationOut(ApiModel):
+    integration_id: ServerId | None = None
+    template_name: str | None = None
+    language: str | None = None
 
 
 class WebchatSettingsOut(ApiModel):
     allowed_origins: list[str]
     ask: str
     greeting: str
+    verification: WebchatVerificationOut | None = None
 
 
 def _bridge_url(value: str) -> str:

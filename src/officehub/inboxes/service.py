@@ -127,6 +127,7 @@ async def create_integration(
         await _check_device_id(session, office_id, body.device_id)
     _check_settings_type(body.type, body.whatsapp)
     _check_channel_settings(body.type, body.webchat, body.bridge, allow_private)
+    await _check_verification(session, office_id, body.webchat)
     integration = Integration(
         office_id=office_id,
         inbox_id=body.inbox_id,
@@ -169,6 +170,7 @@ async def update_integration(
         integration.whatsapp = _stored_settings(body.whatsapp)
     if "webchat" in sent:
         _check_channel_settings(integration.type, body.webchat, None, allow_private)
+        await _check_verification(session, office_id, body.webchat)
         integration.webchat = _stored_settings(body.webchat)
     if "bridge" in sent:
         _check_channel_settings(integration.type, None, body.bridge, allow_private)
@@ -209,6 +211,21 @@ def _check_channel_settings(
                 "may allow them with OFFICEHUB_WEBHOOK_ALLOW_PRIVATE=true)",
                 code="BRIDGE_URL_NOT_ALLOWED",
             )
+
+
+async def _check_verification(
+    session: AsyncSession, office_id: str, webchat: WebchatSettingsIn | None
+) -> None:
+    """The channel a web chat sends its codes through is one of the office's official ones."""
+    verification = webchat.verification if webchat is not None else None
+    if verification is None or verification.integration_id is None:
+        return
+    found = await repository.get_integration(session, office_id, verification.integration_id)
+    if found is None or found.type != OFFICIAL:
+        raise ValidationFailed.field(
+            "body.webchat.verification.integrationId",
+            f"no WHATSAPP_OFFICIAL channel of this office has the id {verification.integration_id}",
+        )
 
 
 def _stored_settings(settings: BodyModel | None) -> dict[str, Any] | None:

@@ -16,6 +16,7 @@ from fastapi import Header, Path, Request
 from fastapi.responses import Response, StreamingResponse
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from officehub.contacts.texts import WIDGET
 from officehub.inboxes.models import Integration
 from officehub.kit.db import SessionDep
 from officehub.kit.errors import RateLimited, error_responses
@@ -23,11 +24,14 @@ from officehub.kit.ids import ID_PATTERN
 from officehub.kit.indexed_router import Router
 from officehub.kit.middleware import body_limit
 from officehub.kit.ratelimit import RateLimiter
-from officehub.webchat import live, service
+from officehub.webchat import live, service, verification
 from officehub.webchat.models import WebchatVisitor
 from officehub.webchat.schemas import (
+    CodeIn,
+    CodeSentOut,
     StartIn,
     StartOut,
+    VerificationState,
     VisitorHistory,
     VisitorMessage,
     VisitorMessageIn,
@@ -94,6 +98,7 @@ async def widget(integration_id: IntegrationId, session: SessionDep) -> Response
             "title": integration.name,
             # Public anyway (the CORS answers): lets the widget say why another page fails.
             "allowedOrigins": list(settings.get("allowedOrigins") or []),
+            "texts": WIDGET,
         }
     )
     # Inside a <script> the JSON must not close the element nor open a comment.
@@ -196,3 +201,83 @@ async def events(
         media_type="text/event-stream",
         headers={"cache-control": "no-store", "x-accel-buffering": "no"},
     )
+
+
+async def _visitor_apart(
+    request: Request, integration_id: str, token: str | None
+) -> tuple[Integration, WebchatVisitor]:
+    """The visitor, read in a session of its own: the verification routes write in their
+    own transactions (the platform is called between them)."""
+    async with request.app.state.read_sessionmaker() as session:
+        return await _visitor(request, session, integration_id, token)
+
+
+@router.get(
+    "/verification",
+    response_model=VerificationState,
+    responses=error_responses(400, 401, 403, 404, 429),
+    summary="Whether the visitor's phone is verified",
+)
+async def verification_state(
+    integration_id: IntegrationId,
+    request: Request,
+    session: SessionDep,
+    token: VisitorToken = None,
+) -> VerificationState:
+    _, visitor = await _visitor(request, session, integration_id, token)
+    verified, ending = await verification.state_of(session, visitor)
+    return VerificationState(verified=verified, phone_ending=ending)
+
+
+@router.post(
+    "/verification",
+    response_model=CodeSentOut,
+    status_code=201,
+    responses=error_responses(400, 401, 403, 404, 409, 429, 502),
+    summary="Send a one-time code to the visitor's claimed phone through WhatsApp",
+    description=(
+        "Six digits go to the phone the visitor typed, through the office's WhatsApp channel "
+        "(its authentication template when the chat names one). Valid 10 minutes, 5 wrong "
+        "tries, used once; a new code makes the earlier one stop working. At most one code a "
+        "minute and 3 an hour per visitor's contact, 5 an hour per phone (429 with "
+        "`Retry-After`). 409 `ALREADY_VERIFIED`; 409 `VERIFICATION_UNAVAILABLE` when the "
+        "chat asks for an email (no email channel) or the office has no usable WhatsApp "
+        "channel; 502 `PLATFORM_ERROR` when WhatsApp refused it. The code is never answered."
+    ),
+)
+async def request_code(
+    integration_id: IntegrationId, request: Request, token: VisitorToken = None
+) -> CodeSentOut:
+    integration, visitor = await _visitor_apart(request, integration_id, token)
+    sent = await verification.request_code(request.app.state, integration, visitor)
+    return CodeSentOut(
+        channel="WHATSAPP",
+        phone_ending=sent.phone_ending,
+        expires_at=sent.expires_at,
+        attempts=verification.MAX_ATTEMPTS,
+    )
+
+
+@router.post(
+    "/verification/confirm",
+    response_model=VerificationState,
+    responses=error_responses(400, 401, 403, 404, 409, 413, 429),
+    summary="Confirm the code received: the visitor's phone is verified",
+    description=(
+        "The right code verifies the visitor's contact: merged into the office's contact "
+        "holding that phone (the client), else the claimed phone becomes its own. A wrong "
+        "code is 400 `WRONG_CODE` naming `body.code` (a try spent); 409 `CODE_EXPIRED`, "
+        "`CODE_ATTEMPTS_EXHAUSTED`, `CODE_USED` or `NO_CODE_REQUESTED` otherwise. Of two "
+        "confirmations of one code at once exactly one succeeds."
+    ),
+    openapi_extra=body_limit(VISITOR_BODY_LIMIT),
+)
+async def confirm_code(
+    integration_id: IntegrationId, body: CodeIn, request: Request, token: VisitorToken = None
+) -> VerificationState:
+    _, visitor = await _visitor_apart(request, integration_id, token)
+    await verification.confirm_code(request.app.state, visitor, body.code)
+    async with request.app.state.read_sessionmaker() as session:
+        fresh = await service.visitor_by_id(session, visitor.id)
+        verified, ending = await verification.state_of(session, fresh or visitor)
+    return VerificationState(verified=verified, phone_ending=ending)

@@ -53,3 +53,23 @@ class VisitorMessage(ApiModel):
 class VisitorHistory(ApiModel):
     conversation_id: ServerId
     data: list[VisitorMessage]
+
+
+class CodeIn(BodyModel):
+    code: Annotated[str, StringConstraints(pattern=r"^[0-9]{6}$")] = Field(
+        description="The six digits received on WhatsApp"
+    )
+
+
+class CodeSentOut(ApiModel):
+    """A code went to the claimed phone's WhatsApp (the code itself is never answered)."""
+
+    channel: str = Field(description="WHATSAPP")
+    phone_ending: str = Field(description="The last four digits of the phone it went to")
+    expires_at: Timestamp
+    attempts: int = Field(description="Wrong tries the code takes")
+
+
+class VerificationState(ApiModel):
+    verified: bool
+    phone_ending: str | None = Field(description="The last four digits of the claimed phone")
