@@ -77,7 +77,8 @@ async def _person_of(app: FastAPI, conversation_id: str) -> str:
 
 async def _contact(app: FastAPI, contact_id: str) -> Contact | None:
     async with app.state.sessionmaker() as s:
-        return await s.get(Contact, contact_id)
+        found: Contact | None = await s.get(Contact, contact_id)
+        return found
 
 
 async def _codes(app: FastAPI, contact_id: str) -> list[ClaimCode]:

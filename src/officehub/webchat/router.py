@@ -98,7 +98,9 @@ async def widget(integration_id: IntegrationId, session: SessionDep) -> Response
             "title": integration.name,
             # Public anyway (the CORS answers): lets the widget say why another page fails.
             "allowedOrigins": list(settings.get("allowedOrigins") or []),
-            "texts": WIDGET,
+            "texts": {
+                k: v.replace("{minutes}", str(verification.CODE_MINUTES)) for k, v in WIDGET.items()
+            },
         }
     )
     # Inside a <script> the JSON must not close the element nor open a comment.

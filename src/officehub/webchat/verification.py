@@ -54,7 +54,8 @@ from officehub.webchat.models import ClaimCode, WebchatVisitor
 logger = logging.getLogger("officehub.webchat")
 
 OFFICIAL = "WHATSAPP_OFFICIAL"
-CODE_TTL = timedelta(minutes=10)
+CODE_MINUTES = 10
+CODE_TTL = timedelta(minutes=CODE_MINUTES)
 MAX_ATTEMPTS = 5
 RESEND_AFTER = timedelta(seconds=60)
 WINDOW = timedelta(hours=1)
@@ -184,8 +185,7 @@ async def _message(
     chosen = (webchat.webchat or {}).get("verification") or {}
     name = chosen.get("templateName")
     if not name:
-        minutes = int(CODE_TTL.total_seconds() // 60)
-        body = CODE_MESSAGE.format(code=code, title=webchat.name, minutes=minutes)
+        body = CODE_MESSAGE.format(code=code, title=webchat.name, minutes=CODE_MINUTES)
         return {**base, "type": "text", "text": {"body": body, "preview_url": False}}
     template = await templates.approved_template(
         session, webchat.office_id, sender.id, name, chosen.get("language")

@@ -2,10 +2,12 @@
  * Renders in a shadow root (the site's CSS does not reach it), asks the visitor's name and
  * phone or email, then streams the conversation by server-sent events read with fetch()
  * (so the visitor token travels in a header, never in a URL). The token is kept in
- * localStorage: a returning visitor finds the same conversation. */
+ * localStorage: a returning visitor finds the same conversation. A visitor who gave a phone
+ * may confirm it with the one-time code the office sends to that phone's WhatsApp. */
 (function () {
   "use strict";
   var CONFIG = /*CONFIG*/{};
+  var T = CONFIG.texts || {};
   var script = document.currentScript;
   var base = new URL(script && script.src ? script.src : location.href).origin;
   var api = base + "/webchat/" + encodeURIComponent(CONFIG.integrationId);
@@ -40,7 +42,13 @@
     "header button{background:transparent;border:0;color:#fff;font-size:20px;cursor:pointer}" +
     ".log{flex:1;overflow-y:auto;padding:12px;background:#f3f4f6;font-size:14px}" +
     ".msg{max-width:80%;padding:8px 10px;border-radius:10px;margin:4px 0;white-space:pre-wrap;" +
-    "word-wrap:break-word;line-height:1.35}" +
+    "word-wrap:break-word;line-height:1.35;unicode-bidi:isolate}" +
+    ".title,.greeting{unicode-bidi:isolate}" +
+    ".verify{padding:8px 12px 0;border-top:1px solid #e5e7eb;font-size:13px}" +
+    ".verify .note{margin:0 0 6px}" +
+    ".verify form{padding:0;border:0}" +
+    ".link{background:transparent;border:0;color:#1d4ed8;text-decoration:underline;" +
+    "cursor:pointer;font-size:13px;padding:2px 0;text-align:left}" +
     ".in{background:#1d4ed8;color:#fff;margin-left:auto}" +
     ".out{background:#fff;color:#111827;border:1px solid #d1d5db}" +
     ".note{color:#374151;font-size:13px;margin:4px 0 10px}" +
@@ -62,7 +70,16 @@
     "<section class='panel' role='dialog' aria-label='Chat' hidden>" +
     "<header><span class='title'></span>" +
     "<button type='button' class='close' aria-label='Fechar o chat'>&times;</button></header>" +
-    "<div class='log' role='log' aria-live='polite'><p class='note greeting'></p></div>" +
+    "<div class='log' role='log' aria-live='polite'><p class='note greeting' dir='auto'></p></div>" +
+    "<div class='verify' hidden>" +
+    "<p class='note verify-text' role='status'></p>" +
+    "<button type='button' class='link ask-code'></button>" +
+    "<form class='code' hidden>" +
+    "<label><span class='code-text'></span><input name='code' inputmode='numeric' " +
+    "autocomplete='one-time-code' pattern='[0-9]{6}' minlength='6' maxlength='6' required></label>" +
+    "<button class='send' type='submit'></button>" +
+    "<button type='button' class='link resend'></button></form>" +
+    "<p class='error' role='alert'></p></div>" +
     "<form class='start'>" +
     "<label>Seu nome<input name='name' autocomplete='name' required maxlength='200'></label>" +
     "<label class='contact-label'><span class='contact-text'></span>" +
@@ -81,8 +98,23 @@
   var log = $(".log");
   var startForm = $(".start");
   var composeForm = $(".compose");
-  $(".title").textContent = CONFIG.title || "Chat";
-  $(".greeting").textContent = CONFIG.greeting || "";
+  // Bidirectional controls (embeddings, overrides, isolates, LRM/RLM) reorder what follows
+  // them on screen: "abc\u202Egpj.exe" reads "abcexe.jpg". Every text the widget shows has
+  // them replaced by a visible mark (as the console does), in an element isolated from its
+  // neighbours (unicode-bidi: isolate, dir=auto); the API keeps the original characters.
+  var BIDI_CONTROLS = /[\u200E\u200F\u202A-\u202E\u2066-\u2069]/g;
+  function neutralised(text) {
+    return String(text).replace(BIDI_CONTROLS, function (c) {
+      var hex = c.charCodeAt(0).toString(16).toUpperCase();
+      return "\u27E6U+" + ("0000" + hex).slice(-4) + "\u27E7";
+    });
+  }
+  function show(element, text) {
+    element.textContent = neutralised(text);
+    element.dir = "auto";
+  }
+  show($(".title"), CONFIG.title || "Chat");
+  show($(".greeting"), CONFIG.greeting || "");
   var asksEmail = CONFIG.ask === "EMAIL";
   $(".contact-text").textContent = asksEmail ? "Seu e-mail" : "Seu telefone (com DDD)";
   var contactInput = startForm.elements.contact;
@@ -113,6 +145,8 @@
   function showChat(ready) {
     startForm.hidden = ready;
     composeForm.hidden = !ready;
+    verifyBox.hidden = true;
+    if (ready && !asksEmail) { checkVerified(); }
   }
 
   function render(message) {
@@ -121,7 +155,7 @@
     var item = document.createElement("div");
     item.className = "msg " + (message.direction === "INBOUND" ? "in" : "out");
     item.setAttribute("data-id", message.id);
-    if (message.text) { item.textContent = message.text; }
+    if (message.text) { show(item, message.text); }
     if (message.mediaUrl && /^https?:\/\//.test(message.mediaUrl)) {
       var link = document.createElement("a");
       link.href = message.mediaUrl;
@@ -243,6 +277,80 @@
       event.preventDefault();
       composeForm.requestSubmit();
     }
+  });
+
+  // Confirming the phone: a code goes to its WhatsApp, the visitor types it here.
+  var verifyBox = $(".verify");
+  var verifyText = $(".verify-text");
+  var askCode = $(".ask-code");
+  var codeForm = $(".code");
+  var verifyError = verifyBox.querySelector(".error");
+  askCode.textContent = T.verifyButton || "";
+  $(".code-text").textContent = T.codeLabel || "";
+  codeForm.querySelector(".send").textContent = T.confirmButton || "";
+  $(".resend").textContent = T.resendButton || "";
+
+  function fill(template, values) {
+    return String(template || "").replace(/\{(\w+)\}/g, function (_, name) {
+      return values[name] === undefined ? "" : String(values[name]);
+    });
+  }
+  function verifyProblem(response) {
+    return response.json().then(function (body) {
+      var code = body && body.code;
+      if (code === "WRONG_CODE") {
+        var left = /(\d+) attempt/.exec(body.details || "");
+        return fill(T.WRONG_CODE, { left: left ? left[1] : "0" });
+      }
+      return T[code] || T.failed;
+    }, function () { return T.failed; });
+  }
+  function verifiedNow() {
+    verifyBox.hidden = false;
+    verifyText.textContent = T.verified || "";
+    askCode.hidden = true;
+    codeForm.hidden = true;
+    verifyError.textContent = "";
+  }
+  function checkVerified() {
+    call("GET", "/verification").then(function (response) {
+      if (!response.ok) { return null; }
+      return response.json().then(function (state) {
+        if (state.verified) { verifiedNow(); return; }
+        verifyBox.hidden = false;
+        verifyText.textContent = T.verifyOffer || "";
+        askCode.hidden = false;
+      });
+    }).catch(function () { return null; });
+  }
+  function requestCode() {
+    verifyError.textContent = "";
+    call("POST", "/verification").then(function (response) {
+      if (!response.ok) {
+        return verifyProblem(response).then(function (text) { verifyError.textContent = text; });
+      }
+      return response.json().then(function (sent) {
+        verifyText.textContent = fill(T.codeSent, { last4: sent.phoneEnding });
+        askCode.hidden = true;
+        codeForm.hidden = false;
+        codeForm.elements.code.value = "";
+        codeForm.elements.code.focus();
+      });
+    }).catch(function () { verifyError.textContent = unreachable(); });
+  }
+  askCode.addEventListener("click", requestCode);
+  $(".resend").addEventListener("click", requestCode);
+  codeForm.addEventListener("submit", function (event) {
+    event.preventDefault();
+    verifyError.textContent = "";
+    var code = codeForm.elements.code.value.replace(/\D/g, "");
+    call("POST", "/verification/confirm", { code: code }).then(function (response) {
+      if (!response.ok) {
+        return verifyProblem(response).then(function (text) { verifyError.textContent = text; });
+      }
+      verifiedNow();
+      return null;
+    }).catch(function () { verifyError.textContent = unreachable(); });
   });
 
   showChat(Boolean(token));
