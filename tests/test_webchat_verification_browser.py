@@ -119,6 +119,9 @@ async def test_the_widget_shows_bidi_controls_neutralised_and_the_api_keeps_them
         await _start_in_widget(page, site_origin)
         await page.get_by_label("Mensagem").fill(mine)
         await page.get_by_label("Mensagem").press("Enter")
+        await expect(page.locator(".msg.in")).to_have_text(
+            "Meu nome ⟦U+2066⟧isolado⟦U+2069⟧ e ⟦U+200F⟧marca", timeout=TIMEOUT
+        )
         conversations = await client.get(
             "/conversation", params={"inboxId": chat["inboxId"]}, headers=office_a.headers
         )
@@ -132,9 +135,6 @@ async def test_the_widget_shows_bidi_controls_neutralised_and_the_api_keeps_them
 
         out = page.locator(".msg.out", has_text="Segue o arquivo")
         await expect(out).to_have_text("Segue o arquivo abc⟦U+202E⟧gpj.exe", timeout=TIMEOUT)
-        await expect(page.locator(".msg.in")).to_have_text(
-            "Meu nome ⟦U+2066⟧isolado⟦U+2069⟧ e ⟦U+200F⟧marca"
-        )
         await expect(page.locator(".greeting")).to_have_text("Olá ⟦U+200F⟧visitante!")
         await expect(page.locator(".title")).to_have_text("Chat ⟦U+200E⟧do site")
         await expect(out).to_have_attribute("dir", "auto")
