@@ -524,3 +524,24 @@ async def test_the_verification_routes_need_the_visitors_token(
     ):
         r = await client.request(method, f"/webchat/{chat['id']}/{path}", json=body, headers=origin)
         assert r.status_code == 401, r.text
+
+
+async def test_a_new_code_makes_the_earlier_one_stop_working(
+    app: FastAPI,
+    client: httpx.AsyncClient,
+    session: AsyncSession,
+    office_a: OfficeFixture,
+    platform: Platform,
+) -> None:
+    chat, visitor, first = await _visitor_with_code(client, session, office_a, platform)
+    person = await _person_of(app, visitor["conversationId"])
+    await _age_codes(app, person, timedelta(seconds=61))
+    assert (await _ask_code(client, chat["id"], visitor["token"])).status_code == 201
+    second = _code_in(platform.sent[-1])
+    assert first != second  # two draws of 10**6 differ but once in a million
+    stale = await _confirm(client, chat["id"], visitor["token"], first)
+    assert stale.status_code == 400 and error_of(stale)["code"] == "WRONG_CODE", stale.text
+    earlier, newer = await _codes(app, person)
+    assert earlier.expires_at <= newer.created_at + timedelta(seconds=1)  # cut when newer came
+    assert newer.expires_at - newer.created_at == timedelta(minutes=10)
+    assert (await _confirm(client, chat["id"], visitor["token"], second)).status_code == 200
