@@ -12,7 +12,7 @@ import pytest
 from fastapi import FastAPI
 from playwright.async_api import Page, expect
 
-from officehub.config import Settings
+from officehub.kit.config import Settings
 from tests.helpers import OfficeFixture
 from tests.server import running_server, serving
 from tests.test_webchat_browser import Site, running_worker
