@@ -12,6 +12,7 @@ from officehub.cases.watch import Watcher
 from officehub.conversations.models import Message
 from officehub.crm.overdue import OVERDUE_JOB
 from officehub.events.catalogue import BY_NAME, EVENT_NAMES
+from officehub.events.models import OutboxEvent
 from officehub.kit.config import Settings
 from officehub.kit.timeutil import utcnow
 from officehub.kit.worker import Worker, WorkerContext
@@ -24,13 +25,15 @@ from tests.datajud_standin import movement, running_datajud
 from tests.helpers import OfficeFixture, outbox
 
 
-async def test_catalogue_examples_have_the_keys_of_emitted_events(
+async def emit_every_event(
     app: FastAPI,
     settings: Settings,
     client: httpx.AsyncClient,
     session: AsyncSession,
     office_a: OfficeFixture,
-) -> None:
+) -> list[OutboxEvent]:
+    """A flow of operations that makes the service emit each event of the catalogue (from
+    the API, the workers and the channel's notifications); the office's outbox after it."""
     h = office_a.headers
     inbox = await f.make_inbox(session, office_a.id)
     integration = await f.make_integration(session, office_a.id, inbox.id)
@@ -103,8 +106,18 @@ async def test_catalogue_examples_have_the_keys_of_emitted_events(
         update = PlatformUpdate("594425479261596", None, None, platform_status="REJECTED")
         await templates.apply_platform_update(s, office_a.id, integration.id, update)
     await client.delete(f"/people/{person['id']}", headers=h)
+    return await outbox(app, office_a.id)
 
-    emitted = {e.name: e.data for e in await outbox(app, office_a.id)}
+
+async def test_catalogue_examples_have_the_keys_of_emitted_events(
+    app: FastAPI,
+    settings: Settings,
+    client: httpx.AsyncClient,
+    session: AsyncSession,
+    office_a: OfficeFixture,
+) -> None:
+    events = await emit_every_event(app, settings, client, session, office_a)
+    emitted = {e.name: e.data for e in events}
     assert set(emitted) == EVENT_NAMES
     mismatched = {
         name: {

@@ -21,6 +21,7 @@ from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 from officehub import __version__
 from officehub.console.router import router as console_router
 from officehub.events.router import router as events_router
+from officehub.events.router import state_webhook_bodies, webhook_routes
 from officehub.health import router as health_router
 from officehub.hook_subscriptions import install as install_hooks
 from officehub.jobs import periodic_jobs, queue_jobs
@@ -133,6 +134,7 @@ def create_app(settings: Settings | None = None, *, embedded_worker: bool = Fals
     install_error_handlers(app)
     app.include_router(health_router)
     app.include_router(events_router)
+    app.webhooks.include_router(webhook_routes())
     for router in domain_routers():
         app.include_router(router)
     _install_docs(app)
@@ -225,7 +227,11 @@ def _install_docs(app: FastAPI) -> None:
 def _openapi(app: FastAPI) -> dict[str, Any]:
     """FastAPI's document, told the truth: errors are 400 with our body, never 422."""
     schema = get_openapi(
-        title=app.title, version="1.0.0", description=app.description, routes=app.routes
+        title=app.title,
+        version="1.0.0",
+        description=app.description,
+        routes=app.routes,
+        webhooks=app.webhooks.routes,
     )
     schema.setdefault("components", {})["securitySchemes"] = security_schemes()
     components = schema["components"].setdefault("schemas", {})
@@ -256,6 +262,7 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
         components.pop(name)
     _state_scopes(schema)
     _state_no_nul(schema)
+    state_webhook_bodies(schema)
     return schema
 
 

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import random
 from datetime import datetime, timedelta
-from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.cases import repository
+from officehub.cases import events, repository
 from officehub.cases.models import Case, CaseMovement
 from officehub.cases.numbers import (
     CaseNumber,
@@ -33,9 +32,7 @@ CASE_EXISTS = "CASE_EXISTS"
 FIRST_CHECK_SPREAD = timedelta(minutes=1)
 """A newly watched case is checked within this time (spread, so a bulk import does not
 send every request at once)."""
-CASE_UPDATED = "case.updated"
 _CHANGEABLE = ("conversationId", "legalAreaId", "watch")
-MOVEMENT_CREATED = "case.movement.created"
 
 
 def checked_number(raw: str, field: str = "body.number") -> tuple[CaseNumber, str, str]:
@@ -227,12 +224,10 @@ async def recipient_conversation(session: AsyncSession, case: Case) -> str | Non
 
 def movement_data(
     case: Case, movement: CaseMovement, conversation_id: str | None
-) -> dict[str, Any]:
-    return {
-        **movement_out(movement).model_dump(mode="json", by_alias=True),
-        "court": case.court,
-        "conversationId": conversation_id,
-    }
+) -> events.CaseMovementPayload:
+    return events.CaseMovementPayload(
+        **dict(movement_out(movement)), court=case.court, conversation_id=conversation_id
+    )
 
 
 async def emit_movement(
@@ -247,7 +242,7 @@ async def emit_movement(
     await emit(
         session,
         case.office_id,
-        MOVEMENT_CREATED,
+        events.MOVEMENT_CREATED,
         movement_data(case, movement, conversation_id),
         conversation_id=conversation_id,
         integration_id=integration_id,
@@ -255,8 +250,8 @@ async def emit_movement(
 
 
 async def emit_updated(session: AsyncSession, case: Case, changes: list[str]) -> None:
-    data = {**case_out(case).model_dump(mode="json", by_alias=True), "changes": changes}
-    await emit(session, case.office_id, CASE_UPDATED, data)
+    data = events.CaseUpdatedPayload(**dict(case_out(case)), changes=changes)
+    await emit(session, case.office_id, events.UPDATED, data)
 
 
 async def latest_by_case(

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.contacts import repository
+from officehub.contacts import events, repository
 from officehub.contacts import service as contacts
 from officehub.contacts.hooks import ContactMerging, contact_merging
 from officehub.contacts.models import Contact
@@ -65,8 +65,8 @@ async def merge_contacts(
     kept.updated_at = utcnow()
     await session.flush()
     out = await contacts.read_contact(session, office_id, kept.id)
-    await emit(session, office_id, "contact.deleted", gone.model_dump(mode="json", by_alias=True))
-    await emit(session, office_id, "contact.updated", out.model_dump(mode="json", by_alias=True))
+    await emit(session, office_id, events.DELETED, gone)
+    await emit(session, office_id, events.UPDATED, out)
     return out
 
 

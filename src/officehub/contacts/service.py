@@ -7,7 +7,7 @@ from typing import Any
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.contacts import repository
+from officehub.contacts import events, repository
 from officehub.contacts.hooks import ContactDeleting, contact_deleting
 from officehub.contacts.models import Contact
 from officehub.contacts.normalize import digits, fold, phone_forms, search_phone_digits, to_e164
@@ -112,7 +112,7 @@ async def create_contact(session: AsyncSession, office_id: str, body: ContactIn)
     )
     await repository.add_tags(session, office_id, contact.id, [t.id for t in contact_tags])
     out = contact_out(contact, contact_tags)
-    await emit(session, office_id, "contact.created", _data(out))
+    await emit(session, office_id, events.CREATED, out)
     return out
 
 
@@ -165,7 +165,7 @@ async def set_marketing_opt_out(
     contact.updated_at = utcnow()
     await session.flush()
     out = contact_out(contact, await _tags_of(session, office_id, contact.id))
-    await emit(session, office_id, "contact.updated", _data(out))
+    await emit(session, office_id, events.UPDATED, out)
     return out
 
 
@@ -182,7 +182,7 @@ async def find_or_create_by_whatsapp_id(
         contact.whatsapp_id = address
         contact.updated_at = utcnow()
         await session.flush()
-        await emit(session, office_id, "contact.updated", _data(await _out(session, contact)))
+        await emit(session, office_id, events.UPDATED, await _out(session, contact))
     return contact
 
 
@@ -216,7 +216,7 @@ async def change_whatsapp_number(
         await session.refresh(contact)
         logger.warning("number change kept: contact %s's new number was taken", contact.id)
         return contact
-    await emit(session, office_id, "contact.updated", _data(await _out(session, contact)))
+    await emit(session, office_id, events.UPDATED, await _out(session, contact))
     return contact
 
 
@@ -289,7 +289,7 @@ async def _add_met_contact(
     )
     session.add(contact)
     await session.flush()
-    await emit(session, office_id, "contact.created", _data(contact_out(contact, [])))
+    await emit(session, office_id, events.CREATED, contact_out(contact, []))
     return contact
 
 
@@ -332,7 +332,7 @@ async def update_contact(
     contact.updated_at = utcnow()
     await flush_or_conflict(session, _phone_taken(f"Another contact has the phone {contact.phone}"))
     out = await read_contact(session, office_id, ident)
-    await emit(session, office_id, "contact.updated", _data(out))
+    await emit(session, office_id, events.UPDATED, out)
     return out
 
 
@@ -344,7 +344,7 @@ async def delete_contact(session: AsyncSession, office_id: str, ident: str) -> C
     out = contact_out(contact, await _tags_of(session, office_id, contact.id))
     await contact_deleting.fire(ContactDeleting(session, office_id, contact.id))
     await repository.delete_contact(session, contact)
-    await emit(session, office_id, "contact.deleted", _data(out))
+    await emit(session, office_id, events.DELETED, out)
     return out
 
 
@@ -375,10 +375,6 @@ def _phone_taken(details: str) -> Conflict:
 async def _checked_tags(session: AsyncSession, office_id: str, tag_ids: Sequence[str]) -> list[Tag]:
     found = await tags.get_tags(session, office_id, tag_ids)
     return sorted(found, key=lambda t: (t.name, t.id))
-
-
-def _data(out: ContactOut) -> dict[str, Any]:
-    return out.model_dump(mode="json", by_alias=True)
 
 
 # Web-chat identity: what a web chat visitor types is a claim, never an identity.
@@ -432,7 +428,7 @@ async def verify_contact(session: AsyncSession, office_id: str, ident: str) -> C
     contact.updated_at = utcnow()
     await flush_or_conflict(session, _phone_taken(f"Another contact has the phone {contact.phone}"))
     out = await read_contact(session, office_id, ident)
-    await emit(session, office_id, "contact.updated", _data(out))
+    await emit(session, office_id, events.UPDATED, out)
     return out
 
 

@@ -10,13 +10,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.contacts import service as contacts
 from officehub.contacts.schemas import TagRef
-from officehub.conversations import repository
+from officehub.conversations import events, repository
 from officehub.conversations.hooks import ConversationTagsChanged, conversation_tags_changed
 from officehub.conversations.models import Conversation, ConversationNote
 from officehub.conversations.schemas import (
@@ -27,6 +27,7 @@ from officehub.conversations.schemas import (
     NoteOut,
 )
 from officehub.departments import service as departments
+from officehub.events.catalogue import Event
 from officehub.events.service import emit
 from officehub.inboxes import service as inboxes
 from officehub.kit.errors import Conflict, NotFound, ValidationFailed
@@ -38,6 +39,7 @@ from officehub.tags.models import Tag
 from officehub.users import service as users
 
 _UNSET: Any = object()
+C = TypeVar("C", bound=ConversationOut)
 
 
 async def get_conversation(
@@ -127,7 +129,7 @@ async def open_conversation(
             raise _already_open("")
         return await read_conversation(session, office_id, existing.id), False
     out = conversation_out(conversation, [])
-    await _emit(session, office_id, "chat.conversation.created", out)
+    await _emit(session, office_id, events.CREATED, out)
     return out, True
 
 
@@ -289,18 +291,16 @@ async def _change(
     new_tags = await tags_of(session, office_id, ident) if diff.tags else before_tags
     out = conversation_out(conversation, new_tags)
     if diff.updated:
-        await _emit(session, office_id, "chat.conversation.updated", out)
+        await _emit(session, office_id, events.UPDATED, out)
     if diff.tags:
         await conversation_tags_changed.fire(ConversationTagsChanged(session, office_id, ident))
     if diff.assigned:
-        await _emit(
-            session,
-            office_id,
-            "chat.conversation.assigned",
-            out,
-            previousAssignedUserId=previous_user,
-            previousDepartmentId=previous_department,
+        assigned = events.ConversationAssignedPayload(
+            **dict(out),
+            previous_assigned_user_id=previous_user,
+            previous_department_id=previous_department,
         )
+        await _emit(session, office_id, events.ASSIGNED, assigned)
     return out
 
 
@@ -320,16 +320,9 @@ async def _checked_tags(session: AsyncSession, office_id: str, tag_ids: Sequence
     return sorted(found, key=lambda t: (t.name, t.id))
 
 
-async def _emit(
-    session: AsyncSession, office_id: str, name: str, out: ConversationOut, **extra: Any
-) -> None:
+async def _emit(session: AsyncSession, office_id: str, event: Event[C], out: C) -> None:
     await emit(
-        session,
-        office_id,
-        name,
-        {**out.model_dump(mode="json", by_alias=True), **extra},
-        conversation_id=out.id,
-        integration_id=out.integration_id,
+        session, office_id, event, out, conversation_id=out.id, integration_id=out.integration_id
     )
 
 

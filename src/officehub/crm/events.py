@@ -3,19 +3,54 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
+from pydantic import Field
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.crm.models import Card
+from officehub.events.catalogue import Event, declare
 from officehub.events.service import emit
-from officehub.kit.timeutil import isoformat
+from officehub.kit.id_params import ServerId
+from officehub.kit.schemas import ApiModel
+from officehub.kit.timeutil import Timestamp
 
-LEAD_CREATED = "crm.lead.created"
-LEAD_UPDATED = "crm.lead.updated"
-LEAD_DELETED = "crm.lead.deleted"
-LEAD_MOVED = "crm.lead.moved"
-LEAD_OVERDUE = "crm.lead.overdue"
+
+class LeadPayload(ApiModel):
+    """A CRM card (lead), as every crm.lead.* event carries it."""
+
+    id: ServerId
+    funnel_id: ServerId
+    column_id: ServerId
+    person_id: ServerId
+    conversation_id: ServerId | None
+    user_id: ServerId | None
+    legal_area_id: ServerId | None
+    column_changed_at: Timestamp
+
+
+class LeadUpdatedPayload(LeadPayload):
+    changes: list[str] = Field(
+        description="What changed: userId, legalAreaId, customFields, tags, leadOrigin"
+    )
+
+
+class LeadMovedPayload(LeadPayload):
+    from_column_id: ServerId
+    to_column_id: ServerId
+
+
+class LeadOverduePayload(LeadPayload):
+    time_limit_days: int = Field(description="The column's limit the card went past")
+
+
+L = TypeVar("L", bound=LeadPayload)
+
+LEAD_CREATED = declare("crm.lead.created", LeadPayload)
+LEAD_UPDATED = declare("crm.lead.updated", LeadUpdatedPayload)
+LEAD_DELETED = declare("crm.lead.deleted", LeadPayload)
+LEAD_MOVED = declare("crm.lead.moved", LeadMovedPayload)
+LEAD_OVERDUE = declare("crm.lead.overdue", LeadOverduePayload)
 
 
 def card_payload(card: Card) -> dict[str, Any]:
@@ -27,7 +62,7 @@ def card_payload(card: Card) -> dict[str, Any]:
         "conversationId": card.conversation_id,
         "userId": card.user_id,
         "legalAreaId": card.legal_area_id,
-        "columnChangedAt": isoformat(card.column_changed_at),
+        "columnChangedAt": card.column_changed_at,
     }
 
 
@@ -40,13 +75,15 @@ class Cause:
 
 
 async def emit_lead(
-    session: AsyncSession, card: Card, name: str, cause: Cause | None = None, **extra: Any
+    session: AsyncSession, card: Card, event: Event[L], cause: Cause | None = None, **extra: Any
 ) -> None:
+    """``event`` for ``card``; ``extra`` the payload's own fields beyond the card's
+    (``changes``, ``fromColumnId``...), checked by its model."""
     await emit(
         session,
         card.office_id,
-        name,
-        {**card_payload(card), **extra},
+        event,
+        event.payload.model_validate({**card_payload(card), **extra}),
         causation_id=None if cause is None else cause.event_id,
         depth=0 if cause is None else cause.depth + 1,
         conversation_id=card.conversation_id,

@@ -1,11 +1,13 @@
-"""The event catalogue: the names webhooks subscribe to and automation rules trigger on."""
+"""The event catalogue: the names webhooks subscribe to and automation rules trigger on,
+and each one's payload model (declared by the domain that emits it: ``declare``)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal
+from functools import cache
+from typing import Annotated, Any, Generic, Literal, TypeVar
 
-from pydantic import WithJsonSchema
+from pydantic import BaseModel, WithJsonSchema
 from typing_extensions import TypeAliasType
 
 _AT = "2026-01-01T12:00:00.000Z"
@@ -250,3 +252,43 @@ EventName = TypeAliasType(
 """A body field holding an event name (checked by the model's own validator); the
 document lists the catalogue in one named component."""
 BY_NAME: dict[str, EventType] = {e.name: e for e in EVENT_TYPES}
+
+
+P = TypeVar("P", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class Event(Generic[P]):
+    """A catalogue event and its payload's model: ``emit`` takes one with an instance of
+    the other, so a payload of the wrong shape is a type error."""
+
+    name: str
+    payload: type[P]
+
+
+_PAYLOADS: dict[str, type[BaseModel]] = {}
+
+
+def declare(name: str, payload: type[P]) -> Event[P]:
+    """The payload model of the catalogue event ``name``: said once, in the ``events.py`` of
+    the domain that emits it (the catalogue names no domain)."""
+    if name not in EVENT_NAMES:
+        raise ValueError(f"unknown event {name!r}")
+    known = _PAYLOADS.setdefault(name, payload)
+    if known is not payload:
+        raise ValueError(f"{name!r} already carries {known.__name__}")
+    return Event(name, payload)
+
+
+def payload_model(name: str) -> type[BaseModel]:
+    """The model of the event's payload (its domain's ``events`` module once imported)."""
+    try:
+        return _PAYLOADS[name]
+    except KeyError:
+        raise LookupError(f"no payload model declared for {name!r}") from None
+
+
+@cache
+def payload_schema(name: str) -> dict[str, Any]:
+    """The JSON Schema of the event's payload (``data`` of the webhook body), as sent."""
+    return payload_model(name).model_json_schema(by_alias=True, mode="serialization")

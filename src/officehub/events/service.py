@@ -8,8 +8,9 @@ from collections.abc import Iterator, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, cast
+from typing import Any, cast, overload
 
+from pydantic import BaseModel
 from sqlalchemy import (
     Boolean,
     String,
@@ -27,7 +28,7 @@ from sqlalchemy import (
 from sqlalchemy import cast as sql_cast
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.events.catalogue import EVENT_NAMES
+from officehub.events.catalogue import EVENT_NAMES, Event, P
 from officehub.events.models import ConsumerEvent, OutboxEvent
 from officehub.events.wakeup import NOTIFY_CHANNEL, mark_emitted
 from officehub.kit.db import JSONType
@@ -198,6 +199,22 @@ def caused_by(cause: Cause) -> Iterator[None]:
         _cause.reset(token)
 
 
+@overload
+async def emit(
+    session: AsyncSession,
+    office_id: str,
+    name: Event[P],
+    data: P,
+    *,
+    causation_id: str | None = None,
+    depth: int = 0,
+    conversation_id: str | None = None,
+    integration_id: str | None = None,
+    target_webhook_id: str | None = None,
+) -> OutboxEvent: ...
+
+
+@overload
 async def emit(
     session: AsyncSession,
     office_id: str,
@@ -209,16 +226,31 @@ async def emit(
     conversation_id: str | None = None,
     integration_id: str | None = None,
     target_webhook_id: str | None = None,
+) -> OutboxEvent: ...
+
+
+async def emit(
+    session: AsyncSession,
+    office_id: str,
+    name: Event[Any] | str,
+    data: BaseModel | dict[str, Any],
+    *,
+    causation_id: str | None = None,
+    depth: int = 0,
+    conversation_id: str | None = None,
+    integration_id: str | None = None,
+    target_webhook_id: str | None = None,
 ) -> OutboxEvent:
     """Adds the event to the session; it commits, or rolls back, with the change itself.
 
-    ``causation_id`` and ``depth`` name the event that caused this one (automation chains;
-    inside ``caused_by`` they are taken from there); ``target_webhook_id`` limits delivery
-    to one webhook (``webhook.test``). Each consumer gets its progress row in the same
-    transaction, and workers are woken once it commits.
+    The service passes an ``Event`` and its payload model (the webhook body's ``data`` is
+    the model's JSON); a name and a dict is a payload taken as given (tests inject events
+    so). ``causation_id`` and ``depth`` name the event that caused this one (automation
+    chains; inside ``caused_by`` they are taken from there); ``target_webhook_id`` limits
+    delivery to one webhook (``webhook.test``). Each consumer gets its progress row in the
+    same transaction, and workers are woken once it commits.
     """
-    if name not in EVENT_NAMES:
-        raise ValueError(f"unknown event {name!r}")
+    name, data = _payload(name, data)
     cause = _cause.get()
     if causation_id is None and cause is not None:
         causation_id, depth = cause.event_id, cause.depth + 1
@@ -313,20 +345,36 @@ def _template_sent(event: OutboxEvent) -> bool:
     )
 
 
+def _payload(
+    event: Event[Any] | str, data: BaseModel | dict[str, Any]
+) -> tuple[str, dict[str, Any]]:
+    """The event's name and its payload as stored (and sent): a model's JSON, by alias."""
+    if isinstance(event, Event):
+        if not isinstance(data, event.payload):
+            raise TypeError(f"{event.name} carries {event.payload.__name__}, not {type(data)}")
+        return event.name, data.model_dump(mode="json", by_alias=True)
+    if event not in EVENT_NAMES:
+        raise ValueError(f"unknown event {event!r}")
+    if not isinstance(data, dict):
+        raise TypeError(f"{event}: a payload model goes with its Event")
+    return event, data
+
+
 @dataclass(frozen=True)
 class PendingEvent:
+    """An event ``emit_many`` records: an ``Event`` and its payload model, checked there
+    (or, as ``emit`` takes them, a name and a dict)."""
+
     office_id: str
-    name: str
-    data: dict[str, Any]
+    name: Event[Any] | str
+    data: BaseModel | dict[str, Any]
     conversation_id: str | None = None
     integration_id: str | None = None
 
 
 async def emit_many(session: AsyncSession, events: Sequence[PendingEvent]) -> None:
     """``emit`` for a batch (a worker recording many outcomes): one flush for them all."""
-    for pending in events:
-        if pending.name not in EVENT_NAMES:
-            raise ValueError(f"unknown event {pending.name!r}")
+    payloads = [_payload(e.name, e.data) for e in events]
     if not events:
         return
     now = utcnow()
@@ -334,8 +382,8 @@ async def emit_many(session: AsyncSession, events: Sequence[PendingEvent]) -> No
         OutboxEvent(
             id=new_id(),
             office_id=e.office_id,
-            name=e.name,
-            data=e.data,
+            name=name,
+            data=data,
             created_at=now,
             causation_id=None,
             depth=0,
@@ -343,7 +391,7 @@ async def emit_many(session: AsyncSession, events: Sequence[PendingEvent]) -> No
             integration_id=e.integration_id,
             target_webhook_id=None,
         )
-        for e in events
+        for e, (name, data) in zip(events, payloads, strict=True)
     ]
     session.add_all(records)
     await session.flush()

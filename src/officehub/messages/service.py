@@ -18,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from officehub.contacts import service as contacts
 from officehub.conversations import service as conversations
 from officehub.conversations.models import Conversation, Message
+from officehub.events.catalogue import Event
 from officehub.events.service import PendingEvent, emit, emit_many
 from officehub.inboxes import service as inboxes
 from officehub.kit.errors import Conflict, NotFound, ValidationFailed
@@ -25,7 +26,7 @@ from officehub.kit.ids import new_id
 from officehub.kit.pagination import PageParams, paginate
 from officehub.kit.storage import Storage, is_valid_key
 from officehub.kit.timeutil import isoformat, utcnow
-from officehub.messages import repository
+from officehub.messages import events, repository
 from officehub.messages.schemas import (
     FallbackTemplate,
     InboundIn,
@@ -55,7 +56,7 @@ async def receive(
         media_url=body.media_url,
         status="RECEIVED",
     )
-    return await _emit(session, conversation, "chat.message.received", message)
+    return await _emit(session, conversation, events.RECEIVED, message)
 
 
 SERVICE_WINDOW = timedelta(hours=24)
@@ -112,7 +113,7 @@ async def send(
         payload={**(_reply_payload(reply) or {}), **(payload or {})} or None,
         reply_to_id=reply.id if reply else None,
     )
-    return await _emit(session, conversation, "chat.message.sent", message)
+    return await _emit(session, conversation, events.SENT, message)
 
 
 async def _reply_target(
@@ -206,7 +207,7 @@ async def _send_fallback(
             "fallbackFor": replaces,
         },
     )
-    return await _emit(session, conversation, "chat.message.sent", message)
+    return await _emit(session, conversation, events.SENT, message)
 
 
 async def fall_back(session: AsyncSession, message: Message) -> MessageOut | None:
@@ -256,7 +257,7 @@ async def send_media(
         media_url=media_url,
         status="QUEUED",
     )
-    return await _emit(session, conversation, "chat.message.sent", message)
+    return await _emit(session, conversation, events.SENT, message)
 
 
 BUTTON_TITLE_MAX = 20
@@ -330,7 +331,7 @@ async def send_choice(
         status="QUEUED",
         payload=payload,
     )
-    return await _emit(session, conversation, "chat.message.sent", message)
+    return await _emit(session, conversation, events.SENT, message)
 
 
 async def mark_read(
@@ -469,7 +470,7 @@ async def _send_template(
         },
         reply_to_id=reply.id if reply else None,
     )
-    return await _emit(session, conversation, "chat.message.sent", message)
+    return await _emit(session, conversation, events.SENT, message)
 
 
 async def _check_marketing_consent(
@@ -553,7 +554,7 @@ async def receive_from_channel(
             )
     except IntegrityError:
         return None
-    return await _emit(session, conversation, "chat.message.received", message)
+    return await _emit(session, conversation, events.RECEIVED, message)
 
 
 async def external_id_known(session: AsyncSession, office_id: str, external_id: str) -> bool:
@@ -618,8 +619,8 @@ def _apply(change: StatusChange) -> PendingEvent:
     out = MessageOut.model_validate(message)
     return PendingEvent(
         message.office_id,
-        "chat.message.status",
-        {**out.model_dump(mode="json", by_alias=True), "previousStatus": previous},
+        events.STATUS,
+        events.MessageStatusPayload(**dict(out), previous_status=previous),
         conversation_id=message.conversation_id,
         integration_id=change.integration_id,
     )
@@ -707,14 +708,14 @@ async def _store(
 
 
 async def _emit(
-    session: AsyncSession, conversation: Conversation, name: str, message: Message
+    session: AsyncSession, conversation: Conversation, event: Event[MessageOut], message: Message
 ) -> MessageOut:
     out = MessageOut.model_validate(message)
     await emit(
         session,
         conversation.office_id,
-        name,
-        out.model_dump(mode="json", by_alias=True),
+        event,
+        out,
         conversation_id=conversation.id,
         integration_id=conversation.integration_id,
     )
@@ -744,7 +745,7 @@ async def _updated(session: AsyncSession, message: Message) -> MessageOut:
     conversation = await conversations.get_conversation(
         session, message.office_id, message.conversation_id
     )
-    return await _emit(session, conversation, "chat.message.updated", message)
+    return await _emit(session, conversation, events.UPDATED, message)
 
 
 async def react_from_channel(

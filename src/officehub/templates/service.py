@@ -20,7 +20,7 @@ from officehub.inboxes.models import Integration
 from officehub.kit.errors import Conflict, NotFound, ValidationFailed
 from officehub.kit.repository import flush_or_conflict
 from officehub.kit.timeutil import utcnow
-from officehub.templates import repository
+from officehub.templates import events, repository
 from officehub.templates.models import WhatsAppTemplate
 from officehub.templates.schemas import TemplateIn, TemplateOut
 
@@ -204,14 +204,16 @@ async def apply_platform_update(
         return None
     record.updated_at = utcnow()
     await session.flush()
-    data = {
-        **template_out(record).model_dump(mode="json", by_alias=True),
-        **after,
-        "integrationId": integration_id,
-        "changes": changes,
-    }
-    await emit(session, office_id, "template.updated", data, integration_id=integration_id)
-    return data
+    data = events.TemplateUpdatedPayload.model_validate(
+        {
+            **template_out(record).model_dump(by_alias=True),
+            **after,
+            "integrationId": integration_id,
+            "changes": changes,
+        }
+    )
+    await emit(session, office_id, events.UPDATED, data, integration_id=integration_id)
+    return data.model_dump(mode="json", by_alias=True)
 
 
 def _platform_fields(record: WhatsAppTemplate) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from officehub.kit.db import database_now
 from officehub.kit.errors import Conflict, NotFound, ValidationFailed
 from officehub.kit.pagination import PageParams
 from officehub.kit.timeutil import utcnow
-from officehub.webhooks import repository
+from officehub.webhooks import events, repository
 from officehub.webhooks.models import Webhook, WebhookDelivery
 from officehub.webhooks.schemas import WebhookCreate, WebhookStats, WebhookUpdate
 from officehub.webhooks.ssrf import is_blocked, literal_address
@@ -151,8 +151,10 @@ async def send_test(session: AsyncSession, office_id: str, ident: str) -> str:
     event = await emit(
         session,
         office_id,
-        "webhook.test",
-        {"webhookId": record.id, "message": "This is a test delivery from officehub"},
+        events.TEST,
+        events.WebhookTestPayload(
+            webhook_id=record.id, message="This is a test delivery from officehub"
+        ),
         target_webhook_id=record.id,
     )
     return event.id
