@@ -60,10 +60,13 @@ async def test_every_emitted_payload_validates_against_the_served_schema(
     }
     assert invalid == {}
     for event in events:
-        # The model writes the stored payload back byte for byte: same keys, same order.
+        # Its model writes the stored payload back as it was, every key and value (in the
+        # same order on SQLite; PostgreSQL's jsonb keeps none).
         model = payload_model(event.name).model_validate(event.data)
         again = model.model_dump(mode="json", by_alias=True)
-        assert json.dumps(again) == json.dumps(event.data), event.name
+        assert again == event.data, event.name
+        if app.state.engine.dialect.name == "sqlite":
+            assert json.dumps(again) == json.dumps(event.data), event.name
 
 
 async def test_the_catalogue_serves_a_schema_and_an_example_for_every_event(
