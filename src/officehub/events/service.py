@@ -350,7 +350,8 @@ def _payload(
 ) -> tuple[str, dict[str, Any]]:
     """The event's name and its payload as stored (and sent): a model's JSON, by alias."""
     if isinstance(event, Event):
-        if type(data) is not event.payload:  # its model exactly: no subclass adds a key
+        # Its model exactly: a subclass would add keys the catalogue's schema does not name.
+        if not isinstance(data, BaseModel) or type(data) is not event.payload:
             raise TypeError(f"{event.name} carries {event.payload.__name__}, not {type(data)}")
         return event.name, data.model_dump(mode="json", by_alias=True)
     if event not in EVENT_NAMES:
