@@ -13,11 +13,11 @@ from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.kit.db import is_sqlite
 from officehub.kit.ids import new_id
+from officehub.kit.queue import NOW, Backoff, WorkQueue, locks_rows
 from officehub.kit.safe_trace import safe_message
 from officehub.kit.scheduled_jobs import ScheduledJob
 from officehub.kit.worker import QueueJob, WorkerContext
@@ -62,33 +62,36 @@ async def schedule(
     return job
 
 
-async def _claim(
-    session: AsyncSession, now: datetime, token: str, *, skip_locked: bool
-) -> list[str]:
-    due = (
-        select(ScheduledJob.id)
-        .where(ScheduledJob.done_at.is_(None), ScheduledJob.due_at <= now)
-        .order_by(ScheduledJob.due_at, ScheduledJob.id)
-        .limit(BATCH)
+SCHEDULED = WorkQueue(
+    "scheduled_jobs",
+    key=ScheduledJob.id,
+    lease=ScheduledJob.due_at,
+    token=ScheduledJob.claim_token,
+    open=ScheduledJob.done_at.is_(None),
+    backoff=Backoff(RETRY_AFTER),
+    attempts=ScheduledJob.attempts,
+    error=ScheduledJob.error,
+    gave_up={"done_at": NOW},
+    order_by=(ScheduledJob.due_at, ScheduledJob.id),
+)
+"""The queue of scheduled jobs: ``due_at`` is due time and lease (``kit.queue``)."""
+
+
+async def _claim(session: AsyncSession, now: datetime, token: str) -> list[str]:
+    ids = await SCHEDULED.claim(session, now, LEASE, token, BATCH, skip_locked=locks_rows(session))
+    if not ids:
+        return []
+    rows = await session.execute(
+        select(ScheduledJob.id, ScheduledJob.created_at).where(ScheduledJob.id.in_(ids))
     )
-    if skip_locked:
-        due = due.with_for_update(skip_locked=True)
-    result = await session.execute(
-        update(ScheduledJob)
-        .where(ScheduledJob.id.in_(due.scalar_subquery()))
-        .values(due_at=now + LEASE, claim_token=token)
-        .returning(ScheduledJob.id, ScheduledJob.created_at)
-        .execution_options(synchronize_session=False)
-    )
-    return [row[0] for row in sorted(result, key=lambda r: (r[1], r[0]))]
+    return [row[0] for row in sorted(rows, key=lambda r: (r[1], r[0]))]
 
 
 def scheduled_runner(handlers: Mapping[str, JobHandler]) -> QueueJob:
     async def run_scheduled(ctx: WorkerContext) -> int:
-        pg = not is_sqlite(ctx.settings.database_url)
         token = f"{ctx.worker_id}:{new_id()}"[:64]
         async with ctx.sessionmaker() as session, session.begin():
-            ids = await _claim(session, ctx.now(), token, skip_locked=pg)
+            ids = await _claim(session, ctx.now(), token)
         for ident in ids:
             await _run_one(ctx, handlers, ident, token)
         return len(ids)
@@ -104,16 +107,7 @@ async def _run_one(
         async with ctx.sessionmaker() as session, session.begin():
             # Written first: the row lock (PostgreSQL) or the database's write lock (SQLite)
             # before any read, so a concurrent commit cannot invalidate this transaction.
-            held = await session.execute(
-                update(ScheduledJob)
-                .where(
-                    ScheduledJob.id == ident,
-                    ScheduledJob.claim_token == token,
-                    ScheduledJob.done_at.is_(None),
-                )
-                .values(claim_token=token)
-            )
-            if not held.rowcount:  # type: ignore[attr-defined]
+            if not await SCHEDULED.hold(session, ident, token):
                 return  # the lease ran out and another worker took it over
             job = await session.get(ScheduledJob, ident)
             if job is None:
@@ -129,21 +123,26 @@ async def _run_one(
         await _failed(ctx, ident, token, attempts, retry.error, retry.at)
     except Exception as exc:
         logger.exception("scheduled job %s failed", ident)
-        at = ctx.now() + RETRY_AFTER[attempts] if attempts < len(RETRY_AFTER) else None
-        await _failed(ctx, ident, token, attempts, safe_message(exc), at)
+        await _failed(ctx, ident, token, attempts, safe_message(exc), None, retry=True)
 
 
 async def _failed(
-    ctx: WorkerContext, ident: str, token: str, attempts: int, error: str, at: datetime | None
+    ctx: WorkerContext,
+    ident: str,
+    token: str,
+    attempts: int,
+    error: str,
+    at: datetime | None,
+    *,
+    retry: bool = False,
 ) -> None:
-    values: dict[str, Any] = {"attempts": attempts + 1, "error": error[:1000], "claim_token": None}
-    if at is None:
-        values["done_at"] = ctx.now()
-    else:
-        values["due_at"] = at
+    """Records the failed attempt: due again at ``at`` (``retry``: on the queue's backoff
+    schedule), or given up (done, the error kept)."""
+    now = ctx.now()
+    values, _ = SCHEDULED.failure(now, attempts + 1, error)
+    if not retry:
+        values.pop("due_at", None)
+        values.pop("done_at", None)
+        values.update({"done_at": now} if at is None else {"due_at": at})
     async with ctx.sessionmaker() as session, session.begin():
-        await session.execute(
-            update(ScheduledJob)
-            .where(ScheduledJob.id == ident, ScheduledJob.claim_token == token)
-            .values(**values)
-        )
+        await SCHEDULED.finish(session, ident, token, values)

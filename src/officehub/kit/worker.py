@@ -18,6 +18,7 @@ import socket
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Any
 
 from sqlalchemy import insert, update
 from sqlalchemy.exc import IntegrityError
@@ -28,6 +29,7 @@ from officehub.events.models import JobLease
 from officehub.kit.config import Settings
 from officehub.kit.db import database_now, database_unreachable
 from officehub.kit.timeutil import utcnow
+from officehub.kit import queue
 
 logger = logging.getLogger("officehub.worker")
 
@@ -51,6 +53,13 @@ class WorkerContext:
     clock: Clock = utcnow
     worker_id: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")
     database_clock: bool = True
+    overlap: bool = False
+    """Set by a long-running worker (``Worker.run``): the queue's pools return at once and
+    their work finishes on its own while later passes claim more (``kit.queue.drain``)."""
+    pools: dict[str, Any] = field(default_factory=dict)
+    """The worker's ``kit.queue.Pool`` per kind of work, kept between passes."""
+    nudge: Callable[[], None] = lambda: None
+    """Wakes the idle worker (a pool's slot freed up)."""
 
     def now(self) -> datetime:
         return self.clock()
@@ -173,6 +182,7 @@ class Worker:
         process, or by PostgreSQL NOTIFY) or the poll interval passes (scheduled work)."""
         logger.info("worker %s started", self.ctx.worker_id)
         wakeup.subscribe(self.wake)
+        self.ctx.overlap, self.ctx.nudge = True, self.wake.set
         try:
             async with wakeup.listening(self.ctx.settings.database_url, self.wake):
                 while not self.stopping.is_set():
@@ -184,6 +194,7 @@ class Worker:
                         await self._idle()
         finally:
             wakeup.unsubscribe(self.wake)
+            await queue.shutdown(self.ctx)  # what it still held is due again at once
         logger.info("worker %s stopped", self.ctx.worker_id)
 
     async def _idle(self, seconds: float | None = None) -> None:

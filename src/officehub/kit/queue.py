@@ -1,0 +1,490 @@
+"""The one queue: how every kind of background work is claimed, held, finished and retried.
+
+Each kind of work keeps its own table (outbox consumer rows, webhook and action
+deliveries, outbound messages, scheduled jobs, ...): a row is a piece of work, and a
+``WorkQueue`` names the columns the queue needs in it: the key, the *lease* column (the
+time the row is due, moved past a lease while a worker holds it), the claim token, and
+optionally the attempt count and the error. One table per kind keeps each kind's own
+indexes, foreign keys (a record deleted takes its work with it) and API reads; the queue
+is the statements, written once.
+
+- ``claim``: one ``UPDATE … WHERE key IN (SELECT … LIMIT n FOR UPDATE SKIP LOCKED)``
+  moving the lease to ``now + lease`` and setting a fresh token. PostgreSQL: concurrent
+  claimers take disjoint rows without waiting. SQLite: one writer at a time, so the single
+  statement is atomic by itself; the semantics are the same.
+- ``now`` is always the database's clock on PostgreSQL (``WorkerContext.time_in``): every
+  worker compares leases with the one clock they share.
+- ``hold`` / ``holding``: the holder's first write in the transaction that records an
+  outcome (the row lock on PostgreSQL, the write lock on SQLite) and the answer to "do I
+  still hold it": a row whose lease ran out and was taken over, or that was deleted, is
+  not held, and its outcome is dropped quietly.
+- ``renew``: the heartbeat. Leases are short (seconds); while work runs its holder renews
+  them, so a killed worker's work is taken over within a lease, not a minute.
+- ``finish``, ``fail`` (the error recorded, the next try on a ``Backoff`` schedule, given
+  up after its last step), ``release`` (on shutdown: due again at once, for anyone).
+
+``Pool`` runs claimed work in a worker process: a fixed number of slots, each piece of
+work finishing (and recording its outcome) on its own, never waiting for a batch; a limit
+per group (an endpoint) so one slow receiver holds at most its own slots, and a breaker
+that drops a group that timed out to one slot for a while; one heartbeat renewing the
+leases of everything in flight; ``shutdown`` releasing what it held.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import time
+from collections import Counter
+from collections.abc import Awaitable, Callable, Collection, Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any, Generic, Protocol, TypeVar
+
+from sqlalchemy import ColumnElement, Select, or_, select, update
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.orm import InstrumentedAttribute
+
+from officehub.kit.ids import new_id
+
+logger = logging.getLogger("officehub.queue")
+
+Key = Any
+"""A row's key (a string id, or an integer sequence number)."""
+
+NOW: Any = object()
+"""In ``WorkQueue.gave_up``: the time of the failure (a done mark)."""
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """The wait after the 1st, 2nd, … failed attempt; after the last step, give up.
+
+    ``jitter`` spreads each step by ± that fraction; a ``retry_after`` the other side
+    asked for is honoured between the step and ``retry_after_cap`` times it.
+    """
+
+    steps: tuple[timedelta, ...]
+    jitter: float = 0.0
+    retry_after_cap: float = 2.0
+
+    @classmethod
+    def seconds(cls, *steps: float, jitter: float = 0.0) -> Backoff:
+        return cls(tuple(timedelta(seconds=s) for s in steps), jitter)
+
+    @property
+    def attempts(self) -> int:
+        """Attempts made before giving up: one more than the steps."""
+        return len(self.steps) + 1
+
+    def after(
+        self,
+        attempt: int,
+        retry_after: float | None = None,
+        rand: Callable[[], float] = random.random,
+    ) -> timedelta | None:
+        """The wait after failed attempt number ``attempt`` (1-based); None: give up."""
+        if attempt < 1 or attempt > len(self.steps):
+            return None
+        step = self.steps[attempt - 1].total_seconds()
+        if retry_after is not None:
+            return timedelta(seconds=min(max(retry_after, step), self.retry_after_cap * step))
+        return timedelta(seconds=step * (1 - self.jitter + 2 * self.jitter * rand()))
+
+
+@dataclass(frozen=True)
+class WorkQueue:
+    """The columns of one table of work that the queue reads and writes.
+
+    ``open`` says which rows still have work (``status IN (…)``, ``done_at IS NULL``);
+    ``lease`` is due time and lease in one: a row is claimable when open and its lease is
+    at or before now (or null, with ``null_is_due``). ``gave_up`` are the values written
+    when ``fail`` runs out of tries (a status, a done mark).
+    """
+
+    name: str
+    key: InstrumentedAttribute[Any]
+    lease: InstrumentedAttribute[Any]
+    token: InstrumentedAttribute[Any]
+    open: ColumnElement[bool]
+    backoff: Backoff
+    attempts: InstrumentedAttribute[Any] | None = None
+    error: InstrumentedAttribute[Any] | None = None
+    error_length: int = 1000
+    gave_up: Mapping[str, Any] = field(default_factory=dict)
+    null_is_due: bool = False
+    order_by: tuple[Any, ...] = ()
+
+    @property
+    def model(self) -> Any:
+        return self.key.class_
+
+    def due(self, now: datetime) -> ColumnElement[bool]:
+        if self.null_is_due:
+            return or_(self.lease.is_(None), self.lease <= now)
+        return self.lease <= now
+
+    def _held(self, keys: Collection[Key], tokens: Collection[str]) -> list[ColumnElement[bool]]:
+        return [
+            self.key.in_(list(keys)),
+            self.token.in_(list(tokens)) if len(tokens) != 1 else self.token == next(iter(tokens)),
+            self.open,
+        ]
+
+    async def claim(
+        self,
+        session: AsyncSession,
+        now: datetime,
+        lease: timedelta,
+        token: str,
+        limit: int,
+        *,
+        skip_locked: bool,
+        where: Sequence[ColumnElement[bool]] = (),
+        join: tuple[Any, ColumnElement[bool]] | None = None,
+        values: Mapping[str, Any] | None = None,
+    ) -> list[Key]:
+        """Leases up to ``limit`` due rows to ``token`` until ``now + lease``; their keys.
+
+        ``where`` narrows the due rows (``join``: a table they are read with);
+        ``values`` are written with the lease (an attempt counted at claim time)."""
+        due: Select[Any] = select(self.key)
+        if join is not None:
+            due = due.join(*join)
+        due = due.where(self.open, self.due(now), *where)
+        due = due.order_by(*(self.order_by or (self.lease, self.key))).limit(limit)
+        if skip_locked:
+            due = due.with_for_update(of=self.model, skip_locked=True)
+        result = await session.execute(
+            update(self.model)
+            .where(self.key.in_(due.scalar_subquery()))
+            .values({self.lease.key: now + lease, self.token.key: token, **dict(values or {})})
+            .returning(self.key)
+            .execution_options(synchronize_session=False)
+        )
+        return [row[0] for row in result]
+
+    async def holding(
+        self, session: AsyncSession, keys: Collection[Key], tokens: Collection[str]
+    ) -> set[Key]:
+        """The rows among ``keys`` still held by one of ``tokens`` (and still open), locked
+        by a write: make it the transaction's first statement, before any read."""
+        if not keys or not tokens:
+            return set()
+        result = await session.execute(
+            update(self.model)
+            .where(*self._held(keys, tokens))
+            .values({self.token.key: self.token})
+            .returning(self.key)
+            .execution_options(synchronize_session=False)
+        )
+        return {row[0] for row in result}
+
+    async def hold(self, session: AsyncSession, key: Key, token: str) -> bool:
+        return bool(await self.holding(session, [key], [token]))
+
+    async def renew(
+        self,
+        session: AsyncSession,
+        keys: Collection[Key],
+        tokens: Collection[str],
+        until: datetime,
+    ) -> set[Key]:
+        """The heartbeat: moves the leases of the rows still held to ``until``."""
+        if not keys or not tokens:
+            return set()
+        result = await session.execute(
+            update(self.model)
+            .where(*self._held(keys, tokens))
+            .values({self.lease.key: until})
+            .returning(self.key)
+            .execution_options(synchronize_session=False)
+        )
+        return {row[0] for row in result}
+
+    async def finish(
+        self, session: AsyncSession, key: Key, token: str, values: Mapping[str, Any]
+    ) -> bool:
+        """Writes the row's outcome and lets go of it; False (nothing written) when the
+        row is no longer held: taken over after its lease, or deleted."""
+        result = await session.execute(
+            update(self.model)
+            .where(*self._held([key], [token]))
+            .values({self.token.key: None, **dict(values)})
+            .execution_options(synchronize_session=False)
+        )
+        return bool(result.rowcount)  # type: ignore[attr-defined]
+
+    def failure(
+        self,
+        now: datetime,
+        attempt: int,
+        error: str,
+        retry_after: float | None = None,
+    ) -> tuple[dict[str, Any], datetime | None]:
+        """The values ``fail`` writes after failed attempt ``attempt``, and the next try's
+        time (None: given up)."""
+        values: dict[str, Any] = {}
+        if self.attempts is not None:
+            values[self.attempts.key] = attempt
+        if self.error is not None:
+            values[self.error.key] = error[: self.error_length]
+        wait = self.backoff.after(attempt, retry_after)
+        if wait is None:
+            values.update({k: now if v is NOW else v for k, v in self.gave_up.items()})
+            return values, None
+        values[self.lease.key] = now + wait
+        return values, now + wait
+
+    async def fail(
+        self,
+        session: AsyncSession,
+        key: Key,
+        token: str,
+        now: datetime,
+        attempt: int,
+        error: str,
+        *,
+        retry_after: float | None = None,
+        values: Mapping[str, Any] | None = None,
+    ) -> datetime | None:
+        """Records failed attempt ``attempt`` with its error: due again on the backoff
+        schedule, or given up after the last step. Returns the next try's time."""
+        written, at = self.failure(now, attempt, error, retry_after)
+        await self.finish(session, key, token, {**written, **dict(values or {})})
+        return at
+
+    async def release(
+        self, session: AsyncSession, keys: Collection[Key], tokens: Collection[str], now: datetime
+    ) -> int:
+        """Lets go of held rows unfinished (a worker shutting down): due again at once."""
+        if not keys or not tokens:
+            return 0
+        result = await session.execute(
+            update(self.model)
+            .where(*self._held(keys, tokens))
+            .values({self.lease.key: now, self.token.key: None})
+            .execution_options(synchronize_session=False)
+        )
+        return int(result.rowcount)  # type: ignore[attr-defined]
+
+
+def locks_rows(session: AsyncSession) -> bool:
+    """Whether claims lock rows ``FOR UPDATE SKIP LOCKED`` (PostgreSQL; SQLite has one
+    writer at a time, which makes each claim atomic by itself)."""
+    return session.get_bind().dialect.name != "sqlite"
+
+
+class Context(Protocol):
+    """What the pool needs of a worker (``WorkerContext``)."""
+
+    sessionmaker: async_sessionmaker[AsyncSession]
+    worker_id: str
+
+    async def time_in(self, session: AsyncSession) -> datetime: ...
+
+
+Item = TypeVar("Item")
+
+
+@dataclass
+class Claimed(Generic[Item]):
+    """What a claim hands the pool: the work, each with its key and group."""
+
+    item: Item
+    key: Key
+    group: Hashable
+
+
+Claimer = Callable[
+    [AsyncSession, datetime, str, int, Collection[Hashable]], Awaitable[list[Claimed[Item]]]
+]
+"""``(session, now, token, limit, full groups) -> claimed``: claims (with ``WorkQueue.
+claim``) up to ``limit`` rows, none of the full groups', in the pool's transaction."""
+
+Work = Callable[[Item, str], Awaitable[bool]]
+"""Does one piece of work and records its outcome (``finish``/``fail`` under the token);
+answers True when its group was slow (a timeout), which trips the group's breaker."""
+
+
+@dataclass
+class _Running:
+    token: str
+    group: Hashable
+    task: asyncio.Task[None]
+
+
+class Pool(Generic[Item]):
+    """Runs claimed work in one worker process, each piece on its own (see the module)."""
+
+    def __init__(
+        self,
+        queue: WorkQueue,
+        claim: Claimer[Item],
+        work: Work[Item],
+        *,
+        slots: int,
+        lease: timedelta,
+        per_group: int | None = None,
+        batch: int | None = None,
+        breaker: timedelta = timedelta(seconds=60),
+        on_free: Callable[[], None] | None = None,
+    ) -> None:
+        self.queue = queue
+        self.claim = claim
+        self.work = work
+        self.slots = max(1, slots)
+        self.lease = lease
+        self.per_group = max(1, per_group or self.slots)
+        self.batch = batch or self.slots
+        self.breaker = breaker
+        self.on_free = on_free
+        self.running: dict[Key, _Running] = {}
+        self.groups: Counter[Hashable] = Counter()
+        self._slow_until: dict[Hashable, float] = {}
+        self._heart: asyncio.Task[None] | None = None
+
+    def limit_of(self, group: Hashable) -> int:
+        """The group's slots: ``per_group``, or one while its breaker is open."""
+        until = self._slow_until.get(group)
+        if until is not None and time.monotonic() < until:
+            return 1
+        self._slow_until.pop(group, None)
+        return self.per_group
+
+    def full(self) -> set[Hashable]:
+        return {g for g, n in self.groups.items() if n >= self.limit_of(g)}
+
+    async def fill(self, ctx: Context) -> int:
+        """Claims work for the free slots and starts it; returns how many it started."""
+        free = min(self.slots - len(self.running), self.batch)
+        if free <= 0:
+            return 0
+        token = new_id()
+        started: list[Claimed[Item]] = []
+        async with ctx.sessionmaker() as session, session.begin():
+            now = await ctx.time_in(session)
+            claimed = await self.claim(session, now, token, free, self.full())
+            counts = Counter(self.groups)
+            extra: list[Key] = []
+            for piece in claimed:
+                if piece.key in self.running or counts[piece.group] >= self.limit_of(piece.group):
+                    extra.append(piece.key)  # its group is full: back to the queue
+                    continue
+                counts[piece.group] += 1
+                started.append(piece)
+            if extra:
+                await self.queue.release(session, extra, [token], now)
+        for piece in started:
+            self.groups[piece.group] += 1
+            task = asyncio.create_task(self._run(piece, token))
+            self.running[piece.key] = _Running(token, piece.group, task)
+        if started and (self._heart is None or self._heart.done()):
+            self._heart = asyncio.create_task(self._heartbeat(ctx))
+        return len(started)
+
+    async def _run(self, piece: Claimed[Item], token: str) -> None:
+        try:
+            if await self.work(piece.item, token):
+                self._slow_until[piece.group] = time.monotonic() + self.breaker.total_seconds()
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            logger.exception("queue %s: work on %s failed", self.queue.name, piece.key)
+        finally:
+            running = self.running.get(piece.key)
+            if running is not None and running.token == token:
+                del self.running[piece.key]
+                self.groups[piece.group] -= 1
+                if self.groups[piece.group] <= 0:
+                    del self.groups[piece.group]
+            if self.on_free is not None:
+                self.on_free()
+
+    async def _heartbeat(self, ctx: Context) -> None:
+        """Renews the leases of the work in flight every third of a lease."""
+        every = self.lease.total_seconds() / 3
+        while self.running:
+            await asyncio.sleep(every)
+            running = dict(self.running)
+            if not running:
+                return
+            try:
+                async with ctx.sessionmaker() as session, session.begin():
+                    now = await ctx.time_in(session)
+                    await self.queue.renew(
+                        session,
+                        list(running),
+                        {r.token for r in running.values()},
+                        now + self.lease,
+                    )
+            except Exception:
+                logger.warning("queue %s: a heartbeat failed", self.queue.name, exc_info=True)
+
+    async def settle(self) -> None:
+        """Waits for the work in flight (cancelled with it)."""
+        tasks = [r.task for r in self.running.values()]
+        try:
+            await asyncio.gather(*tasks)
+        except asyncio.CancelledError:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
+        finally:
+            if not self.running and self._heart is not None:
+                self._heart.cancel()
+
+    async def shutdown(self, ctx: Context) -> int:
+        """Stops the work in flight and releases its rows: due again at once for another
+        worker. Returns how many were released."""
+        running = dict(self.running)
+        for r in running.values():
+            r.task.cancel()
+        for r in running.values():
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await r.task
+        if self._heart is not None:
+            self._heart.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._heart
+        if not running:
+            return 0
+        async with ctx.sessionmaker() as session, session.begin():
+            now = await ctx.time_in(session)
+            return await self.queue.release(
+                session, list(running), {r.token for r in running.values()}, now
+            )
+
+
+def pool_of(ctx: Any, name: str, make: Callable[[], Pool[Any]]) -> Pool[Any]:
+    """The worker's pool called ``name`` (made on first use, kept in ``ctx.pools``)."""
+    pools: dict[str, Pool[Any]] = ctx.pools
+    pool = pools.get(name)
+    if pool is None:
+        pool = pools[name] = make()
+    return pool
+
+
+async def drain(ctx: Any, pool: Pool[Any]) -> int:
+    """One pass of a queue job over ``pool``: claims work for its free slots and starts
+    it. A long-running worker (``ctx.overlap``) returns at once, the work finishing on its
+    own while later passes claim more; a single pass (tests, ``run_until_idle``) waits for
+    the work it started."""
+    started = await pool.fill(ctx)
+    if not ctx.overlap:
+        await pool.settle()
+    return started
+
+
+async def shutdown(ctx: Any) -> int:
+    """Releases the work every pool of the worker holds (its orderly stop)."""
+    released = 0
+    for pool in list(ctx.pools.values()):
+        try:
+            released += await pool.shutdown(ctx)
+        except Exception:
+            logger.warning("queue %s: releasing on shutdown failed", pool.queue.name, exc_info=True)
+    return released

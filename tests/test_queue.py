@@ -1,0 +1,243 @@
+"""The one queue (``officehub.kit.queue``), one test per property, on the scheduled jobs'
+table (any table of work would do: the queue is its columns)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Collection, Hashable
+from datetime import datetime, timedelta
+
+from fastapi import FastAPI
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from officehub.kit.config import Settings
+from officehub.kit.db import database_now
+from officehub.kit.ids import new_id
+from officehub.kit.queue import Claimed, Pool, locks_rows
+from officehub.kit.timeutil import utcnow
+from officehub.kit.scheduled_jobs import ScheduledJob
+from officehub.kit.worker import WorkerContext
+from officehub.automation.scheduled import RETRY_AFTER, SCHEDULED, schedule
+from tests.helpers import OfficeFixture
+
+LEASE = timedelta(seconds=30)
+
+
+async def _jobs(app: FastAPI, office_id: str, count: int) -> list[str]:
+    async with app.state.sessionmaker() as s:
+        now = await database_now(s)
+        jobs = [
+            await schedule(s, office_id, "noop", {"n": n}, now - timedelta(seconds=1), now)
+            for n in range(count)
+        ]
+        await s.commit()
+    return [j.id for j in jobs]
+
+
+async def _now(app: FastAPI) -> datetime:
+    async with app.state.sessionmaker() as s:
+        return await database_now(s)
+
+
+async def _job(app: FastAPI, ident: str) -> ScheduledJob:
+    async with app.state.sessionmaker() as s:
+        job: ScheduledJob | None = await s.get(ScheduledJob, ident)
+        assert job is not None
+        return job
+
+
+async def _claim(app: FastAPI, token: str, limit: int, at: datetime | None = None) -> list[str]:
+    async with app.state.sessionmaker() as s, s.begin():
+        now = at or await database_now(s)
+        return list(await SCHEDULED.claim(s, now, LEASE, token, limit, skip_locked=locks_rows(s)))
+
+
+async def test_a_claim_is_exclusive_between_two_concurrent_claimers(
+    app: FastAPI, office_a: OfficeFixture
+) -> None:
+    """Two claimers racing over 150 due rows, each in its own transactions, take disjoint
+    sets that together are every row (SKIP LOCKED on PostgreSQL, one writer on SQLite)."""
+    ids = set(await _jobs(app, office_a.id, 150))
+    taken: dict[str, list[str]] = {"one": [], "two": []}
+
+    async def claimer(name: str) -> None:
+        while True:
+            async with app.state.sessionmaker() as s, s.begin():
+                now = await database_now(s)
+                got = await SCHEDULED.claim(
+                    s, now, LEASE, f"{name}-{new_id()}", 7, skip_locked=locks_rows(s)
+                )
+                await asyncio.sleep(0.005)  # hold the transaction open a moment
+            if not got:
+                return
+            taken[name].extend(got)
+
+    await asyncio.gather(claimer("one"), claimer("two"))
+    assert not set(taken["one"]) & set(taken["two"])
+    assert len(taken["one"]) + len(taken["two"]) == len(ids)
+    assert set(taken["one"]) | set(taken["two"]) == ids
+    assert taken["one"] and taken["two"], "both claimers should have taken a share"
+
+
+async def test_a_lease_that_runs_out_lets_another_worker_take_the_work_over(
+    app: FastAPI, office_a: OfficeFixture
+) -> None:
+    [ident] = await _jobs(app, office_a.id, 1)
+    assert await _claim(app, "first", 10) == [ident]
+    assert await _claim(app, "second", 10) == []  # leased
+    later = await _now(app) + LEASE + timedelta(seconds=1)
+    assert await _claim(app, "second", 10, at=later) == [ident]
+    async with app.state.sessionmaker() as s, s.begin():
+        # The first holder's outcome is dropped: the row is the second's now.
+        assert not await SCHEDULED.finish(s, ident, "first", {"done_at": later})
+    job = await _job(app, ident)
+    assert job.claim_token == "second" and job.done_at is None
+
+
+async def _pool(
+    ctx: WorkerContext, work_seconds: float, lease: timedelta, done: list[str]
+) -> Pool[str]:
+    async def claim(
+        session: AsyncSession, now: datetime, token: str, limit: int, _full: Collection[Hashable]
+    ) -> list[Claimed[str]]:
+        keys = await SCHEDULED.claim(
+            session, now, lease, token, limit, skip_locked=locks_rows(session)
+        )
+        return [Claimed(k, k, "all") for k in keys]
+
+    async def work(ident: str, token: str) -> bool:
+        await asyncio.sleep(work_seconds)
+        async with ctx.sessionmaker() as s, s.begin():
+            now = await ctx.time_in(s)
+            if await SCHEDULED.finish(s, ident, token, {"done_at": now}):
+                done.append(ident)
+        return False
+
+    return Pool(SCHEDULED, claim, work, slots=4, lease=lease)
+
+
+async def test_a_heartbeat_keeps_the_lease_of_work_that_runs_longer_than_it(
+    app: FastAPI, settings: Settings, office_a: OfficeFixture
+) -> None:
+    """Work taking 3 leases is never claimable by another worker while it runs; the
+    same claim without the heartbeat's pool is (the control)."""
+    lease = timedelta(seconds=1)
+    ids = await _jobs(app, office_a.id, 2)
+    ctx = WorkerContext(settings, app.state.engine, app.state.sessionmaker, overlap=True)
+    done: list[str] = []
+    pool = await _pool(ctx, 3.0, lease, done)
+    async with app.state.sessionmaker() as s, s.begin():  # the control: no heartbeat
+        [control] = await SCHEDULED.claim(
+            s, await database_now(s), lease, "control", 1, skip_locked=locks_rows(s)
+        )
+    [ident] = set(ids) - {control}
+    assert await pool.fill(ctx) == 1
+    stolen: list[str] = []
+    for _ in range(5):
+        await asyncio.sleep(0.5)
+        stolen += await _claim(app, "thief", 10)
+    await pool.settle()
+    assert stolen == [control]  # the control's lease ran out; the held one's never did
+    assert done == [ident]
+    assert (await _job(app, ident)).done_at is not None
+
+
+async def test_a_failure_is_retried_on_the_backoff_schedule(
+    app: FastAPI, office_a: OfficeFixture
+) -> None:
+    [ident] = await _jobs(app, office_a.id, 1)
+    now = await _now(app)
+    for attempt, step in enumerate(RETRY_AFTER, start=1):
+        [claimed] = await _claim(app, f"t{attempt}", 1, at=now)
+        async with app.state.sessionmaker() as s, s.begin():
+            at = await SCHEDULED.fail(s, claimed, f"t{attempt}", now, attempt, "boom")
+        assert at == now + step
+        job = await _job(app, ident)
+        assert job.due_at == now + step and job.attempts == attempt
+        assert await _claim(app, "early", 1, at=now + step - timedelta(seconds=1)) == []
+        now += step
+
+
+async def test_work_is_given_up_after_its_last_attempt(
+    app: FastAPI, office_a: OfficeFixture
+) -> None:
+    [ident] = await _jobs(app, office_a.id, 1)
+    now = await _now(app)
+    attempts = SCHEDULED.backoff.attempts
+    for attempt in range(1, attempts + 1):
+        [claimed] = await _claim(app, f"t{attempt}", 1, at=now)
+        async with app.state.sessionmaker() as s, s.begin():
+            at = await SCHEDULED.fail(s, claimed, f"t{attempt}", now, attempt, f"boom {attempt}")
+        now += timedelta(days=1)
+        assert (at is None) == (attempt == attempts)
+    job = await _job(app, ident)
+    assert job.attempts == attempts == len(RETRY_AFTER) + 1
+    assert job.done_at is not None and job.error == f"boom {attempts}"
+    assert await _claim(app, "after", 1, at=now + timedelta(days=365)) == []
+
+
+async def test_a_failure_records_its_error(app: FastAPI, office_a: OfficeFixture) -> None:
+    [ident] = await _jobs(app, office_a.id, 1)
+    [claimed] = await _claim(app, "t", 1)
+    async with app.state.sessionmaker() as s, s.begin():
+        await SCHEDULED.fail(s, claimed, "t", await database_now(s), 1, "x" * 5000)
+    job = await _job(app, ident)
+    assert job.error == "x" * 1000  # bounded by the column
+    assert job.claim_token is None and job.attempts == 1
+
+
+async def test_shutdown_releases_held_work_for_another_worker_at_once(
+    app: FastAPI, settings: Settings, office_a: OfficeFixture
+) -> None:
+    ids = set(await _jobs(app, office_a.id, 3))
+    ctx = WorkerContext(settings, app.state.engine, app.state.sessionmaker, overlap=True)
+    done: list[str] = []
+    pool = await _pool(ctx, 3600.0, timedelta(seconds=30), done)
+    assert await pool.fill(ctx) == 3
+    await asyncio.sleep(0.1)
+    assert await _claim(app, "other", 10) == []  # held for 30 s
+    assert await pool.shutdown(ctx) == 3
+    assert not pool.running
+    assert set(await _claim(app, "other", 10)) == ids  # due again at once
+    assert done == []
+
+
+async def test_a_pool_holds_a_slow_group_to_its_own_slots(
+    app: FastAPI, settings: Settings, office_a: OfficeFixture
+) -> None:
+    """Eight rows of a slow group and two of a fast one, four slots, two per group: the
+    fast group's work is claimed and done while the slow group's holds its two slots."""
+    slow = set(await _jobs(app, office_a.id, 8))
+    fast = set(await _jobs(app, office_a.id, 2))
+    ctx = WorkerContext(settings, app.state.engine, app.state.sessionmaker, overlap=True)
+    done: list[str] = []
+
+    async def claim(
+        session: AsyncSession, now: datetime, token: str, limit: int, full: Collection[Hashable]
+    ) -> list[Claimed[str]]:
+        where = [ScheduledJob.id.not_in(slow)] if "slow" in full else []
+        keys = await SCHEDULED.claim(
+            session, now, LEASE, token, limit, skip_locked=locks_rows(session), where=where
+        )
+        return [Claimed(k, k, "slow" if k in slow else "fast") for k in keys]
+
+    async def work(ident: str, token: str) -> bool:
+        await asyncio.sleep(3600 if ident in slow else 0)
+        async with ctx.sessionmaker() as s, s.begin():
+            if await SCHEDULED.finish(s, ident, token, {"done_at": utcnow()}):
+                done.append(ident)
+        return False
+
+    pool: Pool[str] = Pool(SCHEDULED, claim, work, slots=4, per_group=2, lease=LEASE)
+    for _ in range(5):
+        await pool.fill(ctx)
+        await asyncio.sleep(0.05)
+    assert set(done) == fast
+    assert pool.groups["slow"] == 2
+    async with app.state.sessionmaker() as s:
+        held = set(
+            await s.scalars(select(ScheduledJob.id).where(ScheduledJob.claim_token.isnot(None)))
+        )
+    assert len(held & slow) == 2  # the slow group's others went back to the queue
+    await pool.shutdown(ctx)
