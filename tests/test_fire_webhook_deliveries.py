@@ -178,12 +178,15 @@ async def test_a_crash_between_the_call_and_its_record_leaves_the_delivery_claim
         with pytest.raises(asyncio.CancelledError):
             await dying
         [held] = await _log(client, office_a, rule["id"])
-        assert held["status"] == "PENDING" and held["attemptCount"] == 0
+        # The attempt was logged before the call: the kill leaves it in the log.
+        assert held["status"] == "PENDING" and held["attemptCount"] == 1
+        assert [a["statusCode"] for a in held["attempts"]] == [None]
         assert await deliver_actions_due(ctx) == 0  # still leased
         clock.advance(seconds=settings.delivery_lease_seconds + 60)
         assert await deliver_actions_due(ctx) == 1  # the lease ended: claimable again
     [done] = await _log(client, office_a, rule["id"])
-    assert done["status"] == "SUCCESS" and done["attemptCount"] == 1
+    assert done["status"] == "SUCCESS" and done["attemptCount"] == 2  # both calls counted
+    assert [a["statusCode"] for a in done["attempts"]] == [None, 200]
     assert len(receiver.received) == 2
     assert receiver.received[0].json["id"] == receiver.received[1].json["id"]
 

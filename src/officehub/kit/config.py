@@ -63,10 +63,19 @@ class Settings(BaseSettings):
     )
     webhook_timeout_seconds: float = Field(10.0, description="Timeout of one webhook delivery")
     delivery_lease_seconds: float = Field(
-        60.0, description="How long a worker holds a claimed delivery before others may retry it"
+        6.0,
+        gt=0,
+        description="How long a claimed delivery is held before others may retry it; the "
+        "worker renews it every third of this while the attempt runs",
     )
     delivery_batch_size: int = Field(50, description="Deliveries a worker claims at once")
     delivery_concurrency: int = Field(20, description="Deliveries a worker sends at once")
+    delivery_endpoint_concurrency: int = Field(
+        10,
+        ge=1,
+        description="Of those, at most this many to one URL (one for a minute after it timed "
+        "out), so a slow receiver cannot hold the others' deliveries back",
+    )
     delivery_retention_days: int = Field(90, description="Days delivery records are kept")
     outbox_retention_days: int = Field(
         7, description="Days an outbox event is kept once every consumer has processed it"

@@ -304,6 +304,10 @@ Claimer = Callable[
 """``(session, now, token, limit, full groups) -> claimed``: claims (with ``WorkQueue.
 claim``) up to ``limit`` rows, none of the full groups', in the pool's transaction."""
 
+Begin = Callable[[AsyncSession, datetime, list[Item]], Awaitable[None]]
+"""``(session, now, started)``: in the claim's transaction, what the work to be started
+writes first (an attempt logged before its request is sent)."""
+
 Work = Callable[[Item, str], Awaitable[bool]]
 """Does one piece of work and records its outcome (``finish``/``fail`` under the token);
 answers True when its group was slow (a timeout), which trips the group's breaker."""
@@ -331,6 +335,7 @@ class Pool(Generic[Item]):
         batch: int | None = None,
         breaker: timedelta = timedelta(seconds=60),
         on_free: Callable[[], None] | None = None,
+        begin: Begin[Item] | None = None,
     ) -> None:
         self.queue = queue
         self.claim = claim
@@ -341,6 +346,7 @@ class Pool(Generic[Item]):
         self.batch = batch or self.slots
         self.breaker = breaker
         self.on_free = on_free
+        self.begin = begin
         self.running: dict[Key, _Running] = {}
         self.groups: Counter[Hashable] = Counter()
         self._slow_until: dict[Hashable, float] = {}
@@ -377,6 +383,8 @@ class Pool(Generic[Item]):
                 started.append(piece)
             if extra:
                 await self.queue.release(session, extra, [token], now)
+            if started and self.begin is not None:
+                await self.begin(session, now, [p.item for p in started])
         for piece in started:
             self.groups[piece.group] += 1
             task = asyncio.create_task(self._run(piece, token))
@@ -437,9 +445,12 @@ class Pool(Generic[Item]):
             if not self.running and self._heart is not None:
                 self._heart.cancel()
 
-    async def shutdown(self, ctx: Context) -> int:
-        """Stops the work in flight and releases its rows: due again at once for another
-        worker. Returns how many were released."""
+    async def shutdown(self, ctx: Context, grace: float = 0.0) -> int:
+        """Lets the work in flight finish for up to ``grace`` seconds, then stops the rest
+        and releases its rows: due again at once for another worker. Returns how many
+        were released."""
+        if grace > 0 and self.running:
+            await asyncio.wait([r.task for r in self.running.values()], timeout=grace)
         running = dict(self.running)
         for r in running.values():
             r.task.cancel()
@@ -479,12 +490,13 @@ async def drain(ctx: Any, pool: Pool[Any]) -> int:
     return started
 
 
-async def shutdown(ctx: Any) -> int:
-    """Releases the work every pool of the worker holds (its orderly stop)."""
+async def shutdown(ctx: Any, grace: float = 0.0) -> int:
+    """A worker's orderly stop: its pools' work in flight gets ``grace`` seconds to finish,
+    the rest is released."""
     released = 0
     for pool in list(ctx.pools.values()):
         try:
-            released += await pool.shutdown(ctx)
+            released += await pool.shutdown(ctx, grace)
         except Exception:
             logger.warning("queue %s: releasing on shutdown failed", pool.queue.name, exc_info=True)
     return released

@@ -77,6 +77,9 @@ so a worker woken for every event does not pay their claims on each pass."""
 
 QueueJob = Callable[[WorkerContext], Awaitable[int]]
 
+SHUTDOWN_GRACE_SECONDS = 10.0
+"""How long a stopping worker lets the work it has in flight finish before releasing it."""
+
 MAX_BACKOFF_SECONDS = 15.0
 """The longest a worker waits between passes while the database stays unreachable."""
 
@@ -194,7 +197,8 @@ class Worker:
                         await self._idle()
         finally:
             wakeup.unsubscribe(self.wake)
-            await queue.shutdown(self.ctx)  # what it still held is due again at once
+            # Work in flight may finish; what it still holds then is due again at once.
+            await queue.shutdown(self.ctx, grace=SHUTDOWN_GRACE_SECONDS)
         logger.info("worker %s stopped", self.ctx.worker_id)
 
     async def _idle(self, seconds: float | None = None) -> None:

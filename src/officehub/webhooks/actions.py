@@ -1,57 +1,42 @@
 """``FIRE_WEBHOOK`` (automation actions, flow steps) through the delivery machinery.
 
 ``enqueue`` records an ``ActionDelivery`` in the caller's transaction (the rule's run or
-the flow's turn). ``deliver_actions_due`` claims due ones in a short transaction and
-commits, makes each HTTP call with no transaction open (SSRF-guarded client, signed when
-the action has a ``secret``), then records each outcome in a new short transaction,
-only while its claim still holds. A worker that dies between leaves the delivery leased;
-when the lease ends it is due again (at least once, the same ``X-Service-Delivery``).
-Failures are retried on the webhook schedule (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h).
+the flow's turn). An action delivery is a kind of delivery (``ActionDeliveries``): the
+webhook delivery pipeline (``webhooks.delivery.deliver``) claims, sends (SSRF-guarded,
+signed when the action has a ``secret``) and records it, each outcome in its own short
+transaction, only while its claim still holds. A worker that dies between leaves the
+delivery leased and the attempt logged; when the lease ends it is due again (at least
+once, the same ``X-Service-Delivery``). Failures are retried on the webhook schedule
+(5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h).
 """
 
 from __future__ import annotations
 
-import asyncio
-import json
 import logging
-import time
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Hashable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-import httpx
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.kit.db import is_sqlite
 from officehub.kit.ids import new_id
 from officehub.kit.pagination import PageParams, paginate
+from officehub.kit.queue import WorkQueue, locks_rows
 from officehub.kit.repository import scoped
 from officehub.kit.timeutil import isoformat
 from officehub.kit.worker import PeriodicJob, WorkerContext
 from officehub.webhooks.delivery import (
-    ATTEMPT_SECONDS,
-    ATTEMPTS,
-    OUR_HEADERS,
+    BACKOFF,
+    INTERRUPTED,
     RESPONSE_BODY_CHARS,
-    describe_failure,
+    Delivery,
+    Outcome,
+    deliver,
     lease_for,
-    new_claim_token,
-    next_delay,
-    parse_retry_after,
-    read_start,
+    outcome_values,
 )
-from officehub.webhooks.models import (
-    FAILED,
-    OPEN_STATUSES,
-    PENDING,
-    RETRYING,
-    SUCCESS,
-    ActionDelivery,
-)
-from officehub.webhooks.signing import SIGNATURE_HEADER, signature_header
-from officehub.webhooks.ssrf import delivery_client
+from officehub.webhooks.models import FAILED, OPEN_STATUSES, PENDING, ActionDelivery
 
 logger = logging.getLogger("officehub.webhooks")
 
@@ -127,216 +112,134 @@ async def list_for(
     return await paginate(session, stmt, params)
 
 
-# Sending --------------------------------------------------------------------------------
+# Sending: a kind of delivery on the delivery pipeline ------------------------------------
 
 
-@dataclass(frozen=True)
-class _Claimed:
-    id: str
-    office_id: str
-    url: str
-    method: str
-    headers: dict[str, str]
-    secret: str | None
-    event: str
-    payload: dict[str, Any]
-    attempt_count: int
-
-
-@dataclass(frozen=True)
-class _Outcome:
-    status_code: int | None
-    response_body: str | None
-    error: str | None
-    duration_ms: int
-    retry_after: float | None
-    at: datetime
-
-    @property
-    def succeeded(self) -> bool:
-        return self.status_code is not None and 200 <= self.status_code < 300
-
-
-async def _claim(
-    session: AsyncSession,
-    now: datetime,
-    lease_until: datetime,
-    token: str,
-    limit: int,
-    *,
-    skip_locked: bool,
-) -> list[_Claimed]:
-    due = (
-        select(ActionDelivery.id)
-        .where(ActionDelivery.status.in_(OPEN_STATUSES), ActionDelivery.next_retry_at <= now)
-        .order_by(ActionDelivery.next_retry_at, ActionDelivery.id)
-        .limit(limit)
-    )
-    if skip_locked:
-        due = due.with_for_update(skip_locked=True)
-    ids = [
-        row[0]
-        for row in await session.execute(
-            update(ActionDelivery)
-            .where(ActionDelivery.id.in_(due.scalar_subquery()))
-            .values(next_retry_at=lease_until, claim_token=token)
-            .returning(ActionDelivery.id)
-            .execution_options(synchronize_session=False)
-        )
-    ]
-    if not ids:
-        return []
-    rows = await session.scalars(
-        select(ActionDelivery).where(
-            ActionDelivery.id.in_(ids), ActionDelivery.claim_token == token
-        )
-    )
-    return [
-        _Claimed(
-            r.id,
-            r.office_id,
-            r.url,
-            r.method,
-            dict(r.headers or {}),
-            r.secret,
-            r.event,
-            r.payload,
-            r.attempt_count,
-        )
-        for r in sorted(rows, key=lambda r: (r.created_at, r.id))
-    ]
-
-
-def _headers(delivery: _Claimed, body: bytes) -> dict[str, str]:
-    custom = {k: v for k, v in delivery.headers.items() if k.lower() not in OUR_HEADERS}
-    headers = {
-        **custom,
-        "Content-Type": "application/json",
-        "X-Service-Event": delivery.event,
-        "X-Service-Delivery": delivery.id,
+def _attempt(number: int, at: datetime, outcome: Outcome | None) -> dict[str, Any]:
+    """An entry of the ``attempts`` log: begun (``outcome`` None), or answered."""
+    if outcome is None:
+        return {
+            "number": number,
+            "statusCode": None,
+            "errorMessage": INTERRUPTED,
+            "durationMs": 0,
+            "responseBody": None,
+            "createdAt": isoformat(at),
+        }
+    return {
+        "number": number,
+        "statusCode": outcome.status_code,
+        "errorMessage": outcome.error,
+        "durationMs": outcome.duration_ms,
+        "responseBody": (outcome.response_body or "")[:ATTEMPT_EXCERPT_CHARS] or None,
+        "createdAt": isoformat(at),
     }
-    if delivery.secret:
-        headers[SIGNATURE_HEADER] = signature_header([delivery.secret], int(time.time()), body)
-    return headers
 
 
-async def _send(
-    client: httpx.AsyncClient, delivery: _Claimed, seconds: float, clock: WorkerContext
-) -> _Outcome:
-    """One attempt; whatever goes wrong is its outcome (it never raises)."""
-    started = time.perf_counter()
-    status: int | None = None
-    text: str | None = None
-    error: str | None = None
-    retry_after: float | None = None
-    try:
-        body = json.dumps(delivery.payload, separators=(",", ":"), ensure_ascii=False).encode()
-        content = None if delivery.method == "GET" else body
-        async with (
-            asyncio.timeout(seconds),
-            client.stream(
-                delivery.method, delivery.url, content=content, headers=_headers(delivery, body)
-            ) as response,
-        ):
-            status = response.status_code
-            retry_after = parse_retry_after(response.headers.get("retry-after"), time.time())
-            text = await read_start(response)
-    except Exception as exc:
-        status, text, error = None, None, describe_failure(exc, seconds)
-    elapsed = time.perf_counter() - started
-    ATTEMPT_SECONDS.observe(elapsed)
-    ATTEMPTS.labels("success" if status is not None and 200 <= status < 300 else "failure").inc()
-    if status is not None and not 200 <= status < 300 and error is None:
-        error = f"HTTP {status}"
-    return _Outcome(status, text, error, int(elapsed * 1000), retry_after, clock.now())
+class ActionDeliveries:
+    """``FIRE_WEBHOOK`` deliveries (``action_deliveries``): each attempt is an entry of
+    the row's ``attempts``, appended when the attempt begins."""
+
+    queue = WorkQueue(
+        "action_deliveries",
+        key=ActionDelivery.id,
+        lease=ActionDelivery.next_retry_at,
+        token=ActionDelivery.claim_token,
+        open=ActionDelivery.status.in_(OPEN_STATUSES),
+        backoff=BACKOFF,
+        attempts=ActionDelivery.attempt_count,
+        error=ActionDelivery.error_message,
+        gave_up={"status": FAILED, "next_retry_at": None},
+        order_by=(ActionDelivery.next_retry_at, ActionDelivery.id),
+    )
+
+    async def claim(
+        self,
+        session: AsyncSession,
+        ctx: WorkerContext,
+        now: datetime,
+        token: str,
+        limit: int,
+        full: Collection[Hashable],
+    ) -> list[Delivery]:
+        where = [ActionDelivery.url.not_in([str(u) for u in full])] if full else []
+        ids = await self.queue.claim(
+            session,
+            now,
+            lease_for(ctx.settings),
+            token,
+            limit,
+            skip_locked=locks_rows(session),
+            where=where,
+        )
+        if not ids:
+            return []
+        rows = await session.scalars(
+            select(ActionDelivery)
+            .where(ActionDelivery.id.in_(ids), ActionDelivery.claim_token == token)
+            .order_by(ActionDelivery.created_at, ActionDelivery.id)
+        )
+        found: list[Delivery] = []
+        for r in rows:
+            found.append(
+                Delivery(
+                    r.id,
+                    r.office_id,
+                    r.url,
+                    r.method,
+                    dict(r.headers or {}),
+                    [r.secret] if r.secret else [],
+                    r.event,
+                    r.payload,
+                    r.attempt_count + 1,
+                )
+            )
+        return found
+
+    async def begin(
+        self, session: AsyncSession, ctx: WorkerContext, now: datetime, started: list[Delivery]
+    ) -> None:
+        """Each attempt counted and logged before its request is sent."""
+        for delivery in started:
+            row = await session.get(ActionDelivery, delivery.id)
+            if row is None:  # pragma: no cover (claimed in this transaction)
+                continue
+            row.attempt_count = delivery.number
+            log = [*(row.attempts or []), _attempt(delivery.number, ctx.now(), None)]
+            row.attempts = log[-MAX_KEPT_ATTEMPTS:]
+        await session.flush()
+
+    async def record(
+        self,
+        session: AsyncSession,
+        ctx: WorkerContext,
+        delivery: Delivery,
+        token: str,
+        outcome: Outcome,
+        now: datetime,
+    ) -> None:
+        """Writes the outcome if this worker still holds the claim (else another worker
+        took the delivery over after the lease, or it was deleted: nothing to write)."""
+        if not await self.queue.hold(session, delivery.id, token):
+            return
+        record = await session.get(ActionDelivery, delivery.id)
+        if record is None:
+            return
+        done = _attempt(delivery.number, ctx.now(), outcome)
+        log = [a for a in (record.attempts or []) if a.get("number") != delivery.number]
+        values = outcome_values(delivery.number, outcome, now)
+        values["attempts"] = [*log, done][-MAX_KEPT_ATTEMPTS:]
+        body = values["response_body"]
+        values["response_body"] = (body or None) and body[:RESPONSE_BODY_CHARS]
+        await self.queue.finish(session, delivery.id, token, values)
+
+
+ACTION_DELIVERIES = ActionDeliveries()
 
 
 async def deliver_actions_due(ctx: WorkerContext) -> int:
-    """Claims due action deliveries (committed), sends them with no transaction open,
-    then records each outcome in its own short transaction."""
-    settings = ctx.settings
-    token = new_claim_token()
-    async with ctx.sessionmaker() as session, session.begin():
-        now = await ctx.time_in(session)
-        claimed = await _claim(
-            session,
-            now,
-            now + lease_for(settings),
-            token,
-            settings.delivery_batch_size,
-            skip_locked=not is_sqlite(settings.database_url),
-        )
-    if not claimed:
-        return 0
-    limit = asyncio.Semaphore(settings.delivery_concurrency)
-    timeout = settings.webhook_timeout_seconds
-
-    async def one(delivery: _Claimed) -> None:
-        async with limit:
-            outcome = await _send(client, delivery, timeout, ctx)
-        await _record(ctx, token, delivery, outcome)
-
-    async with delivery_client(
-        allow_private=settings.webhook_allow_private,
-        timeout=timeout,
-        connections=settings.delivery_concurrency,
-    ) as client:
-        await asyncio.gather(*(one(d) for d in claimed))
-    return len(claimed)
-
-
-async def _record(ctx: WorkerContext, token: str, delivery: _Claimed, outcome: _Outcome) -> None:
-    """Writes the outcome if this worker still holds the claim (else another worker took
-    the delivery over after the lease and its outcome counts)."""
-    async with ctx.sessionmaker() as session, session.begin():
-        # Written first: the row lock (PostgreSQL) or the write lock (SQLite) before reading.
-        await session.execute(
-            update(ActionDelivery)
-            .where(ActionDelivery.id == delivery.id, ActionDelivery.claim_token == token)
-            .values(claim_token=token)
-            .execution_options(synchronize_session=False)
-        )
-        now = await ctx.time_in(session)
-        record = await session.scalar(
-            select(ActionDelivery).where(
-                ActionDelivery.id == delivery.id, ActionDelivery.claim_token == token
-            )
-        )
-        if record is None:
-            return
-        number = record.attempt_count + 1
-        attempt = {
-            "number": number,
-            "statusCode": outcome.status_code,
-            "errorMessage": outcome.error,
-            "durationMs": outcome.duration_ms,
-            "responseBody": (outcome.response_body or "")[:ATTEMPT_EXCERPT_CHARS] or None,
-            "createdAt": isoformat(outcome.at),
-        }
-        values: dict[str, Any] = {
-            "attempt_count": number,
-            "attempts": [*(record.attempts or []), attempt][-MAX_KEPT_ATTEMPTS:],
-            "status_code": outcome.status_code,
-            "response_body": (outcome.response_body or None)
-            and outcome.response_body[:RESPONSE_BODY_CHARS],
-            "error_message": outcome.error,
-            "duration_ms": outcome.duration_ms,
-            "claim_token": None,
-        }
-        if outcome.succeeded:
-            values.update(status=SUCCESS, next_retry_at=None)
-        else:
-            delay = next_delay(number, outcome.retry_after)
-            if delay is None:
-                values.update(status=FAILED, next_retry_at=None)
-            else:
-                values.update(status=RETRYING, next_retry_at=now + delay)
-        await session.execute(
-            update(ActionDelivery)
-            .where(ActionDelivery.id == record.id, ActionDelivery.claim_token == token)
-            .values(**values)
-            .execution_options(synchronize_session=False)
-        )
+    """The queue job: sends due action deliveries on the delivery pipeline."""
+    return await deliver(ctx, ACTION_DELIVERIES)
 
 
 # Retention ------------------------------------------------------------------------------

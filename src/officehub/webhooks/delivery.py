@@ -1,9 +1,14 @@
 """The delivery worker: fan events out to webhooks, send due deliveries, purge old ones.
 
-At-least-once: a delivery is leased (``next_retry_at`` moved past the lease, a claim
-token set) in one statement, sent, and its outcome written only by the holder of the
-claim. A worker that dies mid-delivery leaves it leased; when the lease ends it is due
-again and another worker sends it, with the same event id.
+One pipeline sends every kind of delivery (``DeliveryKind``: a webhook's, and a
+``FIRE_WEBHOOK`` action's in ``webhooks.actions``) on the one queue (``kit.queue``).
+At-least-once: a delivery is leased (``next_retry_at`` moved past a short lease, a claim
+token set) and its attempt logged as begun, in one transaction; it is sent with no
+transaction open while a heartbeat renews the lease; its outcome is written on its own,
+only by the holder of the claim. A worker that dies mid-delivery leaves it leased and the
+attempt in the log; when the lease ends (seconds) another worker sends it again, with the
+same event id. Each endpoint holds at most ``delivery_endpoint_concurrency`` of a worker's
+slots (one for a minute after it timed out), so a hanging receiver delays no other's.
 """
 
 from __future__ import annotations
@@ -12,13 +17,12 @@ import asyncio
 import email.utils
 import json
 import logging
-import math
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Hashable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 from prometheus_client import Counter, Histogram
@@ -27,10 +31,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from officehub.events.consumers import Consumer, consumer_job
 from officehub.events.models import OutboxEvent
 from officehub.kit.config import Settings
-from officehub.kit.db import is_sqlite
 from officehub.kit.ids import new_id
+from officehub.kit.queue import Backoff, Claimed, Pool, WorkQueue, drain, locks_rows, pool_of
 from officehub.kit.timeutil import isoformat
-from officehub.kit.worker import PeriodicJob, WorkerContext
 from officehub.webhooks import repository
 from officehub.webhooks.models import (
     FAILED,
@@ -50,11 +53,12 @@ ATTEMPTS = Counter(
 )
 ATTEMPT_SECONDS = Histogram("officehub_webhook_attempt_seconds", "Webhook delivery attempt time")
 
-RETRY_SCHEDULE = tuple(
+RETRY_SCHEDULE: tuple[timedelta, ...] = tuple(
     timedelta(seconds=s) for s in (5, 5 * 60, 30 * 60, 2 * 3600, 5 * 3600, 10 * 3600, 10 * 3600)
 )
 """The wait after the 1st, 2nd, … failed attempt; after the last, the delivery is FAILED."""
 JITTER = 0.2
+BACKOFF = Backoff(RETRY_SCHEDULE, JITTER)
 FAILING_PAUSE_AFTER = repository.FAILING_PAUSE_AFTER
 RESPONSE_BODY_CHARS = 10_000
 _FAN_OUT_BATCH = 500
@@ -72,19 +76,13 @@ def next_delay(
     The schedule's step with ±20 % jitter; a ``Retry-After`` is honoured between the step
     and twice the step.
     """
-    if attempt > len(RETRY_SCHEDULE):
-        return None
-    step = RETRY_SCHEDULE[attempt - 1].total_seconds()
-    if retry_after is not None:
-        return timedelta(seconds=min(max(retry_after, step), 2 * step))
-    return timedelta(seconds=step * (1 - JITTER + 2 * JITTER * rand()))
+    return BACKOFF.after(attempt, retry_after, rand)
 
 
 def lease_for(settings: Settings) -> timedelta:
-    """The claim lease: the setting, but never shorter than sending a whole batch can take."""
-    rounds = math.ceil(settings.delivery_batch_size / max(1, settings.delivery_concurrency))
-    worst = rounds * settings.webhook_timeout_seconds + 1
-    return timedelta(seconds=max(settings.delivery_lease_seconds, worst))
+    """The claim lease: short (``delivery_lease_seconds``); the heartbeat renews it while
+    the attempt runs, so a killed worker's deliveries are taken over within it."""
+    return timedelta(seconds=settings.delivery_lease_seconds)
 
 
 def parse_retry_after(value: str | None, now: float) -> float | None:
@@ -174,7 +172,11 @@ fan_out_events = consumer_job(WEBHOOKS)
 """The queue job: claims events not yet fanned out and fans each out."""
 
 
-# Sending ------------------------------------------------------------------------------
+# Sending: one pipeline for every kind of delivery ---------------------------------------
+
+INTERRUPTED = "no answer recorded: the worker stopped during this attempt"
+"""An attempt's error until its outcome is written: what the log keeps of an attempt whose
+worker was killed mid-call (the attempt is recorded before the request is sent)."""
 
 
 @dataclass(frozen=True)
@@ -189,22 +191,101 @@ class Outcome:
     def succeeded(self) -> bool:
         return self.status_code is not None and 200 <= self.status_code < 300
 
+    @property
+    def timed_out(self) -> bool:
+        return self.error is not None and self.error.startswith("timed out")
 
-def delivery_headers(
-    webhook: Webhook, delivery: WebhookDelivery, body: bytes, now: datetime
-) -> dict[str, str]:
-    secrets = [webhook.secret]
-    rotated = webhook.secret_rotated_at
-    if webhook.previous_secret and rotated is not None and now < rotated + SECRET_GRACE:
-        secrets.append(webhook.previous_secret)
-    custom = {k: v for k, v in (webhook.headers or {}).items() if k.lower() not in OUR_HEADERS}
-    return {
+
+@dataclass(frozen=True)
+class Delivery:
+    """One attempt of a delivery as it is sent: a webhook's, or a ``FIRE_WEBHOOK``
+    action's (``DeliveryKind``); ``number`` is the attempt, already in the log."""
+
+    id: str
+    office_id: str
+    url: str
+    method: str
+    headers: dict[str, str]
+    secrets: list[str]
+    event: str
+    payload: dict[str, Any]
+    number: int
+    attempt_id: str | None = None
+    webhook_id: str | None = None
+    failing_since: datetime | None = None
+
+
+class DeliveryKind(Protocol):
+    """A table of deliveries on the one queue (``kit.queue``): how its due ones are
+    claimed (each attempt logged as begun) and how an attempt's outcome is written."""
+
+    queue: WorkQueue
+
+    async def claim(
+        self,
+        session: AsyncSession,
+        ctx: WorkerContext,
+        now: datetime,
+        token: str,
+        limit: int,
+        full: Collection[Hashable],
+    ) -> list[Delivery]: ...
+
+    async def begin(
+        self, session: AsyncSession, ctx: WorkerContext, now: datetime, started: list[Delivery]
+    ) -> None: ...
+
+    async def record(
+        self,
+        session: AsyncSession,
+        ctx: WorkerContext,
+        delivery: Delivery,
+        token: str,
+        outcome: Outcome,
+        now: datetime,
+    ) -> None: ...
+
+
+def outcome_values(number: int, outcome: Outcome, now: datetime) -> dict[str, Any]:
+    """What a delivery row keeps of attempt ``number``: its answer, the status, the next try."""
+    values: dict[str, Any] = {
+        "attempt_count": number,
+        "status_code": outcome.status_code,
+        "response_body": outcome.response_body,
+        "error_message": outcome.error,
+        "duration_ms": outcome.duration_ms,
+    }
+    if outcome.succeeded:
+        values.update(status=SUCCESS, next_retry_at=None)
+    else:
+        delay = next_delay(number, outcome.retry_after)
+        if delay is None:
+            values.update(status=FAILED, next_retry_at=None)
+        else:
+            values.update(status=RETRYING, next_retry_at=now + delay)
+    return values
+
+
+def request_headers(delivery: Delivery, body: bytes) -> dict[str, str]:
+    custom = {k: v for k, v in delivery.headers.items() if k.lower() not in OUR_HEADERS}
+    headers = {
         **custom,
         "Content-Type": "application/json",
         "X-Service-Event": delivery.event,
         "X-Service-Delivery": delivery.id,
-        SIGNATURE_HEADER: signature_header(secrets, int(time.time()), body),
     }
+    if delivery.secrets:
+        headers[SIGNATURE_HEADER] = signature_header(delivery.secrets, int(time.time()), body)
+    return headers
+
+
+def webhook_secrets(webhook: Webhook, now: datetime) -> list[str]:
+    """The secret, and the previous one for 24 h after a rotation."""
+    secrets = [webhook.secret]
+    rotated = webhook.secret_rotated_at
+    if webhook.previous_secret and rotated is not None and now < rotated + SECRET_GRACE:
+        secrets.append(webhook.previous_secret)
+    return secrets
 
 
 UNSENDABLE = (
@@ -230,15 +311,9 @@ def describe_failure(exc: Exception, seconds: float) -> str:
     return UNSENDABLE
 
 
-async def send(
-    client: httpx.AsyncClient,
-    webhook: Webhook,
-    delivery: WebhookDelivery,
-    now: datetime,
-    seconds: float,
-) -> Outcome:
+async def send(client: httpx.AsyncClient, delivery: Delivery, seconds: float) -> Outcome:
     """One attempt. Whatever goes wrong (a setting httpx cannot send included) is its
-    outcome: it never raises, so one webhook cannot take its batch down."""
+    outcome: it never raises, so one delivery cannot take others down."""
     started = time.perf_counter()
     status: int | None = None
     text: str | None = None
@@ -246,30 +321,25 @@ async def send(
     retry_after: float | None = None
     try:
         body = json.dumps(delivery.payload, separators=(",", ":"), ensure_ascii=False).encode()
-        headers = delivery_headers(webhook, delivery, body, now)
+        content = None if delivery.method == "GET" else body
+        headers = request_headers(delivery, body)
         async with (
             asyncio.timeout(seconds),
-            client.stream("POST", webhook.url, content=body, headers=headers) as response,
+            client.stream(delivery.method, delivery.url, content=content, headers=headers) as r,
         ):
-            status = response.status_code
-            retry_after = parse_retry_after(response.headers.get("retry-after"), time.time())
-            text = await read_start(response)
+            status = r.status_code
+            retry_after = parse_retry_after(r.headers.get("retry-after"), time.time())
+            text = await read_start(r)
     except Exception as exc:
         status, text, error = None, None, describe_failure(exc, seconds)
         if error == UNSENDABLE:
-            logger.warning(
-                "delivery %s of webhook %s could not be sent: %s",
-                delivery.id,
-                webhook.id,
-                type(exc).__name__,
-            )
+            logger.warning("delivery %s could not be sent: %s", delivery.id, type(exc).__name__)
     elapsed = time.perf_counter() - started
-    duration = int(elapsed * 1000)
     ATTEMPT_SECONDS.observe(elapsed)
     ATTEMPTS.labels("success" if status is not None and 200 <= status < 300 else "failure").inc()
     if status is not None and not 200 <= status < 300 and error is None:
         error = f"HTTP {status}"
-    return Outcome(status, text, error, duration, retry_after)
+    return Outcome(status, text, error, int(elapsed * 1000), retry_after)
 
 
 async def read_start(response: httpx.Response) -> str:
@@ -289,106 +359,209 @@ async def read_start(response: httpx.Response) -> str:
 
 
 def new_claim_token() -> str:
-    """A fresh, whole token per claimed batch (the worker's name is kept on each attempt)."""
+    """A fresh, whole token per claim (the worker's name is kept on each attempt)."""
     return new_id()
 
 
-async def deliver_due(ctx: WorkerContext) -> int:
-    """Claims a batch of due deliveries, sends them concurrently, records every attempt."""
+class _Client:
+    """The pool's HTTP client: opened when its first delivery starts, closed when the last
+    in flight ends (connections are reused while deliveries keep coming)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.client: httpx.AsyncClient | None = None
+        self.users = 0
+
+    def take(self) -> httpx.AsyncClient:
+        if self.client is None:
+            settings = self.settings
+            self.client = delivery_client(
+                allow_private=settings.webhook_allow_private,
+                timeout=settings.webhook_timeout_seconds,
+                connections=settings.delivery_concurrency,
+            )
+        self.users += 1
+        return self.client
+
+    async def give_back(self) -> None:
+        self.users -= 1
+        if self.users == 0 and self.client is not None:
+            client, self.client = self.client, None
+            await client.aclose()
+
+
+def delivery_pool(ctx: WorkerContext, kind: DeliveryKind) -> Pool[Delivery]:
+    """The worker's pool of ``kind``'s deliveries: ``delivery_concurrency`` slots, at most
+    ``delivery_endpoint_concurrency`` of them per endpoint (URL), one while an endpoint
+    that timed out is in its breaker's minute."""
     settings = ctx.settings
-    token = new_claim_token()
-    async with ctx.sessionmaker() as session, session.begin():
-        now = await ctx.time_in(session)
-        lease_until = now + lease_for(settings)
+    client = _Client(settings)
+
+    async def claim(
+        session: AsyncSession, now: datetime, token: str, limit: int, full: Collection[Hashable]
+    ) -> list[Claimed[Delivery]]:
+        found = await kind.claim(session, ctx, now, token, limit, full)
+        return [Claimed(d, d.id, d.url) for d in found]
+
+    async def work(delivery: Delivery, token: str) -> bool:
+        try:
+            outcome = await send(client.take(), delivery, settings.webhook_timeout_seconds)
+        finally:
+            await client.give_back()
+        async with ctx.sessionmaker() as session, session.begin():
+            now = await ctx.time_in(session)
+            await kind.record(session, ctx, delivery, token, outcome, now)
+        return outcome.timed_out
+
+    async def begin(session: AsyncSession, now: datetime, started: list[Delivery]) -> None:
+        await kind.begin(session, ctx, now, started)
+
+    return Pool(
+        kind.queue,
+        claim,
+        work,
+        slots=settings.delivery_concurrency,
+        per_group=settings.delivery_endpoint_concurrency,
+        batch=settings.delivery_batch_size,
+        lease=lease_for(settings),
+        on_free=ctx.nudge,
+        begin=begin,
+    )
+
+
+async def deliver(ctx: WorkerContext, kind: DeliveryKind) -> int:
+    """The queue job of a kind of delivery: claims due ones for the free slots and sends
+    each; each outcome is recorded on its own as soon as it is known."""
+    pool = pool_of(ctx, kind.queue.name, lambda: delivery_pool(ctx, kind))
+    return await drain(ctx, pool)
+
+
+# Webhook deliveries ---------------------------------------------------------------------
+
+
+class WebhookDeliveries:
+    """The deliveries of the webhooks (``webhook_deliveries``): each attempt is a row of
+    ``webhook_delivery_attempts``, inserted when the attempt begins."""
+
+    queue = WorkQueue(
+        "webhook_deliveries",
+        key=WebhookDelivery.id,
+        lease=WebhookDelivery.next_retry_at,
+        token=WebhookDelivery.claim_token,
+        open=repository.OPEN,
+        backoff=BACKOFF,
+        attempts=WebhookDelivery.attempt_count,
+        error=WebhookDelivery.error_message,
+        gave_up={"status": FAILED, "next_retry_at": None},
+        order_by=(WebhookDelivery.next_retry_at,),
+    )
+
+    async def claim(
+        self,
+        session: AsyncSession,
+        ctx: WorkerContext,
+        now: datetime,
+        token: str,
+        limit: int,
+        full: Collection[Hashable],
+    ) -> list[Delivery]:
         ids = await repository.claim_due(
             session,
+            self.queue,
             now,
-            lease_until,
+            lease_for(ctx.settings),
             token,
-            settings.delivery_batch_size,
-            skip_locked=not is_sqlite(settings.database_url),
+            limit,
+            skip_locked=locks_rows(session),
+            full_urls=[str(u) for u in full],
         )
         if not ids:
-            return 0
+            return []
         deliveries = await repository.claimed(session, ids, token)
         webhooks = await repository.webhooks_by_id(
             session, sorted({d.webhook_id for d in deliveries})
         )
-    pairs = [(d, webhooks[d.webhook_id]) for d in deliveries if d.webhook_id in webhooks]
-    limit = asyncio.Semaphore(settings.delivery_concurrency)
-    timeout = settings.webhook_timeout_seconds
+        found: list[Delivery] = []
+        for d in deliveries:
+            webhook = webhooks[d.webhook_id]
+            found.append(
+                Delivery(
+                    d.id,
+                    d.office_id,
+                    webhook.url,
+                    "POST",
+                    {str(k): str(v) for k, v in (webhook.headers or {}).items()},
+                    webhook_secrets(webhook, now),
+                    d.event,
+                    d.payload,
+                    d.attempt_count + 1,
+                    new_id(),
+                    webhook.id,
+                    webhook.failing_since,
+                )
+            )
+        return found
 
-    async def one(delivery: WebhookDelivery, webhook: Webhook) -> Outcome:
-        async with limit:
-            return await send(client, webhook, delivery, now, timeout)
-
-    async with delivery_client(
-        allow_private=settings.webhook_allow_private,
-        timeout=timeout,
-        connections=settings.delivery_concurrency,
-    ) as client:
-        outcomes = await asyncio.gather(*(one(d, w) for d, w in pairs))
-    await record_outcomes(ctx, token, list(zip(pairs, outcomes, strict=True)))
-    return len(ids)
-
-
-async def record_outcomes(
-    ctx: WorkerContext,
-    token: str,
-    results: list[tuple[tuple[WebhookDelivery, Webhook], Outcome]],
-) -> None:
-    """Writes the outcomes this worker still holds the claim of, in a few statements."""
-    async with ctx.sessionmaker() as session, session.begin():
-        now = await ctx.time_in(session)
-        held = await repository.still_held(
+    async def begin(
+        self, session: AsyncSession, ctx: WorkerContext, now: datetime, started: list[Delivery]
+    ) -> None:
+        """Each attempt counted and logged before its request is sent."""
+        await repository.begin_attempts(
             session,
-            [d.id for (d, _w), _o in results],
-            token,
-            lock=not is_sqlite(ctx.settings.database_url),
-        )
-        updates: list[dict[str, Any]] = []
-        attempts: list[dict[str, Any]] = []
-        succeeded: set[str] = set()
-        failed: set[str] = set()
-        for (delivery, webhook), outcome in results:
-            if delivery.id not in held:
-                continue  # the lease ran out and another worker took it over
-            number = delivery.attempt_count + 1
-            values: dict[str, Any] = {
-                "id": delivery.id,
-                "attempt_count": number,
-                "status_code": outcome.status_code,
-                "response_body": outcome.response_body,
-                "error_message": outcome.error,
-                "duration_ms": outcome.duration_ms,
-                "claim_token": None,
-            }
-            if outcome.succeeded:
-                values.update(status=SUCCESS, next_retry_at=None)
-            else:
-                delay = next_delay(number, outcome.retry_after)
-                if delay is None:
-                    values.update(status=FAILED, next_retry_at=None)
-                else:
-                    values.update(status=RETRYING, next_retry_at=now + delay)
-            updates.append(values)
-            attempts.append(
+            [
                 {
-                    "id": new_id(),
-                    "office_id": delivery.office_id,
-                    "delivery_id": delivery.id,
-                    "number": number,
-                    "status_code": outcome.status_code,
-                    "response_body": outcome.response_body,
-                    "error_message": outcome.error,
-                    "duration_ms": outcome.duration_ms,
+                    "id": d.attempt_id,
+                    "office_id": d.office_id,
+                    "delivery_id": d.id,
+                    "number": d.number,
+                    "status_code": None,
+                    "response_body": None,
+                    "error_message": INTERRUPTED,
+                    "duration_ms": 0,
                     "worker_id": ctx.worker_id[:128],
                     "created_at": now,
                 }
-            )
-            (succeeded if outcome.succeeded else failed).add(webhook.id)
-        await repository.save_outcomes(session, updates, attempts)
-        await repository.track_health(session, succeeded, failed - succeeded, now)
+                for d in started
+            ],
+        )
+
+    async def record(
+        self,
+        session: AsyncSession,
+        ctx: WorkerContext,
+        delivery: Delivery,
+        token: str,
+        outcome: Outcome,
+        now: datetime,
+    ) -> None:
+        """The attempt's row gets its answer; the delivery its status, if this worker
+        still holds it (else it was taken over, or deleted: nothing more to write)."""
+        values = outcome_values(delivery.number, outcome, now)
+        held = await self.queue.finish(session, delivery.id, token, values)
+        await repository.complete_attempt(
+            session,
+            str(delivery.attempt_id),
+            status_code=outcome.status_code,
+            response_body=outcome.response_body,
+            error_message=outcome.error,
+            duration_ms=outcome.duration_ms,
+        )
+        webhook, since = delivery.webhook_id, delivery.failing_since
+        if not held or webhook is None:
+            return
+        if outcome.succeeded:
+            if since is not None:  # a success ends a failing spell
+                await repository.track_health(session, {webhook}, set(), now)
+        elif since is None or since <= now - FAILING_PAUSE_AFTER:  # begins one, or pauses
+            await repository.track_health(session, set(), {webhook}, now)
+
+
+WEBHOOK_DELIVERIES = WebhookDeliveries()
+
+
+async def deliver_due(ctx: WorkerContext) -> int:
+    """The queue job: sends due webhook deliveries, each outcome recorded on its own."""
+    return await deliver(ctx, WEBHOOK_DELIVERIES)
 
 
 # Retention ----------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from sqlalchemy import Select, bindparam, case, delete, func, insert, or_, selec
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.kit.pagination import PageParams, paginate
+from officehub.kit.queue import WorkQueue
 from officehub.kit.repository import get_scoped, insert_ignoring_duplicates, scoped
 from officehub.kit.timeutil import isoformat
 from officehub.webhooks.models import (
@@ -146,7 +147,7 @@ async def webhooks_by_id(session: AsyncSession, ids: Sequence[str]) -> dict[str,
     return {w.id: w for w in await session.scalars(select(Webhook).where(Webhook.id.in_(ids)))}
 
 
-_OPEN = WebhookDelivery.status.in_(
+OPEN = WebhookDelivery.status.in_(
     bindparam("open_statuses", list(OPEN_STATUSES), expanding=True, literal_execute=True)
 )
 """``status IN ('PENDING', 'RETRYING')`` written out, as the due index's ``WHERE`` is: a
@@ -156,76 +157,69 @@ bound list would keep SQLite (and PostgreSQL's generic plans) from using the par
 
 async def claim_due(
     session: AsyncSession,
+    queue: WorkQueue,
     now: datetime,
-    lease_until: datetime,
+    lease: timedelta,
     token: str,
     limit: int,
     *,
     skip_locked: bool,
+    full_urls: Sequence[str] = (),
 ) -> list[str]:
-    """Leases up to ``limit`` due deliveries of active webhooks in one atomic UPDATE.
-
-    PostgreSQL: the subquery locks its rows ``FOR UPDATE SKIP LOCKED``, so concurrent
-    workers take disjoint batches without waiting. SQLite: one writer at a time, so the
-    single statement is atomic by itself.
-    """
-    due = (
-        select(WebhookDelivery.id)
-        .join(Webhook, Webhook.id == WebhookDelivery.webhook_id)
-        .where(
-            _OPEN,
-            WebhookDelivery.next_retry_at <= now,
-            or_(Webhook.is_active.is_(True), WebhookDelivery.event == "webhook.test"),
+    """Leases up to ``limit`` due deliveries of active webhooks (``queue``: the one
+    queue's statement) whose URL is not among ``full_urls``."""
+    where = [or_(Webhook.is_active.is_(True), WebhookDelivery.event == "webhook.test")]
+    if full_urls:
+        where.append(Webhook.url.not_in(list(full_urls)))
+    return list(
+        await queue.claim(
+            session,
+            now,
+            lease,
+            token,
+            limit,
+            skip_locked=skip_locked,
+            join=(Webhook, Webhook.id == WebhookDelivery.webhook_id),
+            where=where,
         )
-        .order_by(WebhookDelivery.next_retry_at)
-        .limit(limit)
     )
-    if skip_locked:
-        due = due.with_for_update(of=WebhookDelivery, skip_locked=True)
-    result = await session.execute(
-        update(WebhookDelivery)
-        .where(WebhookDelivery.id.in_(due.scalar_subquery()))
-        .values(next_retry_at=lease_until, claim_token=token)
-        .returning(WebhookDelivery.id)
-        .execution_options(synchronize_session=False)
-    )
-    return [row[0] for row in result]
 
 
 async def claimed(session: AsyncSession, ids: Sequence[str], token: str) -> list[WebhookDelivery]:
-    stmt = select(WebhookDelivery).where(
-        WebhookDelivery.id.in_(ids), WebhookDelivery.claim_token == token
+    stmt = (
+        select(WebhookDelivery)
+        .where(WebhookDelivery.id.in_(ids), WebhookDelivery.claim_token == token)
+        .order_by(WebhookDelivery.created_at, WebhookDelivery.id)
     )
     return list(await session.scalars(stmt))
 
 
-async def still_held(
-    session: AsyncSession, ids: Sequence[str], token: str, *, lock: bool
-) -> set[str]:
-    """The deliveries among ``ids`` this claim token still holds (locked on PostgreSQL)."""
-    stmt = select(WebhookDelivery.id).where(
-        WebhookDelivery.id.in_(ids),
-        WebhookDelivery.claim_token == token,
-        WebhookDelivery.status.in_(OPEN_STATUSES),
+async def begin_attempts(session: AsyncSession, attempts: list[dict[str, Any]]) -> None:
+    """Counts and logs attempts as they begin (before any request is sent)."""
+    if not attempts:
+        return
+    await session.execute(
+        update(WebhookDelivery)
+        .where(WebhookDelivery.id.in_([a["delivery_id"] for a in attempts]))
+        .values(attempt_count=WebhookDelivery.attempt_count + 1)
+        .execution_options(synchronize_session=False)
     )
-    if lock:
-        stmt = stmt.with_for_update()
-    return set(await session.scalars(stmt))
+    await session.execute(insert(WebhookDeliveryAttempt), attempts)
+
+
+async def complete_attempt(session: AsyncSession, ident: str, **outcome: Any) -> None:
+    """Writes an attempt's answer (nothing if its delivery was deleted meanwhile)."""
+    await session.execute(
+        update(WebhookDeliveryAttempt)
+        .where(WebhookDeliveryAttempt.id == ident)
+        .values(**outcome)
+        .execution_options(synchronize_session=False)
+    )
 
 
 async def add_deliveries(session: AsyncSession, rows: list[dict[str, Any]]) -> None:
     """A delivery already made for the same (office, webhook, event) is left as it is."""
     await insert_ignoring_duplicates(session, WebhookDelivery, rows)
-
-
-async def save_outcomes(
-    session: AsyncSession, updates: list[dict[str, Any]], attempts: list[dict[str, Any]]
-) -> None:
-    """Bulk UPDATE of the deliveries by primary key, bulk INSERT of their attempts."""
-    if updates:
-        await session.execute(update(WebhookDelivery), updates)
-    if attempts:
-        await session.execute(insert(WebhookDeliveryAttempt), attempts)
 
 
 async def track_health(
