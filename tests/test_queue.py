@@ -7,19 +7,23 @@ import asyncio
 from collections.abc import Collection, Hashable
 from datetime import datetime, timedelta
 
+import httpx
 from fastapi import FastAPI
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from officehub.automation.scheduled import RETRY_AFTER, SCHEDULED, schedule
+from officehub.events import repository as events_repository
 from officehub.kit.config import Settings
 from officehub.kit.db import database_now
 from officehub.kit.ids import new_id
 from officehub.kit.queue import Claimed, Pool, locks_rows
-from officehub.kit.timeutil import utcnow
 from officehub.kit.scheduled_jobs import ScheduledJob
+from officehub.kit.timeutil import utcnow
 from officehub.kit.worker import WorkerContext
-from officehub.automation.scheduled import RETRY_AFTER, SCHEDULED, schedule
+from officehub.webhooks.delivery import WEBHOOKS, fan_out_events
 from tests.helpers import OfficeFixture
+from tests.webhook_helpers import Clock, create_webhook, deliveries, emit_event
 
 LEASE = timedelta(seconds=30)
 
@@ -241,3 +245,25 @@ async def test_a_pool_holds_a_slow_group_to_its_own_slots(
         )
     assert len(held & slow) == 2  # the slow group's others went back to the queue
     await pool.shutdown(ctx)
+
+
+async def test_a_killed_workers_outbox_events_are_taken_over_within_ten_seconds(
+    app: FastAPI, settings: Settings, client: httpx.AsyncClient, office_a: OfficeFixture
+) -> None:
+    """A consumer's claim on the default lease: a worker that died holding an event is
+    replaced after seconds, not a minute (the lease is renewed only while work runs)."""
+    hook = await create_webhook(client, office_a, "http://127.0.0.1:9/hook")
+    await emit_event(app, office_a.id)
+    clock = Clock()
+    now = clock()
+    async with app.state.sessionmaker() as s, s.begin():  # a worker claims, then dies
+        assert await events_repository.claim(
+            s, WEBHOOKS.name, now, now + WEBHOOKS.lease, "dead", 50, skip_locked=locks_rows(s)
+        )
+    ctx = WorkerContext(
+        settings, app.state.engine, app.state.sessionmaker, clock=clock, database_clock=False
+    )
+    assert await fan_out_events(ctx) == 0  # still held
+    clock.advance(seconds=10.5)
+    assert await fan_out_events(ctx) == 1
+    assert len(await deliveries(app, hook["id"])) == 1

@@ -84,6 +84,10 @@ async def test_a_worker_killed_mid_delivery_loses_no_event(
         second = await _start_worker(database_url, **options)
         try:
             await receiver.wait_for_events(emitted, seconds=25)
+            # Those the killed worker sent are sent again once their lease ends.
+            async with asyncio.timeout(15):
+                while any(d.status != "SUCCESS" for d in await deliveries(app, hook["id"])):  # noqa: ASYNC110
+                    await asyncio.sleep(0.1)
         finally:
             await _stop(second)
     assert set(receiver.event_ids()) == emitted

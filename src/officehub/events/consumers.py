@@ -21,6 +21,7 @@ from officehub.events import repository
 from officehub.events.models import OutboxEvent
 from officehub.kit.db import is_sqlite
 from officehub.kit.ids import new_id
+from officehub.kit.queue import heartbeat
 from officehub.kit.safe_trace import safe_message
 from officehub.kit.worker import QueueJob, WorkerContext
 
@@ -28,8 +29,8 @@ logger = logging.getLogger("officehub.events")
 
 Handler = Callable[[AsyncSession, OutboxEvent, WorkerContext], Awaitable[None]]
 BatchHandler = Callable[[AsyncSession, list[OutboxEvent], WorkerContext], Awaitable[None]]
-RETRY_AFTER = tuple(timedelta(seconds=s) for s in (1, 5, 30, 120, 600))
-"""The wait after the 1st, 2nd, … failed attempt; after the last the event is set aside."""
+RETRY_AFTER = repository.CONSUMER_EVENTS.backoff.steps
+"""The wait after the 1st, 2nd, … failed attempt; the 5th sets the event aside."""
 
 
 @dataclass(frozen=True)
@@ -37,7 +38,9 @@ class Consumer:
     name: str
     handle: Handler
     batch: int = 50
-    lease: timedelta = timedelta(seconds=60)
+    lease: timedelta = timedelta(seconds=10)
+    """Short: renewed by a heartbeat while the batch runs, so a killed worker's events
+    are taken over within it."""
     concurrency: int = 8
     handle_batch: BatchHandler | None = None
     """Optional: handles a whole claimed batch in one transaction with its done marks (a
@@ -65,16 +68,17 @@ async def consume(ctx: WorkerContext, consumer: Consumer) -> int:
         )
     if not seqs:
         return 0
-    batch = consumer.handle_batch
-    if batch is not None and await _handle_batch(ctx, consumer.name, batch, seqs, token):
-        return len(seqs)
-    limit = asyncio.Semaphore(consumer.concurrency if pg else 1)
+    async with heartbeat(ctx, repository.CONSUMER_EVENTS, seqs, token, consumer.lease):
+        batch = consumer.handle_batch
+        if batch is not None and await _handle_batch(ctx, consumer.name, batch, seqs, token):
+            return len(seqs)
+        limit = asyncio.Semaphore(consumer.concurrency if pg else 1)
 
-    async def one(seq: int) -> None:
-        async with limit:
-            await _handle_one(ctx, consumer, seq, token)
+        async def one(seq: int) -> None:
+            async with limit:
+                await _handle_one(ctx, consumer, seq, token)
 
-    await asyncio.gather(*(one(seq) for seq in seqs))
+        await asyncio.gather(*(one(seq) for seq in seqs))
     return len(seqs)
 
 
@@ -108,10 +112,7 @@ async def _handle_one(ctx: WorkerContext, consumer: Consumer, seq: int, token: s
             await repository.finish(session, seq, ctx.now())
     except Exception as exc:
         logger.exception("consumer %s failed on outbox row %s", consumer.name, seq)
-        error = safe_message(exc)[:1000]
         async with ctx.sessionmaker() as session, session.begin():
-            if attempts >= len(RETRY_AFTER):
-                await repository.finish(session, seq, ctx.now(), error)
-            else:
-                at = ctx.now() + RETRY_AFTER[max(attempts, 1) - 1]
-                await repository.retry_later(session, seq, token, at, error)
+            await repository.CONSUMER_EVENTS.fail(
+                session, seq, token, ctx.now(), max(attempts, 1), safe_message(exc)
+            )

@@ -5,11 +5,28 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from sqlalchemy import and_, delete, exists, or_, select, update
+from sqlalchemy import and_, delete, exists, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
 from officehub.events.models import ConsumerEvent, OutboxEvent
+from officehub.kit.queue import NOW, Backoff, WorkQueue
+
+CONSUMER_EVENTS = WorkQueue(
+    "outbox_consumer_events",
+    key=ConsumerEvent.seq,
+    lease=ConsumerEvent.lease_until,
+    token=ConsumerEvent.claim_token,
+    open=ConsumerEvent.done_at.is_(None),
+    # After the 1st … 4th failed attempt; the 5th sets the event aside.
+    backoff=Backoff.seconds(1, 5, 30, 120),
+    attempts=ConsumerEvent.attempts,
+    error=ConsumerEvent.error,
+    gave_up={"done_at": NOW, "lease_until": None},
+    null_is_due=True,
+    order_by=(ConsumerEvent.seq,),
+)
+"""The consumers' rows on the one queue (``kit.queue``); an attempt counts at its claim."""
 
 
 async def claim(
@@ -29,50 +46,32 @@ async def claim(
     disjoint rows; SQLite: one writer, the statement is atomic by itself.
     """
     earlier = aliased(ConsumerEvent)
-    due = (
-        select(ConsumerEvent.seq)
-        .where(
-            ConsumerEvent.consumer == consumer,
-            ConsumerEvent.done_at.is_(None),
-            or_(ConsumerEvent.lease_until.is_(None), ConsumerEvent.lease_until <= now),
-            ~exists().where(
-                and_(
-                    earlier.consumer == ConsumerEvent.consumer,
-                    earlier.ordering_key == ConsumerEvent.ordering_key,
-                    earlier.done_at.is_(None),
-                    earlier.seq < ConsumerEvent.seq,
-                )
-            ),
+    first_of_its_key = ~exists().where(
+        and_(
+            earlier.consumer == ConsumerEvent.consumer,
+            earlier.ordering_key == ConsumerEvent.ordering_key,
+            earlier.done_at.is_(None),
+            earlier.seq < ConsumerEvent.seq,
         )
-        .order_by(ConsumerEvent.seq)
-        .limit(limit)
     )
-    if skip_locked:
-        due = due.with_for_update(of=ConsumerEvent, skip_locked=True)
-    result = await session.execute(
-        update(ConsumerEvent)
-        .where(ConsumerEvent.seq.in_(due.scalar_subquery()))
-        .values(lease_until=lease_until, claim_token=token, attempts=ConsumerEvent.attempts + 1)
-        .returning(ConsumerEvent.seq)
-        .execution_options(synchronize_session=False)
+    seqs = await CONSUMER_EVENTS.claim(
+        session,
+        now,
+        lease_until - now,
+        token,
+        limit,
+        skip_locked=skip_locked,
+        where=[ConsumerEvent.consumer == consumer, first_of_its_key],
+        values={"attempts": ConsumerEvent.attempts + 1},
     )
-    return sorted(row[0] for row in result)
+    return sorted(seqs)
 
 
 async def hold(session: AsyncSession, seq: int, token: str) -> bool:
     """Whether this token still holds the row, written first: the transaction takes its
     write lock before reading anything (PostgreSQL: the row lock; SQLite: the database's,
     so a concurrent commit cannot invalidate its snapshot halfway)."""
-    result = await session.execute(
-        update(ConsumerEvent)
-        .where(
-            ConsumerEvent.seq == seq,
-            ConsumerEvent.claim_token == token,
-            ConsumerEvent.done_at.is_(None),
-        )
-        .values(claim_token=token)
-    )
-    return bool(result.rowcount)  # type: ignore[attr-defined]
+    return await CONSUMER_EVENTS.hold(session, seq, token)
 
 
 async def held(
@@ -97,16 +96,7 @@ async def hold_many(
 ) -> list[tuple[ConsumerEvent, OutboxEvent]]:
     """``hold`` then ``held`` for a batch: the rows this token still holds, with their
     events, in seq order (locked first, read after)."""
-    await session.execute(
-        update(ConsumerEvent)
-        .where(
-            ConsumerEvent.seq.in_(seqs),
-            ConsumerEvent.claim_token == token,
-            ConsumerEvent.done_at.is_(None),
-        )
-        .values(claim_token=token)
-        .execution_options(synchronize_session=False)
-    )
+    await CONSUMER_EVENTS.holding(session, seqs, [token])
     stmt = (
         select(ConsumerEvent, OutboxEvent)
         .join(OutboxEvent, OutboxEvent.id == ConsumerEvent.event_id)
@@ -134,16 +124,6 @@ async def finish(session: AsyncSession, seq: int, now: datetime, error: str | No
         update(ConsumerEvent)
         .where(ConsumerEvent.seq == seq)
         .values(done_at=now, claim_token=None, lease_until=None, error=error)
-    )
-
-
-async def retry_later(
-    session: AsyncSession, seq: int, token: str, at: datetime, error: str
-) -> None:
-    await session.execute(
-        update(ConsumerEvent)
-        .where(ConsumerEvent.seq == seq, ConsumerEvent.claim_token == token)
-        .values(lease_until=at, claim_token=None, error=error)
     )
 
 

@@ -38,7 +38,15 @@ import logging
 import random
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Collection, Hashable, Mapping, Sequence
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Collection,
+    Hashable,
+    Mapping,
+    Sequence,
+)
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Generic, Protocol, TypeVar
@@ -275,6 +283,36 @@ def locks_rows(session: AsyncSession) -> bool:
     """Whether claims lock rows ``FOR UPDATE SKIP LOCKED`` (PostgreSQL; SQLite has one
     writer at a time, which makes each claim atomic by itself)."""
     return session.get_bind().dialect.name != "sqlite"
+
+
+@contextlib.asynccontextmanager
+async def heartbeat(
+    ctx: Context,
+    queue: WorkQueue,
+    keys: Collection[Key],
+    token: str,
+    lease: timedelta,
+) -> AsyncIterator[None]:
+    """While the block runs, renews the lease of ``keys`` held by ``token`` every third of
+    ``lease`` (work claimed in a batch and done in place, outside a ``Pool``)."""
+
+    async def beat() -> None:
+        while True:
+            await asyncio.sleep(lease.total_seconds() / 3)
+            try:
+                async with ctx.sessionmaker() as session, session.begin():
+                    now = await ctx.time_in(session)
+                    await queue.renew(session, keys, [token], now + lease)
+            except Exception:
+                logger.warning("queue %s: a heartbeat failed", queue.name, exc_info=True)
+
+    task = asyncio.create_task(beat())
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
 
 
 class Context(Protocol):

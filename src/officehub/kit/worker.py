@@ -26,10 +26,10 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from officehub.events import wakeup
 from officehub.events.models import JobLease
+from officehub.kit import queue
 from officehub.kit.config import Settings
 from officehub.kit.db import database_now, database_unreachable
 from officehub.kit.timeutil import utcnow
-from officehub.kit import queue
 
 logger = logging.getLogger("officehub.worker")
 

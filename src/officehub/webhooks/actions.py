@@ -32,6 +32,7 @@ from officehub.webhooks.delivery import (
     RESPONSE_BODY_CHARS,
     Delivery,
     Outcome,
+    Recorded,
     deliver,
     lease_for,
     outcome_values,
@@ -213,25 +214,24 @@ class ActionDeliveries:
         self,
         session: AsyncSession,
         ctx: WorkerContext,
-        delivery: Delivery,
-        token: str,
-        outcome: Outcome,
+        outcomes: list[Recorded],
         now: datetime,
     ) -> None:
-        """Writes the outcome if this worker still holds the claim (else another worker
+        """Writes each outcome whose claim this worker still holds (else another worker
         took the delivery over after the lease, or it was deleted: nothing to write)."""
-        if not await self.queue.hold(session, delivery.id, token):
-            return
-        record = await session.get(ActionDelivery, delivery.id)
-        if record is None:
-            return
-        done = _attempt(delivery.number, ctx.now(), outcome)
-        log = [a for a in (record.attempts or []) if a.get("number") != delivery.number]
-        values = outcome_values(delivery.number, outcome, now)
-        values["attempts"] = [*log, done][-MAX_KEPT_ATTEMPTS:]
-        body = values["response_body"]
-        values["response_body"] = (body or None) and body[:RESPONSE_BODY_CHARS]
-        await self.queue.finish(session, delivery.id, token, values)
+        for delivery, token, outcome in outcomes:
+            if not await self.queue.hold(session, delivery.id, token):
+                continue
+            record = await session.get(ActionDelivery, delivery.id, populate_existing=True)
+            if record is None:
+                continue
+            done = _attempt(delivery.number, ctx.now(), outcome)
+            log = [a for a in (record.attempts or []) if a.get("number") != delivery.number]
+            values = outcome_values(delivery.number, outcome, now)
+            values["attempts"] = [*log, done][-MAX_KEPT_ATTEMPTS:]
+            body = values["response_body"]
+            values["response_body"] = (body or None) and body[:RESPONSE_BODY_CHARS]
+            await self.queue.finish(session, delivery.id, token, values)
 
 
 ACTION_DELIVERIES = ActionDeliveries()

@@ -34,6 +34,7 @@ from officehub.kit.config import Settings
 from officehub.kit.ids import new_id
 from officehub.kit.queue import Backoff, Claimed, Pool, WorkQueue, drain, locks_rows, pool_of
 from officehub.kit.timeutil import isoformat
+from officehub.kit.worker import PeriodicJob, WorkerContext
 from officehub.webhooks import repository
 from officehub.webhooks.models import (
     FAILED,
@@ -215,6 +216,10 @@ class Delivery:
     failing_since: datetime | None = None
 
 
+Recorded = tuple[Delivery, str, Outcome]
+"""An attempt's outcome to write: the delivery, the claim token it was sent under."""
+
+
 class DeliveryKind(Protocol):
     """A table of deliveries on the one queue (``kit.queue``): how its due ones are
     claimed (each attempt logged as begun) and how an attempt's outcome is written."""
@@ -239,9 +244,7 @@ class DeliveryKind(Protocol):
         self,
         session: AsyncSession,
         ctx: WorkerContext,
-        delivery: Delivery,
-        token: str,
-        outcome: Outcome,
+        outcomes: list[Recorded],
         now: datetime,
     ) -> None: ...
 
@@ -390,12 +393,52 @@ class _Client:
             await client.aclose()
 
 
+class _Recorder:
+    """Writes outcomes as they come, none waiting for another's attempt: whatever is ready
+    goes into one short transaction; if that fails, each is written in its own, so one
+    bad outcome cannot lose the others."""
+
+    def __init__(self, ctx: WorkerContext, kind: DeliveryKind) -> None:
+        self.ctx = ctx
+        self.kind = kind
+        self.pending: list[tuple[Recorded, asyncio.Future[None]]] = []
+        self.task: asyncio.Task[None] | None = None
+
+    async def record(self, outcome: Recorded) -> None:
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.pending.append((outcome, done))
+        if self.task is None or self.task.done():
+            self.task = asyncio.create_task(self._drain())
+        await done
+
+    async def _write(self, outcomes: list[Recorded]) -> None:
+        async with self.ctx.sessionmaker() as session, session.begin():
+            now = await self.ctx.time_in(session)
+            await self.kind.record(session, self.ctx, outcomes, now)
+
+    async def _drain(self) -> None:
+        while self.pending:
+            batch, self.pending = self.pending, []
+            try:
+                await self._write([o for o, _ in batch])
+            except Exception:
+                for outcome, _ in batch:
+                    try:
+                        await self._write([outcome])
+                    except Exception:
+                        logger.exception("delivery %s: outcome not written", outcome[0].id)
+            for _, done in batch:
+                if not done.done():
+                    done.set_result(None)
+
+
 def delivery_pool(ctx: WorkerContext, kind: DeliveryKind) -> Pool[Delivery]:
     """The worker's pool of ``kind``'s deliveries: ``delivery_concurrency`` slots, at most
     ``delivery_endpoint_concurrency`` of them per endpoint (URL), one while an endpoint
     that timed out is in its breaker's minute."""
     settings = ctx.settings
     client = _Client(settings)
+    recorder = _Recorder(ctx, kind)
 
     async def claim(
         session: AsyncSession, now: datetime, token: str, limit: int, full: Collection[Hashable]
@@ -408,9 +451,7 @@ def delivery_pool(ctx: WorkerContext, kind: DeliveryKind) -> Pool[Delivery]:
             outcome = await send(client.take(), delivery, settings.webhook_timeout_seconds)
         finally:
             await client.give_back()
-        async with ctx.sessionmaker() as session, session.begin():
-            now = await ctx.time_in(session)
-            await kind.record(session, ctx, delivery, token, outcome, now)
+        await recorder.record((delivery, token, outcome))
         return outcome.timed_out
 
     async def begin(session: AsyncSession, now: datetime, started: list[Delivery]) -> None:
@@ -529,31 +570,47 @@ class WebhookDeliveries:
         self,
         session: AsyncSession,
         ctx: WorkerContext,
-        delivery: Delivery,
-        token: str,
-        outcome: Outcome,
+        outcomes: list[Recorded],
         now: datetime,
     ) -> None:
-        """The attempt's row gets its answer; the delivery its status, if this worker
-        still holds it (else it was taken over, or deleted: nothing more to write)."""
-        values = outcome_values(delivery.number, outcome, now)
-        held = await self.queue.finish(session, delivery.id, token, values)
-        await repository.complete_attempt(
+        """Each attempt's row gets its answer; each delivery its status, if this worker
+        still holds it (else it was taken over, or deleted: nothing is written to it).
+        One conditional statement per row, run as one batch each."""
+        await repository.record_outcomes(
             session,
-            str(delivery.attempt_id),
-            status_code=outcome.status_code,
-            response_body=outcome.response_body,
-            error_message=outcome.error,
-            duration_ms=outcome.duration_ms,
+            [
+                {
+                    "b_id": d.id,
+                    "b_token": token,
+                    **outcome_values(d.number, o, now),
+                    "claim_token": None,
+                }
+                for d, token, o in outcomes
+            ],
+            [
+                {
+                    "b_id": d.attempt_id,
+                    "status_code": o.status_code,
+                    "response_body": o.response_body,
+                    "error_message": o.error,
+                    "duration_ms": o.duration_ms,
+                }
+                for d, _t, o in outcomes
+            ],
         )
-        webhook, since = delivery.webhook_id, delivery.failing_since
-        if not held or webhook is None:
-            return
-        if outcome.succeeded:
-            if since is not None:  # a success ends a failing spell
-                await repository.track_health(session, {webhook}, set(), now)
-        elif since is None or since <= now - FAILING_PAUSE_AFTER:  # begins one, or pauses
-            await repository.track_health(session, set(), {webhook}, now)
+        # A webhook's health changes on a success after failures, a failure after
+        # successes, or after 5 days of failures (its state as read at the claim).
+        ok, failed = set(), set()
+        for d, _t, o in outcomes:
+            since = d.failing_since
+            if d.webhook_id is None:
+                continue
+            if o.succeeded and since is not None:
+                ok.add(d.webhook_id)
+            elif not o.succeeded and (since is None or since <= now - FAILING_PAUSE_AFTER):
+                failed.add(d.webhook_id)
+        if ok or failed:
+            await repository.track_health(session, ok, failed - ok, now)
 
 
 WEBHOOK_DELIVERIES = WebhookDeliveries()

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import Select, bindparam, case, delete, func, insert, or_, select, update
+from sqlalchemy import Select, Table, bindparam, case, delete, func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.kit.pagination import PageParams, paginate
@@ -207,13 +207,34 @@ async def begin_attempts(session: AsyncSession, attempts: list[dict[str, Any]]) 
     await session.execute(insert(WebhookDeliveryAttempt), attempts)
 
 
-async def complete_attempt(session: AsyncSession, ident: str, **outcome: Any) -> None:
-    """Writes an attempt's answer (nothing if its delivery was deleted meanwhile)."""
+_DELIVERIES = cast(Table, WebhookDelivery.__table__)
+_ATTEMPTS = cast(Table, WebhookDeliveryAttempt.__table__)
+
+
+async def record_outcomes(
+    session: AsyncSession, deliveries: list[dict[str, Any]], attempts: list[dict[str, Any]]
+) -> None:
+    """Writes attempts' outcomes: each delivery's only while ``b_token`` still holds it
+    (a row taken over, or deleted, is left alone: no error), each attempt's by id."""
+    if not deliveries:
+        return
+    names = [k for k in deliveries[0] if not k.startswith("b_")]
     await session.execute(
-        update(WebhookDeliveryAttempt)
-        .where(WebhookDeliveryAttempt.id == ident)
-        .values(**outcome)
-        .execution_options(synchronize_session=False)
+        update(_DELIVERIES)
+        .where(
+            _DELIVERIES.c.id == bindparam("b_id"),
+            _DELIVERIES.c.claim_token == bindparam("b_token"),
+            _DELIVERIES.c.status.in_(OPEN_STATUSES),
+        )
+        .values({n: bindparam(n) for n in names}),
+        deliveries,
+    )
+    names = [k for k in attempts[0] if not k.startswith("b_")]
+    await session.execute(
+        update(_ATTEMPTS)
+        .where(_ATTEMPTS.c.id == bindparam("b_id"))
+        .values({n: bindparam(n) for n in names}),
+        attempts,
     )
 
 
