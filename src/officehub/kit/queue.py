@@ -37,7 +37,7 @@ import contextlib
 import logging
 import random
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import (
     AsyncIterator,
     Awaitable,
@@ -343,8 +343,9 @@ Claimer = Callable[
 claim``) up to ``limit`` rows, none of the full groups', in the pool's transaction."""
 
 Begin = Callable[[AsyncSession, datetime, list[Item]], Awaitable[None]]
-"""``(session, now, started)``: in the claim's transaction, what the work to be started
-writes first (an attempt logged before its request is sent)."""
+"""``(session, now, kept)``: in the claim's transaction, what the work the pool keeps
+(started, or waiting for its group's slot) writes first (an attempt logged before its
+request is sent)."""
 
 Work = Callable[[Item, str], Awaitable[bool]]
 """Does one piece of work and records its outcome (``finish``/``fail`` under the token);
@@ -359,7 +360,12 @@ class _Running:
 
 
 class Pool(Generic[Item]):
-    """Runs claimed work in one worker process, each piece on its own (see the module)."""
+    """Runs claimed work in one worker process, each piece on its own (see the module).
+
+    A claim that brings more of a group than it has free slots keeps up to its limit of
+    them waiting (held, renewed by the heartbeat, started as the group's slots free up)
+    and releases the rest at once for other workers.
+    """
 
     def __init__(
         self,
@@ -387,6 +393,8 @@ class Pool(Generic[Item]):
         self.begin = begin
         self.running: dict[Key, _Running] = {}
         self.groups: Counter[Hashable] = Counter()
+        self.waiting: dict[Hashable, deque[tuple[Claimed[Item], str]]] = {}
+        self.waiting_keys: dict[Key, str] = {}
         self._slow_until: dict[Hashable, float] = {}
         self._heart: asyncio.Task[None] | None = None
 
@@ -401,35 +409,62 @@ class Pool(Generic[Item]):
     def full(self) -> set[Hashable]:
         return {g for g, n in self.groups.items() if n >= self.limit_of(g)}
 
+    def held(self) -> dict[Key, str]:
+        """Every row the pool holds, running or waiting, with its token."""
+        return {**self.waiting_keys, **{k: r.token for k, r in self.running.items()}}
+
     async def fill(self, ctx: Context) -> int:
         """Claims work for the free slots and starts it; returns how many it started."""
-        free = min(self.slots - len(self.running), self.batch)
+        free = min(self.slots - len(self.running), self.batch)  # waiting holds no slot
         if free <= 0:
             return 0
         token = new_id()
         started: list[Claimed[Item]] = []
+        waiting: list[Claimed[Item]] = []
         async with ctx.sessionmaker() as session, session.begin():
             now = await ctx.time_in(session)
             claimed = await self.claim(session, now, token, free, self.full())
             counts = Counter(self.groups)
+            queued = Counter({g: len(q) for g, q in self.waiting.items()})
             extra: list[Key] = []
             for piece in claimed:
-                if piece.key in self.running or counts[piece.group] >= self.limit_of(piece.group):
+                limit = self.limit_of(piece.group)
+                if piece.key in self.running or piece.key in self.waiting_keys:
+                    extra.append(piece.key)
+                elif counts[piece.group] < limit:
+                    counts[piece.group] += 1
+                    started.append(piece)
+                elif queued[piece.group] < limit:
+                    queued[piece.group] += 1
+                    waiting.append(piece)
+                else:
                     extra.append(piece.key)  # its group is full: back to the queue
-                    continue
-                counts[piece.group] += 1
-                started.append(piece)
             if extra:
                 await self.queue.release(session, extra, [token], now)
-            if started and self.begin is not None:
-                await self.begin(session, now, [p.item for p in started])
+            if (started or waiting) and self.begin is not None:
+                await self.begin(session, now, [p.item for p in started + waiting])
+        for piece in waiting:
+            self.waiting.setdefault(piece.group, deque()).append((piece, token))
+            self.waiting_keys[piece.key] = token
         for piece in started:
-            self.groups[piece.group] += 1
-            task = asyncio.create_task(self._run(piece, token))
-            self.running[piece.key] = _Running(token, piece.group, task)
-        if started and (self._heart is None or self._heart.done()):
+            self._start(piece, token)
+        if (started or waiting) and (self._heart is None or self._heart.done()):
             self._heart = asyncio.create_task(self._heartbeat(ctx))
         return len(started)
+
+    def _start(self, piece: Claimed[Item], token: str) -> None:
+        self.groups[piece.group] += 1
+        task = asyncio.create_task(self._run(piece, token))
+        self.running[piece.key] = _Running(token, piece.group, task)
+
+    def _start_waiting(self, group: Hashable) -> None:
+        queue = self.waiting.get(group)
+        while queue and self.groups[group] < self.limit_of(group):
+            piece, token = queue.popleft()
+            del self.waiting_keys[piece.key]
+            self._start(piece, token)
+        if not queue:
+            self.waiting.pop(group, None)
 
     async def _run(self, piece: Claimed[Item], token: str) -> None:
         try:
@@ -446,49 +481,63 @@ class Pool(Generic[Item]):
                 self.groups[piece.group] -= 1
                 if self.groups[piece.group] <= 0:
                     del self.groups[piece.group]
+            if not asyncio.current_task().cancelling():  # type: ignore[union-attr]
+                self._start_waiting(piece.group)
             if self.on_free is not None:
                 self.on_free()
 
     async def _heartbeat(self, ctx: Context) -> None:
-        """Renews the leases of the work in flight every third of a lease."""
+        """Renews the leases of the work held every third of a lease."""
         every = self.lease.total_seconds() / 3
-        while self.running:
+        while self.running or self.waiting_keys:
             await asyncio.sleep(every)
-            running = dict(self.running)
-            if not running:
+            held = self.held()
+            if not held:
                 return
             try:
                 async with ctx.sessionmaker() as session, session.begin():
                     now = await ctx.time_in(session)
                     await self.queue.renew(
-                        session,
-                        list(running),
-                        {r.token for r in running.values()},
-                        now + self.lease,
+                        session, list(held), set(held.values()), now + self.lease
                     )
             except Exception:
                 logger.warning("queue %s: a heartbeat failed", self.queue.name, exc_info=True)
 
-    async def settle(self) -> None:
-        """Waits for the work in flight (cancelled with it)."""
-        tasks = [r.task for r in self.running.values()]
-        try:
-            await asyncio.gather(*tasks)
-        except asyncio.CancelledError:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            raise
-        finally:
-            if not self.running and self._heart is not None:
-                self._heart.cancel()
+    async def settle(self, ctx: Context | None = None) -> int:
+        """Waits for the work held, waiting work included (cancelled with it). With
+        ``ctx``, claims more as slots free up, until nothing is due: returns how many
+        more it started."""
+        more = 0
+        while self.running or self.waiting_keys:
+            if not self.running:
+                for group in list(self.waiting):
+                    self._start_waiting(group)
+            tasks = [r.task for r in self.running.values()]
+            try:
+                await asyncio.wait(
+                    tasks,
+                    return_when=asyncio.ALL_COMPLETED if ctx is None else asyncio.FIRST_COMPLETED,
+                )
+            except asyncio.CancelledError:
+                for task in tasks:
+                    task.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
+                raise
+            if ctx is not None and not self.waiting_keys and len(self.running) < self.slots:
+                more += await self.fill(ctx)
+        if self._heart is not None:
+            self._heart.cancel()
+        return more
 
     async def shutdown(self, ctx: Context, grace: float = 0.0) -> int:
         """Lets the work in flight finish for up to ``grace`` seconds, then stops the rest
-        and releases its rows: due again at once for another worker. Returns how many
-        were released."""
+        and releases every row it holds: due again at once for another worker. Returns
+        how many were released."""
         if grace > 0 and self.running:
             await asyncio.wait([r.task for r in self.running.values()], timeout=grace)
+        held = {**self.waiting_keys, **{k: r.token for k, r in self.running.items()}}
+        self.waiting.clear()
+        self.waiting_keys.clear()
         running = dict(self.running)
         for r in running.values():
             r.task.cancel()
@@ -499,13 +548,11 @@ class Pool(Generic[Item]):
             self._heart.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._heart
-        if not running:
+        if not held:
             return 0
         async with ctx.sessionmaker() as session, session.begin():
             now = await ctx.time_in(session)
-            return await self.queue.release(
-                session, list(running), {r.token for r in running.values()}, now
-            )
+            return await self.queue.release(session, list(held), set(held.values()), now)
 
 
 def pool_of(ctx: Any, name: str, make: Callable[[], Pool[Any]]) -> Pool[Any]:

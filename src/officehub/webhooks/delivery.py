@@ -177,7 +177,8 @@ fan_out_events = consumer_job(WEBHOOKS)
 
 INTERRUPTED = "no answer recorded: the worker stopped during this attempt"
 """An attempt's error until its outcome is written: what the log keeps of an attempt whose
-worker was killed mid-call (the attempt is recorded before the request is sent)."""
+worker was killed mid-call (the attempt is recorded when the delivery is claimed for it,
+before the request is sent)."""
 
 
 @dataclass(frozen=True)
@@ -404,6 +405,10 @@ class _Recorder:
         self.pending: list[tuple[Recorded, asyncio.Future[None]]] = []
         self.task: asyncio.Task[None] | None = None
 
+    LINGER = 0.005
+    """Seconds the writer waits for more outcomes before its transaction: attempts that
+    end together are written together, none waiting for a slow one."""
+
     async def record(self, outcome: Recorded) -> None:
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.pending.append((outcome, done))
@@ -418,10 +423,12 @@ class _Recorder:
 
     async def _drain(self) -> None:
         while self.pending:
+            await asyncio.sleep(self.LINGER)
             batch, self.pending = self.pending, []
             try:
                 await self._write([o for o, _ in batch])
             except Exception:
+                logger.warning("outcomes written one by one after", exc_info=True)
                 for outcome, _ in batch:
                     try:
                         await self._write([outcome])

@@ -6,7 +6,19 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any, cast
 
-from sqlalchemy import Select, Table, bindparam, case, delete, func, insert, or_, select, update
+from sqlalchemy import (
+    Select,
+    Table,
+    bindparam,
+    case,
+    delete,
+    func,
+    insert,
+    literal,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.kit.pagination import PageParams, paginate
@@ -224,7 +236,8 @@ async def record_outcomes(
         .where(
             _DELIVERIES.c.id == bindparam("b_id"),
             _DELIVERIES.c.claim_token == bindparam("b_token"),
-            _DELIVERIES.c.status.in_(OPEN_STATUSES),
+            # Written out, not IN (…): an expanding list cannot go with executemany.
+            or_(*(_DELIVERIES.c.status == literal(s) for s in OPEN_STATUSES)),
         )
         .values({n: bindparam(n) for n in names}),
         deliveries,
