@@ -22,22 +22,22 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.kit.ids import new_id
 from officehub.kit.pagination import PageParams, paginate
-from officehub.kit.queue import WorkQueue, locks_rows
+from officehub.kit.queue import locks_rows
 from officehub.kit.repository import scoped
 from officehub.kit.timeutil import isoformat
 from officehub.kit.worker import PeriodicJob, WorkerContext
 from officehub.webhooks.delivery import (
-    BACKOFF,
     INTERRUPTED,
     RESPONSE_BODY_CHARS,
     Delivery,
     Outcome,
     Recorded,
     deliver,
+    delivery_queue,
     lease_for,
     outcome_values,
 )
-from officehub.webhooks.models import FAILED, OPEN_STATUSES, PENDING, ActionDelivery
+from officehub.webhooks.models import OPEN_STATUSES, PENDING, ActionDelivery
 
 logger = logging.getLogger("officehub.webhooks")
 
@@ -141,17 +141,11 @@ class ActionDeliveries:
     """``FIRE_WEBHOOK`` deliveries (``action_deliveries``): each attempt is an entry of
     the row's ``attempts``, appended when the attempt begins."""
 
-    queue = WorkQueue(
+    queue = delivery_queue(
         "action_deliveries",
-        key=ActionDelivery.id,
-        lease=ActionDelivery.next_retry_at,
-        token=ActionDelivery.claim_token,
-        open=ActionDelivery.status.in_(OPEN_STATUSES),
-        backoff=BACKOFF,
-        attempts=ActionDelivery.attempt_count,
-        error=ActionDelivery.error_message,
-        gave_up={"status": FAILED, "next_retry_at": None},
-        order_by=(ActionDelivery.next_retry_at, ActionDelivery.id),
+        ActionDelivery,
+        ActionDelivery.status.in_(OPEN_STATUSES),
+        (ActionDelivery.next_retry_at, ActionDelivery.id),
     )
 
     async def claim(

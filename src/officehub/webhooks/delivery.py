@@ -217,6 +217,23 @@ class Delivery:
     failing_since: datetime | None = None
 
 
+def delivery_queue(name: str, model: Any, open_: Any, order_by: tuple[Any, ...]) -> WorkQueue:
+    """A table of deliveries on the one queue: ``next_retry_at`` is due time and lease;
+    failed for good (``FAILED``) after the retry schedule."""
+    return WorkQueue(
+        name,
+        key=model.id,
+        lease=model.next_retry_at,
+        token=model.claim_token,
+        open=open_,
+        backoff=BACKOFF,
+        attempts=model.attempt_count,
+        error=model.error_message,
+        gave_up={"status": FAILED, "next_retry_at": None},
+        order_by=order_by,
+    )
+
+
 Recorded = tuple[Delivery, str, Outcome]
 """An attempt's outcome to write: the delivery, the claim token it was sent under."""
 
@@ -491,17 +508,8 @@ class WebhookDeliveries:
     """The deliveries of the webhooks (``webhook_deliveries``): each attempt is a row of
     ``webhook_delivery_attempts``, inserted when the attempt begins."""
 
-    queue = WorkQueue(
-        "webhook_deliveries",
-        key=WebhookDelivery.id,
-        lease=WebhookDelivery.next_retry_at,
-        token=WebhookDelivery.claim_token,
-        open=repository.OPEN,
-        backoff=BACKOFF,
-        attempts=WebhookDelivery.attempt_count,
-        error=WebhookDelivery.error_message,
-        gave_up={"status": FAILED, "next_retry_at": None},
-        order_by=(WebhookDelivery.next_retry_at,),
+    queue = delivery_queue(
+        "webhook_deliveries", WebhookDelivery, repository.OPEN, (WebhookDelivery.next_retry_at,)
     )
 
     async def claim(
