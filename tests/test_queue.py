@@ -64,8 +64,10 @@ async def test_a_claim_is_exclusive_between_two_concurrent_claimers(
     sets that together are every row (SKIP LOCKED on PostgreSQL, one writer on SQLite)."""
     ids = set(await _jobs(app, office_a.id, 150))
     taken: dict[str, list[str]] = {"one": [], "two": []}
+    started = {"one": asyncio.Event(), "two": asyncio.Event()}
 
     async def claimer(name: str) -> None:
+        other = started["two" if name == "one" else "one"]
         while True:
             async with app.state.sessionmaker() as s, s.begin():
                 now = await database_now(s)
@@ -76,6 +78,9 @@ async def test_a_claim_is_exclusive_between_two_concurrent_claimers(
             if not got:
                 return
             taken[name].extend(got)
+            if not started[name].is_set():  # both are under way before either goes on
+                started[name].set()
+                await asyncio.wait_for(other.wait(), 10)
 
     await asyncio.gather(claimer("one"), claimer("two"))
     assert not set(taken["one"]) & set(taken["two"])
