@@ -17,7 +17,7 @@ from officehub.events import repository as events_repository
 from officehub.kit.config import Settings
 from officehub.kit.db import database_now
 from officehub.kit.ids import new_id
-from officehub.kit.queue import Claimed, Pool, locks_rows
+from officehub.kit.queue import Backoff, Claimed, Pool, locks_rows
 from officehub.kit.scheduled_jobs import ScheduledJob
 from officehub.kit.timeutil import utcnow
 from officehub.kit.worker import WorkerContext
@@ -273,3 +273,56 @@ async def test_a_killed_workers_outbox_events_are_taken_over_within_ten_seconds(
     clock.advance(seconds=10.5)
     assert await fan_out_events(ctx) == 1
     assert len(await deliveries(app, hook["id"])) == 1
+
+def test_a_retry_after_is_honoured_up_to_an_absolute_limit() -> None:
+    """With ``retry_after_limit``, the other side's ``Retry-After`` wins whenever longer
+    than the step, up to the limit (not a multiple of the step); never shorter."""
+    backoff = Backoff(
+        (timedelta(seconds=2), timedelta(seconds=4)), jitter=0.2, retry_after_limit=3600
+    )
+    mid = lambda: 0.5  # noqa: E731 - no jitter
+    assert backoff.after(1, 60, mid) == timedelta(seconds=60)  # 30 steps: still honoured
+    assert backoff.after(1, 86_400, mid) == timedelta(seconds=3600)
+    assert backoff.after(2, 1, mid) == timedelta(seconds=4)
+    assert backoff.after(3, 60, mid) is None  # the last attempt: given up all the same
+    capped = Backoff((timedelta(seconds=2),))  # without it: at most twice the step
+    assert capped.after(1, 60) == timedelta(seconds=4)
+
+
+async def test_a_pool_claims_and_renews_on_the_clock_it_is_given(
+    app: FastAPI, settings: Settings, office_a: OfficeFixture
+) -> None:
+    """A pool given a clock claims and leases with it (not the database's): work due an
+    hour from now is claimed by a pool whose clock says it is an hour later."""
+    ctx = WorkerContext(settings, app.state.engine, app.state.sessionmaker, overlap=False)
+    async with app.state.sessionmaker() as s:
+        now = await database_now(s)
+        job = await schedule(s, office_a.id, "noop", {}, now + timedelta(hours=1), now)
+        await s.commit()
+    later = now + timedelta(hours=1, seconds=1)
+    done: list[str] = []
+
+    async def clock(_session: AsyncSession) -> datetime:
+        return later
+
+    async def claim(
+        session: AsyncSession, at: datetime, token: str, limit: int, _full: Collection[Hashable]
+    ) -> list[Claimed[str]]:
+        keys = await SCHEDULED.claim(
+            session, at, LEASE, token, limit, skip_locked=locks_rows(session)
+        )
+        return [Claimed(k, k, "all") for k in keys]
+
+    async def work(ident: str, token: str) -> bool:
+        async with ctx.sessionmaker() as s, s.begin():
+            if await SCHEDULED.finish(s, ident, token, {"done_at": later}):
+                done.append(ident)
+        return False
+
+    unclocked: Pool[str] = Pool(SCHEDULED, claim, work, slots=2, lease=LEASE)
+    assert await unclocked.fill(ctx) == 0  # by the shared clock it is not due yet
+    clocked: Pool[str] = Pool(SCHEDULED, claim, work, slots=2, lease=LEASE, clock=clock)
+    assert await clocked.fill(ctx) == 1
+    await clocked.settle()
+    assert done == [job.id]
+    assert (await _job(app, job.id)).due_at == later + LEASE  # leased by the given clock

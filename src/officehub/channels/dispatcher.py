@@ -1,27 +1,28 @@
-"""Queue jobs of the channels: sending ``QUEUED`` outbound messages, fetching inbound media.
+"""Queue jobs of the channels: sending ``QUEUED`` outbound messages, fetching inbound media,
+telling the platform what the operators read.
 
-A batch is claimed under a lease (``FOR UPDATE SKIP LOCKED`` on PostgreSQL), sent outside
-any transaction, and each outcome written in its own savepoint: one message's trouble is
-recorded on it and the rest go on. 429, 5xx and network errors are retried with backoff
-(the platform's ``Retry-After`` honoured); anything else makes the message ``FAILED`` with
-the platform's error.
+Each claims through the one queue (``kit.queue``: a short lease renewed by a heartbeat
+while the call runs, ``SKIP LOCKED`` on PostgreSQL) and runs each piece on its own in the
+worker's pool (a few slots per integration, a breaker for one that times out); each
+outcome is recorded as it arrives, in its own transaction, only while still held. 429,
+5xx and network errors are retried with backoff (the platform's ``Retry-After``
+honoured); anything else makes the message ``FAILED`` with the platform's error.
 """
 
 from __future__ import annotations
 
-import asyncio
 import ipaddress
 import logging
-import math
 import mimetypes
-import random
 import secrets
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Hashable
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 from urllib.parse import unquote
 
 import httpx
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.channels import repository
 from officehub.channels.adapter import ChannelAdapter, Outbound, SendDeferred, SendRejected
@@ -30,9 +31,8 @@ from officehub.channels.whatsapp import WhatsAppAdapter
 from officehub.conversations.models import Message
 from officehub.inboxes.models import Integration
 from officehub.kit.config import Settings
-from officehub.kit.db import is_sqlite
 from officehub.kit.errors import PayloadTooLarge
-from officehub.kit.ids import new_id
+from officehub.kit.queue import Backoff, Claimed, Pool, WorkQueue, drain, pool_of
 from officehub.kit.storage import Storage, is_valid_key, storage_from_settings
 from officehub.kit.worker import WorkerContext
 from officehub.messages import service as messages
@@ -62,121 +62,221 @@ def storage_for(settings: Settings) -> Storage:
     return storage_from_settings(settings)
 
 
-def backoff(attempt: int, retry_after: float | None) -> timedelta:
-    """The wait after failed attempt ``attempt`` (1-based): 2 s doubling to 5 min, ±20 %;
-    a ``Retry-After`` is honoured when longer (up to an hour)."""
-    step = min(_BACKOFF_CAP, _BACKOFF_BASE * 2 ** (attempt - 1)) * random.uniform(0.8, 1.2)  # noqa: S311
-    if retry_after is not None:
-        step = max(step, min(retry_after, _RETRY_AFTER_CAP))
-    return timedelta(seconds=step)
+def backoff(settings: Settings) -> Backoff:
+    """The waits after failed tries: 2 s doubling to 5 min, ±20 %, ``dispatch_max_attempts``
+    tries in all; a ``Retry-After`` is honoured when longer (up to an hour)."""
+    steps = [
+        min(_BACKOFF_CAP, _BACKOFF_BASE * 2**n) for n in range(settings.dispatch_max_attempts - 1)
+    ]
+    return replace(Backoff.seconds(*steps, jitter=0.2), retry_after_limit=_RETRY_AFTER_CAP)
 
 
-def _lease(ctx: WorkerContext) -> tuple[datetime, datetime]:
-    """Now and the end of a claim's lease: the setting, but never shorter than sending a
-    whole batch can take (rounds of ``dispatch_concurrency`` calls, each up to the timeout;
-    a media download may take a few of them)."""
-    settings = ctx.settings
-    rounds = math.ceil(settings.dispatch_batch_size / max(1, settings.dispatch_concurrency))
-    worst = rounds * settings.whatsapp_timeout_seconds * 3 + 1
-    now = ctx.now()
-    return now, now + timedelta(seconds=max(settings.dispatch_lease_seconds, worst))
+def _lease(settings: Settings) -> timedelta:
+    """A claim's lease: short, renewed by the pool's heartbeat while the call runs."""
+    return timedelta(seconds=settings.dispatch_lease_seconds)
 
 
 Outcome = str | SendDeferred | SendRejected
 
 
-def _token(ctx: WorkerContext) -> str:
-    return f"{ctx.worker_id}:{new_id()}"[:64]
+def _timed_out(outcome: Outcome) -> bool:
+    """Whether the other side did not answer in time (trips its integration's breaker)."""
+    return isinstance(outcome, SendDeferred) and isinstance(
+        outcome.__cause__, httpx.TimeoutException
+    )
+
+
+class _Clients:
+    """The HTTP clients of one pool, opened on first use and closed with it."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._platform: httpx.AsyncClient | None = None
+        self._guarded: httpx.AsyncClient | None = None
+
+    @property
+    def platform(self) -> httpx.AsyncClient:
+        if self._platform is None:
+            self._platform = httpx.AsyncClient(
+                timeout=self.settings.whatsapp_timeout_seconds,
+                trust_env=False,
+                limits=httpx.Limits(max_connections=self.settings.dispatch_concurrency),
+            )
+        return self._platform
+
+    @property
+    def guarded(self) -> httpx.AsyncClient:
+        """SSRF-guarded: for addresses an office configured (bridges, media links)."""
+        if self._guarded is None:
+            self._guarded = delivery_client(
+                allow_private=self.settings.webhook_allow_private,
+                timeout=self.settings.whatsapp_timeout_seconds,
+                connections=self.settings.dispatch_concurrency,
+            )
+        return self._guarded
+
+    async def aclose(self) -> None:
+        clients = [c for c in (self._platform, self._guarded) if c is not None]
+        self._platform = self._guarded = None
+        for client in clients:
+            await client.aclose()
+
+
+class _Pool(Pool[Any]):
+    """The queue's pool, with the HTTP clients its work shares."""
+
+    def __init__(self, clients: _Clients, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.clients = clients
+
+    async def shutdown(self, ctx: Any) -> int:
+        try:
+            return await super().shutdown(ctx)
+        finally:
+            await self.clients.aclose()
+
+
+Claim = Callable[
+    [AsyncSession, datetime, str, int, Collection[Hashable]], Awaitable[list[Claimed[Any]]]
+]
+
+
+def _pool(
+    ctx: WorkerContext,
+    queue: WorkQueue,
+    clients: _Clients,
+    claim: Claim,
+    work: Callable[[Any, str], Awaitable[bool]],
+) -> _Pool:
+    settings = ctx.settings
+    slots = max(1, settings.dispatch_concurrency)
+
+    async def clock(_session: AsyncSession) -> datetime:
+        return ctx.now()  # the dispatcher's leases and due times are the workers' clock
+
+    return _Pool(
+        clients,
+        queue,
+        claim,
+        work,
+        slots=slots,
+        per_group=max(1, slots // 2),
+        batch=settings.dispatch_batch_size,
+        lease=_lease(settings),
+        on_free=lambda: ctx.nudge(),
+        clock=clock,
+    )
+
+
+async def _drain(ctx: WorkerContext, name: str, make: Callable[[], _Pool]) -> int:
+    """One pass of a queue job (``kit.queue.drain``); a single pass closes its clients."""
+    pool = cast(_Pool, pool_of(ctx, name, make))
+    try:
+        return await drain(ctx, pool)
+    finally:
+        if not ctx.overlap:
+            await pool.clients.aclose()
+
+
+@dataclass(frozen=True)
+class _Send:
+    message: Message
+    integration: Integration
+    phone: str | None
+    contact_id: str
+    peer: str | None
 
 
 async def send_queued(ctx: WorkerContext) -> int:
-    """Claims the head message of up to a batch of conversations and sends them."""
+    """Claims the head message of conversations, each sent on its own."""
+    return await _drain(ctx, "channels.send", lambda: _send_pool(ctx))
+
+
+def _send_pool(ctx: WorkerContext) -> _Pool:
     settings = ctx.settings
     registry = adapters(settings)
-    now, lease = _lease(ctx)
-    token = _token(ctx)
-    skip_locked = not is_sqlite(settings.database_url)
-    async with ctx.sessionmaker() as session, session.begin():
+    sendable = [t for t in registry if t not in BRIDGED]
+    queue = replace(repository.OUTBOUND, backoff=backoff(settings))
+    storage = storage_for(settings)
+    clients = _Clients(settings)
+
+    async def claim(
+        session: AsyncSession, now: datetime, token: str, limit: int, full: Collection[Hashable]
+    ) -> list[Claimed[Any]]:
         ids = await repository.claim_outbound(
             session,
-            [t for t in registry if t not in BRIDGED],
+            queue,
+            sendable,
             now,
-            lease,
+            _lease(settings),
             token,
-            settings.dispatch_batch_size,
-            skip_locked=skip_locked,
+            limit,
             bridged_types=BRIDGED,
+            skip_integrations=[str(g) for g in full],
         )
         if not ids:
-            return 0
+            return []
         rows = await repository.claimed(session, ids, token)
         peers = await repository.peers_of(
             session, [(m.office_id, i.id, c) for m, i, _, c in rows if i.type in BRIDGED]
         )
-    storage = storage_for(settings)
-    limit = asyncio.Semaphore(settings.dispatch_concurrency)
+        return [Claimed(_Send(m, i, p, c, peers.get((i.id, c))), m.id, i.id) for m, i, p, c in rows]
 
-    async def one(
-        message: Message, integration: Integration, phone: str | None, contact_id: str
-    ) -> Outcome:
-        async with limit:
-            if not phone and integration.type == OFFICIAL:
-                return SendRejected("the contact has no phone number")
-            payload = dict(message.payload or {})
-            path = payload.get("headerMediaPath")
-            try:
-                media_id = (
-                    await _uploaded(settings, storage, client, integration, message, payload)
-                    if integration.type == OFFICIAL
-                    else None
-                )
-            except (SendDeferred, SendRejected) as outcome:
-                return outcome
-            except Exception as exc:
-                logger.exception("media upload of message %s failed unexpectedly", message.id)
-                return SendDeferred(f"unexpected error: {type(exc).__name__}")
-            outbound = Outbound(
-                message_id=message.id,
-                type=message.type,
-                text=message.text,
-                template_name=message.template_name,
-                media_url=message.media_url,
-                payload=payload,
-                to_phone=phone or "",
-                header_media_link=storage.url(str(path)) if path else None,
-                to_peer=peers.get((integration.id, contact_id)),
-                media_id=media_id,
-            )
-            adapter = registry[integration.type]
-            try:
-                return await adapter.send(
-                    guarded if getattr(adapter, "guarded", False) else client,
-                    integration,
-                    outbound,
-                )
-            except (SendDeferred, SendRejected) as outcome:
-                return outcome
-            except Exception as exc:
-                logger.exception("send of message %s failed unexpectedly", message.id)
-                return SendDeferred(f"unexpected error: {type(exc).__name__}")
+    async def work(item: _Send, token: str) -> bool:
+        outcome = await _send(settings, registry, storage, clients, item)
+        await _record_send(ctx, queue, token, item, outcome)
+        return _timed_out(outcome)
 
-    async with (
-        httpx.AsyncClient(
-            timeout=settings.whatsapp_timeout_seconds,
-            trust_env=False,
-            limits=httpx.Limits(max_connections=settings.dispatch_concurrency),
-        ) as client,
-        delivery_client(
-            allow_private=settings.webhook_allow_private,
-            timeout=settings.whatsapp_timeout_seconds,
-            connections=settings.dispatch_concurrency,
-        ) as guarded,
-    ):
-        outcomes = await asyncio.gather(*(one(m, i, p, c) for m, i, p, c in rows))
-    await _record_sends(
-        ctx, token, [(m.id, i.id, o) for (m, i, _, _), o in zip(rows, outcomes, strict=True)]
+    return _pool(ctx, queue, clients, claim, work)
+
+
+async def _send(
+    settings: Settings,
+    registry: dict[str, ChannelAdapter],
+    storage: Storage,
+    clients: _Clients,
+    item: _Send,
+) -> Outcome:
+    message, integration, phone = item.message, item.integration, item.phone
+    if not phone and integration.type == OFFICIAL:
+        return SendRejected("the contact has no phone number")
+    payload = dict(message.payload or {})
+    path = payload.get("headerMediaPath")
+    try:
+        media_id = (
+            await _uploaded(settings, storage, clients.platform, integration, message, payload)
+            if integration.type == OFFICIAL
+            else None
+        )
+    except (SendDeferred, SendRejected) as outcome:
+        return outcome
+    except Exception as exc:
+        logger.exception("media upload of message %s failed unexpectedly", message.id)
+        return SendDeferred(f"unexpected error: {type(exc).__name__}")
+    outbound = Outbound(
+        message_id=message.id,
+        type=message.type,
+        text=message.text,
+        template_name=message.template_name,
+        media_url=message.media_url,
+        payload=payload,
+        to_phone=phone or "",
+        header_media_link=storage.url(str(path)) if path else None,
+        to_peer=item.peer,
+        media_id=media_id,
     )
-    return len(ids)
+    adapter = registry[integration.type]
+    try:
+        return await adapter.send(
+            clients.guarded if getattr(adapter, "guarded", False) else clients.platform,
+            integration,
+            outbound,
+        )
+    except (SendDeferred, SendRejected) as outcome:
+        return outcome
+    except Exception as exc:
+        logger.exception("send of message %s failed unexpectedly", message.id)
+        return SendDeferred(f"unexpected error: {type(exc).__name__}")
 
 
 def publicly_reachable(link: str) -> bool:
@@ -242,171 +342,186 @@ async def _uploaded(
     )
 
 
-async def _record_sends(
-    ctx: WorkerContext, token: str, outcomes: list[tuple[str, str, Outcome]]
+async def _record_send(
+    ctx: WorkerContext, queue: WorkQueue, token: str, item: _Send, outcome: Outcome
 ) -> None:
-    """Writes every outcome of a batch in one transaction, only for messages still under
-    this claim (a message whose lease ran out may belong to another worker now)."""
+    """Writes a send's outcome, only while the message is still held under this claim
+    (one whose lease ran out may belong to another worker now; one deleted is gone)."""
     now = ctx.now()
-    settings = ctx.settings
+    ident, integration_id = item.message.id, item.integration.id
     async with ctx.sessionmaker() as session, session.begin():
-        held = await repository.held(
-            session, [m for m, _, _ in outcomes], token, lock=not is_sqlite(settings.database_url)
-        )
-        changes: list[messages.StatusChange] = []
-        closed: list[Message] = []
-        for message_id, integration_id, outcome in outcomes:
-            message = held.get(message_id)
-            if message is None:
-                continue
-            if isinstance(outcome, str):
-                changes.append(
-                    messages.StatusChange(message, "SENT", integration_id, external_id=outcome)
-                )
-            elif isinstance(outcome, SendRejected):
-                changes.append(
-                    messages.StatusChange(message, "FAILED", integration_id, error=outcome.reason)
-                )
-                if outcome.code == messages.WINDOW_CLOSED_CODE:
-                    closed.append(message)
-            else:
-                message.attempts += 1
-                if message.attempts >= settings.dispatch_max_attempts:
-                    reason = f"gave up after {message.attempts} tries: {outcome.reason}"
-                    changes.append(
-                        messages.StatusChange(message, "FAILED", integration_id, error=reason)
-                    )
-                    continue
-                message.error = outcome.reason
-                message.lease_until = None
-                message.next_attempt_at = now + backoff(message.attempts, outcome.retry_after)
-        await messages.change_statuses(session, changes)
-        for message in closed:  # held under this claim: the fallback goes out once
-            await messages.fall_back(session, message)
+        if not await queue.hold(session, ident, token):
+            return
+        attempt = item.message.attempts + 1
+        if isinstance(outcome, SendDeferred):
+            values, at = queue.failure(now, attempt, outcome.reason, outcome.retry_after)
+            if at is not None:
+                await queue.finish(session, ident, token, values)
+                return
+            outcome = SendRejected(f"gave up after {attempt} tries: {outcome.reason}")
+        else:
+            attempt -= 1
+        message = await session.get(Message, ident)
+        if message is None:
+            return
+        message.claim_token = None
+        message.attempts = attempt
+        if isinstance(outcome, str):
+            change = messages.StatusChange(message, "SENT", integration_id, external_id=outcome)
+        else:
+            change = messages.StatusChange(message, "FAILED", integration_id, error=outcome.reason)
+        await messages.change_statuses(session, [change])
+        if isinstance(outcome, SendRejected) and outcome.code == messages.WINDOW_CLOSED_CODE:
+            await messages.fall_back(session, message)  # held under this claim: sent once
 
 
 async def send_read_receipts(ctx: WorkerContext) -> int:
     """Tells the platform which client messages the operators read (``PENDING`` read marks)."""
+    return await _drain(ctx, "channels.read_receipts", lambda: _receipts_pool(ctx))
+
+
+@dataclass(frozen=True)
+class _Receipt:
+    ident: str
+    external_id: str | None
+    integration: Integration | None
+    attempts: int
+
+
+def _receipts_pool(ctx: WorkerContext) -> _Pool:
     settings = ctx.settings
-    now, lease = _lease(ctx)
-    token = _token(ctx)
-    lock = not is_sqlite(settings.database_url)
-    async with ctx.sessionmaker() as session, session.begin():
+    queue = replace(repository.RECEIPTS, backoff=backoff(settings))
+    adapter = WhatsAppAdapter(settings.whatsapp_api_url)
+    clients = _Clients(settings)
+
+    async def claim(
+        session: AsyncSession, now: datetime, token: str, limit: int, full: Collection[Hashable]
+    ) -> list[Claimed[Any]]:
         receipts = await repository.claim_receipts(
-            session, now, lease, token, settings.dispatch_batch_size, skip_locked=lock
+            session,
+            queue,
+            now,
+            _lease(settings),
+            token,
+            limit,
+            skip_integrations=[str(g) for g in full],
         )
-        if not receipts:
-            return 0
         integrations = await repository.integrations_by_id(
             session, list({r.integration_id for r in receipts})
         )
-        work = [(r.id, r.external_id, integrations.get(r.integration_id)) for r in receipts]
-    adapter = WhatsAppAdapter(settings.whatsapp_api_url)
-    limit = asyncio.Semaphore(settings.dispatch_concurrency)
+        return [
+            Claimed(
+                _Receipt(r.id, r.external_id, integrations.get(r.integration_id), r.attempts),
+                r.id,
+                r.integration_id,
+            )
+            for r in receipts
+        ]
 
-    async def one(external_id: str | None, integration: Integration | None) -> Outcome:
-        async with limit:
-            if integration is None or external_id is None:
-                return SendRejected("nothing to mark read")
-            try:
-                await adapter.mark_read(client, integration, external_id)
-            except (SendDeferred, SendRejected) as outcome:
-                return outcome
-            except Exception as exc:
-                logger.exception("read receipt of %s failed unexpectedly", integration.id)
-                return SendDeferred(f"unexpected error: {type(exc).__name__}")
-            return external_id
-
-    async with httpx.AsyncClient(
-        timeout=settings.whatsapp_timeout_seconds, trust_env=False
-    ) as client:
-        outcomes = await asyncio.gather(*(one(e, i) for _, e, i in work))
-    async with ctx.sessionmaker() as session, session.begin():
-        held = await repository.held_receipts(session, [r for r, _, _ in work], token, lock=lock)
-        for (ident, _, _), outcome in zip(work, outcomes, strict=True):
-            receipt = held.get(ident)
-            if receipt is None:
-                continue
-            receipt.lease_until = None
-            receipt.claim_token = None
+    async def work(item: _Receipt, token: str) -> bool:
+        outcome = await _mark_read(adapter, clients, item)
+        now = ctx.now()
+        async with ctx.sessionmaker() as session, session.begin():
             if isinstance(outcome, str):
-                receipt.status, receipt.sent_at, receipt.error = "SENT", ctx.now(), None
-                continue
-            receipt.attempts += 1
-            receipt.error = outcome.reason[:2000]
-            if (
-                isinstance(outcome, SendRejected)
-                or receipt.attempts >= settings.dispatch_max_attempts
-            ):
-                receipt.status = "FAILED"
+                await queue.finish(
+                    session, item.ident, token, {"status": "SENT", "sent_at": now, "error": None}
+                )
+            elif isinstance(outcome, SendRejected):
+                values = {"status": "FAILED", "attempts": item.attempts + 1}
+                error = outcome.reason[: queue.error_length]
+                await queue.finish(session, item.ident, token, {**values, "error": error})
             else:
-                receipt.next_attempt_at = now + backoff(receipt.attempts, outcome.retry_after)
-    return len(work)
+                await queue.fail(
+                    session,
+                    item.ident,
+                    token,
+                    now,
+                    item.attempts + 1,
+                    outcome.reason,
+                    retry_after=outcome.retry_after,
+                )
+        return _timed_out(outcome)
+
+    return _pool(ctx, queue, clients, claim, work)
+
+
+async def _mark_read(adapter: WhatsAppAdapter, clients: _Clients, item: _Receipt) -> Outcome:
+    if item.integration is None or item.external_id is None:
+        return SendRejected("nothing to mark read")
+    try:
+        await adapter.mark_read(clients.platform, item.integration, item.external_id)
+    except (SendDeferred, SendRejected) as outcome:
+        return outcome
+    except Exception as exc:
+        logger.exception("read receipt of %s failed unexpectedly", item.integration.id)
+        return SendDeferred(f"unexpected error: {type(exc).__name__}")
+    return item.external_id
 
 
 async def download_media(ctx: WorkerContext) -> int:
     """Fetches inbound media through the platform's media API into storage."""
+    return await _drain(ctx, "channels.media", lambda: _media_pool(ctx))
+
+
+def _media_pool(ctx: WorkerContext) -> _Pool:
     settings = ctx.settings
-    now, lease = _lease(ctx)
-    token = _token(ctx)
-    skip_locked = not is_sqlite(settings.database_url)
-    async with ctx.sessionmaker() as session, session.begin():
-        ids = await repository.claim_media(
-            session,
-            [OFFICIAL],
-            now,
-            lease,
-            token,
-            settings.dispatch_batch_size,
-            settings.dispatch_max_attempts,
-            skip_locked=skip_locked,
-        )
-        if not ids:
-            return 0
-        rows = await repository.claimed(session, ids, token)
+    queue = replace(repository.MEDIA, backoff=backoff(settings))
     storage = storage_for(settings)
     adapter = WhatsAppAdapter(settings.whatsapp_api_url)
-    limit = asyncio.Semaphore(settings.dispatch_concurrency)
+    clients = _Clients(settings)
 
-    async def one(message: Message, integration: Integration) -> Outcome:
-        async with limit:
-            try:
-                return await _fetch_media(adapter, platform, guarded, storage, message, integration)
-            except (SendDeferred, SendRejected) as outcome:
-                return outcome
-            except Exception as exc:
-                logger.exception("media download of message %s failed unexpectedly", message.id)
-                return SendDeferred(f"unexpected error: {type(exc).__name__}")
+    async def claim(
+        session: AsyncSession, now: datetime, token: str, limit: int, full: Collection[Hashable]
+    ) -> list[Claimed[Any]]:
+        ids = await repository.claim_media(
+            session,
+            queue,
+            [OFFICIAL],
+            now,
+            _lease(settings),
+            token,
+            limit,
+            settings.dispatch_max_attempts,
+            skip_integrations=[str(g) for g in full],
+        )
+        if not ids:
+            return []
+        rows = await repository.claimed(session, ids, token)
+        return [Claimed((m, i), m.id, i.id) for m, i, _, _ in rows]
 
-    timeout = settings.whatsapp_timeout_seconds
-    async with (
-        httpx.AsyncClient(timeout=timeout, trust_env=False) as platform,
-        delivery_client(
-            allow_private=settings.webhook_allow_private,
-            timeout=timeout,
-            connections=settings.dispatch_concurrency,
-        ) as guarded,
-    ):
-        outcomes = await asyncio.gather(*(one(m, i) for m, i, _, _ in rows))
-    lock = not is_sqlite(settings.database_url)
-    async with ctx.sessionmaker() as session, session.begin():
-        held = await repository.held(session, [m.id for m, _, _, _ in rows], token, lock=lock)
-        for (stale, _, _, _), outcome in zip(rows, outcomes, strict=True):
-            message = held.get(stale.id)
-            if message is None:
-                continue
-            message.lease_until = None
+    async def work(item: tuple[Message, Integration], token: str) -> bool:
+        message, integration = item
+        try:
+            outcome: Outcome = await _fetch_media(
+                adapter, clients.platform, clients.guarded, storage, message, integration
+            )
+        except (SendDeferred, SendRejected) as failed:
+            outcome = failed
+        except Exception as exc:
+            logger.exception("media download of message %s failed unexpectedly", message.id)
+            outcome = SendDeferred(f"unexpected error: {type(exc).__name__}")
+        now = ctx.now()
+        async with ctx.sessionmaker() as session, session.begin():
             if isinstance(outcome, str):
-                message.media_url = storage.url(outcome)
-                message.error = None
+                values = {"media_url": storage.url(outcome), "error": None, "next_attempt_at": None}
+                await queue.finish(session, message.id, token, values)
             elif isinstance(outcome, SendRejected):
-                message.attempts = settings.dispatch_max_attempts
-                message.error = f"media download failed: {outcome.reason}"
+                error = f"media download failed: {outcome.reason}"
+                gave_up = {"attempts": settings.dispatch_max_attempts, "error": error}
+                await queue.finish(session, message.id, token, gave_up)
             else:
-                message.attempts += 1
-                message.error = f"media download failed: {outcome.reason}"
-                message.next_attempt_at = now + backoff(message.attempts, outcome.retry_after)
-    return len(ids)
+                await queue.fail(
+                    session,
+                    message.id,
+                    token,
+                    now,
+                    message.attempts + 1,
+                    f"media download failed: {outcome.reason}",
+                    retry_after=outcome.retry_after,
+                )
+        return _timed_out(outcome)
+
+    return _pool(ctx, queue, clients, claim, work)
 
 
 async def _fetch_media(

@@ -3,12 +3,11 @@ request; each row they touch carries its office id onward."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from datetime import datetime
+from collections.abc import Collection, Sequence
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import (
-    ColumnElement,
     Select,
     String,
     and_,
@@ -17,7 +16,6 @@ from sqlalchemy import (
     func,
     or_,
     select,
-    update,
 )
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
@@ -26,51 +24,92 @@ from officehub.channels.models import AccountNotice, ChannelPeer, ReadReceipt
 from officehub.contacts.models import Contact
 from officehub.conversations.models import Conversation, Message
 from officehub.inboxes.models import Integration
+from officehub.kit.queue import Backoff, WorkQueue, locks_rows
 from officehub.kit.repository import insert_ignoring_duplicates
 
+OUTBOUND = WorkQueue(
+    "outbound_messages",
+    key=Message.id,
+    lease=Message.next_attempt_at,
+    token=Message.claim_token,
+    open=and_(Message.status == "QUEUED", Message.direction == "OUTBOUND"),
+    backoff=Backoff.seconds(),
+    attempts=Message.attempts,
+    error=Message.error,
+    error_length=2000,
+    null_is_due=True,
+    order_by=(Message.created_at, Message.id),
+)
+"""Outbound messages to send: ``next_attempt_at`` is due time and lease (``kit.queue``);
+the dispatcher sets the backoff from the settings (``dispatch_max_attempts``)."""
 
-def _due(now: datetime) -> ColumnElement[bool]:
-    return and_(
-        or_(Message.next_attempt_at.is_(None), Message.next_attempt_at <= now),
-        or_(Message.lease_until.is_(None), Message.lease_until < now),
+MEDIA = WorkQueue(
+    "inbound_media",
+    key=Message.id,
+    lease=Message.next_attempt_at,
+    token=Message.claim_token,
+    open=and_(Message.media_external_id.is_not(None), Message.media_url.is_(None)),
+    backoff=Backoff.seconds(),
+    attempts=Message.attempts,
+    error=Message.error,
+    error_length=2000,
+    null_is_due=True,
+    order_by=(Message.created_at, Message.id),
+)
+"""Inbound media still to fetch from the platform (same columns as ``OUTBOUND``; a
+message is one or the other)."""
+
+RECEIPTS = WorkQueue(
+    "read_receipts",
+    key=ReadReceipt.id,
+    lease=ReadReceipt.next_attempt_at,
+    token=ReadReceipt.claim_token,
+    open=ReadReceipt.status == "PENDING",
+    backoff=Backoff.seconds(),
+    attempts=ReadReceipt.attempts,
+    error=ReadReceipt.error,
+    error_length=2000,
+    gave_up={"status": "FAILED"},
+    null_is_due=True,
+    order_by=(ReadReceipt.created_at, ReadReceipt.id),
+)
+"""Read marks to tell the platform (``PENDING``)."""
+
+
+def _of_types(channel_types: Sequence[str], bridged_types: Sequence[str] = ()) -> Any:
+    """Conversations on channels of ``channel_types``, or of ``bridged_types`` once their
+    bridge settings are set (an unset JSON column holds SQL NULL or JSON null)."""
+    integrations = select(Integration.id).where(
+        or_(
+            Integration.type.in_(channel_types),
+            and_(
+                Integration.type.in_(bridged_types),
+                func.coalesce(cast(Integration.bridge, String), "null") != "null",
+            ),
+        )
     )
-
-
-async def _lease(
-    session: AsyncSession, due: Select[Any], lease_until: datetime, token: str
-) -> list[str]:
-    """Leases the rows ``due`` selects in one atomic UPDATE (its subquery locks them
-    ``FOR UPDATE SKIP LOCKED`` on PostgreSQL; SQLite runs one writer at a time)."""
-    result = await session.execute(
-        update(Message)
-        .where(Message.id.in_(due.scalar_subquery()))
-        .values(lease_until=lease_until, claim_token=token)
-        .returning(Message.id)
-        .execution_options(synchronize_session=False)
-    )
-    return [row[0] for row in result]
+    return Conversation.integration_id.in_(integrations.scalar_subquery())
 
 
 async def claim_outbound(
     session: AsyncSession,
+    queue: WorkQueue,
     channel_types: Sequence[str],
     now: datetime,
-    lease_until: datetime,
+    lease: timedelta,
     token: str,
     limit: int,
     *,
-    skip_locked: bool,
     bridged_types: Sequence[str] = (),
+    skip_integrations: Collection[str] = (),
 ) -> list[str]:
-    """Leases the oldest due ``QUEUED`` outbound message of up to ``limit`` conversations.
+    """Leases the oldest due ``QUEUED`` outbound message of up to ``limit`` conversations
+    (none of ``skip_integrations``: their slots are full).
 
     Channels of ``channel_types`` always send; those of ``bridged_types`` only once their
-    bridge settings are set (an unset JSON column holds SQL NULL or JSON null).
-
-    Only a conversation's first queued message is ever claimed, so its sends keep their
-    order (a message waiting for a retry holds the ones behind it). PostgreSQL: the rows
-    are locked ``FOR UPDATE SKIP LOCKED``, so workers take disjoint batches; SQLite: one
-    writer at a time, the statement is atomic by itself.
+    bridge settings are set. Only a conversation's first queued message is ever claimed,
+    so its sends keep their order (a message waiting for a retry holds the ones behind
+    it). Claimed through the one queue (``kit.queue``: ``SKIP LOCKED`` on PostgreSQL).
     """
     earlier = aliased(Message)
     ahead = exists().where(
@@ -83,60 +122,51 @@ async def claim_outbound(
             and_(earlier.created_at == Message.created_at, earlier.id < Message.id),
         ),
     )
-    due = (
-        select(Message.id)
-        .join(Conversation, Conversation.id == Message.conversation_id)
-        .join(Integration, Integration.id == Conversation.integration_id)
-        .where(
-            Message.status == "QUEUED",
-            Message.direction == "OUTBOUND",
-            or_(
-                Integration.type.in_(channel_types),
-                and_(
-                    Integration.type.in_(bridged_types),
-                    func.coalesce(cast(Integration.bridge, String), "null") != "null",
-                ),
-            ),
-            _due(now),
-            ~ahead,
+    where = [_of_types(channel_types, bridged_types), ~ahead]
+    if skip_integrations:
+        where.append(Conversation.integration_id.not_in(list(skip_integrations)))
+    return list(
+        await queue.claim(
+            session,
+            now,
+            lease,
+            token,
+            limit,
+            skip_locked=locks_rows(session),
+            where=where,
+            join=(Conversation, Conversation.id == Message.conversation_id),
         )
-        .order_by(Message.created_at, Message.id)
-        .limit(limit)
     )
-    if skip_locked:
-        due = due.with_for_update(of=Message, skip_locked=True)
-    return await _lease(session, due, lease_until, token)
 
 
 async def claim_media(
     session: AsyncSession,
+    queue: WorkQueue,
     channel_types: Sequence[str],
     now: datetime,
-    lease_until: datetime,
+    lease: timedelta,
     token: str,
     limit: int,
     max_attempts: int,
     *,
-    skip_locked: bool,
+    skip_integrations: Collection[str] = (),
 ) -> list[str]:
     """Leases inbound messages whose media is still to be fetched from the platform."""
-    due = (
-        select(Message.id)
-        .join(Conversation, Conversation.id == Message.conversation_id)
-        .join(Integration, Integration.id == Conversation.integration_id)
-        .where(
-            Message.media_external_id.is_not(None),
-            Message.media_url.is_(None),
-            Message.attempts < max_attempts,
-            Integration.type.in_(channel_types),
-            _due(now),
+    where = [Message.attempts < max_attempts, _of_types(channel_types)]
+    if skip_integrations:
+        where.append(Conversation.integration_id.not_in(list(skip_integrations)))
+    return list(
+        await queue.claim(
+            session,
+            now,
+            lease,
+            token,
+            limit,
+            skip_locked=locks_rows(session),
+            where=where,
+            join=(Conversation, Conversation.id == Message.conversation_id),
         )
-        .order_by(Message.created_at, Message.id)
-        .limit(limit)
     )
-    if skip_locked:
-        due = due.with_for_update(of=Message, skip_locked=True)
-    return await _lease(session, due, lease_until, token)
 
 
 async def claimed(
@@ -154,16 +184,6 @@ async def claimed(
         .order_by(Message.created_at, Message.id)
     )
     return [(m, i, p, c) for m, i, p, c in (await session.execute(stmt)).all()]
-
-
-async def held(
-    session: AsyncSession, ids: Sequence[str], token: str, *, lock: bool
-) -> dict[str, Message]:
-    """The messages among ``ids`` still under this claim (locked on PostgreSQL)."""
-    stmt = select(Message).where(Message.id.in_(ids), Message.claim_token == token)
-    if lock:
-        stmt = stmt.with_for_update()
-    return {m.id: m for m in await session.scalars(stmt)}
 
 
 async def configured_official(
@@ -268,48 +288,25 @@ def notices_query(office_id: str, integration_id: str) -> Select[Any]:
 
 async def claim_receipts(
     session: AsyncSession,
+    queue: WorkQueue,
     now: datetime,
-    lease_until: datetime,
+    lease: timedelta,
     token: str,
     limit: int,
     *,
-    skip_locked: bool,
+    skip_integrations: Collection[str] = (),
 ) -> list[ReadReceipt]:
-    """Leases up to ``limit`` due ``PENDING`` read marks (``FOR UPDATE SKIP LOCKED`` on
-    PostgreSQL) and answers them."""
-    due = (
-        select(ReadReceipt.id)
-        .where(
-            ReadReceipt.status == "PENDING",
-            or_(ReadReceipt.next_attempt_at.is_(None), ReadReceipt.next_attempt_at <= now),
-            or_(ReadReceipt.lease_until.is_(None), ReadReceipt.lease_until < now),
-        )
-        .order_by(ReadReceipt.created_at, ReadReceipt.id)
-        .limit(limit)
+    """Leases up to ``limit`` due ``PENDING`` read marks (``kit.queue``) and answers them."""
+    where = []
+    if skip_integrations:
+        where.append(ReadReceipt.integration_id.not_in(list(skip_integrations)))
+    ids = await queue.claim(
+        session, now, lease, token, limit, skip_locked=locks_rows(session), where=where
     )
-    if skip_locked:
-        due = due.with_for_update(skip_locked=True)
-    result = await session.execute(
-        update(ReadReceipt)
-        .where(ReadReceipt.id.in_(due.scalar_subquery()))
-        .values(lease_until=lease_until, claim_token=token)
-        .returning(ReadReceipt.id)
-        .execution_options(synchronize_session=False)
-    )
-    ids = [row[0] for row in result]
     if not ids:
         return []
     stmt = select(ReadReceipt).where(ReadReceipt.id.in_(ids), ReadReceipt.claim_token == token)
     return list(await session.scalars(stmt))
-
-
-async def held_receipts(
-    session: AsyncSession, ids: Sequence[str], token: str, *, lock: bool
-) -> dict[str, ReadReceipt]:
-    stmt = select(ReadReceipt).where(ReadReceipt.id.in_(ids), ReadReceipt.claim_token == token)
-    if lock:
-        stmt = stmt.with_for_update()
-    return {r.id: r for r in await session.scalars(stmt)}
 
 
 async def integrations_by_id(session: AsyncSession, ids: Sequence[str]) -> dict[str, Integration]:

@@ -206,9 +206,9 @@ class Settings(BaseSettings):
     dispatch_batch_size: int = Field(100, description="Outbound messages a worker claims at once")
     dispatch_concurrency: int = Field(10, description="Conversations a worker sends to at once")
     dispatch_lease_seconds: float = Field(
-        120.0,
-        description="How long a worker holds claimed outbound messages (at least what "
-        "sending a whole batch can take)",
+        6.0,
+        description="How long a worker holds a claimed send before another may take it over "
+        "(renewed by a heartbeat while the send runs)",
     )
     dispatch_max_attempts: int = Field(
         8, description="Sends of one message tried before it is FAILED (429 and 5xx only)"

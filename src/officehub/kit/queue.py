@@ -71,12 +71,14 @@ class Backoff:
     """The wait after the 1st, 2nd, … failed attempt; after the last step, give up.
 
     ``jitter`` spreads each step by ± that fraction; a ``retry_after`` the other side
-    asked for is honoured between the step and ``retry_after_cap`` times it.
+    asked for is honoured between the step and ``retry_after_cap`` times it, or, with
+    ``retry_after_limit`` (seconds), whenever longer than the step, up to that limit.
     """
 
     steps: tuple[timedelta, ...]
     jitter: float = 0.0
     retry_after_cap: float = 2.0
+    retry_after_limit: float | None = None
 
     @classmethod
     def seconds(cls, *steps: float, jitter: float = 0.0) -> Backoff:
@@ -97,6 +99,9 @@ class Backoff:
         if attempt < 1 or attempt > len(self.steps):
             return None
         step = self.steps[attempt - 1].total_seconds()
+        if retry_after is not None and self.retry_after_limit is not None:
+            step *= 1 - self.jitter + 2 * self.jitter * rand()
+            return timedelta(seconds=max(step, min(retry_after, self.retry_after_limit)))
         if retry_after is not None:
             return timedelta(seconds=min(max(retry_after, step), self.retry_after_cap * step))
         return timedelta(seconds=step * (1 - self.jitter + 2 * self.jitter * rand()))
@@ -380,7 +385,10 @@ class Pool(Generic[Item]):
         breaker: timedelta = timedelta(seconds=60),
         on_free: Callable[[], None] | None = None,
         begin: Begin[Item] | None = None,
+        clock: Callable[[AsyncSession], Awaitable[datetime]] | None = None,
     ) -> None:
+        """``clock``: the time claims, leases and releases are written with, when not the
+        worker's shared one (``ctx.time_in``)."""
         self.queue = queue
         self.claim = claim
         self.work = work
@@ -391,12 +399,16 @@ class Pool(Generic[Item]):
         self.breaker = breaker
         self.on_free = on_free
         self.begin = begin
+        self.clock = clock
         self.running: dict[Key, _Running] = {}
         self.groups: Counter[Hashable] = Counter()
         self.waiting: dict[Hashable, deque[tuple[Claimed[Item], str]]] = {}
         self.waiting_keys: dict[Key, str] = {}
         self._slow_until: dict[Hashable, float] = {}
         self._heart: asyncio.Task[None] | None = None
+
+    async def now(self, ctx: Context, session: AsyncSession) -> datetime:
+        return await (self.clock or ctx.time_in)(session)
 
     def limit_of(self, group: Hashable) -> int:
         """The group's slots: ``per_group``, or one while its breaker is open."""
@@ -422,7 +434,7 @@ class Pool(Generic[Item]):
         started: list[Claimed[Item]] = []
         waiting: list[Claimed[Item]] = []
         async with ctx.sessionmaker() as session, session.begin():
-            now = await ctx.time_in(session)
+            now = await self.now(ctx, session)
             claimed = await self.claim(session, now, token, free, self.full())
             counts = Counter(self.groups)
             queued = Counter({g: len(q) for g, q in self.waiting.items()})
@@ -496,7 +508,7 @@ class Pool(Generic[Item]):
                 return
             try:
                 async with ctx.sessionmaker() as session, session.begin():
-                    now = await ctx.time_in(session)
+                    now = await self.now(ctx, session)
                     await self.queue.renew(
                         session, list(held), set(held.values()), now + self.lease
                     )
@@ -551,7 +563,7 @@ class Pool(Generic[Item]):
         if not held:
             return 0
         async with ctx.sessionmaker() as session, session.begin():
-            now = await ctx.time_in(session)
+            now = await self.now(ctx, session)
             return await self.queue.release(session, list(held), set(held.values()), now)
 
 
