@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 
 import httpx
 from fastapi import FastAPI
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.automation.scheduled import RETRY_AFTER, SCHEDULED, schedule
@@ -17,7 +17,7 @@ from officehub.events import repository as events_repository
 from officehub.kit.config import Settings
 from officehub.kit.db import database_now
 from officehub.kit.ids import new_id
-from officehub.kit.queue import Backoff, Claimed, Pool, locks_rows
+from officehub.kit.queue import Backoff, Claimed, Pool, locks_rows, take
 from officehub.kit.scheduled_jobs import ScheduledJob
 from officehub.kit.timeutil import utcnow
 from officehub.kit.worker import WorkerContext
@@ -326,3 +326,37 @@ async def test_a_pool_claims_and_renews_on_the_clock_it_is_given(
     await clocked.settle()
     assert done == [job.id]
     assert (await _job(app, job.id)).due_at == later + LEASE  # leased by the given clock
+
+
+async def test_work_taken_inside_a_transaction_goes_to_one_taker(
+    app: FastAPI, office_a: OfficeFixture
+) -> None:
+    """Two takers racing over 60 due rows, each taking 4 for one transaction and writing
+    its outcome before the commit, take disjoint sets that together are every row (SKIP
+    LOCKED on PostgreSQL, one writer on SQLite)."""
+    ids = set(await _jobs(app, office_a.id, 60))
+    taken: dict[str, list[str]] = {"one": [], "two": []}
+
+    async def taker(name: str) -> None:
+        while True:
+            async with app.state.sessionmaker() as s, s.begin():
+                now = await database_now(s)
+                due = (
+                    select(ScheduledJob.id)
+                    .where(ScheduledJob.done_at.is_(None), ScheduledJob.due_at <= now)
+                    .order_by(ScheduledJob.due_at, ScheduledJob.id)
+                    .limit(4)
+                )
+                got = await take(s, due)
+                await asyncio.sleep(0.005)  # the work, inside the transaction
+                await s.execute(
+                    update(ScheduledJob).where(ScheduledJob.id.in_(got)).values(done_at=now)
+                )
+            if not got:
+                return
+            taken[name].extend(got)
+
+    await asyncio.gather(taker("one"), taker("two"))
+    assert not set(taken["one"]) & set(taken["two"])
+    assert set(taken["one"]) | set(taken["two"]) == ids
+    assert len(taken["one"]) + len(taken["two"]) == len(ids)

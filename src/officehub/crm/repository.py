@@ -26,6 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from officehub.contacts.models import Contact
 from officehub.crm.models import Card, ColumnCount, Funnel, FunnelColumn
 from officehub.kit.pagination import PageParams, paginate
+from officehub.kit.queue import take
 from officehub.kit.repository import get_all_for_change, get_scoped, lock_rows, scoped
 
 
@@ -357,8 +358,9 @@ def due_cards(now: datetime, batch: int) -> Select[str]:
 async def claim_overdue(
     session: AsyncSession, now: datetime, batch: int
 ) -> list[tuple[Card, FunnelColumn]]:
-    """Stays past their column's limit, across offices, oldest first; locked on PostgreSQL."""
-    ids = list(await session.scalars(due_cards(now, batch).with_for_update(skip_locked=True)))
+    """Stays past their column's limit, across offices, oldest first, taken for this
+    transaction (``kit.queue.take``: workers take different cards)."""
+    ids = await take(session, due_cards(now, batch))
     if not ids:
         return []
     stmt = (

@@ -319,6 +319,25 @@ async def heartbeat(
         with contextlib.suppress(asyncio.CancelledError):
             await task
 
+async def take(session: AsyncSession, due: Select[Any]) -> list[Any]:
+    """Work done inside one transaction (no lease: the transaction is the hold, and it
+    ends with it): the keys ``due`` selects (one key column), locked ``FOR UPDATE SKIP
+    LOCKED`` on PostgreSQL, so concurrent workers take different rows without waiting; on
+    SQLite a no-op write of them takes the database's write lock first (one writer at a
+    time: the next taker sees them done). The caller writes each outcome before its
+    commit. Keys in no particular order."""
+    if locks_rows(session):
+        return list(await session.scalars(due.with_for_update(skip_locked=True)))
+    key: Any = due.selected_columns[0]
+    result = await session.execute(
+        update(key.table)
+        .where(key.in_(due.scalar_subquery()))
+        .values({key.key: key})
+        .returning(key)
+        .execution_options(synchronize_session=False)
+    )
+    return [row[0] for row in result]
+
 
 class Context(Protocol):
     """What the pool needs of a worker (``WorkerContext``)."""
