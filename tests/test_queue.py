@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 
 import httpx
 from fastapi import FastAPI
-from sqlalchemy import select, update
+from sqlalchemy import select, true, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.automation.scheduled import RETRY_AFTER, SCHEDULED, schedule
@@ -17,7 +17,7 @@ from officehub.events import repository as events_repository
 from officehub.kit.config import Settings
 from officehub.kit.db import database_now
 from officehub.kit.ids import new_id
-from officehub.kit.queue import Backoff, Claimed, Pool, locks_rows, take
+from officehub.kit.queue import Backoff, Claimed, Pool, locks_rows, renewing, take
 from officehub.kit.scheduled_jobs import ScheduledJob
 from officehub.kit.timeutil import utcnow
 from officehub.kit.worker import WorkerContext
@@ -360,3 +360,45 @@ async def test_work_taken_inside_a_transaction_goes_to_one_taker(
     assert not set(taken["one"]) & set(taken["two"])
     assert set(taken["one"]) | set(taken["two"]) == ids
     assert len(taken["one"]) + len(taken["two"]) == len(ids)
+
+
+async def test_work_asked_for_by_hand_is_claimed_whatever_its_due_time(
+    app: FastAPI, office_a: OfficeFixture
+) -> None:
+    """``due_when`` replaces the lease being due (a check asked for now): a row due in an
+    hour is claimed, leased like any claim, and still never by two claimers at once."""
+    async with app.state.sessionmaker() as s:
+        now = await database_now(s)
+        job = await schedule(s, office_a.id, "noop", {}, now + timedelta(hours=1), now)
+        await s.commit()
+    assert await _claim(app, "due-only", 10) == []
+    async with app.state.sessionmaker() as s, s.begin():
+        mine = ScheduledJob.id == job.id
+        got = await SCHEDULED.claim(
+            s, now, LEASE, "by-hand", 10, skip_locked=locks_rows(s), where=[mine], due_when=true()
+        )
+    assert got == [job.id]
+    claimed = await _job(app, job.id)
+    assert claimed.claim_token == "by-hand" and claimed.due_at == now + LEASE
+
+
+async def test_a_renewing_block_keeps_the_leases_of_the_work_it_still_holds(
+    app: FastAPI, office_a: OfficeFixture
+) -> None:
+    """Work run outside a pool (``renewing``): the leases of the keys still in the set are
+    renewed while the block runs; one discarded (its outcome recorded) is not."""
+    lease = timedelta(seconds=1)
+    await _jobs(app, office_a.id, 2)
+    async with app.state.sessionmaker() as s, s.begin():
+        first, second = await SCHEDULED.claim(
+            s, await database_now(s), lease, "worker", 2, skip_locked=locks_rows(s)
+        )
+    held = {first, second}
+    stolen: list[str] = []
+    async with renewing(app.state.sessionmaker, SCHEDULED, held, "worker", lease, utcnow):
+        held.discard(second)
+        for _ in range(6):
+            await asyncio.sleep(0.5)
+            stolen += await _claim(app, "thief", 10)
+    assert stolen == [second]
+    assert (await _job(app, first)).claim_token == "worker"

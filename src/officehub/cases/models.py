@@ -14,8 +14,9 @@ class Case(IdMixin, TimestampMixin, Base):
     ``number`` is the 20 digits; ``court`` the DataJud alias it routes to. A watched case
     is due for a check at ``next_check_at`` (null when not watched); the watcher claims due
     cases across offices through the partial index (hence ``_due``) and moves
-    ``next_check_at`` past its lease while it checks. ``history_at``: when the case's past
-    movements were first stored (those are not announced; later ones are).
+    ``next_check_at`` past its lease (renewed while it checks) under ``claim_token``.
+    ``history_at``: when the case's past movements were first stored (those are not
+    announced; later ones are).
     """
 
     __tablename__ = "cases"
@@ -47,6 +48,8 @@ class Case(IdMixin, TimestampMixin, Base):
     history_at: Mapped[datetime | None]
     check_status: Mapped[str | None] = mapped_column(String(16))
     check_error: Mapped[str | None] = mapped_column(String(300))
+    claim_token: Mapped[str | None] = mapped_column(String(64))
+    """The watcher's claim while it checks the case (``kit.queue``)."""
 
 
 class CaseMovement(IdMixin, TimestampMixin, Base):

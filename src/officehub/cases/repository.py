@@ -1,16 +1,17 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, or_, select, update
+from sqlalchemy import ColumnElement, and_, or_, select, true
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.cases.models import Case, CaseMovement
 from officehub.kit.pagination import PageParams, paginate
+from officehub.kit.queue import Backoff, WorkQueue, locks_rows
 from officehub.kit.repository import get_scoped, scoped
 
 
@@ -94,10 +95,23 @@ async def latest_movements(
     return list(await session.scalars(stmt))
 
 
+CASES = WorkQueue(
+    "case_checks",
+    key=Case.id,
+    lease=Case.next_check_at,
+    token=Case.claim_token,
+    open=and_(Case.watch.is_(True), Case.next_check_at.is_not(None)),
+    backoff=Backoff.seconds(),  # the watcher sets each next check itself
+    order_by=(Case.next_check_at, Case.id),
+)
+"""Watched cases due for a check: ``next_check_at`` is due time and lease (``kit.queue``)."""
+
+
 async def claim_due(
     session: AsyncSession,
     now: datetime,
-    lease_until: datetime,
+    lease: timedelta,
+    token: str,
     limit: int,
     *,
     only_case: str | None = None,
@@ -105,33 +119,40 @@ async def claim_due(
     never_checked_until: datetime | None = None,
 ) -> list[Case]:
     """Due watched cases (or, by hand, every watched case of ``only_case``/``only_office``),
-    oldest due first, their ``next_check_at`` moved to ``lease_until``: a worker that dies
-    mid-check leaves them due again then. ``SKIP LOCKED`` on PostgreSQL, so workers claim
-    different cases. ``never_checked_until``: also the cases never checked yet whose first
-    check is set before then (a case claimed or put off since is set later)."""
-    stmt = select(Case).where(Case.next_check_at.is_not(None), Case.watch.is_(True))
+    oldest due first, leased to ``token`` until ``now + lease`` through the one queue
+    (``SKIP LOCKED`` on PostgreSQL, so workers claim different cases): a worker that dies
+    mid-check leaves them due again then. ``never_checked_until``: also the cases never
+    checked yet whose first check is set before then (a case claimed or put off since is
+    set later)."""
+    where: list[ColumnElement[bool]] = []
+    due_when: ColumnElement[bool] | None = None
     if only_case is not None or only_office is not None:
+        due_when = true()
         if only_case is not None:
-            stmt = stmt.where(Case.id == only_case)
+            where.append(Case.id == only_case)
         if only_office is not None:
-            stmt = stmt.where(Case.office_id == only_office)
+            where.append(Case.office_id == only_office)
     elif never_checked_until is not None:
         never_checked = and_(Case.check_status.is_(None), Case.next_check_at <= never_checked_until)
-        stmt = stmt.where(or_(Case.next_check_at <= now, never_checked))
-    else:
-        stmt = stmt.where(Case.next_check_at <= now)
-    stmt = stmt.order_by(Case.next_check_at, Case.id).limit(limit)
-    if session.get_bind().dialect.name == "postgresql":
-        stmt = stmt.with_for_update(skip_locked=True)
-    cases = list(await session.scalars(stmt))
-    if cases:
-        await session.execute(
-            update(Case)
-            .where(Case.id.in_([c.id for c in cases]))
-            .values(next_check_at=lease_until)
-            .execution_options(synchronize_session=False)
-        )
-    return cases
+        due_when = or_(Case.next_check_at <= now, never_checked)
+    ids = await CASES.claim(
+        session,
+        now,
+        lease,
+        token,
+        limit,
+        skip_locked=locks_rows(session),
+        where=where,
+        due_when=due_when,
+    )
+    if not ids:
+        return []
+    stmt = (
+        select(Case)
+        .where(Case.id.in_(ids), Case.claim_token == token)
+        .order_by(Case.created_at, Case.id)
+    )
+    return list(await session.scalars(stmt))
 
 
 async def insert_movements(

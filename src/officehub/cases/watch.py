@@ -1,14 +1,16 @@
 """The watcher: checks due watched cases on DataJud and records what is new.
 
-Each run claims a batch of due cases (their ``next_check_at`` moved past a lease, under
-``SKIP LOCKED``), asks DataJud for them with at most ``datajud_court_concurrency`` calls in
-flight per court, and records each answer as it arrives, in its own transaction (a few
-writers on PostgreSQL, one on SQLite): no HTTP call happens inside a database transaction,
-and a slow court does not delay recording the others' answers. A 429 or 5xx is retried
-(``Retry-After`` honoured up to ``MAX_WAIT``); a court that keeps failing opens its
-circuit breaker, and its cases are put off until the breaker's cooldown ends, while the
-other courts go on. The next check of
-each case is the interval later with ±10 % jitter, so cases (and offices) spread out.
+Each run claims a batch of due cases through the one queue (``kit.queue``: their
+``next_check_at`` moved past a short lease, renewed by a heartbeat while the batch runs,
+``SKIP LOCKED`` on PostgreSQL), asks DataJud for them with at most
+``datajud_court_concurrency`` calls in flight per court, and records each answer as it
+arrives, in its own transaction (a few writers on PostgreSQL, one on SQLite), only while
+the case is still held by the run's claim: no HTTP call happens inside a database
+transaction, and a slow court does not delay recording the others' answers. A 429 or 5xx
+is retried (``Retry-After`` honoured up to ``MAX_WAIT``); a court that keeps failing opens
+its circuit breaker, and its cases are put off until the breaker's cooldown ends, while the
+other courts go on. The next check of each case is the interval later with ±10 % jitter,
+so cases (and offices) spread out.
 
 The first answer that has the case stores its history without announcing it; every
 movement stored after that emits ``case.movement.created``, and a check that stores
@@ -30,6 +32,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from officehub.cases import datajud, repository, service
 from officehub.cases.models import Case, CaseMovement
 from officehub.cases.numbers import CaseNumber
+from officehub.kit import queue
 from officehub.kit.db import is_sqlite
 from officehub.kit.ids import new_id
 from officehub.kit.timeutil import utcnow
@@ -42,7 +45,9 @@ Sleep = Callable[[float], Awaitable[None]]
 MAX_TRIES = 3
 MAX_WAIT = 30.0
 """The longest wait between tries of one case (a longer ``Retry-After`` ends the tries)."""
-LEASE = timedelta(minutes=10)
+LEASE = timedelta(seconds=30)
+"""Renewed every third of it while the batch runs: a killed worker's cases are due again
+within it."""
 ERROR_RETRY = timedelta(minutes=30)
 """A failed check is tried again this much later (or at the interval, when shorter)."""
 BREAKER_THRESHOLD = 5
@@ -122,11 +127,13 @@ class Watcher:
         checked yet, see ``repository.claim_due``)."""
         now = ctx.now()
         by_hand = only_case is not None or only_office is not None
+        token = new_id()
         async with ctx.sessionmaker() as session, session.begin():
             cases = await repository.claim_due(
                 session,
                 now,
-                now + LEASE,
+                LEASE,
+                token,
                 limit or (BY_HAND_LIMIT if by_hand else ctx.settings.datajud_batch_size),
                 only_case=only_case,
                 only_office=only_office,
@@ -136,6 +143,19 @@ class Watcher:
         report = Report()
         if not claimed:
             return report
+        held = {c[0] for c in claimed}
+        async with queue.renewing(ctx.sessionmaker, repository.CASES, held, token, LEASE, ctx.now):
+            await self._check(ctx, claimed, token, held, report)
+        return report
+
+    async def _check(
+        self,
+        ctx: WorkerContext,
+        claimed: list[tuple[str, str, str, str]],
+        token: str,
+        held: set[str],
+        report: Report,
+    ) -> None:
         settings = ctx.settings
         per_court: dict[str, asyncio.Semaphore] = {}
         limits = httpx.Limits(max_connections=64, max_keepalive_connections=64)
@@ -159,10 +179,12 @@ class Watcher:
             async def recorder() -> None:
                 while (item := await answers.get()) is not None:
                     try:
-                        await self._record(ctx, *item, report)
+                        await self._record(ctx, token, *item, report)
                     except Exception:
                         report.failed += 1
                         logger.exception("case %s: recording the check failed", item[0])
+                    finally:
+                        held.discard(item[0])
 
             writers = 1 if is_sqlite(settings.database_url) else RECORDERS
             recording = [asyncio.create_task(recorder()) for _ in range(writers)]
@@ -170,7 +192,6 @@ class Watcher:
             for _ in recording:
                 await answers.put(None)
             await asyncio.gather(*recording)
-        return report
 
     async def _ask(
         self, ctx: WorkerContext, client: httpx.AsyncClient, court: str, number: str
@@ -203,6 +224,7 @@ class Watcher:
     async def _record(
         self,
         ctx: WorkerContext,
+        token: str,
         case_id: str,
         office_id: str,
         court: str,
@@ -212,9 +234,14 @@ class Watcher:
         now = ctx.now()
         interval = timedelta(seconds=ctx.settings.datajud_interval_seconds)
         async with ctx.sessionmaker() as session, session.begin():
+            # Written first: the row lock (PostgreSQL) or the write lock (SQLite) before any
+            # read; a case unwatched, deleted or taken over since its claim is left alone.
+            if not await repository.CASES.hold(session, case_id, token):
+                return
             case = await repository.get_case(session, office_id, case_id)
             if case is None or not case.watch:
                 return
+            case.claim_token = None
             if answer is None:
                 until = self.breaker(court).open_until or now
                 case.next_check_at = until + BREAKER_COOLDOWN * random.random()  # noqa: S311

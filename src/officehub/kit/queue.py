@@ -158,15 +158,18 @@ class WorkQueue:
         where: Sequence[ColumnElement[bool]] = (),
         join: tuple[Any, ColumnElement[bool]] | None = None,
         values: Mapping[str, Any] | None = None,
+        due_when: ColumnElement[bool] | None = None,
     ) -> list[Key]:
         """Leases up to ``limit`` due rows to ``token`` until ``now + lease``; their keys.
 
         ``where`` narrows the due rows (``join``: a table they are read with);
-        ``values`` are written with the lease (an attempt counted at claim time)."""
+        ``values`` are written with the lease (an attempt counted at claim time); ``due_when``
+        says which open rows are claimable instead of their lease being due (work asked
+        for by hand, whatever its due time)."""
         due: Select[Any] = select(self.key)
         if join is not None:
             due = due.join(*join)
-        due = due.where(self.open, self.due(now), *where)
+        due = due.where(self.open, self.due(now) if due_when is None else due_when, *where)
         due = due.order_by(*(self.order_by or (self.lease, self.key))).limit(limit)
         if skip_locked:
             due = due.with_for_update(of=self.model, skip_locked=True)
@@ -282,6 +285,39 @@ class WorkQueue:
             .execution_options(synchronize_session=False)
         )
         return int(result.rowcount)  # type: ignore[attr-defined]
+
+
+@contextlib.asynccontextmanager
+async def renewing(
+    sessionmaker: async_sessionmaker[AsyncSession],
+    queue: WorkQueue,
+    keys: set[Key],
+    token: str,
+    lease: timedelta,
+    clock: Callable[[], datetime],
+) -> AsyncIterator[None]:
+    """The heartbeat of work run outside a ``Pool``: while the block runs, renews the
+    leases of ``keys`` (the caller discards each key once its outcome is recorded) every
+    third of a lease."""
+
+    async def beat() -> None:
+        while True:
+            await asyncio.sleep(lease.total_seconds() / 3)
+            if not keys:
+                continue
+            try:
+                async with sessionmaker() as session, session.begin():
+                    await queue.renew(session, set(keys), [token], clock() + lease)
+            except Exception:
+                logger.warning("queue %s: a heartbeat failed", queue.name, exc_info=True)
+
+    task = asyncio.create_task(beat())
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
 
 
 def locks_rows(session: AsyncSession) -> bool:
