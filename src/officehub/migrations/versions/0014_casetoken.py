@@ -1,8 +1,8 @@
 """The case watcher claims through the one queue: ``cases.claim_token`` (the claim that
 holds a case while it is checked; a check recorded only while it still holds it).
 
-Revision ID: 0013_casetoken
-Revises: 0012_confid
+Revision ID: 0014_casetoken
+Revises: 0013_claimcode
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0013_casetoken"
-down_revision = "0012_confid"
+revision = "0014_casetoken"
+down_revision = "0013_claimcode"
 branch_labels = None
 depends_on = None
 
