@@ -274,6 +274,7 @@ async def test_a_killed_workers_outbox_events_are_taken_over_within_ten_seconds(
     assert await fan_out_events(ctx) == 1
     assert len(await deliveries(app, hook["id"])) == 1
 
+
 def test_a_retry_after_is_honoured_up_to_an_absolute_limit() -> None:
     """With ``retry_after_limit``, the other side's ``Retry-After`` wins whenever longer
     than the step, up to the limit (not a multiple of the step); never shorter."""

@@ -129,9 +129,9 @@ class _Pool(Pool[Any]):
         super().__init__(*args, **kwargs)
         self.clients = clients
 
-    async def shutdown(self, ctx: Any) -> int:
+    async def shutdown(self, ctx: Any, grace: float = 0.0) -> int:
         try:
-            return await super().shutdown(ctx)
+            return await super().shutdown(ctx, grace)
         finally:
             await self.clients.aclose()
 

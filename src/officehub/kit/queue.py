@@ -355,6 +355,7 @@ async def heartbeat(
         with contextlib.suppress(asyncio.CancelledError):
             await task
 
+
 async def take(session: AsyncSession, due: Select[Any]) -> list[Any]:
     """Work done inside one transaction (no lease: the transaction is the hold, and it
     ends with it): the keys ``due`` selects (one key column), locked ``FOR UPDATE SKIP
