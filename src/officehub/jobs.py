@@ -4,27 +4,26 @@ own here."""
 from __future__ import annotations
 
 from officehub.automation.actions import JOB_HANDLERS as AUTOMATION_JOBS
-from officehub.automation.consumer import AUTOMATION, RUNS_PURGE_JOB
+from officehub.automation.consumer import RUNS_PURGE_JOB
 from officehub.automation.scheduled import scheduled_runner
 from officehub.cases.watch import WATCH_JOB
 from officehub.channels.dispatcher import download_media, send_queued, send_read_receipts
 from officehub.channels.template_sync import TEMPLATE_SYNC_JOB
 from officehub.crm.overdue import OVERDUE_JOB
+from officehub.events import registry
 from officehub.events.consumers import consumer_job
 from officehub.events.retention import OUTBOX_PURGE_JOB
-from officehub.flows.runtime import FLOWS
 from officehub.hook_subscriptions import install as install_hooks
 from officehub.kit.worker import PeriodicJob, QueueJob
 from officehub.webhooks.actions import ACTION_PURGE_JOB, deliver_actions_due
-from officehub.webhooks.delivery import PURGE_JOB, deliver_due, fan_out_events
+from officehub.webhooks.delivery import PURGE_JOB, deliver_due
 
 
 def queue_jobs() -> list[QueueJob]:
     install_hooks()  # the jobs run domain services, whose hooks crm must answer
     return [
-        fan_out_events,
-        consumer_job(AUTOMATION),
-        consumer_job(FLOWS),
+        # One job per outbox consumer, as each registered itself in ``install_hooks``.
+        *(consumer_job(consumer) for consumer in registry.consumers()),
         scheduled_runner({**AUTOMATION_JOBS}),
         deliver_due,
         deliver_actions_due,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import Iterator, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -11,27 +10,13 @@ from datetime import datetime
 from typing import Any, cast, overload
 
 from pydantic import BaseModel
-from sqlalchemy import (
-    Boolean,
-    String,
-    Table,
-    bindparam,
-    column,
-    insert,
-    literal,
-    null,
-    select,
-    table,
-    text,
-    union_all,
-)
-from sqlalchemy import cast as sql_cast
+from sqlalchemy import Table, TextClause, bindparam, insert, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from officehub.events import registry
 from officehub.events.catalogue import EVENT_NAMES, Event, P
 from officehub.events.models import ConsumerEvent, OutboxEvent
 from officehub.events.wakeup import NOTIFY_CHANNEL, mark_emitted
-from officehub.kit.db import JSONType
 from officehub.kit.ids import new_id
 from officehub.kit.timeutil import utcnow
 
@@ -39,119 +24,33 @@ _EVENT_COLUMNS = tuple(c.name for c in OutboxEvent.__table__.columns)
 _INSERT_EVENT = insert(cast(Table, OutboxEvent.__table__))
 _INSERT_CONSUMER_EVENT = insert(cast(Table, ConsumerEvent.__table__))
 
-CONSUMERS = ("webhooks", "automation", "flows")
-"""The outbox consumers that keep a progress row per event they want (``interested``)."""
-
-FLOWS_EVENTS = frozenset({"chat.message.received", "chat.conversation.assigned"})
-"""The events a conversation's flow reacts to (``flows.runtime.handle_event``)."""
-AUTOMATION_ALWAYS = frozenset({"crm.lead.created", "crm.lead.moved"})
-"""Events automation records whatever the rules: a card's column entries, which decide
-``restartOnReturn`` for rules created later."""
-
-_webhooks = table(
-    "webhooks",
-    column("office_id", String),
-    column("is_active", Boolean),
-    column("events", JSONType),
-)
-_rules = table(
-    "automation_rules",
-    column("office_id", String),
-    column("trigger_event", String),
-    column("enabled", Boolean),
-    column("integration_id", String),
-)
-
-
-@dataclass(frozen=True)
-class _Key:
-    office_id: str
-    name: str
-    integration_id: str | None
-
-
-async def _subscribers(
-    session: AsyncSession, keys: Sequence[_Key]
-) -> tuple[dict[str, list[list[str]]], set[tuple[str, str, str | None]]]:
-    """One query: each office's active webhooks' event lists, and which (office, trigger,
-    integration) has an enabled rule. Both read through indexes starting with office_id."""
-    offices = sorted({k.office_id for k in keys})
-    wanted = sorted({k.name for k in keys if k.name not in AUTOMATION_ALWAYS})
-    hooks = select(
-        literal("w").label("kind"),
-        _webhooks.c.office_id,
-        _webhooks.c.events,
-        null().label("trigger_event"),
-        null().label("integration_id"),
-    ).where(_webhooks.c.office_id.in_(offices), _webhooks.c.is_active.is_(True))
-    stmt: Any = hooks
-    if wanted:
-        rules = (
-            select(
-                literal("r").label("kind"),
-                _rules.c.office_id,
-                sql_cast(null(), JSONType),
-                _rules.c.trigger_event,
-                _rules.c.integration_id,
-            )
-            .where(
-                _rules.c.office_id.in_(offices),
-                _rules.c.trigger_event.in_(wanted),
-                _rules.c.enabled.is_(True),
-            )
-            .distinct()
-        )
-        stmt = union_all(hooks, rules)
-    webhooks: dict[str, list[list[str]]] = {}
-    triggers: set[tuple[str, str, str | None]] = set()
-    for kind, office_id, events, trigger, integration in await session.execute(stmt):
-        if kind == "w":
-            if isinstance(events, str):
-                events = json.loads(events)
-            webhooks.setdefault(office_id, []).append(list(events or []))
-        else:
-            triggers.add((office_id, trigger, integration))
-    return webhooks, triggers
-
 
 async def interested(
     session: AsyncSession, events: Sequence[OutboxEvent]
 ) -> list[tuple[OutboxEvent, str]]:
-    """The (event, consumer) pairs that get a progress row: each consumer's choice.
-
-    - ``webhooks``: an active webhook of the office subscribed to the event exists when it
-      is recorded (``webhook.test``: always, for its one target);
-    - ``automation``: an enabled rule of the office on that trigger (and integration)
-      exists, or the event is one automation records anyway (card column entries, a
-      template sent into a conversation, which lifts a ``resumeOnTemplateSent`` pause);
-    - ``flows``: an inbound message or an assignment in a conversation.
-
-    The office's webhooks and rules are read in the caller's transaction, so an endpoint
-    or rule committed before the event is seen; one created after it never gets it.
-    """
-    keys = [
-        _Key(e.office_id, e.name, e.integration_id) for e in events if e.target_webhook_id is None
-    ]
-    webhooks, triggers = await _subscribers(session, keys) if keys else ({}, set())
+    """The (event, consumer) pairs that get a progress row: each registered consumer's
+    choice (``registry``), asked in the caller's transaction, so what a consumer reads to
+    decide (an office's webhooks, its rules) is seen when committed before the event, and
+    never when created after it. An event addressed to one target goes to the consumers
+    registered ``targeted`` only."""
+    consumers = registry.registered()
+    if not consumers:
+        raise registry.ConsumersNotWired(
+            "No outbox consumer is registered: call officehub.hook_subscriptions.install() "
+            "in this process before running domain services"
+        )
+    open_events = [e for e in events if e.target_webhook_id is None]
+    wanted: dict[str, Sequence[bool]] = {}
+    for consumer in consumers:
+        wanted[consumer.name] = await consumer.wants(session, open_events) if open_events else []
+    chosen: dict[int, list[str]] = {}
+    for i, event in enumerate(open_events):
+        chosen[id(event)] = [c.name for c in consumers if wanted[c.name][i]]
+    targeted = [c.name for c in consumers if c.targeted]
     pairs: list[tuple[OutboxEvent, str]] = []
     for event in events:
-        if event.target_webhook_id is not None:
-            pairs.append((event, "webhooks"))
-            continue
-        if any(event.name in subscribed for subscribed in webhooks.get(event.office_id, [])):
-            pairs.append((event, "webhooks"))
-        if (
-            event.name in AUTOMATION_ALWAYS
-            or _template_sent(event)
-            or (event.office_id, event.name, None) in triggers
-            or (
-                event.integration_id is not None
-                and (event.office_id, event.name, event.integration_id) in triggers
-            )
-        ):
-            pairs.append((event, "automation"))
-        if event.name in FLOWS_EVENTS and event.conversation_id is not None:
-            pairs.append((event, "flows"))
+        names = targeted if event.target_webhook_id is not None else chosen[id(event)]
+        pairs.extend((event, name) for name in names)
     return pairs
 
 
@@ -275,7 +174,7 @@ async def emit(
     values = {c: getattr(event, c) for c in _EVENT_COLUMNS}
     if session.get_bind().dialect.name == "postgresql":
         await session.execute(
-            _EMIT_PG, _emit_pg_params(event, values, mark_emitted(session, office_id))
+            _emit_pg_statement(), _emit_pg_params(event, values, mark_emitted(session, office_id))
         )
         return event
     await session.execute(_INSERT_EVENT, values)
@@ -286,8 +185,7 @@ async def emit(
     return event
 
 
-_EMIT_PG = text(
-    """
+_EMIT_PG_TEMPLATE = """
 WITH event AS (
     INSERT INTO outbox_events (id, office_id, name, data, created_at, causation_id, depth,
                                conversation_id, integration_id, target_webhook_id)
@@ -295,17 +193,7 @@ WITH event AS (
             :conversation_id, :integration_id, :target_webhook_id)
     RETURNING id, office_id, created_at, COALESCE(conversation_id, id) AS ordering_key
 ), wanted (consumer) AS (
-    SELECT 'webhooks' WHERE :targeted OR EXISTS (
-        SELECT 1 FROM webhooks
-        WHERE office_id = :office_id AND is_active
-          AND events @> jsonb_build_array(CAST(:name AS TEXT)))
-    UNION ALL
-    SELECT 'automation' WHERE NOT :targeted AND (:automation_always OR EXISTS (
-        SELECT 1 FROM automation_rules
-        WHERE office_id = :office_id AND trigger_event = :name AND enabled
-          AND (integration_id IS NULL OR integration_id = :integration_id)))
-    UNION ALL
-    SELECT 'flows' WHERE NOT :targeted AND :flows
+{wanted}
 ), progress AS (
     INSERT INTO outbox_consumer_events (office_id, consumer, event_id, ordering_key,
                                         created_at, attempts)
@@ -314,35 +202,52 @@ WITH event AS (
 )
 SELECT pg_notify(:channel, '') WHERE :notify
 """
-).bindparams(
-    bindparam("data", type_=OutboxEvent.__table__.c.data.type),
-    bindparam("created_at", type_=OutboxEvent.__table__.c.created_at.type),
-)
 """``emit`` on PostgreSQL in one round trip: the event, the progress row of each consumer
-that wants it (``interested``'s rules, read in the same statement: an active webhook
-subscribed to the event, an enabled rule on its trigger and integration) and the workers'
-wake-up (``pg_notify``, once per transaction). On SQLite: three statements, ``interested``
-deciding in Python; ``test_event_interest`` holds both to the same choices."""
+that wants it (each registered consumer's ``wants_sql``, read in the same statement: an
+active webhook subscribed to the event, an enabled rule on its trigger and integration…)
+and the workers' wake-up (``pg_notify``, once per transaction). On SQLite: three
+statements, ``interested`` deciding in Python; ``test_event_interest`` holds both to the
+same choices."""
+
+_emit_pg: tuple[int, TextClause] | None = None
+
+
+def _emit_pg_statement() -> TextClause:
+    """The statement for the consumers registered now (rebuilt when they change)."""
+    global _emit_pg
+    if _emit_pg is not None and _emit_pg[0] == registry.version():
+        return _emit_pg[1]
+    consumers = registry.registered()
+    if not consumers:
+        raise registry.ConsumersNotWired(
+            "No outbox consumer is registered: call officehub.hook_subscriptions.install() "
+            "in this process before running domain services"
+        )
+    # Names are checked at registration (lower-case letters and _), so they are literals.
+    wanted = "\n    UNION ALL\n".join(
+        f"    SELECT '{c.name}' WHERE :targeted OR ({c.wants_sql})"
+        if c.targeted
+        else f"    SELECT '{c.name}' WHERE NOT :targeted AND ({c.wants_sql})"
+        for c in consumers
+    )
+    statement = text(_EMIT_PG_TEMPLATE.format(wanted=wanted)).bindparams(
+        bindparam("data", type_=OutboxEvent.__table__.c.data.type),
+        bindparam("created_at", type_=OutboxEvent.__table__.c.created_at.type),
+    )
+    _emit_pg = (registry.version(), statement)
+    return statement
 
 
 def _emit_pg_params(event: OutboxEvent, values: dict[str, Any], notify: bool) -> dict[str, Any]:
-    return {
+    params = {
         **values,
         "targeted": event.target_webhook_id is not None,
-        "automation_always": event.name in AUTOMATION_ALWAYS or _template_sent(event),
-        "flows": event.name in FLOWS_EVENTS and event.conversation_id is not None,
         "channel": NOTIFY_CHANNEL,
         "notify": notify,
     }
-
-
-def _template_sent(event: OutboxEvent) -> bool:
-    """A template sent into a conversation (lifts a ``resumeOnTemplateSent`` pause)."""
-    return (
-        event.name == "chat.message.sent"
-        and event.conversation_id is not None
-        and bool((event.data or {}).get("templateName"))
-    )
+    for consumer in registry.registered():
+        params.update(consumer.sql_params(event))
+    return params
 
 
 def _payload(
