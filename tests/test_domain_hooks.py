@@ -23,14 +23,19 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub import hook_subscriptions as wiring
+from officehub.cases import subscribers as cases_subscribers
+from officehub.channels import subscribers as channels_subscribers
 from officehub.contacts.hooks import ContactDeleting, contact_deleting, contact_merging
+from officehub.conversations import subscribers as conversations_subscribers
 from officehub.conversations.hooks import conversation_tags_changed
 from officehub.crm import subscribers as crm_subscribers
 from officehub.crm.models import Card
-from officehub.inboxes.hooks import inbox_deleting
+from officehub.inboxes.hooks import inbox_deleting, integration_deleting
 from officehub.inboxes.models import Inbox
 from officehub.kit.errors import Conflict
 from officehub.kit.transaction_hooks import HOOKS, Hook, HookNotWired, unwired
+from officehub.tags.hooks import tag_deleting
+from officehub.webchat import subscribers as webchat_subscribers
 from tests import factories as f
 from tests.crm_world import make_world
 from tests.helpers import OfficeFixture, error_of, outbox
@@ -39,14 +44,29 @@ from tests.helpers import OfficeFixture, error_of, outbox
 async def test_every_required_hook_has_a_subscriber_once_the_app_is_built(app: FastAPI) -> None:
     assert {h.name for h in HOOKS if h.required} >= {
         "inbox.deleting",
+        "integration.deleting",
         "contact.deleting",
         "contact.merging",
         "conversation.tags_changed",
+        "tag.deleting",
     }
     assert unwired() == []
-    assert inbox_deleting.subscribers == (crm_subscribers.refuse_inbox_with_cards,)
+    assert inbox_deleting.subscribers == (
+        conversations_subscribers.refuse_inbox_with_conversations,
+        crm_subscribers.refuse_inbox_with_cards,
+    )
+    assert integration_deleting.subscribers == (
+        conversations_subscribers.refuse_channel_with_conversations,
+    )
+    assert tag_deleting.subscribers == (conversations_subscribers.take_tag_off_conversations,)
     assert contact_deleting.subscribers == (crm_subscribers.delete_cards_of_contact,)
-    assert contact_merging.subscribers == (crm_subscribers.move_cards_of_merged_contact,)
+    assert contact_merging.subscribers == (
+        conversations_subscribers.conversations_follow_merge,
+        crm_subscribers.move_cards_of_merged_contact,
+        cases_subscribers.cases_follow_merge,
+        channels_subscribers.peers_follow_merge,
+        webchat_subscribers.visitors_follow_merge,
+    )
     assert conversation_tags_changed.subscribers == (crm_subscribers.card_tags_follow_conversation,)
 
 
@@ -191,7 +211,9 @@ _ENTRY_SCRIPT = textwrap.dedent(
 )
 
 
-ALL_REQUIRED = "contact.deleting,contact.merging,conversation.tags_changed,inbox.deleting"
+ALL_REQUIRED = (
+    "contact.deleting,contact.merging,conversation.tags_changed,inbox.deleting,integration.deleting"
+)
 
 
 @pytest.mark.parametrize(

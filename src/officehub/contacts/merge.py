@@ -2,11 +2,12 @@
 ``officehub people duplicates --merge``).
 
 Both rows are locked in id order (so two merges of the same pair never deadlock), then
-everything of the other contact moves to the kept one: conversations (with their messages
-and notes), cases, partner links, channel peers, tags, and CRM cards (crm, through the
-``contact_merging`` hook). Where both have an open conversation on the same channel the
-other's is closed first (``chat.conversation.updated``): one open thread per channel, the
-history of both kept. Fields empty on the kept contact are filled from the other; the other
+everything of the other contact moves to the kept one: partner links and tags here, and
+through the ``contact_merging`` hook what the upper domains hold: conversations (with their
+messages and notes; the conversations domain), CRM cards (crm), cases, channel peers and
+web-chat visitors. Where both have an open conversation on the same channel the other's is
+closed first (``chat.conversation.updated``): one open thread per channel, the history of
+both kept. Fields empty on the kept contact are filled from the other; the other
 is deleted (``contact.deleted``) and the kept one announced (``contact.updated``).
 
 An operator who merges has checked that the two are one person, so the kept contact is
@@ -29,8 +30,6 @@ from officehub.contacts.hooks import ContactMerging, contact_merging
 from officehub.contacts.models import Contact
 from officehub.contacts.normalize import phone_forms, to_e164
 from officehub.contacts.schemas import ContactOut
-from officehub.conversations import service as conversations
-from officehub.conversations.schemas import ConversationPatch
 from officehub.events.service import emit
 from officehub.kit.errors import ValidationFailed
 from officehub.kit.timeutil import utcnow
@@ -50,7 +49,6 @@ async def merge_contacts(
     }
     kept, other = locked[ident], locked[other_id]
     gone = await contacts.read_contact(session, office_id, other.id)
-    await _close_clashing_conversations(session, office_id, kept, other)
     await contact_merging.fire(ContactMerging(session, office_id, kept.id, other.id))
     await repository.move_belongings(session, office_id, other.id, kept.id)
     claims = [(kept.claimed_phone, kept.claimed_email), (other.claimed_phone, other.claimed_email)]
@@ -68,21 +66,6 @@ async def merge_contacts(
     await emit(session, office_id, events.DELETED, gone)
     await emit(session, office_id, events.UPDATED, out)
     return out
-
-
-async def _close_clashing_conversations(
-    session: AsyncSession, office_id: str, kept: Contact, other: Contact
-) -> None:
-    """Closes the other's open conversation on each channel where the kept contact has one
-    open too (the partial unique index allows one open per contact and channel)."""
-    open_here = {
-        c.integration_id for c in await repository.open_conversations(session, office_id, kept.id)
-    }
-    for conversation in await repository.open_conversations(session, office_id, other.id):
-        if conversation.integration_id in open_here:
-            await conversations.update_conversation(
-                session, office_id, conversation.id, ConversationPatch(status="CLOSED")
-            )
 
 
 async def _take_claims(

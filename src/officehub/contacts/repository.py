@@ -7,16 +7,11 @@ from functools import cache
 from sqlalchemy import String, bindparam, delete, exists, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.cases.models import Case, CaseMovement
-from officehub.channels.models import ChannelPeer
 from officehub.contacts.models import Contact, ContactTag, PartnerLink
 from officehub.contacts.normalize import phone_forms
-from officehub.conversations.models import Conversation
-from officehub.kit.db import Base
 from officehub.kit.pagination import ListQuery, PageParams, paginate
 from officehub.kit.repository import get_scoped, insert_ignoring_duplicates, scoped
 from officehub.tags.models import Tag
-from officehub.webchat.models import WebchatVisitor
 
 
 async def get_contact(
@@ -173,29 +168,16 @@ async def delete_contact(session: AsyncSession, contact: Contact) -> None:
     await session.flush()
 
 
-# What points at a contact, by (model, column): moved whole when two contacts are merged.
-# Conversations carry their messages and notes; CRM cards are crm's (the merge hook).
-_BELONGINGS: tuple[tuple[type[Base], str], ...] = (
-    (Conversation, "person_id"),
-    (Case, "person_id"),
-    (CaseMovement, "person_id"),
-    (PartnerLink, "contact_id"),
-    (ChannelPeer, "contact_id"),
-    (WebchatVisitor, "contact_id"),
-)
-
-
 async def move_belongings(session: AsyncSession, office_id: str, from_id: str, to_id: str) -> None:
-    """Moves everything of ``from_id`` (conversations with their messages and notes, cases,
-    case movements, partner links, channel peers, web-chat visitors, tags) to ``to_id``."""
-    for model, column in _BELONGINGS:
-        owner = getattr(model, column)
-        await session.execute(
-            update(model)
-            .where(model.office_id == office_id, owner == from_id)  # type: ignore[attr-defined]
-            .values({column: to_id})
-            .execution_options(synchronize_session=False)
-        )
+    """Moves what the contacts domain holds of ``from_id`` (partner links, tags) to ``to_id``.
+    What the upper domains hold (conversations, cards, cases, channel peers, web-chat
+    visitors) moved already: their subscribers to ``contact_merging``."""
+    await session.execute(
+        update(PartnerLink)
+        .where(PartnerLink.office_id == office_id, PartnerLink.contact_id == from_id)
+        .values(contact_id=to_id)
+        .execution_options(synchronize_session=False)
+    )
     held = await session.scalars(
         select(ContactTag.tag_id).where(
             ContactTag.office_id == office_id, ContactTag.contact_id == from_id
@@ -207,15 +189,6 @@ async def move_belongings(session: AsyncSession, office_id: str, from_id: str, t
             ContactTag.office_id == office_id, ContactTag.contact_id == from_id
         )
     )
-
-
-async def open_conversations(
-    session: AsyncSession, office_id: str, person_id: str
-) -> list[Conversation]:
-    stmt = scoped(Conversation, office_id).where(
-        Conversation.person_id == person_id, Conversation.status == "OPEN"
-    )
-    return list(await session.scalars(stmt.order_by(Conversation.id)))
 
 
 async def brazilian_twelve_digit_phones(

@@ -4,7 +4,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Select, bindparam, delete, select
+from sqlalchemy import Select, bindparam, delete, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -151,4 +151,39 @@ def notes_query(office_id: str, conversation_id: str) -> Select[Any]:
         scoped(ConversationNote, office_id)
         .where(ConversationNote.conversation_id == conversation_id)
         .order_by(ConversationNote.created_at.desc(), ConversationNote.id.desc())
+    )
+
+
+async def count_conversations(
+    session: AsyncSession,
+    office_id: str,
+    *,
+    inbox_id: str | None = None,
+    integration_id: str | None = None,
+) -> int:
+    """Conversations held by an inbox or a channel: they block its deletion."""
+    stmt = select(func.count()).where(Conversation.office_id == office_id)
+    if inbox_id is not None:
+        stmt = stmt.where(Conversation.inbox_id == inbox_id)
+    if integration_id is not None:
+        stmt = stmt.where(Conversation.integration_id == integration_id)
+    return int(await session.scalar(stmt) or 0)
+
+
+async def open_conversations(
+    session: AsyncSession, office_id: str, person_id: str
+) -> list[Conversation]:
+    stmt = scoped(Conversation, office_id).where(
+        Conversation.person_id == person_id, Conversation.status == "OPEN"
+    )
+    return list(await session.scalars(stmt.order_by(Conversation.id)))
+
+
+async def move_person(session: AsyncSession, office_id: str, from_id: str, to_id: str) -> None:
+    """The conversations of ``from_id`` (with their messages and notes) become ``to_id``'s."""
+    await session.execute(
+        update(Conversation)
+        .where(Conversation.office_id == office_id, Conversation.person_id == from_id)
+        .values(person_id=to_id)
+        .execution_options(synchronize_session=False)
     )

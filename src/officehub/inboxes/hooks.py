@@ -11,7 +11,8 @@ from officehub.kit.transaction_hooks import Hook
 
 @dataclass(frozen=True)
 class InboxDeleting:
-    """The inbox is locked and holds no conversation; a subscriber may veto by raising."""
+    """The inbox is locked; a subscriber may veto by raising (the conversations domain
+    refuses while conversations live in it, crm while its funnels hold cards)."""
 
     session: AsyncSession
     office_id: str
@@ -19,3 +20,16 @@ class InboxDeleting:
 
 
 inbox_deleting: Hook[InboxDeleting] = Hook("inbox.deleting", required=True)
+
+
+@dataclass(frozen=True)
+class IntegrationDeleting:
+    """The channel (integration) is locked; a subscriber may veto by raising (the
+    conversations domain refuses while conversations run on it)."""
+
+    session: AsyncSession
+    office_id: str
+    integration_id: str
+
+
+integration_deleting: Hook[IntegrationDeleting] = Hook("integration.deleting", required=True)

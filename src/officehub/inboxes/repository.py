@@ -1,9 +1,8 @@
 from __future__ import annotations
 
-from sqlalchemy import func, select, update
+from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.conversations.models import Conversation
 from officehub.inboxes.models import Inbox, Integration
 from officehub.kit.pagination import PageParams, paginate
 from officehub.kit.repository import get_scoped, scoped
@@ -48,22 +47,6 @@ async def get_by_device_id(
 ) -> Integration | None:
     stmt = scoped(Integration, office_id).where(Integration.device_id == device_id)
     return (await session.scalars(stmt)).first()
-
-
-async def count_conversations(
-    session: AsyncSession,
-    office_id: str,
-    *,
-    inbox_id: str | None = None,
-    integration_id: str | None = None,
-) -> int:
-    """Conversations held by an inbox or a channel: they block its deletion."""
-    stmt = select(func.count()).where(Conversation.office_id == office_id)
-    if inbox_id is not None:
-        stmt = stmt.where(Conversation.inbox_id == inbox_id)
-    if integration_id is not None:
-        stmt = stmt.where(Conversation.integration_id == integration_id)
-    return int(await session.scalar(stmt) or 0)
 
 
 async def delete(session: AsyncSession, record: Inbox | Integration) -> None:

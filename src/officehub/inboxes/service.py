@@ -6,7 +6,12 @@ import httpx
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.inboxes import repository
-from officehub.inboxes.hooks import InboxDeleting, inbox_deleting
+from officehub.inboxes.hooks import (
+    InboxDeleting,
+    IntegrationDeleting,
+    inbox_deleting,
+    integration_deleting,
+)
 from officehub.inboxes.models import Inbox, Integration
 from officehub.inboxes.schemas import (
     BridgeSettingsIn,
@@ -70,15 +75,8 @@ async def update_inbox(
 async def delete_inbox(session: AsyncSession, office_id: str, ident: str) -> Inbox:
     """Refused (409) while conversations live in the inbox or its funnels hold cards; else
     its channels, tags, fast messages, empty funnels and user memberships go with it. The
-    card check is the crm domain's subscriber to ``inbox_deleting``."""
+    checks are the conversations and crm domains' subscribers to ``inbox_deleting``."""
     inbox = await get_inbox(session, office_id, ident, for_change=True)
-    held = await repository.count_conversations(session, office_id, inbox_id=ident)
-    if held:
-        raise Conflict(
-            "Inbox in use",
-            details=f"The inbox holds {held} conversation(s); it cannot be deleted",
-            code="INBOX_IN_USE",
-        )
     await inbox_deleting.fire(InboxDeleting(session, office_id, ident))
     await repository.delete(session, inbox)
     return inbox
@@ -258,14 +256,9 @@ async def lock_integration(session: AsyncSession, office_id: str, ident: str) ->
 
 
 async def delete_integration(session: AsyncSession, office_id: str, ident: str) -> Integration:
-    """Refused (409) while conversations run on the channel."""
+    """Refused (409) while conversations run on the channel (the conversations domain's
+    subscriber to ``integration_deleting``)."""
     integration = await get_integration(session, office_id, ident, for_change=True)
-    held = await repository.count_conversations(session, office_id, integration_id=ident)
-    if held:
-        raise Conflict(
-            "Integration in use",
-            details=f"The integration carries {held} conversation(s); it cannot be deleted",
-            code="INTEGRATION_IN_USE",
-        )
+    await integration_deleting.fire(IntegrationDeleting(session, office_id, ident))
     await repository.delete(session, integration)
     return integration

@@ -9,6 +9,7 @@ from officehub.kit.errors import Conflict, NotFound
 from officehub.kit.pagination import PageParams
 from officehub.kit.repository import flush_or_conflict
 from officehub.tags import repository
+from officehub.tags.hooks import TagDeleting, tag_deleting
 from officehub.tags.models import TAG_MODULES, Tag
 from officehub.tags.schemas import TagCreate, TagUpdate
 
@@ -99,12 +100,10 @@ async def update_tag(session: AsyncSession, office_id: str, ident: str, body: Ta
 
 async def delete_tag(session: AsyncSession, office_id: str, ident: str) -> Tag:
     """Cascades: the tag is taken off every conversation and contact that carried it; each
-    conversation (and its card) that held it emits its update event."""
-    # Imported here: the conversations service reads tags through this module.
-    from officehub.conversations import service as conversations
-
+    conversation (and its card) that held it emits its update event (the conversations
+    domain's subscriber to ``tag_deleting``)."""
     tag = await get_tag(session, office_id, ident)
-    await conversations.take_tag_off_all(session, office_id, tag.id)
+    await tag_deleting.fire(TagDeleting(session, office_id, tag.id))
     # Locked last: a conversation's change locks the conversation, then refers to the tag.
     tag = await get_tag(session, office_id, ident, for_change=True)
     await repository.delete(session, tag)

@@ -1,0 +1,32 @@
+"""The cases domain's subscribers to the lower domains' hooks (``officehub.kit.transaction_hooks``).
+
+``install`` is called by ``officehub.hook_subscriptions.install`` only.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import update
+
+from officehub.cases.models import Case, CaseMovement
+from officehub.contacts.hooks import ContactMerging, contact_merging
+
+
+async def cases_follow_merge(event: ContactMerging) -> None:
+    """Cascade: the cases (and case movements) of the merged contact become the kept contact's."""
+    await event.session.execute(
+        update(Case)
+        .where(Case.office_id == event.office_id, Case.person_id == event.other_id)
+        .values(person_id=event.kept_id)
+        .execution_options(synchronize_session=False)
+    )
+    await event.session.execute(
+        update(CaseMovement)
+        .where(CaseMovement.office_id == event.office_id, CaseMovement.person_id == event.other_id)
+        .values(person_id=event.kept_id)
+        .execution_options(synchronize_session=False)
+    )
+
+
+def install() -> None:
+    """Subscribes cases to its hooks; calling it again changes nothing."""
+    contact_merging.subscribe(cases_follow_merge)

@@ -1,0 +1,76 @@
+"""The conversations domain's subscribers to the lower domains' hooks (``officehub.kit.transaction_hooks``).
+
+The lower domains (inboxes, tags, contacts) never import conversations: they fire typed
+hooks in their own transaction and conversations answers here. ``install`` is called by
+``officehub.hook_subscriptions.install`` only.
+"""
+
+from __future__ import annotations
+
+from officehub.contacts.hooks import ContactMerging, contact_merging
+from officehub.conversations import repository, service
+from officehub.conversations.schemas import ConversationPatch
+from officehub.inboxes.hooks import (
+    InboxDeleting,
+    IntegrationDeleting,
+    inbox_deleting,
+    integration_deleting,
+)
+from officehub.kit.errors import Conflict
+from officehub.tags.hooks import TagDeleting, tag_deleting
+
+
+async def refuse_inbox_with_conversations(event: InboxDeleting) -> None:
+    """Veto: an inbox where conversations live cannot be deleted (409 ``INBOX_IN_USE``)."""
+    held = await repository.count_conversations(
+        event.session, event.office_id, inbox_id=event.inbox_id
+    )
+    if held:
+        raise Conflict(
+            "Inbox in use",
+            details=f"The inbox holds {held} conversation(s); it cannot be deleted",
+            code="INBOX_IN_USE",
+        )
+
+
+async def refuse_channel_with_conversations(event: IntegrationDeleting) -> None:
+    """Veto: a channel conversations run on cannot be deleted (409 ``INTEGRATION_IN_USE``)."""
+    held = await repository.count_conversations(
+        event.session, event.office_id, integration_id=event.integration_id
+    )
+    if held:
+        raise Conflict(
+            "Integration in use",
+            details=f"The integration carries {held} conversation(s); it cannot be deleted",
+            code="INTEGRATION_IN_USE",
+        )
+
+
+async def take_tag_off_conversations(event: TagDeleting) -> None:
+    """Cascade: each conversation carrying the tag loses it, with its events."""
+    await service.take_tag_off_all(event.session, event.office_id, event.tag_id)
+
+
+async def conversations_follow_merge(event: ContactMerging) -> None:
+    """Cascade: the other's open conversation on each channel where the kept contact has one
+    open too is closed (the partial unique index allows one open per contact and channel;
+    ``chat.conversation.updated``), then all its conversations become the kept contact's."""
+    session, office_id = event.session, event.office_id
+    open_here = {
+        c.integration_id
+        for c in await repository.open_conversations(session, office_id, event.kept_id)
+    }
+    for conversation in await repository.open_conversations(session, office_id, event.other_id):
+        if conversation.integration_id in open_here:
+            await service.update_conversation(
+                session, office_id, conversation.id, ConversationPatch(status="CLOSED")
+            )
+    await repository.move_person(session, office_id, event.other_id, event.kept_id)
+
+
+def install() -> None:
+    """Subscribes conversations to its hooks; calling it again changes nothing."""
+    inbox_deleting.subscribe(refuse_inbox_with_conversations)
+    integration_deleting.subscribe(refuse_channel_with_conversations)
+    tag_deleting.subscribe(take_tag_off_conversations)
+    contact_merging.subscribe(conversations_follow_merge)
