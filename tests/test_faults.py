@@ -27,7 +27,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.app import create_app
-from officehub.events import wakeup
+from officehub.kit import wakeup
 from officehub.kit.config import Settings
 from officehub.kit.db import database_unreachable
 from tests import factories as f

@@ -37,8 +37,9 @@ import pytest
 from fastapi import FastAPI
 from sqlalchemy import select, text
 
-from officehub.events.models import JobLease, OutboxEvent
+from officehub.events.models import OutboxEvent
 from officehub.jobs import periodic_jobs
+from officehub.kit.job_leases import JobLease
 from officehub.webhooks.models import WebhookDelivery, WebhookDeliveryAttempt
 from tests.conftest import PG_URL
 from tests.helpers import OfficeFixture

@@ -9,7 +9,7 @@ from officehub.automation.models import (
     CardColumnEntry,
 )
 from officehub.cases.models import Case
-from officehub.channels.models import AccountNotice, ChannelPeer, ReadReceipt
+from officehub.channels.models import AccountNotice, ChannelPeer
 from officehub.contacts.models import Contact, ContactTag, PartnerLink
 from officehub.conversations.models import (
     Conversation,
@@ -19,12 +19,14 @@ from officehub.conversations.models import (
 )
 from officehub.crm.models import Card, ColumnCount, Funnel, FunnelColumn
 from officehub.departments.models import Department
-from officehub.events.models import ConsumerEvent, JobLease, OutboxEvent
+from officehub.events.models import ConsumerEvent, OutboxEvent
 from officehub.fast_messages.models import FastMessage
 from officehub.flows.models import CaseMovement, Flow, FlowSession
 from officehub.inboxes.models import Inbox, Integration
+from officehub.kit.job_leases import JobLease
 from officehub.kit.scheduled_jobs import ScheduledJob
 from officehub.legal_areas.models import LegalArea
+from officehub.messages.models import ReadReceipt
 from officehub.offices.models import ApiKey, Office
 from officehub.tags.models import Tag
 from officehub.templates.models import WhatsAppTemplate

@@ -33,15 +33,6 @@ class OutboxEvent(IdMixin, Base):
     target_webhook_id: Mapped[str | None] = mapped_column(String(32))
 
 
-class JobLease(Base):
-    """One row per periodic job: whoever moves ``next_run_at`` forward runs it."""
-
-    __tablename__ = "job_leases"
-
-    name: Mapped[str] = mapped_column(String(64), primary_key=True)
-    next_run_at: Mapped[datetime]
-
-
 class ConsumerEvent(Base):
     """One consumer's progress on one event: the idempotency record per event and consumer.
 

@@ -16,9 +16,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from officehub.events import registry
 from officehub.events.catalogue import EVENT_NAMES, Event, P
 from officehub.events.models import ConsumerEvent, OutboxEvent
-from officehub.events.wakeup import NOTIFY_CHANNEL, mark_emitted
 from officehub.kit.ids import new_id
 from officehub.kit.timeutil import utcnow
+from officehub.kit.wakeup import NOTIFY_CHANNEL, mark_emitted
 
 _EVENT_COLUMNS = tuple(c.name for c in OutboxEvent.__table__.columns)
 _INSERT_EVENT = insert(cast(Table, OutboxEvent.__table__))

@@ -7,6 +7,7 @@ is read; ``OfficeDep`` reads what it found and checks the route's scope.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -18,7 +19,6 @@ from fastapi.security import APIKeyHeader
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.kit.errors import Forbidden, Unauthorized
-from officehub.offices.service import PERMISSIONS, hash_key, resolve_key_hash
 
 API_KEY_HEADER = "x-service-api-key"
 api_key_scheme = APIKeyHeader(
@@ -35,7 +35,7 @@ KEYLESS_PREFIXES = ("/docs/", "/docs-assets/", "/media/", "/channels/", "/webcha
 
 # read: every GET; write: every other change; webhooks: webhooks and their deliveries
 # (they hold secrets), read or written; edit:customer: partner links (the spec's permission).
-SCOPES = PERMISSIONS
+SCOPES = ("read", "write", "webhooks", "edit:customer")
 READ, WRITE, WEBHOOKS, EDIT_CUSTOMER = SCOPES
 # Routers whose routes all need one scope, whatever the method.
 TAG_SCOPES = {"Webhooks": WEBHOOKS, "Partner links": EDIT_CUSTOMER}
@@ -167,19 +167,43 @@ class KeyCache:
             flight.exception()  # retrieved: no "never retrieved" warning if nobody waited
 
 
+def hash_key(key: str) -> str:
+    """An API key as stored and looked up (its SHA-256, hex)."""
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+KeyResolver = Callable[[AsyncSession, str], Awaitable[OfficeContext | None]]
+"""The office of an unrevoked key's hash, or ``None``: the offices domain's
+(``offices.service.office_of_key_hash``), which ``officehub.hook_subscriptions.install`` hands over
+with ``use_key_resolver`` (this module sits below the offices domain and imports none)."""
+
+_key_resolver: KeyResolver | None = None
+
+
+class KeysNotWired(RuntimeError):
+    """A key was looked up with no resolver: ``officehub.hook_subscriptions.install()`` never ran."""
+
+
+def use_key_resolver(resolver: KeyResolver) -> None:
+    global _key_resolver
+    _key_resolver = resolver
+
+
 async def lookup_key(
     open_session: Callable[[], AsyncSession], key: str, cache: KeyCache | None = None
 ) -> KeyOutcome:
     """The office of ``key``: from ``cache`` when it holds the key, else one indexed select
     in a session of its own (opened only then; one at a time per key, see ``KeyCache``)."""
     key_hash = hash_key(key)
+    resolve = _key_resolver
+    if resolve is None:
+        raise KeysNotWired(
+            "No API key resolver: call officehub.hook_subscriptions.install() in this process first"
+        )
 
     async def load() -> OfficeContext | None:
         async with open_session() as session:
-            record = await resolve_key_hash(session, key_hash)
-        if record is None:
-            return None
-        return OfficeContext(record.office_id, record.id, frozenset(record.permissions))
+            return await resolve(session, key_hash)
 
     office = await (load() if cache is None else cache.resolve(key_hash, load))
     return KeyOutcome(None, UNKNOWN_KEY) if office is None else KeyOutcome(office)

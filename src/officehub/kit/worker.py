@@ -24,11 +24,10 @@ from sqlalchemy import insert, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from officehub.events import wakeup
-from officehub.events.models import JobLease
-from officehub.kit import queue
+from officehub.kit import queue, wakeup
 from officehub.kit.config import Settings
 from officehub.kit.db import database_now, database_unreachable
+from officehub.kit.job_leases import JobLease
 from officehub.kit.timeutil import utcnow
 
 logger = logging.getLogger("officehub.worker")

@@ -6,9 +6,9 @@ from typing import Any
 from sqlalchemy import Select, and_, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.channels.models import ReadReceipt
 from officehub.conversations.models import Message
 from officehub.kit.repository import insert_ignoring_duplicates, scoped
+from officehub.messages.models import ReadReceipt
 
 
 async def add_message(session: AsyncSession, message: Message) -> Message:

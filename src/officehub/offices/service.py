@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-import hashlib
 import secrets
 from dataclasses import dataclass
 
 from sqlalchemy import delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from officehub.kit.auth import SCOPES, OfficeContext
+from officehub.kit.auth import hash_key as hash_key  # keys are made here, looked up in auth
 from officehub.kit.errors import NotFound, ValidationFailed
 from officehub.kit.timeutil import utcnow
 from officehub.offices.models import ApiKey, Office
 
-PERMISSIONS = ("read", "write", "webhooks", "edit:customer")
+PERMISSIONS = SCOPES
 KEY_PREFIX = "ohk_"
 
 
@@ -21,10 +22,6 @@ KEY_PREFIX = "ohk_"
 class CreatedKey:
     record: ApiKey
     key: str
-
-
-def hash_key(key: str) -> str:
-    return hashlib.sha256(key.encode()).hexdigest()
 
 
 async def create_office(session: AsyncSession, name: str) -> Office:
@@ -104,6 +101,14 @@ async def resolve_key_hash(session: AsyncSession, key_hash: str) -> ApiKey | Non
     """The unrevoked key of this SHA-256 hash: one select on the unique index."""
     stmt = select(ApiKey).where(ApiKey.key_hash == key_hash, ApiKey.revoked_at.is_(None))
     return (await session.scalars(stmt)).first()
+
+
+async def office_of_key_hash(session: AsyncSession, key_hash: str) -> OfficeContext | None:
+    """What ``auth.lookup_key`` needs of a key (``auth.use_key_resolver``, in the wiring)."""
+    record = await resolve_key_hash(session, key_hash)
+    if record is None:
+        return None
+    return OfficeContext(record.office_id, record.id, frozenset(record.permissions))
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 The stream reads the database when the event path wakes it: a commit in this process that
 emitted an event of the visitor's office (a message stored, a status changed) sets its
-signal (``events.wakeup.watch``). A slow safety poll (``OFFICEHUB_WEBCHAT_POLL_SECONDS``,
+signal (``kit.wakeup.watch``). A slow safety poll (``OFFICEHUB_WEBCHAT_POLL_SECONDS``,
 20 s by default) brings what another process wrote (several ``serve --workers``, a
 separate worker) without a shared message bus.
 """
@@ -20,7 +20,7 @@ from fastapi import Request
 from sqlalchemy import text
 
 from officehub.conversations.models import Message
-from officehub.events import wakeup
+from officehub.kit import wakeup
 from officehub.webchat import service
 from officehub.webchat.models import WebchatVisitor
 from officehub.webchat.schemas import VisitorMessage
