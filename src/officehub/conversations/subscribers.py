@@ -1,4 +1,5 @@
-"""The conversations domain's subscribers to the lower domains' hooks (``officehub.kit.transaction_hooks``).
+"""The conversations domain's subscribers to the lower domains' in-transaction hooks
+(``officehub.kit.transaction_hooks``).
 
 The lower domains (inboxes, tags, contacts) never import conversations: they fire typed
 hooks in their own transaction and conversations answers here. ``install`` is called by

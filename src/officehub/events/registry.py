@@ -1,10 +1,11 @@
 """The outbox's consumers, as each registers itself at start-up.
 
 ``events`` knows no consumer by name: each consumer package (webhooks, automation, flows…)
-registers a ``Registration`` from ``officehub.hook_subscriptions.install``: its ``Consumer`` (name and
-handler, run by ``consumer_job``) and which events it wants. ``emit`` asks every registered
-consumer, in the caller's transaction, whether it wants the event being recorded, and writes
-a progress row for each that does; the worker runs one ``consumer_job`` per registration.
+registers a ``Registration`` from the one wiring place
+(``officehub.hook_subscriptions.install``): its ``Consumer`` (name and handler, run by
+``consumer_job``) and which events it wants. ``emit`` asks every registered consumer, in
+the caller's transaction, whether it wants the event being recorded, and writes a progress
+row for each that does; the worker runs one ``consumer_job`` per registration.
 
 A consumer's choice is stated twice, once per database, and
 ``tests/test_event_interest.py`` holds the two to the same answers:

@@ -181,7 +181,7 @@ _key_resolver: KeyResolver | None = None
 
 
 class KeysNotWired(RuntimeError):
-    """A key was looked up with no resolver: ``officehub.hook_subscriptions.install()`` never ran."""
+    """A key was looked up with no resolver: the wiring's ``install()`` never ran."""
 
 
 def use_key_resolver(resolver: KeyResolver) -> None:

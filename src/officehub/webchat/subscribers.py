@@ -1,4 +1,5 @@
-"""The webchat domain's subscribers to the lower domains' hooks (``officehub.kit.transaction_hooks``).
+"""The webchat domain's subscribers to the lower domains' in-transaction hooks
+(``officehub.kit.transaction_hooks``).
 
 ``install`` is called by ``officehub.hook_subscriptions.install`` only.
 """
