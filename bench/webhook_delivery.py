@@ -30,6 +30,7 @@ import httpx
 
 from officehub.events.models import OutboxEvent
 from officehub.events.service import emit
+from officehub.hook_subscriptions import install
 from officehub.kit.config import Settings
 from officehub.kit.db import create_engine, create_sessionmaker
 from officehub.kit.worker import Worker, WorkerContext
@@ -144,6 +145,7 @@ async def _paced(
 async def run(events: int, database_url: str, base: str, paced: int, rate: float) -> None:
     await _wait_ready(base)
     await migrate_async(database_url)
+    install()  # the outbox's consumers register themselves here
     settings = Settings(database_url=database_url, webhook_allow_private=True)
     engine = create_engine(database_url, settings.db_pool_size)
     sessionmaker = create_sessionmaker(engine)

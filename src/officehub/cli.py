@@ -693,11 +693,13 @@ def cases_sync(
     watched case of --case or --office, due or not); exit 1 when a check failed."""
     from officehub.cases.service import FIRST_CHECK_SPREAD
     from officehub.cases.watch import Report, Watcher
+    from officehub.hook_subscriptions import install as install_hooks
     from officehub.kit.worker import WorkerContext
 
     settings = _settings()
     _require_database(settings)
     migrate(settings.database_url)
+    install_hooks()  # a check's events go to the outbox's consumers
 
     async def run() -> Report:
         engine = create_engine(settings.database_url)
