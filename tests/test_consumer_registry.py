@@ -103,7 +103,9 @@ async def test_emit_refuses_when_no_consumer_is_registered(
         registry.unregister(registration.name)
     try:
         async with app.state.sessionmaker() as s:
-            with pytest.raises(registry.ConsumersNotWired, match=r"wiring\.install\(\)"):
+            with pytest.raises(
+                registry.ConsumersNotWired, match=r"hook_subscriptions\.install\(\)"
+            ):
                 await emit(s, office_a.id, WANTED, {"id": "c0000000000subject"})
             await s.rollback()
     finally:
