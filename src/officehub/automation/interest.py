@@ -10,9 +10,9 @@ template sent into a conversation (which lifts a ``resumeOnTemplateSent`` pause)
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import select
+from sqlalchemy import Table, bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.automation.consumer import AUTOMATION
@@ -37,26 +37,31 @@ def _template_sent(event: OutboxEvent) -> bool:
     )
 
 
+_rules = cast(Table, AutomationRule.__table__)
+_ENABLED = (
+    select(_rules.c.office_id, _rules.c.trigger_event, _rules.c.integration_id)
+    .where(
+        _rules.c.office_id.in_(bindparam("offices", expanding=True)),
+        _rules.c.trigger_event.in_(bindparam("names", expanding=True)),
+        _rules.c.enabled.is_(True),
+    )
+    .distinct()
+)
+"""A Core select (no ORM bookkeeping): ``emit`` runs it on SQLite for events automation does
+not record anyway."""
+
+
 async def wants(session: AsyncSession, events: Sequence[OutboxEvent]) -> list[bool]:
     """One query, only when some event is not wanted anyway: which (office, trigger,
     integration) has an enabled rule (through the evaluation index)."""
     asked = [e for e in events if not _always(e)]
     triggers: set[tuple[str, str, str | None]] = set()
     if asked:
-        stmt = (
-            select(
-                AutomationRule.office_id,
-                AutomationRule.trigger_event,
-                AutomationRule.integration_id,
-            )
-            .where(
-                AutomationRule.office_id.in_(sorted({e.office_id for e in asked})),
-                AutomationRule.trigger_event.in_(sorted({e.name for e in asked})),
-                AutomationRule.enabled.is_(True),
-            )
-            .distinct()
-        )
-        triggers = {(o, t, i) for o, t, i in await session.execute(stmt)}
+        params = {
+            "offices": sorted({e.office_id for e in asked}),
+            "names": sorted({e.name for e in asked}),
+        }
+        triggers = {(o, t, i) for o, t, i in await session.execute(_ENABLED, params)}
     return [
         _always(e)
         or (e.office_id, e.name, None) in triggers

@@ -8,8 +8,9 @@ is recorded; an event addressed to one webhook (``webhook.test``) always, for th
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
-from sqlalchemy import select
+from sqlalchemy import Table, bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.events import registry
@@ -17,16 +18,20 @@ from officehub.events.models import OutboxEvent
 from officehub.webhooks.delivery import WEBHOOKS
 from officehub.webhooks.models import Webhook
 
+_webhooks = cast(Table, Webhook.__table__)
+_ACTIVE = select(_webhooks.c.office_id, _webhooks.c.events).where(
+    _webhooks.c.office_id.in_(bindparam("offices", expanding=True)),
+    _webhooks.c.is_active.is_(True),
+)
+"""A Core select (no ORM bookkeeping): ``emit`` runs it for every event on SQLite."""
+
 
 async def wants(session: AsyncSession, events: Sequence[OutboxEvent]) -> list[bool]:
     """One query: each office's active webhooks' event lists (through the index starting
     with ``office_id``)."""
     offices = sorted({e.office_id for e in events})
-    stmt = select(Webhook.office_id, Webhook.events).where(
-        Webhook.office_id.in_(offices), Webhook.is_active.is_(True)
-    )
     subscribed: dict[str, list[list[str]]] = {}
-    for office_id, names in await session.execute(stmt):
+    for office_id, names in await session.execute(_ACTIVE, {"offices": offices}):
         subscribed.setdefault(office_id, []).append(list(names or []))
     return [any(e.name in names for names in subscribed.get(e.office_id, [])) for e in events]
 
