@@ -35,6 +35,7 @@ from officehub.events.consumers import consumer_job
 from officehub.events.models import OutboxEvent
 from officehub.events.service import emit
 from officehub.fast_messages.models import FastMessage
+from officehub.hook_subscriptions import install
 from officehub.kit.config import Settings
 from officehub.kit.db import create_engine, create_sessionmaker
 from officehub.kit.worker import Worker, WorkerContext
@@ -194,6 +195,7 @@ async def main() -> None:
     parser.add_argument("--database-url", default=None)
     parser.add_argument("--quick", action="store_true", help="60 events, 30 messages")
     args = parser.parse_args()
+    install()  # the outbox's consumers register themselves here
     if args.quick:
         args.events, args.messages = 60, 30
     with tempfile.TemporaryDirectory() as tmp:
