@@ -65,17 +65,25 @@ def test_every_file_path_in_the_architecture_map_exists() -> None:
     assert missing == []
 
 
-def test_every_package_and_root_module_has_a_place_in_the_architecture_map() -> None:
+def _modules_under(folder: Path, recursive: bool) -> set[str]:
+    found = set()
+    for path in folder.rglob("*.py") if recursive else folder.glob("*.py"):
+        dotted = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        if path.stem == "__main__" or "migrations" in path.parts:
+            continue
+        found.add(dotted.removesuffix(".__init__"))
+    if not recursive:
+        found |= {f"officehub.{p.name}" for p in folder.iterdir() if (p / "__init__.py").is_file()}
+    return found
+
+
+def test_every_package_root_module_and_kit_module_has_a_place_in_the_architecture_map() -> None:
     named = set(DOTTED.findall(_text()))
-    top_level = {name.split(".")[1] for name in named}
-    ours = {
-        p.name
-        for p in PACKAGE.iterdir()
-        if (p.is_dir() and (p / "__init__.py").is_file())
-        or (p.suffix == ".py" and p.stem not in {"__init__", "__main__"})
-    }
-    ours = {name.removesuffix(".py") for name in ours}
-    assert sorted(ours - top_level) == []
+    wanted = _modules_under(PACKAGE, recursive=False) - {"officehub"}
+    if (PACKAGE / "kit").is_dir():
+        wanted |= _modules_under(PACKAGE / "kit", recursive=True)
+    unnamed = [m for m in sorted(wanted) if not any(n == m or n.startswith(f"{m}.") for n in named)]
+    assert unnamed == []
 
 
 def test_the_checks_catch_a_wrong_name() -> None:
