@@ -100,3 +100,21 @@ def test_the_map_is_drawn_and_linked() -> None:
     assert "(docs/architecture.md)" in (ROOT / "README.md").read_text(encoding="utf-8")
     decisions = (ROOT / "docs" / "decisions.md").read_text(encoding="utf-8")
     assert "(architecture.md)" in decisions[:1000]
+
+
+def _slug(heading: str) -> str:
+    """GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_every_link_to_a_heading_in_decisions_and_architecture_lands_on_one() -> None:
+    for name in ("decisions.md", "architecture.md"):
+        text = (ROOT / "docs" / name).read_text(encoding="utf-8")
+        slugs: set[str] = set()
+        for heading in re.findall(r"^#+ (.+)$", text, flags=re.MULTILINE):
+            slug, n = _slug(heading), 0
+            while (slug if n == 0 else f"{slug}-{n}") in slugs:
+                n += 1
+            slugs.add(slug if n == 0 else f"{slug}-{n}")
+        links = set(re.findall(r"\]\(#([^)]+)\)", text))
+        assert sorted(links - slugs) == [], name
