@@ -23,6 +23,7 @@ from officehub.channels.dispatcher import send_queued
 from officehub.channels.whatsapp import message_body
 from officehub.contacts.models import Contact
 from officehub.conversations.models import Conversation, Message
+from officehub.hook_subscriptions import install
 from officehub.kit.config import Settings
 from officehub.kit.db import create_engine, create_sessionmaker
 from officehub.kit.ids import new_id
@@ -116,6 +117,7 @@ async def plain_loop(api_url: str, count: int, concurrency: int) -> float:
 
 
 async def main(count: int) -> None:
+    install()  # the outbox's consumers register themselves here (a sent status emits)
     with tempfile.TemporaryDirectory() as tmp:
         url = os.environ.get("BENCH_DATABASE_URL") or f"sqlite+aiosqlite:///{Path(tmp) / 'b.db'}"
         await migrate_async(url)
