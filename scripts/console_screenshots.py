@@ -29,11 +29,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from officehub.app import create_app  # noqa: E402
-from officehub.kit.config import Settings  # noqa: E402
 from officehub.crm.models import Card  # noqa: E402
+from officehub.kit.config import Settings  # noqa: E402
+from officehub.kit.timeutil import utcnow  # noqa: E402
 from officehub.migrate import migrate_async  # noqa: E402
 from officehub.offices import service as offices  # noqa: E402
-from officehub.kit.timeutil import utcnow  # noqa: E402
 from tests.browser import launched_browser, new_page  # noqa: E402
 from tests.receiver import Reply, running_receiver  # noqa: E402
 from tests.server import running_server  # noqa: E402
