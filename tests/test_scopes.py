@@ -57,7 +57,8 @@ async def test_every_route_states_its_scope_in_the_openapi_document(
     for method, path, operation in operations:
         scope = operation["x-required-scope"]
         assert scope in SCOPES, (method, path)
-        assert operation["security"] == [{"APIKeyHeader": [scope]}], (method, path)
+        schemes = [{"APIKeyHeader": [scope]}, {"SessionCookie": []}]
+        assert operation["security"] == schemes, (method, path)
         assert f"scope `{scope}`" in operation["description"], (method, path)
         assert "403" in operation["responses"], (method, path)
         expected = "read" if method == "GET" else "write"

@@ -91,6 +91,16 @@ MATRIX: dict[tuple[str, str], Probe | str] = {
     ("PATCH", "/user/{id}"): _at(lambda i: {"name": "B"}, id="user"),
     ("PUT", "/user/{id}/avatar"): Probe(path={"id": "user"}, files=True),
     ("DELETE", "/user/{id}/avatar"): _at(id="user"),
+    ("POST", "/user/{id}/invite"): _at(id="user"),
+    ("POST", "/auth/password-reset"): _refers(lambda i: {"userId": i["user"]}),
+    ("POST", "/auth/invite/accept"): "keyless: the link's token names the user (test_accounts)",
+    ("POST", "/auth/login"): "keyless: signs in; one email, one account (test_accounts)",
+    ("POST", "/auth/logout"): "a session's own; a key is 403 (test_accounts)",
+    ("GET", "/me"): "the caller itself",
+    ("GET", "/me/sessions"): "the signed-in user's own; a key is 403 (test_accounts)",
+    ("DELETE", "/me/sessions/{id}"): (
+        "the signed-in user's own only: another's is 404 (test_accounts); a key is 403"
+    ),
     ("POST", "/tag"): _refers(
         lambda i: {"name": "b", "color": "#000000", "inboxId": i["inbox"], "modules": ["crm"]}
     ),

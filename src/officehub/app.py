@@ -19,13 +19,23 @@ from fastapi.staticfiles import StaticFiles
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from officehub import __version__
+from officehub.accounts.throttle import LoginThrottle
 from officehub.console.router import router as console_router
 from officehub.events.router import router as events_router
 from officehub.events.router import state_webhook_bodies, webhook_routes
 from officehub.health import router as health_router
 from officehub.hook_subscriptions import install as install_hooks
 from officehub.jobs import periodic_jobs, queue_jobs
-from officehub.kit.auth import SCOPE_EXTRA, KeyCache, is_keyless, scope_of, security_schemes
+from officehub.kit.auth import (
+    ROLES_EXTRA,
+    SCOPE_EXTRA,
+    SESSION_SCHEME,
+    KeyCache,
+    is_keyless,
+    roles_of,
+    scope_of,
+    security_schemes,
+)
 from officehub.kit.config import Settings, get_settings, trusted_hosts
 from officehub.kit.db import (
     DatabaseTimeouts,
@@ -103,6 +113,7 @@ def create_app(settings: Settings | None = None, *, embedded_worker: bool = Fals
             await app.state.rate_limiter.close()
             await app.state.webchat_ip_limiter.close()
             await app.state.webchat_visitor_limiter.close()
+            await app.state.login_throttle.close()
 
     app = FastAPI(
         title="officehub",
@@ -130,6 +141,12 @@ def create_app(settings: Settings | None = None, *, embedded_worker: bool = Fals
         settings.webchat_visitor_rate_limits,
         settings.redis_url,
         f"{settings.redis_key_prefix}:webchat-visitor",
+    )
+    app.state.login_throttle = LoginThrottle(
+        settings.login_email_failure_limits,
+        settings.login_address_failure_limits,
+        settings.redis_url,
+        settings.redis_key_prefix,
     )
     install_error_handlers(app)
     app.include_router(health_router)
@@ -290,9 +307,11 @@ def _state_no_nul(schema: dict[str, Any]) -> None:
 
 
 def _state_scopes(schema: dict[str, Any]) -> None:
-    """Each keyed operation names its scope: ``x-required-scope``, ``security`` and a sentence.
+    """Each keyed operation names its scope and the roles of the users who may call it:
+    ``x-required-scope``, ``x-allowed-roles`` (left out when no rule gives them: the role
+    matrix test fails), ``security`` (the key, or the session cookie) and a sentence.
 
-    The scope comes from the operation's method, tags and override, as ``OfficeDep`` finds it.
+    Both come from the operation's method, tags and overrides, as ``OfficeDep`` finds them.
     """
     for path, operations in schema.get("paths", {}).items():
         if is_keyless(path):
@@ -300,7 +319,14 @@ def _state_scopes(schema: dict[str, Any]) -> None:
         for method, operation in operations.items():
             scope = scope_of({method.upper()}, operation.get("tags", []), operation)
             operation[SCOPE_EXTRA] = scope
-            operation["security"] = [{"APIKeyHeader": [scope]}]
-            sentence = f"Needs an API key with the scope `{scope}`."
+            operation["security"] = [{"APIKeyHeader": [scope]}, {SESSION_SCHEME: []}]
+            roles = roles_of({method.upper()}, operation.get("tags", []), operation)
+            sentence = f"Needs an API key with the scope `{scope}`"
+            if roles is not None:
+                operation[ROLES_EXTRA] = sorted(roles)
+                sentence += ", or a session of a user whose role is " + ", ".join(
+                    f"`{role}`" for role in sorted(roles)
+                )
+            sentence += "."
             description = operation.get("description", "")
             operation["description"] = f"{description}\n\n{sentence}" if description else sentence

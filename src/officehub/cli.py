@@ -85,6 +85,8 @@ templates_app = typer.Typer(help="Official-channel message templates.")
 app.add_typer(templates_app, name="templates")
 cases_app = typer.Typer(help="Court cases watched on DataJud.")
 app.add_typer(cases_app, name="cases")
+user_app = typer.Typer(help="Users who sign in.", no_args_is_help=True)
+app.add_typer(user_app, name="user")
 people_app = typer.Typer(help="Contacts (people).", no_args_is_help=True)
 app.add_typer(people_app, name="people")
 
@@ -600,6 +602,32 @@ def apikey_revoke(key_id: str, as_json: JsonFlag = False) -> None:
         record = await offices.revoke_api_key(session, key_id)
         revoked_at = record.revoked_at
         return {"id": record.id, "revokedAt": isoformat(revoked_at) if revoked_at else None}
+
+    _print(_in_session(work), as_json)
+
+
+@user_app.command("reset-password")
+def user_reset_password(
+    email: Annotated[str, typer.Option("--email", help="The user's email (any case).")],
+    office: Annotated[
+        str | None,
+        typer.Option("--office", help="The user's office (needed when several have the email)."),
+    ] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """A one-use link (72 h) for the user to choose a new password; earlier links stop."""
+    from officehub.accounts import service as accounts
+
+    public_url = _settings().public_url
+
+    async def work(session: AsyncSession) -> dict[str, Any]:
+        user, link = await accounts.reset_by_email(session, email, office, public_url)
+        return {
+            "userId": user.id,
+            "officeId": user.office_id,
+            "resetUrl": link.url,
+            "expiresAt": isoformat(link.expires_at),
+        }
 
     _print(_in_session(work), as_json)
 

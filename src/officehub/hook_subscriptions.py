@@ -16,20 +16,25 @@ Only aggregators (app, cli, jobs) import this module; no domain may (import-lint
 
 from __future__ import annotations
 
+from officehub.accounts import service as accounts
+from officehub.accounts import sessions as accounts_sessions
 from officehub.automation import interest as automation_interest
 from officehub.cases import subscribers as cases_subscribers
 from officehub.channels import subscribers as channels_subscribers
 from officehub.conversations import subscribers as conversations_subscribers
 from officehub.crm import subscribers as crm_subscribers
 from officehub.flows import interest as flows_interest
-from officehub.kit.auth import use_key_resolver
+from officehub.kit.auth import use_key_resolver, use_session_resolver
 from officehub.offices import service as offices
+from officehub.users.hooks import user_deactivated
 from officehub.webchat import subscribers as webchat_subscribers
 from officehub.webhooks import interest as webhooks_interest
 
 
 def install() -> None:
     use_key_resolver(offices.office_of_key_hash)
+    use_session_resolver(accounts_sessions.resolve)
+    user_deactivated.subscribe(accounts.on_user_deactivated)
     # Hook subscribers run in this order: conversations' vetoes and its merge cascade (which
     # closes clashing conversations, announcing it) come before crm's.
     conversations_subscribers.install()

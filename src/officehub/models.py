@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from officehub.accounts.models import UserSession, UserToken
 from officehub.automation.models import (
     AutomationPause,
     AutomationRule,
@@ -77,6 +78,8 @@ __all__ = [
     "TicketStatus",
     "User",
     "UserInbox",
+    "UserSession",
+    "UserToken",
     "WebchatVisitor",
     "Webhook",
     "WebhookDelivery",

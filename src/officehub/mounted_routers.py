@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from officehub.accounts.router import router as accounts_router
 from officehub.automation.router import router as automation_router
 from officehub.cases.router import router as cases_router
 from officehub.channels.bridge_inbound import router as bridge_router
@@ -32,6 +33,7 @@ def domain_routers() -> list[Router]:
         inboxes_router,
         departments_router,
         users_router,
+        accounts_router,
         tags_router,
         legal_areas_router,
         tickets_router,

@@ -6,7 +6,7 @@ from fastapi import Query
 
 from officehub.contacts import merge, service
 from officehub.contacts.schemas import ContactIn, ContactOut, ContactPatch, MergeIn
-from officehub.kit.auth import OfficeDep
+from officehub.kit.auth import ADMIN, SUPERVISOR, OfficeDep, role_override
 from officehub.kit.db import SessionDep
 from officehub.kit.errors import ValidationFailed, error_responses
 from officehub.kit.id_params import PathId
@@ -84,6 +84,7 @@ async def update_contact(
     response_model=ContactOut,
     responses=error_responses(400, 401, 404),
     summary="Delete a contact with its conversations",
+    openapi_extra=role_override(ADMIN, SUPERVISOR),
 )
 async def delete_contact(id: PathId, office: OfficeDep, session: SessionDep) -> ContactOut:
     return await service.delete_contact(session, office.office_id, id)
@@ -94,6 +95,7 @@ async def delete_contact(id: PathId, office: OfficeDep, session: SessionDep) -> 
     response_model=ContactOut,
     responses=error_responses(400, 401, 404, 413),
     summary="Merge another contact into this one",
+    openapi_extra=role_override(ADMIN, SUPERVISOR),
     description=(
         "The same person stored twice: everything of `otherId` (conversations with their "
         "messages and notes, CRM cards, cases, tags, partner links) moves to this contact, "

@@ -20,7 +20,7 @@ from officehub.crm.schemas import (
     FunnelOut,
     FunnelUpdate,
 )
-from officehub.kit.auth import OfficeDep
+from officehub.kit.auth import ADMIN, SUPERVISOR, OfficeDep, role_override
 from officehub.kit.db import SessionDep
 from officehub.kit.errors import ValidationFailed, error_responses
 from officehub.kit.id_params import Id, PathId
@@ -29,6 +29,8 @@ from officehub.kit.indexed_router import Router
 from officehub.kit.pagination import MAX_PAGE, Page, PageDep, PageParams
 
 router = Router(tags=["CRM"])
+# Shaping funnels and columns is for supervisors and admins; cards are everyone's.
+_FUNNEL_SETUP = role_override(ADMIN, SUPERVISOR)
 
 _SPACE = r"\t-\r\u001c-\u001f \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
 """What ``str.strip`` takes off each owner (Python's whitespace)."""
@@ -80,6 +82,7 @@ BoardQueryDep = Annotated[service.BoardQuery, Depends(board_query)]
     response_model=FunnelOut,
     responses=error_responses(400, 401, 404),
     summary="Create a funnel, optionally with its first columns",
+    openapi_extra=_FUNNEL_SETUP,
 )
 async def create_funnel(body: FunnelCreate, office: OfficeDep, session: SessionDep) -> FunnelOut:
     return await service.create_funnel(session, office.office_id, body)
@@ -118,6 +121,7 @@ async def read_funnel(
     response_model=FunnelOut,
     responses=error_responses(400, 401, 404),
     summary="Rename a funnel or change its card configuration",
+    openapi_extra=_FUNNEL_SETUP,
 )
 async def update_funnel(
     id: PathId, body: FunnelUpdate, office: OfficeDep, session: SessionDep
@@ -130,6 +134,7 @@ async def update_funnel(
     response_model=FunnelOut,
     responses=error_responses(400, 401, 404, 409),
     summary="Delete an empty funnel and its columns",
+    openapi_extra=_FUNNEL_SETUP,
 )
 async def delete_funnel(id: PathId, office: OfficeDep, session: SessionDep) -> FunnelOut:
     return await service.delete_funnel(session, office.office_id, id)
@@ -160,6 +165,7 @@ async def list_columns(
     response_model=ColumnOut,
     responses=error_responses(400, 401, 404, 409),
     summary="Add a column to a funnel",
+    openapi_extra=_FUNNEL_SETUP,
 )
 async def create_column(body: ColumnCreate, office: OfficeDep, session: SessionDep) -> ColumnOut:
     return await service.create_column(session, office.office_id, body)
@@ -170,6 +176,7 @@ async def create_column(body: ColumnCreate, office: OfficeDep, session: SessionD
     response_model=ColumnOut,
     responses=error_responses(400, 401, 404, 409),
     summary="Rename, reorder or reconfigure a column",
+    openapi_extra=_FUNNEL_SETUP,
 )
 async def update_column(
     id: PathId, body: ColumnUpdate, office: OfficeDep, session: SessionDep
@@ -182,6 +189,7 @@ async def update_column(
     response_model=ColumnOut,
     responses=error_responses(400, 401, 404, 409),
     summary="Delete an empty column",
+    openapi_extra=_FUNNEL_SETUP,
 )
 async def delete_column(id: PathId, office: OfficeDep, session: SessionDep) -> ColumnOut:
     return await service.delete_column(session, office.office_id, id)

@@ -13,7 +13,7 @@ from officehub.flows.schemas import (
     MovementCreate,
     MovementOut,
 )
-from officehub.kit.auth import OfficeDep
+from officehub.kit.auth import ROLES, OfficeDep, role_override
 from officehub.kit.db import SessionDep
 from officehub.kit.errors import error_responses
 from officehub.kit.id_params import Id, PathId
@@ -102,6 +102,7 @@ async def list_deliveries(
     response_model=FlowSessionOut,
     responses=error_responses(400, 401, 404),
     summary="The conversation's flow session: the flow, the current step, what it waits for",
+    openapi_extra=role_override(*ROLES),
 )
 async def read_flow_session(id: PathId, office: OfficeDep, session: SessionDep) -> FlowSessionOut:
     return await service.flow_session(session, office.office_id, id, utcnow())

@@ -1,7 +1,10 @@
-"""API keys: which paths need one, the office a key resolves to, and each route's scope.
+"""Who calls: an office's API key or a signed-in user's session; which paths need neither,
+the office either resolves to, each route's scope (keys) and roles (users).
 
-The key is resolved by the request middleware (``officehub.kit.middleware``) before any body
-is read; ``OfficeDep`` reads what it found and checks the route's scope.
+The key or the session cookie is resolved by the request middleware
+(``officehub.kit.middleware.api_key``) before any body is read; ``OfficeDep`` reads what it
+found and checks the route's scope and roles. Whoever it is, the request's ``Actor`` is at
+``request.state.actor`` (``ActorDep``): the one place the audit trail reads it from.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ import hashlib
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import Depends, Request
 from fastapi.routing import APIRoute
@@ -28,8 +31,19 @@ api_key_scheme = APIKeyHeader(
 # The one list of paths that need no API key: operations, the API's own description and
 # its assets, the console's static files (the page holds no data; its calls carry a key),
 # signed media links, and channels' inbound webhooks (authenticated by their signature).
+# Signing in and accepting an invitation are keyless too (they make the session).
 KEYLESS_PATHS = frozenset(
-    {"/healthz", "/readyz", "/metrics", "/openapi.json", "/docs", "/redoc", "/console"}
+    {
+        "/healthz",
+        "/readyz",
+        "/metrics",
+        "/openapi.json",
+        "/docs",
+        "/redoc",
+        "/console",
+        "/auth/login",
+        "/auth/invite/accept",
+    }
 )
 KEYLESS_PREFIXES = ("/docs/", "/docs-assets/", "/media/", "/channels/", "/webchat/", "/console/")
 
@@ -40,7 +54,9 @@ READ, WRITE, WEBHOOKS, EDIT_CUSTOMER = SCOPES
 # Routers whose routes all need one scope, whatever the method.
 TAG_SCOPES = {"Webhooks": WEBHOOKS, "Partner links": EDIT_CUSTOMER}
 SCOPE_EXTRA = "x-required-scope"
-MISSING_KEY = f"Send the office API key in the {API_KEY_HEADER} header"
+MISSING_KEY = (
+    f"Send the office API key in the {API_KEY_HEADER} header, or sign in (POST /auth/login)"
+)
 MISSING_SCOPE = "The API key lacks the scope this operation needs"
 
 
@@ -74,23 +90,124 @@ def scope_of(methods: Iterable[str], tags: Iterable[Any], extra: Mapping[str, An
     return READ if set(methods) <= {"GET", "HEAD"} else WRITE
 
 
+ROLES = ("ADMIN", "SUPERVISOR", "AGENT")
+ADMIN, SUPERVISOR, AGENT = ROLES
+ROLES_EXTRA = "x-allowed-roles"
+EVERYONE = frozenset(ROLES)
+MANAGERS = frozenset({ADMIN, SUPERVISOR})
+ADMINS = frozenset({ADMIN})
+# The roles a signed-in user needs, by the route's tag: (reads, changes). ADMIN: everything
+# (users, keys, webhooks, settings); SUPERVISOR: their inboxes' conversations and cards,
+# reports, the office's working lists (tags, fast messages, funnels); AGENT: their inboxes'
+# conversations and cards. A route's own ``role_override`` wins. A tag missing here leaves
+# its routes ADMIN-only at run time and fails tests/test_roles.py (the role matrix).
+TAG_ROLES: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    "Accounts": (EVERYONE, EVERYONE),
+    "Inboxes": (EVERYONE, ADMINS),
+    "Integrations": (EVERYONE, ADMINS),
+    "Departments": (EVERYONE, ADMINS),
+    "Users": (EVERYONE, ADMINS),
+    "Legal areas": (EVERYONE, ADMINS),
+    "Tags": (EVERYONE, MANAGERS),
+    "Fast messages": (EVERYONE, MANAGERS),
+    "Tickets": (EVERYONE, EVERYONE),
+    "Contacts": (EVERYONE, EVERYONE),
+    "Official-channel templates": (EVERYONE, ADMINS),
+    "Partner links": (ADMINS, ADMINS),
+    "Conversations": (EVERYONE, EVERYONE),
+    "Messages": (EVERYONE, EVERYONE),
+    "CRM": (EVERYONE, EVERYONE),
+    "Webhooks": (ADMINS, ADMINS),
+    "Automation rules": (ADMINS, ADMINS),
+    "Flows": (MANAGERS, ADMINS),
+    "Cases": (EVERYONE, EVERYONE),
+    "Dashboard": (MANAGERS, MANAGERS),
+}
+MISSING_ROLE = "Your role does not allow this operation"
+
+
+def role_override(*roles: str) -> dict[str, Any]:
+    """``openapi_extra=`` of a route whose roles are not the ones its method and tag give."""
+    unknown = set(roles) - EVERYONE
+    if unknown or not roles:
+        raise ValueError(f"unknown roles {sorted(unknown)}")
+    return {ROLES_EXTRA: sorted(roles)}
+
+
+def roles_of(
+    methods: Iterable[str], tags: Iterable[Any], extra: Mapping[str, Any]
+) -> frozenset[str] | None:
+    """The route's own override, else its tag's rule; ``None``: no rule (ADMIN only)."""
+    override = extra.get(ROLES_EXTRA)
+    if isinstance(override, list):
+        return frozenset(override)
+    for tag in tags:
+        if isinstance(tag, str) and tag in TAG_ROLES:
+            reads, changes = TAG_ROLES[tag]
+            return reads if set(methods) <= {"GET", "HEAD"} else changes
+    return None
+
+
+def allowed_roles(route: APIRoute) -> frozenset[str]:
+    found = roles_of(route.methods or set(), route.tags, route.openapi_extra or {})
+    return ADMINS if found is None else found
+
+
+@dataclass(frozen=True)
+class Actor:
+    """Who makes the request, as the audit names them: a signed-in user (``kind`` ``user``,
+    ``id`` the user's id, ``role`` theirs) or an API key (``kind`` ``apikey``, ``id`` the
+    key's id, ``role`` ``None``: a key's scopes rule it). A user's inboxes and their
+    ``onlyAssignedConversations`` setting narrow the records they see."""
+
+    kind: Literal["user", "apikey"]
+    id: str
+    role: str | None
+    office_id: str
+    session_id: str | None = None
+    inbox_ids: frozenset[str] = frozenset()
+    only_assigned_conversations: bool = False
+
+    @property
+    def is_user(self) -> bool:
+        return self.kind == "user"
+
+    def require_role(self, roles: frozenset[str]) -> None:
+        if self.kind == "user" and self.role not in roles:
+            raise Forbidden(
+                MISSING_ROLE,
+                code="MISSING_PERMISSION",
+                details=f"This operation needs one of the roles {', '.join(sorted(roles))}",
+            )
+
+
 @dataclass(frozen=True)
 class OfficeContext:
     office_id: str
     key_id: str
     permissions: frozenset[str]
+    actor: Actor | None = None
 
     def require(self, permission: str) -> None:
         if permission not in self.permissions:
             raise Forbidden(MISSING_SCOPE, code="MISSING_PERMISSION", details=needs(permission))
 
+    @property
+    def who(self) -> Actor:
+        """The user of a session, else the key (``kind`` ``apikey``)."""
+        if self.actor is not None:
+            return self.actor
+        return Actor("apikey", self.key_id, None, self.office_id)
+
 
 @dataclass(frozen=True)
 class KeyOutcome:
-    """What the middleware found: the office, or why there is none."""
+    """What the middleware found: the office (of a key or a session), or why there is none.
+    ``csrf_hash``: a session's CSRF token's SHA-256 (unsafe methods must send the token)."""
 
     office: OfficeContext | None
     problem: str = ""
+    csrf_hash: str = ""
 
 
 UNKNOWN_KEY = "The API key is unknown or revoked"
@@ -209,8 +326,34 @@ async def lookup_key(
     return KeyOutcome(None, UNKNOWN_KEY) if office is None else KeyOutcome(office)
 
 
+SESSION_COOKIE = "officehub_session"
+CSRF_HEADER = "x-csrf-token"
+
+SessionResolver = Callable[[Any, str], Awaitable[KeyOutcome]]
+"""A session cookie's outcome: the accounts domain's (``accounts.sessions.resolve``), handed
+over by ``officehub.hook_subscriptions.install`` with ``use_session_resolver``; it is given the
+app's state (its session makers and settings) and the cookie's value."""
+
+_session_resolver: SessionResolver | None = None
+
+
+def use_session_resolver(resolver: SessionResolver) -> None:
+    global _session_resolver
+    _session_resolver = resolver
+
+
+async def lookup_session(app_state: Any, token: str) -> KeyOutcome:
+    resolve = _session_resolver
+    if resolve is None:
+        raise KeysNotWired(
+            "No session resolver: call officehub.hook_subscriptions.install() in this process"
+        )
+    return await resolve(app_state, token)
+
+
 async def current_office(request: Request) -> OfficeContext:
-    """The office of the key the middleware resolved, checked for the route's scope.
+    """The office of the key or session the middleware resolved, checked for the route's
+    scope (a key) or roles (a user).
 
     It reads no header itself (the middleware did): no ``APIKeyHeader`` sub-dependency to
     solve on every request. The OpenAPI document declares the scheme (``security_schemes``)
@@ -222,13 +365,33 @@ async def current_office(request: Request) -> OfficeContext:
     route = request.scope.get("route")
     if isinstance(route, APIRoute):
         outcome.office.require(required_scope(route))
+        outcome.office.who.require_role(allowed_roles(route))
     return outcome.office
 
 
 OfficeDep = Annotated[OfficeContext, Depends(current_office)]
 
 
+async def current_actor(office: OfficeDep) -> Actor:
+    """The request's actor (the same as ``request.state.actor``), the route's rules checked."""
+    return office.who
+
+
+ActorDep = Annotated[Actor, Depends(current_actor)]
+
+
+SESSION_SCHEME = "SessionCookie"
+
+
 def security_schemes() -> dict[str, Any]:
-    """``components.securitySchemes`` of the OpenAPI document: the office's API key."""
+    """``components.securitySchemes`` of the OpenAPI document: the office's API key, or a
+    signed-in user's session cookie (changes also need the ``X-CSRF-Token`` header)."""
     model = api_key_scheme.model.model_dump(by_alias=True, exclude_none=True, mode="json")
-    return {api_key_scheme.scheme_name: model}
+    session = {
+        "type": "apiKey",
+        "in": "cookie",
+        "name": SESSION_COOKIE,
+        "description": "A signed-in user's session (POST /auth/login); every change made "
+        "with it also sends the X-CSRF-Token header",
+    }
+    return {api_key_scheme.scheme_name: model, SESSION_SCHEME: session}

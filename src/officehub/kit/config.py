@@ -234,6 +234,28 @@ class Settings(BaseSettings):
         200, ge=1, description="Watched cases the watcher claims per run"
     )
 
+    session_idle_seconds: int = Field(
+        2 * 3600,
+        ge=60,
+        description="A signed-in session unused this long ends (the idle timeout)",
+    )
+    session_absolute_seconds: int = Field(
+        12 * 3600,
+        ge=60,
+        description="A signed-in session ends this long after sign-in, however used (the "
+        "absolute timeout)",
+    )
+    login_email_failure_limits: str = Field(
+        "5 per 15 minutes",
+        description="Wrong passwords one email may be sent before sign-ins for it answer 429 "
+        "until the window ends (the right password included); empty: no limit",
+    )
+    login_address_failure_limits: str = Field(
+        "20 per 15 minutes",
+        description="Wrong passwords one client address may send before its sign-ins answer "
+        "429 until the window ends; empty: no limit",
+    )
+
     _public_url_derived: bool = PrivateAttr(False)
 
     @field_validator("trusted_proxies")

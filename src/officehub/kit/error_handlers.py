@@ -111,7 +111,7 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
         if allow:
             return _method_not_allowed(allow)
     code = getattr(exc, "code", None) or HTTP_CODES.get(status, "HTTP_ERROR")
-    message = _HTTP_MESSAGES.get(status, str(exc.detail))
+    message = getattr(exc, "message", None) or _HTTP_MESSAGES.get(status, str(exc.detail))
     details = str(exc.detail) if exc.detail else ""
     return error_response(status, code, message, details, dict(exc.headers or {}))
 

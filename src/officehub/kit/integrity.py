@@ -48,6 +48,11 @@ RULES: dict[str, Rule] = {
         "Email already used",
         "Another user of the office has this email (ignoring case)",
     ),
+    "ux_users_sign_in_email": Rule(
+        "EMAIL_TAKEN",
+        "Email already used",
+        "An account (of this or another office) already signs in with this email",
+    ),
     "ux_conversations_office_id_person_id_integration_id_open": Rule(
         "CONVERSATION_ALREADY_OPEN",
         "The contact already has an open conversation on this integration",

@@ -7,7 +7,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
 from officehub.conversations import service as conversations
-from officehub.kit.auth import OfficeDep
+from officehub.kit.auth import ROLES, OfficeDep, role_override
 from officehub.kit.db import SessionDep
 from officehub.kit.errors import ServiceError, ValidationFailed, error_responses
 from officehub.kit.id_params import PathId
@@ -108,7 +108,11 @@ _UPLOAD_BODY = {
             )
         },
     },
-    openapi_extra={**_UPLOAD_BODY, **body_limit(header_media.DOCUMENT + MULTIPART_ALLOWANCE)},
+    openapi_extra={
+        **_UPLOAD_BODY,
+        **body_limit(header_media.DOCUMENT + MULTIPART_ALLOWANCE),
+        **role_override(*ROLES),  # part of sending a message: every operator
+    },
     summary="Upload the header media of a template send (type read from the bytes)",
 )
 async def upload_template_header_media(

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from sqlalchemy import ForeignKey, Index, String
+from sqlalchemy import ForeignKey, Index, String, false, text, true
 from sqlalchemy.orm import Mapped, mapped_column, validates
 
 from officehub.kit.db import Base, IdMixin, TimestampMixin
@@ -8,12 +8,22 @@ from officehub.kit.db import Base, IdMixin, TimestampMixin
 
 class User(IdMixin, TimestampMixin, Base):
     """An operator of the office. ``image_path`` is the storage key behind ``image_url``;
-    ``email_key`` (kept from ``email``) is unique per office (``EMAIL_TAKEN``)."""
+    ``email_key`` (kept from ``email``) is unique per office (``EMAIL_TAKEN``), and among
+    users who can sign in (a ``password_hash``) unique across offices: the email names one
+    account at ``POST /auth/login``. An inactive user cannot sign in and their sessions
+    answer 401 from the next request on."""
 
     __tablename__ = "users"
     __table_args__ = (
         Index("ux_users_office_id_email_key", "office_id", "email_key", unique=True),
         Index("ix_users_office_id_name", "office_id", "name"),
+        Index(
+            "ux_users_sign_in_email",
+            "email_key",
+            unique=True,
+            sqlite_where=text("password_hash IS NOT NULL"),
+            postgresql_where=text("password_hash IS NOT NULL"),
+        ),
     )
 
     office_id: Mapped[str] = mapped_column(ForeignKey("offices.id", ondelete="CASCADE"))
@@ -24,6 +34,9 @@ class User(IdMixin, TimestampMixin, Base):
     document: Mapped[str | None] = mapped_column(String(64))
     image_url: Mapped[str | None] = mapped_column(String(1000))
     image_path: Mapped[str | None] = mapped_column(String(500))
+    password_hash: Mapped[str | None] = mapped_column(String(200))
+    is_active: Mapped[bool] = mapped_column(default=True, server_default=true())
+    only_assigned_conversations: Mapped[bool] = mapped_column(default=False, server_default=false())
 
     @validates("email")
     def _keep_email_key(self, _key: str, email: str) -> str:

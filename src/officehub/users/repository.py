@@ -77,3 +77,11 @@ async def set_inboxes(
     replacements apply one after the other (the last one wins whole)."""
     await lock_rows(session, User, office_id, User.id == user_id)
     await replace_set(session, UserInbox, office_id, ("user_id", user_id), "inbox_id", inbox_ids)
+
+
+async def with_email(session: AsyncSession, email: str, office_id: str | None) -> list[User]:
+    """Users of ``email`` in every office (or ``office_id``'s): the CLI's look-up only."""
+    stmt = select(User).where(User.email_key == email_key(email.strip()))
+    if office_id is not None:
+        stmt = stmt.where(User.office_id == office_id)
+    return list(await session.scalars(stmt.order_by(User.office_id)))

@@ -30,6 +30,15 @@ class UserUpdate(BodyModel):
     role: UserRole | None = None
     document: str | None = Field(None, max_length=64)
     inbox_ids: list[Id] | None = Field(None, max_length=100)
+    is_active: bool | None = Field(
+        None, description="false: the user can no longer sign in and their sessions end at once"
+    )
+    only_assigned_conversations: bool | None = Field(
+        None,
+        description="true: the user sees only the conversations assigned to them or unassigned",
+    )
+
+    NOT_NULL = frozenset({"is_active", "only_assigned_conversations"})
 
 
 class UserOut(ApiModel):
@@ -41,6 +50,9 @@ class UserOut(ApiModel):
     document: str | None
     image_url: str | None
     inbox_ids: list[ServerId]
+    is_active: bool
+    only_assigned_conversations: bool
+    has_password: bool = Field(description="Whether the user has chosen a password (can sign in)")
     created_at: Timestamp
     updated_at: Timestamp
 

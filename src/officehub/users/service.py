@@ -13,6 +13,7 @@ from officehub.kit.pagination import PageParams
 from officehub.kit.repository import flush_or_conflict
 from officehub.kit.storage import Storage
 from officehub.users import repository
+from officehub.users.hooks import UserDeactivated, user_deactivated
 from officehub.users.models import User
 from officehub.users.schemas import UserCreate, UserOut, UserUpdate
 
@@ -26,6 +27,12 @@ async def get_user(
     if record is None:
         raise NotFound.of("User", ident)
     return record
+
+
+async def users_with_email(
+    session: AsyncSession, email: str, office_id: str | None = None
+) -> list[User]:
+    return await repository.with_email(session, email, office_id)
 
 
 async def require_users(session: AsyncSession, office_id: str, idents: Sequence[str]) -> None:
@@ -57,6 +64,9 @@ async def present(
             document=user.document,
             image_url=image_url_of(user, storage),
             inbox_ids=inbox_ids[user.id],
+            is_active=user.is_active,
+            only_assigned_conversations=user.only_assigned_conversations,
+            has_password=user.password_hash is not None,
             created_at=user.created_at,
             updated_at=user.updated_at,
         )
@@ -111,6 +121,7 @@ async def create_user(session: AsyncSession, office_id: str, body: UserCreate) -
 
 
 async def update_user(session: AsyncSession, office_id: str, ident: str, body: UserUpdate) -> User:
+    body.refuse_sent_nulls()
     user = await get_user(session, office_id, ident, for_change=True)
     sent = body.model_fields_set
     if body.email is not None:
@@ -125,6 +136,12 @@ async def update_user(session: AsyncSession, office_id: str, ident: str, body: U
     if body.inbox_ids is not None:
         await _check_inboxes(session, office_id, body.inbox_ids)
         await repository.set_inboxes(session, office_id, user.id, body.inbox_ids)
+    if body.only_assigned_conversations is not None:
+        user.only_assigned_conversations = body.only_assigned_conversations
+    if body.is_active is not None and body.is_active != user.is_active:
+        user.is_active = body.is_active
+        if not body.is_active:
+            await user_deactivated.fire(UserDeactivated(session, office_id, user.id))
     await flush_or_conflict(session, _email_taken(f"Another user has the email {user.email}"))
     return user
 

@@ -1,12 +1,17 @@
-"""The API key, resolved before the app runs, so that no byte of a body is read for a
-request without a valid key holding the route's scope (FastAPI reads a body before it
-solves dependencies): the first ``receive`` of such a request answers 401 (403 for a
-missing scope). A key over its rate limit is answered 429 here. ``OfficeDep`` reads what
-this layer found (``scope["state"]["key"]``) and checks the route's scope.
+"""The API key (or, without one, the session cookie), resolved before the app runs, so that
+no byte of a body is read for a request without a valid key holding the route's scope or a
+session whose user's role the route allows (FastAPI reads a body before it solves
+dependencies): the first ``receive`` of such a request answers 401 (403 for a missing scope
+or role). A key (or user) over its rate limit is answered 429 here, and an unsafe method on a
+session without its ``X-CSRF-Token`` 403 ``CSRF_FAILED``. ``OfficeDep`` reads what this
+layer found (``scope["state"]["key"]``); the actor is ``scope["state"]["actor"]``
+(``request.state.actor``).
 """
 
 from __future__ import annotations
 
+import hmac
+from http.cookies import SimpleCookie
 from typing import Any
 
 from fastapi.routing import APIRoute
@@ -16,10 +21,16 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from officehub.kit.auth import (
     API_KEY_HEADER,
+    CSRF_HEADER,
     MISSING_KEY,
+    MISSING_ROLE,
+    SESSION_COOKIE,
     KeyOutcome,
+    allowed_roles,
+    hash_key,
     is_keyless,
     lookup_key,
+    lookup_session,
     needs,
     required_scope,
 )
@@ -44,14 +55,54 @@ class BodyWithoutScope(HTTPException):
         super().__init__(403, needs(scope))
 
 
+class BodyWithoutRole(HTTPException):
+    """Raised from the first ``receive`` when the user's role may not use the route."""
+
+    code = "MISSING_PERMISSION"
+    message = MISSING_ROLE
+
+    def __init__(self) -> None:
+        super().__init__(403, "This operation needs another role")
+
+
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+CSRF_PROBLEM = f"A signed-in session must send its CSRF token in the {CSRF_HEADER} header"
+
+
+def session_cookie(headers: Headers) -> str:
+    """The session cookie's value, or ``""``."""
+    raw = headers.get("cookie")
+    if not raw:
+        return ""
+    jar: SimpleCookie = SimpleCookie()
+    try:
+        jar.load(raw)
+    except Exception:  # a malformed Cookie header carries no session
+        return ""
+    morsel = jar.get(SESSION_COOKIE)
+    return morsel.value if morsel is not None else ""
+
+
 async def _resolve(scope: Scope) -> KeyOutcome:
     """The office of the request's key: from the process's key cache, else one lookup by
-    the key's hash in a read-only session of its own."""
-    key = Headers(scope=scope).get(API_KEY_HEADER)
-    if not key:
-        return KeyOutcome(None, MISSING_KEY)
+    the key's hash in a read-only session of its own. Without a key, the session cookie's
+    (looked up every request: a revoked session or deactivated user ends at once)."""
+    headers = Headers(scope=scope)
+    key = headers.get(API_KEY_HEADER)
     state = scope["app"].state
+    if not key:
+        token = session_cookie(headers)
+        if token:
+            return await lookup_session(state, token)
+        return KeyOutcome(None, MISSING_KEY)
     return await lookup_key(state.read_sessionmaker, key, getattr(state, "key_cache", None))
+
+
+def _csrf_passes(scope: Scope, outcome: KeyOutcome) -> bool:
+    if not outcome.csrf_hash or scope["method"] in SAFE_METHODS:
+        return True
+    sent = Headers(scope=scope).get(CSRF_HEADER, "")
+    return bool(sent) and hmac.compare_digest(hash_key(sent), outcome.csrf_hash)
 
 
 async def _rate_limit(scope: Scope, key_id: str) -> Refusal | None:
@@ -74,6 +125,9 @@ def _key_checked(key: KeyOutcome | None, scope: Scope, receive: Receive) -> Rece
                 scope_needed = required_scope(route)
                 if scope_needed not in key.office.permissions:
                     raise BodyWithoutScope(scope_needed)
+                actor = key.office.who
+                if actor.is_user and actor.role not in allowed_roles(route):
+                    raise BodyWithoutRole()
             checked = True
         return await receive()
 
@@ -94,6 +148,14 @@ class ApiKeyMiddleware:
             state["key"] = key
             if key.office is not None:
                 state["office_id"] = key.office.office_id
+                state["actor"] = key.office.who
+                if not _csrf_passes(scope, key):
+                    await send_json(
+                        send,
+                        403,
+                        error_payload(403, "CSRF_FAILED", "CSRF check failed", CSRF_PROBLEM),
+                    )
+                    return
                 refusal = await _rate_limit(scope, key.office.key_id)
                 if refusal is not None:
                     await send_json(

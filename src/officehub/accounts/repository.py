@@ -1,0 +1,122 @@
+"""Every query of accounts. Tokens and sessions are found by their hash alone (as API keys
+are: the hash names one office's record); everything else is scoped by office id."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import delete, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from officehub.accounts.models import UserSession, UserToken
+from officehub.kit.pagination import PageParams, paginate
+from officehub.kit.repository import scoped
+from officehub.users.models import User, UserInbox, email_key
+
+
+async def add(session: AsyncSession, record: UserToken | UserSession) -> None:
+    session.add(record)
+    await session.flush()
+
+
+async def drop_open_tokens(
+    session: AsyncSession, office_id: str, user_id: str, purpose: str
+) -> None:
+    """Earlier unused links of this purpose stop working when a new one is made."""
+    await session.execute(
+        delete(UserToken).where(
+            UserToken.office_id == office_id,
+            UserToken.user_id == user_id,
+            UserToken.purpose == purpose,
+            UserToken.used_at.is_(None),
+        )
+    )
+
+
+async def token_by_hash(session: AsyncSession, token_hash: str) -> UserToken | None:
+    return (
+        await session.scalars(select(UserToken).where(UserToken.token_hash == token_hash))
+    ).first()
+
+
+async def spend_token(session: AsyncSession, token_id: str, now: datetime) -> bool:
+    """Marks the token used if it still is unused and unexpired: ``True`` for the one
+    request that did (the row's lock makes a concurrent spender find it used)."""
+    result: Any = await session.execute(
+        update(UserToken)
+        .where(
+            UserToken.id == token_id,
+            UserToken.used_at.is_(None),
+            UserToken.expires_at > now,
+        )
+        .values(used_at=now)
+        .execution_options(synchronize_session=False)
+    )
+    return int(result.rowcount) == 1
+
+
+async def sign_in_user(session: AsyncSession, email: str) -> User | None:
+    """The user who signs in with ``email`` (any case): unique among users with a password."""
+    stmt = select(User).where(
+        User.email_key == email_key(email.strip()), User.password_hash.is_not(None)
+    )
+    return (await session.scalars(stmt)).first()
+
+
+async def session_by_hash(
+    session: AsyncSession, token_hash: str
+) -> tuple[UserSession, User] | None:
+    stmt = (
+        select(UserSession, User)
+        .join(User, User.id == UserSession.user_id)
+        .where(UserSession.token_hash == token_hash)
+    )
+    row = (await session.execute(stmt)).first()
+    return None if row is None else (row[0], row[1])
+
+
+async def inbox_ids(session: AsyncSession, office_id: str, user_id: str) -> frozenset[str]:
+    stmt = select(UserInbox.inbox_id).where(
+        UserInbox.office_id == office_id, UserInbox.user_id == user_id
+    )
+    return frozenset(await session.scalars(stmt))
+
+
+async def touch_session(session: AsyncSession, session_id: str, now: datetime) -> None:
+    await session.execute(
+        update(UserSession)
+        .where(UserSession.id == session_id)
+        .values(last_seen_at=now)
+        .execution_options(synchronize_session=False)
+    )
+
+
+async def sessions_of(
+    session: AsyncSession, office_id: str, user_id: str, params: PageParams
+) -> tuple[list[UserSession], int]:
+    stmt = (
+        scoped(UserSession, office_id)
+        .where(UserSession.user_id == user_id)
+        .order_by(UserSession.created_at.desc(), UserSession.id)
+    )
+    return await paginate(session, stmt, params)
+
+
+async def end_session(session: AsyncSession, office_id: str, user_id: str, ident: str) -> bool:
+    result: Any = await session.execute(
+        delete(UserSession).where(
+            UserSession.office_id == office_id,
+            UserSession.user_id == user_id,
+            UserSession.id == ident,
+        )
+    )
+    return int(result.rowcount) == 1
+
+
+async def end_sessions_of(session: AsyncSession, office_id: str, user_id: str) -> None:
+    await session.execute(
+        delete(UserSession).where(
+            UserSession.office_id == office_id, UserSession.user_id == user_id
+        )
+    )

@@ -1,0 +1,72 @@
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+from typing_extensions import TypeAliasType
+
+from officehub.kit.id_params import Id, ServerId
+from officehub.kit.schemas import ApiModel, BodyModel
+from officehub.kit.timeutil import Timestamp
+from officehub.users.schemas import UserOut
+
+ActorKind = TypeAliasType("ActorKind", Literal["user", "apikey"])
+
+
+class InviteOut(ApiModel):
+    token: str = Field(description="Shown once: only its hash is kept")
+    invite_url: str
+    expires_at: Timestamp
+
+
+class PasswordResetCreate(BodyModel):
+    user_id: Id
+
+
+class PasswordResetOut(ApiModel):
+    token: str = Field(description="Shown once: only its hash is kept")
+    reset_url: str
+    expires_at: Timestamp
+
+
+class InviteAccept(BodyModel):
+    token: str = Field(min_length=1, max_length=200)
+    password: str = Field(min_length=1, max_length=200)
+
+
+class LoginBody(BodyModel):
+    email: str = Field(min_length=1, max_length=320)
+    password: str = Field(min_length=1, max_length=200)
+
+
+class SignedIn(ApiModel):
+    user: UserOut
+    csrf_token: str = Field(
+        description="Send it in the X-CSRF-Token header of every change made with the session"
+    )
+
+
+class AcceptedOut(ApiModel):
+    user: UserOut
+
+
+class MeOut(ApiModel):
+    kind: ActorKind
+    id: ServerId = Field(description="The user's id, or the API key's")
+    role: str | None = Field(description="The user's role; null for an API key")
+    office_id: ServerId
+    session_id: ServerId | None
+    user: UserOut | None
+
+
+class SessionOut(ApiModel):
+    id: ServerId
+    current: bool
+    user_agent: str | None
+    created_at: Timestamp
+    last_seen_at: Timestamp
+    expires_at: Timestamp
+
+
+class SessionEnded(ApiModel):
+    id: ServerId

@@ -1,0 +1,22 @@
+"""The users domain's hook points (see ``officehub.kit.transaction_hooks``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from officehub.kit.transaction_hooks import Hook
+
+
+@dataclass(frozen=True)
+class UserDeactivated:
+    """Fired when a user is made inactive (``isActive: false``): what lets them in (their
+    sessions, their open links) goes in the same transaction."""
+
+    session: AsyncSession
+    office_id: str
+    user_id: str
+
+
+user_deactivated: Hook[UserDeactivated] = Hook("user.deactivated", required=True)
