@@ -420,7 +420,11 @@ async def test_another_users_session_cannot_be_ended(
 async def test_session_routes_need_a_signed_in_user(
     client: httpx.AsyncClient, office_a: OfficeFixture
 ) -> None:
-    for method, path in (("GET", "/me/sessions"), ("POST", "/auth/logout")):
+    for method, path in (
+        ("GET", "/me/sessions"),
+        ("POST", "/auth/logout"),
+        ("DELETE", f"/me/sessions/{ID}"),
+    ):
         r = await client.request(method, path, headers=office_a.headers)
         assert r.status_code == 403 and error_of(r)["code"] == "MISSING_PERMISSION"
         assert (await client.request(method, path)).status_code == 401
