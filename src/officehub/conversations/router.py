@@ -15,7 +15,12 @@ from officehub.conversations.schemas import (
     NoteOut,
     TagAdd,
 )
-from officehub.kit.auth import OfficeDep
+from officehub.conversations.visibility import (
+    VisibleConversation,
+    check_assignment,
+    visible_conversation,
+)
+from officehub.kit.auth import ActorDep, OfficeDep
 from officehub.kit.db import SessionDep
 from officehub.kit.errors import error_responses
 from officehub.kit.id_params import Id, PathId
@@ -71,7 +76,10 @@ async def list_conversations(
     responses=error_responses(400, 401, 404, 413),
     summary="Add a private note for operators",
 )
-async def add_note(body: NoteIn, office: OfficeDep, session: SessionDep) -> NoteOut:
+async def add_note(
+    body: NoteIn, actor: ActorDep, office: OfficeDep, session: SessionDep
+) -> NoteOut:
+    await visible_conversation(session, actor, body.conversation_id)
     return await service.add_note(session, office.office_id, body)
 
 
@@ -83,10 +91,12 @@ async def add_note(body: NoteIn, office: OfficeDep, session: SessionDep) -> Note
 )
 async def list_notes(
     conversation_id: Annotated[Id, Query(alias="conversationId")],
+    actor: ActorDep,
     office: OfficeDep,
     session: SessionDep,
     params: PageDep,
 ) -> Page[NoteOut]:
+    await visible_conversation(session, actor, conversation_id)
     items, total = await service.list_notes(session, office.office_id, conversation_id, params)
     return Page[NoteOut].of(items, total, params)
 
@@ -98,8 +108,10 @@ async def list_notes(
     summary="Clear the assignment and hand the conversation back to its flow",
 )
 async def end_human_support(
-    body: EndHumanSupport, office: OfficeDep, session: SessionDep
+    body: EndHumanSupport, actor: ActorDep, office: OfficeDep, session: SessionDep
 ) -> ConversationOut:
+    conversation = await visible_conversation(session, actor, body.conversation_id)
+    check_assignment(actor, conversation, None)
     return await service.end_human_support(session, office.office_id, body.conversation_id)
 
 
@@ -109,7 +121,9 @@ async def end_human_support(
     responses=error_responses(400, 401, 404),
     summary="Read a conversation",
 )
-async def read_conversation(id: PathId, office: OfficeDep, session: SessionDep) -> ConversationOut:
+async def read_conversation(
+    id: PathId, _visible: VisibleConversation, office: OfficeDep, session: SessionDep
+) -> ConversationOut:
     return await service.read_conversation(session, office.office_id, id)
 
 
@@ -120,8 +134,11 @@ async def read_conversation(id: PathId, office: OfficeDep, session: SessionDep) 
     summary="Change status, priority, assignment or tags",
 )
 async def update_conversation(
-    id: PathId, body: ConversationPatch, office: OfficeDep, session: SessionDep
+    id: PathId, body: ConversationPatch, actor: ActorDep, office: OfficeDep, session: SessionDep
 ) -> ConversationOut:
+    conversation = await visible_conversation(session, actor, id)
+    if "assigned_user_id" in body.model_fields_set:
+        check_assignment(actor, conversation, body.assigned_user_id)
     return await service.update_conversation(session, office.office_id, id, body)
 
 
@@ -132,7 +149,7 @@ async def update_conversation(
     summary="Tag a conversation",
 )
 async def add_tag(
-    id: PathId, body: TagAdd, office: OfficeDep, session: SessionDep
+    id: PathId, body: TagAdd, _visible: VisibleConversation, office: OfficeDep, session: SessionDep
 ) -> ConversationOut:
     return await service.add_tag(session, office.office_id, id, body.tag_id)
 
@@ -144,6 +161,10 @@ async def add_tag(
     summary="Remove a tag from a conversation",
 )
 async def remove_tag(
-    id: PathId, tagId: Annotated[str, Path(max_length=64)], office: OfficeDep, session: SessionDep
+    id: PathId,
+    tagId: Annotated[str, Path(max_length=64)],
+    _visible: VisibleConversation,
+    office: OfficeDep,
+    session: SessionDep,
 ) -> ConversationOut:
     return await service.remove_tag(session, office.office_id, id, tagId)

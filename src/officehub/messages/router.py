@@ -2,8 +2,9 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import Path
+from fastapi import Depends, Path
 
+from officehub.conversations.visibility import visible_path_conversation
 from officehub.kit.auth import OfficeDep
 from officehub.kit.db import SessionDep
 from officehub.kit.errors import error_responses
@@ -22,7 +23,8 @@ from officehub.messages.schemas import (
     ReadOut,
 )
 
-router = Router(tags=["Messages"])
+# Every route names a conversation ({id}): one the caller may see, else 404.
+router = Router(tags=["Messages"], dependencies=[Depends(visible_path_conversation)])
 MessageId = Annotated[str, Path(alias="messageId", pattern=ID_PATTERN)]
 
 
