@@ -24,8 +24,12 @@ from officehub.kit.id_params import PathId
 NOT_YOURS_TO_REASSIGN = "Only a supervisor or an admin reassigns a conversation"
 
 
+def sees_everything(actor: Actor) -> bool:
+    return not actor.is_user or actor.role == ADMIN
+
+
 def may_see(actor: Actor, conversation: Conversation) -> bool:
-    if not actor.is_user or actor.role == ADMIN:
+    if sees_everything(actor):
         return True
     if conversation.inbox_id not in actor.inbox_ids:
         return False
@@ -36,17 +40,21 @@ def may_see(actor: Actor, conversation: Conversation) -> bool:
 
 async def visible_conversation(
     session: AsyncSession, actor: Actor, conversation_id: str
-) -> Conversation:
-    """The office's conversation if ``actor`` may see it, else 404 (as if it did not exist)."""
+) -> Conversation | None:
+    """404 (as if it did not exist) unless ``actor`` may see the conversation; the
+    conversation, read for the check. A key or an ADMIN sees every one: nothing is read
+    (``None``; the route's own read answers 404 for another office's)."""
+    if sees_everything(actor):
+        return None
     conversation = await service.get_conversation(session, actor.office_id, conversation_id)
     if not may_see(actor, conversation):
         raise NotFound.of("Conversation", conversation_id)
     return conversation
 
 
-def check_assignment(actor: Actor, conversation: Conversation, assignee: str | None) -> None:
+def check_assignment(actor: Actor, conversation: Conversation | None, assignee: str | None) -> None:
     """An AGENT may assign an unassigned conversation to themselves or unassign their own."""
-    if not actor.is_user or actor.role != AGENT:
+    if conversation is None or not actor.is_user or actor.role != AGENT:
         return
     current = conversation.assigned_user_id
     if assignee == current:
