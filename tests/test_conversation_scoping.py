@@ -53,6 +53,7 @@ def _routes(conversation_id: str) -> list[tuple[str, str, dict[str, object] | No
         ("POST", f"/conversation/{c}/messages/inbound", {"text": "olá"}),
         ("POST", f"/conversation/{c}/read", {}),
         ("POST", f"/conversation/{c}/messages/c{'0' * 24}/reaction", {"emoji": "👍"}),
+        ("GET", f"/conversation/{c}/flow-session", None),
     ]
 
 
@@ -67,6 +68,12 @@ async def test_a_conversation_of_another_inbox_is_not_found(
                 r = await user.request(method, path, json=body)
                 assert r.status_code == 404, (role, method, path, r.text)
                 assert error_of(r)["details"] == f"No conversation with id {world.in_labour}"
+            upload = await user.request(
+                "POST",
+                f"/conversation/{world.in_labour}/template-header-media",
+                files={"file": ("a.png", b"\x89PNG\r\n\x1a\n" + b"0" * 64, "image/png")},
+            )
+            assert upload.status_code == 404, (role, upload.text)
             seen = await user.request("GET", f"/conversation/{world.in_family}")
             assert seen.status_code == 200, (role, seen.text)
             messages = await user.request("GET", f"/conversation/{world.in_family}/messages")

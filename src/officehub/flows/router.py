@@ -4,6 +4,7 @@ from typing import Annotated
 
 from fastapi import Query, Request
 
+from officehub.conversations.visibility import VisibleConversation
 from officehub.flows import service
 from officehub.flows.schemas import (
     FlowCreate,
@@ -104,7 +105,9 @@ async def list_deliveries(
     summary="The conversation's flow session: the flow, the current step, what it waits for",
     openapi_extra=role_override(*ROLES),
 )
-async def read_flow_session(id: PathId, office: OfficeDep, session: SessionDep) -> FlowSessionOut:
+async def read_flow_session(
+    id: PathId, _visible: VisibleConversation, office: OfficeDep, session: SessionDep
+) -> FlowSessionOut:
     return await service.flow_session(session, office.office_id, id, utcnow())
 
 

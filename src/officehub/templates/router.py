@@ -7,7 +7,8 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
 from officehub.conversations import service as conversations
-from officehub.kit.auth import ROLES, OfficeDep, role_override
+from officehub.conversations.visibility import visible_conversation
+from officehub.kit.auth import ROLES, ActorDep, OfficeDep, role_override
 from officehub.kit.db import SessionDep
 from officehub.kit.errors import ServiceError, ValidationFailed, error_responses
 from officehub.kit.id_params import PathId
@@ -122,6 +123,7 @@ async def upload_template_header_media(
         str, Path(alias="conversationId", json_schema_extra={"pattern": ID_PATTERN})
     ],
     request: Request,
+    actor: ActorDep,
     office: OfficeDep,
     session: SessionDep,
     storage: StorageDep,
@@ -130,6 +132,7 @@ async def upload_template_header_media(
         if not ID_RE.match(conversation_id):
             raise ValidationFailed.field("path.conversationId", ID_MISMATCH)
         await conversations.get_conversation(session, office.office_id, conversation_id)
+        await visible_conversation(session, actor, conversation_id)
         upload = await receive_file(request, "file")
         stored = await header_media.store(storage, office.office_id, conversation_id, upload)
     except ServiceError as exc:
