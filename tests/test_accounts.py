@@ -535,3 +535,43 @@ async def test_reset_password_command_prints_a_one_use_link(
     assert r.status_code == 200, r.text
     missing = await officehub(database_url, "user", "reset-password", "--email", "x@y.example")
     assert missing.returncode != 0
+
+
+async def test_the_sign_in_lock_is_shared_by_every_process_through_redis(
+    settings: Settings,
+) -> None:
+    import uuid
+
+    from tests.helpers import make_office
+
+    shared = {
+        "login_email_failure_limits": "2 per 15 minutes",
+        "redis_url": "redis://127.0.0.1:6379/0",
+        "redis_key_prefix": f"officehub-test-{uuid.uuid4().hex}",
+    }
+    one, two = (create_app(settings.model_copy(update=shared)) for _ in range(2))
+    async with one.router.lifespan_context(one), two.router.lifespan_context(two):
+        office = await make_office(one, "A")
+        async with app_client(one) as first, app_client(two) as second:
+            _, email = await make_account(first, office)
+            wrong = {"email": email, "password": "errada-0000"}
+            assert (await first.post("/auth/login", json=wrong)).status_code == 401
+            assert (await second.post("/auth/login", json=wrong)).status_code == 401
+            right = {"email": email, "password": PASSWORD}
+            assert (await first.post("/auth/login", json=right)).status_code == 429
+            assert (await second.post("/auth/login", json=right)).status_code == 429
+
+
+async def test_an_unreachable_redis_leaves_sign_in_working(settings: Settings) -> None:
+    from tests.helpers import make_office
+
+    down = {"login_email_failure_limits": "1 per 15 minutes", "redis_url": "redis://127.0.0.1:1/0"}
+    app = create_app(settings.model_copy(update=down))
+    async with app.router.lifespan_context(app), app_client(app) as client:
+        office = await make_office(app, "A")
+        _, email = await make_account(client, office)
+        for _ in range(2):
+            r = await client.post("/auth/login", json={"email": email, "password": "errada-0000"})
+            assert r.status_code == 401
+        r = await client.post("/auth/login", json={"email": email, "password": PASSWORD})
+        assert r.status_code == 200, r.text
