@@ -575,3 +575,37 @@ async def test_an_unreachable_redis_leaves_sign_in_working(settings: Settings) -
             assert r.status_code == 401
         r = await client.post("/auth/login", json={"email": email, "password": PASSWORD})
         assert r.status_code == 200, r.text
+
+
+async def test_ended_sessions_and_spent_links_are_purged(
+    app: FastAPI, client: httpx.AsyncClient, office_a: OfficeFixture, session: AsyncSession
+) -> None:
+    from officehub.accounts.retention import ACCOUNTS_PURGE_JOB
+    from officehub.jobs import periodic_jobs
+    from officehub.kit.worker import WorkerContext
+
+    assert ACCOUNTS_PURGE_JOB in periodic_jobs()
+    _, email = await make_account(client, office_a)  # its invitation is spent
+    pending = await _invite(client, office_a, await _user(client, office_a))  # still open
+    for _ in range(3):
+        r = await client.post("/auth/login", json={"email": email, "password": PASSWORD})
+        assert r.status_code == 200
+    idle = app.state.settings.session_idle_seconds
+    live, idle_one, expired = (await session.scalars(select(UserSession))).all()
+    await session.execute(
+        update(UserSession)
+        .where(UserSession.id == idle_one.id)
+        .values(last_seen_at=utcnow() - timedelta(seconds=idle + 1))
+    )
+    await session.execute(
+        update(UserSession)
+        .where(UserSession.id == expired.id)
+        .values(expires_at=utcnow() - timedelta(seconds=1))
+    )
+    await session.commit()
+    ctx = WorkerContext(app.state.settings, app.state.engine, app.state.sessionmaker)
+    assert await ACCOUNTS_PURGE_JOB.run(ctx) == 3  # two sessions, one spent invitation
+    session.expire_all()
+    assert [s.id for s in await session.scalars(select(UserSession))] == [live.id]
+    left = (await session.scalars(select(UserToken))).one()
+    assert left.token_hash == hash_key(pending)

@@ -3,6 +3,7 @@ own here."""
 
 from __future__ import annotations
 
+from officehub.accounts.retention import ACCOUNTS_PURGE_JOB
 from officehub.automation.actions import JOB_HANDLERS as AUTOMATION_JOBS
 from officehub.automation.consumer import RUNS_PURGE_JOB
 from officehub.automation.scheduled import scheduled_runner
@@ -43,4 +44,5 @@ def periodic_jobs() -> list[PeriodicJob]:
         OUTBOX_PURGE_JOB,
         TEMPLATE_SYNC_JOB,
         WATCH_JOB,
+        ACCOUNTS_PURGE_JOB,
     ]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.accounts.models import UserSession, UserToken
@@ -120,3 +120,16 @@ async def end_sessions_of(session: AsyncSession, office_id: str, user_id: str) -
             UserSession.office_id == office_id, UserSession.user_id == user_id
         )
     )
+
+
+async def purge_ended(session: AsyncSession, now: datetime, idle_since: datetime) -> int:
+    """Deletes sessions past either timeout and links used or expired; how many went."""
+    sessions: Any = await session.execute(
+        delete(UserSession).where(
+            or_(UserSession.expires_at <= now, UserSession.last_seen_at <= idle_since)
+        )
+    )
+    tokens: Any = await session.execute(
+        delete(UserToken).where(or_(UserToken.used_at.is_not(None), UserToken.expires_at <= now))
+    )
+    return int(sessions.rowcount) + int(tokens.rowcount)
