@@ -1,6 +1,7 @@
 """Outbound sends per second through the dispatcher vs a plain httpx loop, both against
-the local stand-in of the platform (uvicorn on 127.0.0.1). Goal: the dispatcher at least
-half the plain loop's rate.
+the local stand-in of the platform (uvicorn on 127.0.0.1), one integration (the loop sends
+as many at once as the dispatcher does through one: ``dispatch_integration_concurrency``).
+Goal: the dispatcher at least half the plain loop's rate.
 
     .venv/bin/python -m bench.dispatch [messages]      (default 2000; SQLite, or
     BENCH_DATABASE_URL=postgresql+asyncpg://… for a migrated PostgreSQL database)
@@ -136,7 +137,7 @@ async def main(count: int) -> None:
             dispatched = time.perf_counter() - started
             await engine.dispose()
             assert len(platform.sent) == count, len(platform.sent)
-            plain = await plain_loop(platform.url, count, settings.dispatch_concurrency)
+            plain = await plain_loop(platform.url, count, settings.dispatch_integration_concurrency)
     backend = url.split(":", 1)[0]
     print(
         f"{count} sends on {backend}: dispatcher {count / dispatched:.0f}/s "

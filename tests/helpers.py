@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+import sqlite3
+import threading
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+import asyncpg
 import httpx
 from fastapi import FastAPI
 from sqlalchemy import select
@@ -49,3 +54,29 @@ def error_of(response: httpx.Response) -> dict[str, Any]:
     assert set(body) == {"message", "statusCode", "code", "details"}, body
     assert body["statusCode"] == response.status_code
     return body
+
+
+def delete_from_elsewhere(database_url: str, table: str, ident: str) -> list[threading.Thread]:
+    """Deletes the row ``ident`` of ``table`` (with what cascades) from a connection of its
+    own, outside the event loop: a concurrent delete landing wherever the caller is (an
+    engine event listener). On PostgreSQL it runs in a thread the caller joins (it waits
+    for the row locks the caller holds, if any)."""
+    if database_url.startswith("postgresql"):
+        dsn = database_url.replace("postgresql+asyncpg", "postgresql")
+
+        async def run() -> None:
+            connection = await asyncpg.connect(dsn)
+            try:
+                await connection.execute(f"DELETE FROM {table} WHERE id = $1", ident)  # noqa: S608
+            finally:
+                await connection.close()
+
+        thread = threading.Thread(target=lambda: asyncio.run(run()))
+        thread.start()
+        thread.join(timeout=1.0)
+        return [thread]
+    path = Path(database_url.removeprefix("sqlite+aiosqlite:///"))
+    with sqlite3.connect(path, timeout=10) as connection:
+        connection.execute("PRAGMA foreign_keys=ON")
+        connection.execute(f"DELETE FROM {table} WHERE id = ?", (ident,))  # noqa: S608
+    return []

@@ -10,15 +10,12 @@
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 import statistics
 import threading
 import time
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
-import asyncpg
 import httpx
 from fastapi import FastAPI
 from sqlalchemy import event, select
@@ -29,8 +26,7 @@ from officehub.kit.config import Settings
 from officehub.kit.worker import WorkerContext
 from officehub.webhooks.delivery import deliver_due, fan_out_events
 from officehub.webhooks.models import WebhookDeliveryAttempt
-from tests.conftest import PG_URL
-from tests.helpers import OfficeFixture
+from tests.helpers import OfficeFixture, delete_from_elsewhere
 from tests.receiver import Reply, running_receiver
 from tests.test_webhook_workers import _start_worker, _stop
 from tests.webhook_helpers import create_webhook, deliveries
@@ -206,26 +202,4 @@ def _delete_before_outcomes(
         if "status" not in text.split(" where ", 1)[0]:
             return  # a claim (or a hold), not an outcome
         deleted.append(webhook_id)
-        threads.extend(_delete_from_elsewhere(settings, webhook_id))
-
-
-def _delete_from_elsewhere(settings: Settings, webhook_id: str) -> list[threading.Thread]:
-    if PG_URL:
-        dsn = settings.database_url.replace("postgresql+asyncpg", "postgresql")
-
-        async def run() -> None:
-            connection = await asyncpg.connect(dsn)
-            try:
-                await connection.execute("DELETE FROM webhooks WHERE id = $1", webhook_id)
-            finally:
-                await connection.close()
-
-        thread = threading.Thread(target=lambda: asyncio.run(run()))
-        thread.start()
-        thread.join(timeout=1.0)  # it waits for our row locks if we hold them
-        return [thread]
-    path = Path(settings.database_url.removeprefix("sqlite+aiosqlite:///"))
-    with sqlite3.connect(path, timeout=10) as connection:
-        connection.execute("PRAGMA foreign_keys=ON")
-        connection.execute("DELETE FROM webhooks WHERE id = ?", (webhook_id,))
-    return []
+        threads.extend(delete_from_elsewhere(settings.database_url, "webhooks", webhook_id))

@@ -17,7 +17,16 @@ from officehub.events import repository as events_repository
 from officehub.kit.config import Settings
 from officehub.kit.db import database_now
 from officehub.kit.ids import new_id
-from officehub.kit.queue import Backoff, Claimed, Pool, locks_rows, renewing, take
+from officehub.kit.queue import (
+    Backoff,
+    Claimed,
+    Pool,
+    Recorder,
+    drain,
+    locks_rows,
+    renewing,
+    take,
+)
 from officehub.kit.scheduled_jobs import ScheduledJob
 from officehub.kit.timeutil import utcnow
 from officehub.kit.worker import WorkerContext
@@ -105,7 +114,7 @@ async def test_a_lease_that_runs_out_lets_another_worker_take_the_work_over(
 
 
 async def _pool(
-    ctx: WorkerContext, work_seconds: float, lease: timedelta, done: list[str]
+    ctx: WorkerContext, work_seconds: float, lease: timedelta, done: list[str], slots: int = 4
 ) -> Pool[str]:
     async def claim(
         session: AsyncSession, now: datetime, token: str, limit: int, _full: Collection[Hashable]
@@ -123,7 +132,7 @@ async def _pool(
                 done.append(ident)
         return False
 
-    return Pool(SCHEDULED, claim, work, slots=4, lease=lease)
+    return Pool(SCHEDULED, claim, work, slots=slots, lease=lease)
 
 
 async def test_a_heartbeat_keeps_the_lease_of_work_that_runs_longer_than_it(
@@ -403,3 +412,64 @@ async def test_a_renewing_block_keeps_the_leases_of_the_work_it_still_holds(
             stolen += await _claim(app, "thief", 10)
     assert stolen == [second]
     assert (await _job(app, first)).claim_token == "worker"
+
+
+async def test_a_single_pass_claims_as_slots_free_up_until_nothing_is_due(
+    app: FastAPI, settings: Settings, office_a: OfficeFixture
+) -> None:
+    """Seven due rows, two slots: one pass outside a long-running worker (tests,
+    ``run_until_idle``) does all seven, claiming as slots free up, not one claim's worth;
+    it answers how many it started."""
+    ids = await _jobs(app, office_a.id, 7)
+    ctx = WorkerContext(settings, app.state.engine, app.state.sessionmaker)
+    done: list[str] = []
+    pool = await _pool(ctx, 0.05, LEASE, done, slots=2)
+    assert await drain(ctx, pool) == 7
+    assert sorted(done) == sorted(ids)
+    assert not pool.running and not pool.waiting_keys
+
+
+async def _recorded(app: FastAPI, ids: list[str]) -> set[str]:
+    return {i for i in ids if (await _job(app, i)).done_at is not None}
+
+
+async def test_outcomes_ready_together_are_written_in_one_transaction(
+    app: FastAPI, office_a: OfficeFixture
+) -> None:
+    ids = await _jobs(app, office_a.id, 4)
+    assert sorted(await _claim(app, "t", 4)) == sorted(ids)
+    writes: list[list[str]] = []
+
+    async def write(session: AsyncSession, outcomes: list[str]) -> None:
+        writes.append(list(outcomes))
+        for ident in outcomes:
+            await SCHEDULED.finish(session, ident, "t", {"done_at": utcnow()})
+
+    recorder: Recorder[str] = Recorder(app.state.sessionmaker, write, "test")
+    await asyncio.gather(*(recorder.record(i) for i in ids))
+    assert writes == [ids]
+    assert await _recorded(app, ids) == set(ids)
+
+
+async def test_a_batch_of_outcomes_that_fails_is_written_one_by_one(
+    app: FastAPI, office_a: OfficeFixture
+) -> None:
+    """One outcome whose write raises loses none of the others written with it: the
+    batch's transaction rolls back and each is written in its own."""
+    ids = await _jobs(app, office_a.id, 4)
+    await _claim(app, "t", 4)
+    poison = ids[1]
+    writes: list[list[str]] = []
+
+    async def write(session: AsyncSession, outcomes: list[str]) -> None:
+        writes.append(list(outcomes))
+        for ident in outcomes:
+            await SCHEDULED.finish(session, ident, "t", {"done_at": utcnow()})
+            if ident == poison:
+                raise RuntimeError("a bad outcome")
+
+    recorder: Recorder[str] = Recorder(app.state.sessionmaker, write, "test")
+    await asyncio.gather(*(recorder.record(i) for i in ids))
+    assert writes == [ids, *([i] for i in ids)]
+    assert await _recorded(app, ids) == set(ids) - {poison}
+    assert (await _job(app, poison)).claim_token == "t"  # nothing written: still held

@@ -4,13 +4,17 @@ and the 24-hour customer-service window."""
 from __future__ import annotations
 
 import asyncio
+import logging
+import threading
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 from fastapi import FastAPI
-from sqlalchemy import select
+from sqlalchemy import event, select
+from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.conversations.models import Message
@@ -18,7 +22,7 @@ from officehub.kit.config import Settings
 from officehub.kit.timeutil import utcnow
 from officehub.templates.models import WhatsAppTemplate
 from tests import factories as f
-from tests.helpers import OfficeFixture, error_of, outbox
+from tests.helpers import OfficeFixture, delete_from_elsewhere, error_of, outbox
 from tests.whatsapp_platform import TOKEN, Platform, Scripted, error
 from tests.whatsapp_world import (
     PHONE_NUMBER_ID,
@@ -67,6 +71,19 @@ async def _message(session: AsyncSession, ident: str) -> Message:
     message = await session.get(Message, ident)
     assert message is not None
     return message
+
+
+async def _conversations(
+    client: httpx.AsyncClient, session: AsyncSession, office: OfficeFixture, count: int, tag: str
+) -> list[str]:
+    """``count`` contacts who wrote on one official integration: their conversations."""
+    integration = await official_integration(session, office.id)
+    for n in range(count):
+        sender = f"55119876543{n:02d}"
+        body = notification([text_message(f"wamid.{tag}{n}", sender=sender)], sender=sender)
+        await post_notification(client, integration.id, body)
+    query = select(Message.conversation_id).where(Message.office_id == office.id)
+    return list(await session.scalars(query))
 
 
 async def test_a_send_goes_out_and_its_statuses_reach_read(
@@ -244,20 +261,49 @@ async def test_conversations_are_sent_side_by_side(
     office_a: OfficeFixture,
     platform: Platform,
 ) -> None:
-    integration = await official_integration(session, office_a.id)
-    for n in range(3):
-        sender = f"55119876543{n:02d}"
-        body = notification([text_message(f"wamid.side{n}", sender=sender)], sender=sender)
-        await post_notification(client, integration.id, body)
-    conversation_ids = list(
-        await session.scalars(
-            select(Message.conversation_id).where(Message.office_id == office_a.id)
-        )
-    )
+    conversation_ids = await _conversations(client, session, office_a, 3, "side")
     for conversation_id in conversation_ids:
         await _send(client, office_a, conversation_id, "Olá")
     assert await worker(app, settings).run_once() == 3
     assert len({s["to"] for s in platform.sent}) == 3
+
+
+async def test_a_message_deleted_while_its_send_is_in_flight_is_dropped_quietly(
+    app: FastAPI,
+    settings: Settings,
+    client: httpx.AsyncClient,
+    session: AsyncSession,
+    office_a: OfficeFixture,
+    platform: Platform,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Three sends go out; one message is deleted (from another connection) just before
+    the worker writes the first outcome. The other two are recorded SENT, the deleted
+    one's outcome is dropped without an error, and no outcome is lost."""
+    conversation_ids = await _conversations(client, session, office_a, 3, "gone")
+    ids = [await _send(client, office_a, c, "Olá") for c in conversation_ids]
+    doomed, kept = ids[0], ids[1:]
+    deleted: list[str] = []
+    threads: list[threading.Thread] = []
+
+    @event.listens_for(app.state.engine.sync_engine, "before_cursor_execute")
+    def before(_conn: Connection, _cursor: Any, statement: str, *_args: Any) -> None:
+        # The recorder's first write: "do I still hold them" (a claim moves the lease).
+        if not deleted and "set claim_token=messages.claim_token" in statement.lower():
+            deleted.append(doomed)
+            threads.extend(delete_from_elsewhere(settings.database_url, "messages", doomed))
+
+    try:
+        with caplog.at_level(logging.WARNING, logger="officehub"):
+            assert await worker(app, settings).run_once() == 3
+    finally:
+        event.remove(app.state.engine.sync_engine, "before_cursor_execute", before)
+    for thread in threads:
+        await asyncio.to_thread(thread.join)
+    assert deleted == [doomed] and len(platform.sent) == 3
+    assert await session.get(Message, doomed) is None
+    assert [(await _message(session, i)).status for i in kept] == ["SENT", "SENT"]
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING], caplog.text
 
 
 async def test_concurrent_workers_send_each_message_once(
@@ -268,16 +314,7 @@ async def test_concurrent_workers_send_each_message_once(
     office_a: OfficeFixture,
     platform: Platform,
 ) -> None:
-    integration = await official_integration(session, office_a.id)
-    for n in range(6):
-        sender = f"55119876543{n:02d}"
-        body = notification([text_message(f"wamid.many{n}", sender=sender)], sender=sender)
-        await post_notification(client, integration.id, body)
-    conversation_ids = list(
-        await session.scalars(
-            select(Message.conversation_id).where(Message.office_id == office_a.id)
-        )
-    )
+    conversation_ids = await _conversations(client, session, office_a, 6, "many")
     for conversation_id in conversation_ids:
         for text in ("um", "dois"):
             await _send(client, office_a, conversation_id, text)

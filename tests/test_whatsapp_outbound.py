@@ -554,13 +554,14 @@ async def test_a_send_the_platform_fails_with_131047_is_marked_and_its_fallback_
     platform.script["send"] = [
         error(400, 131047, "Re-engagement message"),
     ]
-    assert await worker(app, settings).run_once() == 1
+    # One pass sends until nothing is due: the text, then the fallback it queued.
+    assert await worker(app, settings).run_once() == 2
     text, template = await _messages(session, office_a.id)
     assert (text.id, text.status) == (r.json()["id"], "FAILED")
     assert text.error is not None and "131047" in text.error
     assert (template.type, template.status, template.template_name) == (
         "TEMPLATE",
-        "QUEUED",
+        "SENT",
         "retorno_atendimento",
     )
     assert template.payload is not None and template.payload["fallbackFor"] == text.id

@@ -4,7 +4,8 @@ telling the platform what the operators read.
 Each claims through the one queue (``kit.queue``: a short lease renewed by a heartbeat
 while the call runs, ``SKIP LOCKED`` on PostgreSQL) and runs each piece on its own in the
 worker's pool (a few slots per integration, a breaker for one that times out); each
-outcome is recorded as it arrives, in its own transaction, only while still held. 429,
+outcome is recorded as it arrives (``kit.queue.Recorder``: those ready together in one
+transaction, one by one if that fails), only while still held. 429,
 5xx and network errors are retried with backoff (the platform's ``Retry-After``
 honoured); anything else makes the message ``FAILED`` with the platform's error.
 """
@@ -32,7 +33,7 @@ from officehub.conversations.models import Message
 from officehub.inboxes.models import Integration
 from officehub.kit.config import Settings
 from officehub.kit.errors import PayloadTooLarge
-from officehub.kit.queue import Backoff, Claimed, Pool, WorkQueue, drain, pool_of
+from officehub.kit.queue import Backoff, Claimed, Pool, Recorder, WorkQueue, drain, pool_of
 from officehub.kit.storage import Storage, is_valid_key, storage_from_settings
 from officehub.kit.worker import WorkerContext
 from officehub.messages import service as messages
@@ -160,7 +161,7 @@ def _pool(
         claim,
         work,
         slots=slots,
-        per_group=max(1, slots // 2),
+        per_group=min(settings.dispatch_integration_concurrency, max(1, slots // 2)),
         batch=settings.dispatch_batch_size,
         lease=_lease(settings),
         on_free=lambda: ctx.nudge(),
@@ -222,9 +223,14 @@ def _send_pool(ctx: WorkerContext) -> _Pool:
         )
         return [Claimed(_Send(m, i, p, c, peers.get((i.id, c))), m.id, i.id) for m, i, p, c in rows]
 
+    async def write(session: AsyncSession, outcomes: list[tuple[_Send, str, Outcome]]) -> None:
+        await _record_sends(session, queue, ctx.now(), outcomes)
+
+    recorder = Recorder(ctx.sessionmaker, write, queue.name)
+
     async def work(item: _Send, token: str) -> bool:
         outcome = await _send(settings, registry, storage, clients, item)
-        await _record_send(ctx, queue, token, item, outcome)
+        await recorder.record((item, token, outcome))
         return _timed_out(outcome)
 
     return _pool(ctx, queue, clients, claim, work)
@@ -342,37 +348,49 @@ async def _uploaded(
     )
 
 
-async def _record_send(
-    ctx: WorkerContext, queue: WorkQueue, token: str, item: _Send, outcome: Outcome
+async def _record_sends(
+    session: AsyncSession,
+    queue: WorkQueue,
+    now: datetime,
+    outcomes: list[tuple[_Send, str, Outcome]],
 ) -> None:
-    """Writes a send's outcome, only while the message is still held under this claim
-    (one whose lease ran out may belong to another worker now; one deleted is gone)."""
-    now = ctx.now()
-    ident, integration_id = item.message.id, item.integration.id
-    async with ctx.sessionmaker() as session, session.begin():
-        if not await queue.hold(session, ident, token):
-            return
+    """Writes sends' outcomes (each with the claim token it was sent under), only for the
+    messages still held under it: one whose lease ran out may belong to another worker
+    now, one deleted is gone; either is dropped quietly. The status changes (and their
+    events) of all in one go."""
+    held = await queue.holding_each(session, [(i.message.id, t) for i, t, _ in outcomes])
+    rows = await repository.messages_by_id(session, held)
+    changes: list[messages.StatusChange] = []
+    closed: list[Message] = []
+    for item, token, outcome in outcomes:
+        message = rows.get(item.message.id)
+        if message is None:
+            continue
         attempt = item.message.attempts + 1
         if isinstance(outcome, SendDeferred):
             values, at = queue.failure(now, attempt, outcome.reason, outcome.retry_after)
             if at is not None:
-                await queue.finish(session, ident, token, values)
-                return
+                await queue.finish(session, message.id, token, values)
+                continue
             outcome = SendRejected(f"gave up after {attempt} tries: {outcome.reason}")
         else:
             attempt -= 1
-        message = await session.get(Message, ident)
-        if message is None:
-            return
         message.claim_token = None
         message.attempts = attempt
+        integration_id = item.integration.id
         if isinstance(outcome, str):
-            change = messages.StatusChange(message, "SENT", integration_id, external_id=outcome)
+            changes.append(
+                messages.StatusChange(message, "SENT", integration_id, external_id=outcome)
+            )
         else:
-            change = messages.StatusChange(message, "FAILED", integration_id, error=outcome.reason)
-        await messages.change_statuses(session, [change])
-        if isinstance(outcome, SendRejected) and outcome.code == messages.WINDOW_CLOSED_CODE:
-            await messages.fall_back(session, message)  # held under this claim: sent once
+            changes.append(
+                messages.StatusChange(message, "FAILED", integration_id, error=outcome.reason)
+            )
+            if outcome.code == messages.WINDOW_CLOSED_CODE:
+                closed.append(message)
+    await messages.change_statuses(session, changes)
+    for message in closed:  # held under this claim: the fallback goes out once
+        await messages.fall_back(session, message)
 
 
 async def send_read_receipts(ctx: WorkerContext) -> int:
@@ -418,10 +436,9 @@ def _receipts_pool(ctx: WorkerContext) -> _Pool:
             for r in receipts
         ]
 
-    async def work(item: _Receipt, token: str) -> bool:
-        outcome = await _mark_read(adapter, clients, item)
+    async def write(session: AsyncSession, outcomes: list[tuple[_Receipt, str, Outcome]]) -> None:
         now = ctx.now()
-        async with ctx.sessionmaker() as session, session.begin():
+        for item, token, outcome in outcomes:
             if isinstance(outcome, str):
                 await queue.finish(
                     session, item.ident, token, {"status": "SENT", "sent_at": now, "error": None}
@@ -440,6 +457,12 @@ def _receipts_pool(ctx: WorkerContext) -> _Pool:
                     outcome.reason,
                     retry_after=outcome.retry_after,
                 )
+
+    recorder = Recorder(ctx.sessionmaker, write, queue.name)
+
+    async def work(item: _Receipt, token: str) -> bool:
+        outcome = await _mark_read(adapter, clients, item)
+        await recorder.record((item, token, outcome))
         return _timed_out(outcome)
 
     return _pool(ctx, queue, clients, claim, work)
@@ -489,19 +512,9 @@ def _media_pool(ctx: WorkerContext) -> _Pool:
         rows = await repository.claimed(session, ids, token)
         return [Claimed((m, i), m.id, i.id) for m, i, _, _ in rows]
 
-    async def work(item: tuple[Message, Integration], token: str) -> bool:
-        message, integration = item
-        try:
-            outcome: Outcome = await _fetch_media(
-                adapter, clients.platform, clients.guarded, storage, message, integration
-            )
-        except (SendDeferred, SendRejected) as failed:
-            outcome = failed
-        except Exception as exc:
-            logger.exception("media download of message %s failed unexpectedly", message.id)
-            outcome = SendDeferred(f"unexpected error: {type(exc).__name__}")
+    async def write(session: AsyncSession, outcomes: list[tuple[Message, str, Outcome]]) -> None:
         now = ctx.now()
-        async with ctx.sessionmaker() as session, session.begin():
+        for message, token, outcome in outcomes:
             if isinstance(outcome, str):
                 values = {"media_url": storage.url(outcome), "error": None, "next_attempt_at": None}
                 await queue.finish(session, message.id, token, values)
@@ -519,6 +532,21 @@ def _media_pool(ctx: WorkerContext) -> _Pool:
                     f"media download failed: {outcome.reason}",
                     retry_after=outcome.retry_after,
                 )
+
+    recorder = Recorder(ctx.sessionmaker, write, queue.name)
+
+    async def work(item: tuple[Message, Integration], token: str) -> bool:
+        message, integration = item
+        try:
+            outcome: Outcome = await _fetch_media(
+                adapter, clients.platform, clients.guarded, storage, message, integration
+            )
+        except (SendDeferred, SendRejected) as failed:
+            outcome = failed
+        except Exception as exc:
+            logger.exception("media download of message %s failed unexpectedly", message.id)
+            outcome = SendDeferred(f"unexpected error: {type(exc).__name__}")
+        await recorder.record((message, token, outcome))
         return _timed_out(outcome)
 
     return _pool(ctx, queue, clients, claim, work)

@@ -315,3 +315,9 @@ async def integrations_by_id(session: AsyncSession, ids: Sequence[str]) -> dict[
     return {
         i.id: i for i in await session.scalars(select(Integration).where(Integration.id.in_(ids)))
     }
+
+
+async def messages_by_id(session: AsyncSession, ids: Collection[str]) -> dict[str, Message]:
+    if not ids:
+        return {}
+    return {m.id: m for m in await session.scalars(select(Message).where(Message.id.in_(ids)))}

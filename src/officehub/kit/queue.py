@@ -201,6 +201,19 @@ class WorkQueue:
     async def hold(self, session: AsyncSession, key: Key, token: str) -> bool:
         return bool(await self.holding(session, [key], [token]))
 
+    async def holding_each(
+        self, session: AsyncSession, claims: Collection[tuple[Key, str]]
+    ) -> set[Key]:
+        """``holding`` for rows each claimed under its own token (``(key, token)``): the
+        keys still held by theirs. One statement per token."""
+        by_token: dict[str, list[Key]] = {}
+        for key, token in claims:
+            by_token.setdefault(token, []).append(key)
+        held: set[Key] = set()
+        for token, keys in by_token.items():
+            held |= await self.holding(session, keys, [token])
+        return held
+
     async def renew(
         self,
         session: AsyncSession,
@@ -576,6 +589,9 @@ class Pool(Generic[Item]):
         ``ctx``, claims more as slots free up, until nothing is due: returns how many
         more it started."""
         more = 0
+        # The full groups when a claim last found nothing: claim again only once one of
+        # them has a free slot (or nothing runs), not after every piece that ends.
+        dry: set[Hashable] | None = None
         while self.running or self.waiting_keys:
             if not self.running:
                 for group in list(self.waiting):
@@ -592,7 +608,11 @@ class Pool(Generic[Item]):
                 await asyncio.gather(*tasks, return_exceptions=True)
                 raise
             if ctx is not None and not self.waiting_keys and len(self.running) < self.slots:
-                more += await self.fill(ctx)
+                full = self.full()
+                if dry is None or not self.running or dry - full:
+                    started = await self.fill(ctx)
+                    more += started
+                    dry = full if not started and not self.waiting_keys else None
         if self._heart is not None:
             self._heart.cancel()
         return more
@@ -623,6 +643,62 @@ class Pool(Generic[Item]):
             return await self.queue.release(session, list(held), set(held.values()), now)
 
 
+Outcome = TypeVar("Outcome")
+
+
+class Recorder(Generic[Outcome]):
+    """Writes the outcomes of a pool's work as they come, none waiting for another's: what
+    is ready within ``LINGER`` goes into one short transaction (``write(session, outcomes)``,
+    which checks each is still held, ``WorkQueue.holding``, and drops the others quietly);
+    if that transaction fails, each outcome is written in its own, so one bad outcome
+    cannot lose the others. ``record`` returns once its outcome's transaction has ended."""
+
+    LINGER = 0.005
+    """Seconds the writer waits for more outcomes before its transaction: work that ends
+    together is written together (SQLite has one writer: one commit for many), none
+    waiting for slow work."""
+
+    def __init__(
+        self,
+        sessionmaker: async_sessionmaker[AsyncSession],
+        write: Callable[[AsyncSession, list[Outcome]], Awaitable[None]],
+        name: str,
+    ) -> None:
+        self.sessionmaker = sessionmaker
+        self.write = write
+        self.name = name
+        self.pending: list[tuple[Outcome, asyncio.Future[None]]] = []
+        self.task: asyncio.Task[None] | None = None
+
+    async def record(self, outcome: Outcome) -> None:
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.pending.append((outcome, done))
+        if self.task is None or self.task.done():
+            self.task = asyncio.create_task(self._drain())
+        await done
+
+    async def _write(self, outcomes: list[Outcome]) -> None:
+        async with self.sessionmaker() as session, session.begin():
+            await self.write(session, outcomes)
+
+    async def _drain(self) -> None:
+        while self.pending:
+            await asyncio.sleep(self.LINGER)
+            batch, self.pending = self.pending, []
+            try:
+                await self._write([o for o, _ in batch])
+            except Exception:
+                logger.warning("queue %s: outcomes written one by one", self.name, exc_info=True)
+                for outcome, _ in batch:
+                    try:
+                        await self._write([outcome])
+                    except Exception:
+                        logger.exception("queue %s: an outcome was not written", self.name)
+            for _, done in batch:
+                if not done.done():
+                    done.set_result(None)
+
+
 def pool_of(ctx: Any, name: str, make: Callable[[], Pool[Any]]) -> Pool[Any]:
     """The worker's pool called ``name`` (made on first use, kept in ``ctx.pools``)."""
     pools: dict[str, Pool[Any]] = ctx.pools
@@ -635,11 +711,12 @@ def pool_of(ctx: Any, name: str, make: Callable[[], Pool[Any]]) -> Pool[Any]:
 async def drain(ctx: Any, pool: Pool[Any]) -> int:
     """One pass of a queue job over ``pool``: claims work for its free slots and starts
     it. A long-running worker (``ctx.overlap``) returns at once, the work finishing on its
-    own while later passes claim more; a single pass (tests, ``run_until_idle``) waits for
-    the work it started."""
+    own while later passes claim more; a single pass (tests, ``run_until_idle``) keeps
+    claiming as slots free up until nothing is due, and returns when all it started is
+    done (how much it started)."""
     started = await pool.fill(ctx)
     if not ctx.overlap:
-        await pool.settle()
+        started += await pool.settle(ctx)
     return started
 
 

@@ -32,7 +32,16 @@ from officehub.events.consumers import Consumer, consumer_job
 from officehub.events.models import OutboxEvent
 from officehub.kit.config import Settings
 from officehub.kit.ids import new_id
-from officehub.kit.queue import Backoff, Claimed, Pool, WorkQueue, drain, locks_rows, pool_of
+from officehub.kit.queue import (
+    Backoff,
+    Claimed,
+    Pool,
+    Recorder,
+    WorkQueue,
+    drain,
+    locks_rows,
+    pool_of,
+)
 from officehub.kit.timeutil import isoformat
 from officehub.kit.worker import PeriodicJob, WorkerContext
 from officehub.webhooks import repository
@@ -411,58 +420,17 @@ class _Client:
             await client.aclose()
 
 
-class _Recorder:
-    """Writes outcomes as they come, none waiting for another's attempt: whatever is ready
-    goes into one short transaction; if that fails, each is written in its own, so one
-    bad outcome cannot lose the others."""
-
-    def __init__(self, ctx: WorkerContext, kind: DeliveryKind) -> None:
-        self.ctx = ctx
-        self.kind = kind
-        self.pending: list[tuple[Recorded, asyncio.Future[None]]] = []
-        self.task: asyncio.Task[None] | None = None
-
-    LINGER = 0.005
-    """Seconds the writer waits for more outcomes before its transaction: attempts that
-    end together are written together, none waiting for a slow one."""
-
-    async def record(self, outcome: Recorded) -> None:
-        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self.pending.append((outcome, done))
-        if self.task is None or self.task.done():
-            self.task = asyncio.create_task(self._drain())
-        await done
-
-    async def _write(self, outcomes: list[Recorded]) -> None:
-        async with self.ctx.sessionmaker() as session, session.begin():
-            now = await self.ctx.time_in(session)
-            await self.kind.record(session, self.ctx, outcomes, now)
-
-    async def _drain(self) -> None:
-        while self.pending:
-            await asyncio.sleep(self.LINGER)
-            batch, self.pending = self.pending, []
-            try:
-                await self._write([o for o, _ in batch])
-            except Exception:
-                logger.warning("outcomes written one by one after", exc_info=True)
-                for outcome, _ in batch:
-                    try:
-                        await self._write([outcome])
-                    except Exception:
-                        logger.exception("delivery %s: outcome not written", outcome[0].id)
-            for _, done in batch:
-                if not done.done():
-                    done.set_result(None)
-
-
 def delivery_pool(ctx: WorkerContext, kind: DeliveryKind) -> Pool[Delivery]:
     """The worker's pool of ``kind``'s deliveries: ``delivery_concurrency`` slots, at most
     ``delivery_endpoint_concurrency`` of them per endpoint (URL), one while an endpoint
     that timed out is in its breaker's minute."""
     settings = ctx.settings
     client = _Client(settings)
-    recorder = _Recorder(ctx, kind)
+
+    async def write(session: AsyncSession, outcomes: list[Recorded]) -> None:
+        await kind.record(session, ctx, outcomes, await ctx.time_in(session))
+
+    recorder = Recorder(ctx.sessionmaker, write, kind.queue.name)
 
     async def claim(
         session: AsyncSession, now: datetime, token: str, limit: int, full: Collection[Hashable]
