@@ -271,11 +271,11 @@ async def test_conversations_are_sent_side_by_side(
 async def test_a_message_deleted_while_its_send_is_in_flight_is_dropped_quietly(
     app: FastAPI,
     settings: Settings,
+    caplog: pytest.LogCaptureFixture,
     client: httpx.AsyncClient,
     session: AsyncSession,
     office_a: OfficeFixture,
     platform: Platform,
-    caplog: pytest.LogCaptureFixture,
 ) -> None:
     """Three sends go out; one message is deleted (from another connection) just before
     the worker writes the first outcome. The other two are recorded SENT, the deleted
