@@ -89,6 +89,11 @@ async def emit_every_event(
         await watcher.run(
             WorkerContext(conf, app.state.engine, app.state.sessionmaker), only_case=case["id"]
         )
+    # the petition made a case notice (case.notice.created); approved, it is sent at once
+    quiet_off = {"quietHours": {"enabled": False}}
+    assert (await client.put("/case-notice-settings", json=quiet_off, headers=h)).is_success
+    [notice] = (await client.get("/case-notices", headers=h)).json()["data"]
+    assert (await client.post(f"/case-notices/{notice['id']}/approve", headers=h)).is_success
     async with app.state.sessionmaker() as s, s.begin():
         s.add(
             WhatsAppTemplate(

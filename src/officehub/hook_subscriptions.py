@@ -19,6 +19,7 @@ from __future__ import annotations
 from officehub.accounts import service as accounts
 from officehub.accounts import sessions as accounts_sessions
 from officehub.automation import interest as automation_interest
+from officehub.case_notices import subscribers as case_notices_subscribers
 from officehub.cases import subscribers as cases_subscribers
 from officehub.channels import subscribers as channels_subscribers
 from officehub.conversations import subscribers as conversations_subscribers
@@ -40,6 +41,7 @@ def install() -> None:
     conversations_subscribers.install()
     crm_subscribers.install()
     cases_subscribers.install()
+    case_notices_subscribers.install()
     channels_subscribers.install()
     webchat_subscribers.install()
     # The outbox's consumers, in the order their progress rows are written.

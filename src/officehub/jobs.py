@@ -7,6 +7,7 @@ from officehub.accounts.retention import ACCOUNTS_PURGE_JOB
 from officehub.automation.actions import JOB_HANDLERS as AUTOMATION_JOBS
 from officehub.automation.consumer import RUNS_PURGE_JOB
 from officehub.automation.scheduled import scheduled_runner
+from officehub.case_notices.sender import SEND_JOB as CASE_NOTICES_JOB
 from officehub.cases.watch import WATCH_JOB
 from officehub.channels.dispatcher import download_media, send_queued, send_read_receipts
 from officehub.channels.template_sync import TEMPLATE_SYNC_JOB
@@ -45,4 +46,5 @@ def periodic_jobs() -> list[PeriodicJob]:
         TEMPLATE_SYNC_JOB,
         WATCH_JOB,
         ACCOUNTS_PURGE_JOB,
+        CASE_NOTICES_JOB,
     ]

@@ -9,6 +9,7 @@ from officehub.automation.models import (
     AutomationRun,
     CardColumnEntry,
 )
+from officehub.case_notices.models import CaseNotice, CaseNoticeSettings
 from officehub.cases.models import Case
 from officehub.channels.models import AccountNotice, ChannelPeer
 from officehub.contacts.models import Contact, ContactTag, PartnerLink
@@ -46,6 +47,8 @@ __all__ = [
     "CardColumnEntry",
     "Case",
     "CaseMovement",
+    "CaseNotice",
+    "CaseNoticeSettings",
     "ChannelPeer",
     "ClaimCode",
     "ColumnCount",

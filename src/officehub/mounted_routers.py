@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from officehub.accounts.router import router as accounts_router
 from officehub.automation.router import router as automation_router
+from officehub.case_notices.router import router as case_notices_router
 from officehub.cases.router import router as cases_router
 from officehub.channels.bridge_inbound import router as bridge_router
 from officehub.channels.router import router as channels_router
@@ -49,6 +50,7 @@ def domain_routers() -> list[Router]:
         automation_router,
         flows_router,
         cases_router,
+        case_notices_router,
         channels_router,
         bridge_router,
         webchat_router,

@@ -23,6 +23,8 @@ MAX_BODY = 16 * 1024 * 1024
 MAX_MOVEMENTS = 5000
 """Movements read from one answer: far more than any real case holds."""
 MAX_DESCRIPTION = 4000
+MAX_COMPLEMENTS = 10
+MAX_COMPLEMENT = 200
 
 
 class Unavailable(Exception):
@@ -47,6 +49,8 @@ class Movement:
     code: int
     description: str
     occurred_at: datetime
+    complements: tuple[str, ...] = ()
+    """The names of its ``complementosTabelados`` (what fills its explanation)."""
 
 
 def search_url(settings: Settings, alias: str) -> str:
@@ -141,6 +145,10 @@ def _movement(raw: Any) -> Movement | None:
         for c in raw.get("complementosTabelados") or []
         if isinstance(c, dict) and isinstance(c.get("nome"), str) and c.get("nome", "").strip()
     ]
-    text = name.strip() + (f" - {', '.join(extras)}" if extras else "")
-    text = "".join(ch for ch in text if ch.isprintable())
-    return Movement(code, text[:MAX_DESCRIPTION], at)
+    extras = [_printable(e)[:MAX_COMPLEMENT] for e in extras[:MAX_COMPLEMENTS]]
+    text = _printable(name.strip() + (f" - {', '.join(extras)}" if extras else ""))
+    return Movement(code, text[:MAX_DESCRIPTION], at, tuple(extras))
+
+
+def _printable(text: str) -> str:
+    return "".join(ch for ch in text if ch.isprintable())

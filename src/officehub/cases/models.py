@@ -5,7 +5,7 @@ from datetime import datetime
 from sqlalchemy import Boolean, ForeignKey, Index, Integer, String, Text, text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from officehub.kit.db import Base, IdMixin, TimestampMixin
+from officehub.kit.db import Base, IdMixin, JSONType, TimestampMixin
 
 
 class Case(IdMixin, TimestampMixin, Base):
@@ -54,9 +54,10 @@ class Case(IdMixin, TimestampMixin, Base):
 
 class CaseMovement(IdMixin, TimestampMixin, Base):
     """A movement of a contact's legal case: recorded by the office through the API
-    (``case_id`` null), or found on DataJud for a watched case (``case_id`` and ``code``,
-    DataJud's movement code; unique with the date, so a movement is stored once). What the
-    default ``SEARCH_MOVEMENTS`` adapter reads."""
+        (``case_id`` null), or found on DataJud for a watched case (``case_id`` and ``code``,
+        DataJud's movement code; unique with the date, so a movement is stored once; and
+    ``complements``, the names of its tabled complements, which fill its explanation). What the
+        default ``SEARCH_MOVEMENTS`` adapter reads."""
 
     __tablename__ = "case_movements"
     __table_args__ = (
@@ -83,3 +84,5 @@ class CaseMovement(IdMixin, TimestampMixin, Base):
     occurred_at: Mapped[datetime] = mapped_column()
     case_id: Mapped[str | None] = mapped_column(ForeignKey("cases.id", ondelete="CASCADE"))
     code: Mapped[int | None] = mapped_column(Integer)
+    complements: Mapped[list[str] | None] = mapped_column(JSONType)
+    """The names of DataJud's ``complementosTabelados`` (null for a recorded movement)."""

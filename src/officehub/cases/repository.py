@@ -166,3 +166,14 @@ async def insert_movements(
     stmt = insert(table).values(list(rows)).on_conflict_do_nothing().returning(*table.c)
     result = await session.execute(stmt)
     return [CaseMovement(**dict(row._mapping)) for row in result]
+
+
+async def movements_by_ids(
+    session: AsyncSession, office_id: str, ids: Sequence[str]
+) -> list[CaseMovement]:
+    stmt = (
+        scoped(CaseMovement, office_id)
+        .where(CaseMovement.id.in_(list(ids)))
+        .order_by(CaseMovement.occurred_at, CaseMovement.id)
+    )
+    return list(await session.scalars(stmt))

@@ -12,6 +12,10 @@ from officehub.kit.timeutil import Timestamp
 CaseNumberText = Annotated[str, StringConstraints(min_length=1, max_length=32)]
 
 CaseCheckStatus = TypeAliasType("CaseCheckStatus", Literal["OK", "NOT_FOUND", "ERROR"])
+MovementCategory = TypeAliasType(
+    "MovementCategory",
+    Literal["hearing", "decision", "deadline", "filing", "archive", "internal"],
+)
 
 
 class CaseCreate(BodyModel):
@@ -58,5 +62,12 @@ class CaseMovementOut(ApiModel):
     case_number: str
     code: int | None = Field(description="DataJud's movement code (TPU)")
     description: str
+    explanation: str | None = Field(
+        default=None,
+        description="What happened, in plain Portuguese for the client (null: code not known)",
+    )
+    category: MovementCategory | None = Field(
+        default=None, description="The movement's kind (null: code not known)"
+    )
     occurred_at: Timestamp
     created_at: Timestamp

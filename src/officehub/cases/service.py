@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.cases import events, repository
+from officehub.cases.explain import explain
 from officehub.cases.models import Case, CaseMovement
 from officehub.cases.numbers import (
     CaseNumber,
@@ -71,7 +72,19 @@ def case_out(case: Case) -> CaseOut:
 
 
 def movement_out(movement: CaseMovement) -> CaseMovementOut:
-    return CaseMovementOut.model_validate(movement)
+    found = explain(movement.code, movement.description, movement.complements)
+    return CaseMovementOut(
+        id=movement.id,
+        case_id=movement.case_id,
+        person_id=movement.person_id,
+        case_number=movement.case_number,
+        code=movement.code,
+        description=movement.description,
+        explanation=None if found is None else found.text,
+        category=None if found is None else found.category,
+        occurred_at=movement.occurred_at,
+        created_at=movement.created_at,
+    )
 
 
 def first_check_at(now: datetime) -> datetime:
@@ -264,3 +277,10 @@ async def latest_by_case(
         moves = await repository.latest_movements(session, office_id, case.id, per_case)
         found.append((CaseNumber(case.number).formatted, moves))
     return found
+
+
+async def movements_by_ids(
+    session: AsyncSession, office_id: str, ids: tuple[str, ...]
+) -> list[CaseMovement]:
+    """The office's movements of these ids, in the order they happened."""
+    return await repository.movements_by_ids(session, office_id, ids)

@@ -30,6 +30,7 @@ import httpx
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.cases import datajud, repository, service
+from officehub.cases.hooks import MovementsAnnounced, movements_announced
 from officehub.cases.models import Case, CaseMovement
 from officehub.cases.numbers import CaseNumber
 from officehub.kit import queue
@@ -271,7 +272,7 @@ class Watcher:
                         report.new_movements += len(added)
                         changes.append("movements")
                         if not history:
-                            await _announce(session, case, added)
+                            await _announce(session, case, added, now)
             if case.check_status != previous:
                 changes.append("checkStatus")
             await session.flush()
@@ -297,6 +298,7 @@ async def _store(
             "case_number": number,
             "code": m.code,
             "description": m.description,
+            "complements": list(m.complements) or None,
             "occurred_at": m.occurred_at,
             "created_at": now,
             "updated_at": now,
@@ -313,11 +315,19 @@ async def _store(
     return sorted(added, key=lambda m: (m.occurred_at, m.code or 0))
 
 
-async def _announce(session: AsyncSession, case: Case, added: list[CaseMovement]) -> None:
-    """``case.movement.created`` per new movement, in the order they happened."""
+async def _announce(
+    session: AsyncSession, case: Case, added: list[CaseMovement], now: datetime
+) -> None:
+    """``case.movement.created`` per new movement, in the order they happened; then the
+    ``movements_announced`` hook (case notices)."""
     conversation_id = await service.recipient_conversation(session, case)
     for movement in added:
         await service.emit_movement(session, case, movement, conversation_id)
+    await movements_announced.fire(
+        MovementsAnnounced(
+            session, case.office_id, case.id, tuple(m.id for m in added), conversation_id, now
+        )
+    )
 
 
 WATCHER = Watcher()

@@ -101,10 +101,37 @@ _CASE_MOVEMENT: dict[str, Any] = {
     "caseNumber": _CASE["number"],
     "code": 85,
     "description": "Petição - Petição (outras)",
+    "explanation": "Foi juntado ao processo um documento de uma das partes: Petição (outras).",
+    "category": "filing",
     "occurredAt": "2026-01-01T09:30:00.000Z",
     "createdAt": _AT,
     "court": "tjsp",
     "conversationId": _CONVERSATION["id"],
+}
+_CASE_NOTICE: dict[str, Any] = {
+    "id": "cm3k9x2f7000eabcd1234efgh",
+    "caseId": _CASE["id"],
+    "movementId": _CASE_MOVEMENT["id"],
+    "personId": _PERSON["id"],
+    "conversationId": _CONVERSATION["id"],
+    "caseNumber": _CASE["number"],
+    "category": "decision",
+    "explanation": "O juiz deu razão ao pedido: a ação foi julgada procedente. Ainda pode "
+    "haver recurso da outra parte.",
+    "text": "Olá, Maria! Há uma novidade no seu processo nº 1009131-52.2024.8.26.0224, "
+    "registrada em 01/01/2026: O juiz deu razão ao pedido: a ação foi julgada procedente. "
+    "Ainda pode haver recurso da outra parte. Em caso de dúvida, é só responder esta mensagem.",
+    "status": "PENDING",
+    "sendAfter": None,
+    "sentAs": None,
+    "messageId": None,
+    "messageStatus": None,
+    "error": None,
+    "occurredAt": "2026-01-01T09:30:00.000Z",
+    "approvedAt": None,
+    "sentAt": None,
+    "createdAt": _AT,
+    "updatedAt": _AT,
 }
 
 _TEMPLATE: dict[str, Any] = {
@@ -216,6 +243,29 @@ EVENT_TYPES: tuple[EventType, ...] = (
         "A new movement of a watched case was found on DataJud (conversationId: the case's "
         "conversation, else the contact's latest; null when the contact has none)",
         _CASE_MOVEMENT,
+    ),
+    EventType(
+        "case.notice.created",
+        "Case",
+        "A new movement worth telling made a notice to the case's client: PENDING (the "
+        "lawyer approves it first) or APPROVED (the office's settings send it at once)",
+        _CASE_NOTICE,
+    ),
+    EventType(
+        "case.notice.sent",
+        "Case",
+        "A case notice was sent to the client: as text inside the 24-hour window, else as "
+        "the office's template (sentAs); messageId is the message sent",
+        {
+            **_CASE_NOTICE,
+            "status": "SENT",
+            "sendAfter": None,
+            "sentAs": "TEMPLATE",
+            "messageId": "cm3k9x2f7000fabcd1234efgh",
+            "messageStatus": "QUEUED",
+            "approvedAt": _AT,
+            "sentAt": _AT,
+        },
     ),
     EventType(
         "case.updated",

@@ -830,3 +830,10 @@ async def react(
             record_time=False,
         )
     return await _updated(session, message)
+
+
+async def delivery_status(session: AsyncSession, office_id: str, message_id: str) -> str | None:
+    """The message's delivery status (QUEUED, SENT, DELIVERED, READ, FAILED), or None when
+    the office has no such message."""
+    message = await repository.get_message(session, office_id, message_id)
+    return None if message is None else message.status
