@@ -21,6 +21,7 @@ import httpx
 from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from officehub.case_notices.models import CaseNotice
 from officehub.kit.ids import new_id
 from officehub.kit.timeutil import utcnow
 from officehub.webhooks.models import WebhookDelivery
@@ -288,6 +289,13 @@ MATRIX: dict[tuple[str, str], Probe | str] = {
     ("PATCH", "/cases/{id}"): _at(lambda i: {"watch": False}, id="case"),
     ("DELETE", "/cases/{id}"): _at(id="case"),
     ("GET", "/cases/{id}/movements"): _at(id="case"),
+    ("GET", "/case-notices"): _filter(caseId="case"),
+    ("GET", "/case-notices/{id}"): _at(id="notice"),
+    ("PATCH", "/case-notices/{id}"): _at(lambda i: {"text": "B"}, id="notice"),
+    ("POST", "/case-notices/{id}/approve"): _at(id="notice"),
+    ("POST", "/case-notices/{id}/discard"): _at(id="notice"),
+    ("GET", "/case-notice-settings"): NO_RECORD,
+    ("PUT", "/case-notice-settings"): NO_RECORD,
 }
 
 # The spec gives this route's errors no ``code`` (``templates/router.py``).
@@ -318,6 +326,7 @@ SNAPSHOT = (
     "/case-movements?personId={contact}",
     "/cases/{case}",
     "/cases/{case}/movements",
+    "/case-notices/{notice}",
 )
 
 
@@ -400,6 +409,22 @@ async def _office_a_world(
             "legalAreaId": legal_area.id,
         },
     )
+    notice = CaseNotice(
+        office_id=a.id,
+        case_id=ids["case"],
+        movement_id=ids["movement"],
+        person_id=world.contact.id,
+        conversation_id=world.conversation.id,
+        case_number="5046420-77.2020.4.04.7000",
+        occurred_at=utcnow(),
+        category="decision",
+        explanation="O juiz decidiu.",
+        text="Olá! O juiz decidiu.",
+        status="PENDING",
+    )
+    session.add(notice)
+    await session.commit()
+    ids["notice"] = notice.id
     link = await client.post(
         f"/integration/partner/contacts/{world.contact.id}/link",
         json={"partner": {"id": "cpartner0001", "name": "Maria"}},

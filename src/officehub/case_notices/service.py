@@ -44,6 +44,7 @@ NOTICE_NOT_SENT = "NOTICE_NOT_SENT"
 CONTACT_NOT_VERIFIED = "CONTACT_NOT_VERIFIED"
 NO_CONVERSATION = "NO_CONVERSATION"
 SETTINGS_CHANGED = "SETTINGS_CHANGED"
+OWN_REFUSALS = (NO_CONVERSATION, CONTACT_NOT_VERIFIED, NOTICE_NOT_SENT)
 TEMPLATE_VARIABLES = 4
 """First name, case number, explanation, date: what the office's template is filled with."""
 
@@ -341,6 +342,8 @@ async def approve_notice(
         try:
             await deliver(session, notice, rules, now)
         except ServiceError as exc:
+            if exc.code in OWN_REFUSALS:
+                raise
             raise Conflict(
                 "Case notice not sent",
                 details=f"{exc.code}: {exc.details or exc.message}",
