@@ -296,6 +296,12 @@ MATRIX: dict[tuple[str, str], Probe | str] = {
     ("POST", "/case-notices/{id}/discard"): _at(id="notice"),
     ("GET", "/case-notice-settings"): NO_RECORD,
     ("PUT", "/case-notice-settings"): NO_RECORD,
+    ("POST", "/lawyers"): NO_RECORD,
+    ("GET", "/lawyers"): NO_RECORD,
+    ("DELETE", "/lawyers/{id}"): _at(id="lawyer"),
+    ("POST", "/court-holidays"): NO_RECORD,
+    ("GET", "/court-holidays"): NO_RECORD,
+    ("DELETE", "/court-holidays/{id}"): _at(id="court_holiday"),
 }
 
 # The spec gives this route's errors no ``code`` (``templates/router.py``).
@@ -327,6 +333,8 @@ SNAPSHOT = (
     "/cases/{case}",
     "/cases/{case}/movements",
     "/case-notices/{notice}",
+    "/lawyers",
+    "/court-holidays",
 )
 
 
@@ -425,6 +433,9 @@ async def _office_a_world(
     session.add(notice)
     await session.commit()
     ids["notice"] = notice.id
+    lawyer = {"name": "Dra. A", "oab": {"number": "123456", "uf": "SP"}}
+    ids["lawyer"] = await created("/lawyers", lawyer)
+    ids["court_holiday"] = await created("/court-holidays", {"date": "2026-01-25", "name": "A"})
     link = await client.post(
         f"/integration/partner/contacts/{world.contact.id}/link",
         json={"partner": {"id": "cpartner0001", "name": "Maria"}},

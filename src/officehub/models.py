@@ -30,6 +30,7 @@ from officehub.kit.scheduled_jobs import ScheduledJob
 from officehub.legal_areas.models import LegalArea
 from officehub.messages.models import ReadReceipt
 from officehub.offices.models import ApiKey, Office
+from officehub.publications.models import CourtHoliday, Lawyer
 from officehub.tags.models import Tag
 from officehub.templates.models import WhatsAppTemplate
 from officehub.tickets.models import Ticket, TicketAssignee, TicketDepartment, TicketStatus
@@ -58,6 +59,7 @@ __all__ = [
     "Conversation",
     "ConversationNote",
     "ConversationTag",
+    "CourtHoliday",
     "Department",
     "FastMessage",
     "Flow",
@@ -67,6 +69,7 @@ __all__ = [
     "Inbox",
     "Integration",
     "JobLease",
+    "Lawyer",
     "LegalArea",
     "Message",
     "Office",

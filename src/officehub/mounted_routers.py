@@ -21,6 +21,7 @@ from officehub.legal_areas.router import router as legal_areas_router
 from officehub.media import router as media_router
 from officehub.messages.router import router as messages_router
 from officehub.partner_links.router import router as partner_links_router
+from officehub.publications.router import router as publications_router
 from officehub.tags.router import router as tags_router
 from officehub.templates.router import router as templates_router
 from officehub.tickets.router import router as tickets_router
@@ -51,6 +52,7 @@ def domain_routers() -> list[Router]:
         flows_router,
         cases_router,
         case_notices_router,
+        publications_router,
         channels_router,
         bridge_router,
         webchat_router,

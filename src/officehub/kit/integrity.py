@@ -74,6 +74,21 @@ RULES: dict[str, Rule] = {
         "Case already registered",
         "One case per number and office: the office already has this case",
     ),
+    "ix_case_notice_settings_office_id": Rule(
+        "SETTINGS_CHANGED",
+        "Settings changed meanwhile",
+        "Another request saved the case notice settings at the same time",
+    ),
+    "ix_lawyers_office_id_oab_number_oab_uf": Rule(
+        "LAWYER_EXISTS",
+        "Lawyer already registered",
+        "One lawyer per OAB registration and office: the office already has this one",
+    ),
+    "ix_court_holidays_office_id_day": Rule(
+        "COURT_HOLIDAY_EXISTS",
+        "Court holiday already registered",
+        "One court holiday per day and office: the office already has this day",
+    ),
 }
 
 REFERENCE = Rule(

@@ -1,7 +1,9 @@
 """Case notices (issue 31): ``case_movements.complements`` (the names of DataJud's
 ``complementosTabelados``, which fill a movement's explanation), ``case_notices`` (what a
 client is told of a new movement, approved by the lawyer) and ``case_notice_settings``
-(per office: the policy per category, the template, quiet hours).
+(per office: the policy per category, the template, quiet hours); the office's
+``lawyers`` (by OAB registration) and ``court_holidays`` (local days without court
+business, which deadlines skip).
 
 Revision ID: 0015_notices
 Revises: 0014_casetoken
@@ -104,9 +106,43 @@ def upgrade() -> None:
     op.create_index(
         "ix_case_notice_settings_office_id", "case_notice_settings", ["office_id"], unique=True
     )
+    op.create_table(
+        "lawyers",
+        ident("office_id"),
+        sa.Column("name", sa.String(length=200), nullable=False),
+        sa.Column("oab_number", sa.String(length=7), nullable=False),
+        sa.Column("oab_uf", sa.String(length=2), nullable=False),
+        ident("id"),
+        ts("created_at"),
+        ts("updated_at"),
+        _fk("lawyers", "office_id", "offices", "CASCADE"),
+        sa.PrimaryKeyConstraint("id", name=op.f("pk_lawyers")),
+    )
+    op.create_index(
+        "ix_lawyers_office_id_oab_number_oab_uf",
+        "lawyers",
+        ["office_id", "oab_number", "oab_uf"],
+        unique=True,
+    )
+    op.create_table(
+        "court_holidays",
+        ident("office_id"),
+        sa.Column("day", sa.Date(), nullable=False),
+        sa.Column("name", sa.String(length=200), nullable=False),
+        ident("id"),
+        ts("created_at"),
+        ts("updated_at"),
+        _fk("court_holidays", "office_id", "offices", "CASCADE"),
+        sa.PrimaryKeyConstraint("id", name=op.f("pk_court_holidays")),
+    )
+    op.create_index(
+        "ix_court_holidays_office_id_day", "court_holidays", ["office_id", "day"], unique=True
+    )
 
 
 def downgrade() -> None:
+    op.drop_table("court_holidays")
+    op.drop_table("lawyers")
     op.drop_table("case_notice_settings")
     op.drop_table("case_notices")
     op.drop_column("case_movements", "complements")

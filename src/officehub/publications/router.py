@@ -1,0 +1,73 @@
+from __future__ import annotations
+
+from officehub.kit.auth import OfficeDep
+from officehub.kit.db import SessionDep
+from officehub.kit.errors import error_responses
+from officehub.kit.id_params import PathId
+from officehub.kit.indexed_router import Router
+from officehub.kit.pagination import Page, PageDep
+from officehub.publications import service
+from officehub.publications.schemas import (
+    CourtHolidayCreate,
+    CourtHolidayOut,
+    LawyerCreate,
+    LawyerOut,
+)
+
+router = Router(tags=["Publications"])
+
+
+@router.post(
+    "/lawyers",
+    status_code=201,
+    response_model=LawyerOut,
+    responses=error_responses(400, 401, 409),
+    summary="Register a lawyer of the office by OAB registration",
+)
+async def create_lawyer(body: LawyerCreate, office: OfficeDep, session: SessionDep) -> LawyerOut:
+    return await service.create_lawyer(session, office.office_id, body)
+
+
+@router.get("/lawyers", response_model=Page[LawyerOut], responses=error_responses(400, 401))
+async def list_lawyers(office: OfficeDep, session: SessionDep, page: PageDep) -> Page[LawyerOut]:
+    items, total = await service.list_lawyers(session, office.office_id, page)
+    return Page[LawyerOut].of(items, total, page)
+
+
+@router.delete("/lawyers/{id}", response_model=LawyerOut, responses=error_responses(400, 401, 404))
+async def delete_lawyer(id: PathId, office: OfficeDep, session: SessionDep) -> LawyerOut:
+    return await service.delete_lawyer(session, office.office_id, id)
+
+
+@router.post(
+    "/court-holidays",
+    status_code=201,
+    response_model=CourtHolidayOut,
+    responses=error_responses(400, 401, 409),
+    summary="Register a local holiday of the office's courts (deadlines skip it)",
+)
+async def create_court_holiday(
+    body: CourtHolidayCreate, office: OfficeDep, session: SessionDep
+) -> CourtHolidayOut:
+    return await service.create_holiday(session, office.office_id, body)
+
+
+@router.get(
+    "/court-holidays", response_model=Page[CourtHolidayOut], responses=error_responses(400, 401)
+)
+async def list_court_holidays(
+    office: OfficeDep, session: SessionDep, page: PageDep
+) -> Page[CourtHolidayOut]:
+    items, total = await service.list_holidays(session, office.office_id, page)
+    return Page[CourtHolidayOut].of(items, total, page)
+
+
+@router.delete(
+    "/court-holidays/{id}",
+    response_model=CourtHolidayOut,
+    responses=error_responses(400, 401, 404),
+)
+async def delete_court_holiday(
+    id: PathId, office: OfficeDep, session: SessionDep
+) -> CourtHolidayOut:
+    return await service.delete_holiday(session, office.office_id, id)
