@@ -39,6 +39,7 @@ class Others:
     own_funnel: str
     device: str
     legal_area: str
+    case: str
 
 
 # (route, query parameter, which of office B's records it names)
@@ -65,6 +66,7 @@ FILTERS: list[tuple[str, str, str]] = [
     ("/cases", "personId", "contact"),
     ("/cases", "conversationId", "conversation"),
     ("/cases", "legalAreaId", "legal_area"),
+    ("/case-notices", "caseId", "case"),
 ]
 
 
@@ -94,6 +96,9 @@ async def others(
         "/ticket-statuses", json={"name": "Aberto"}, headers=office_b.headers
     )
     assert status.status_code == 201
+    case_body = {"number": "1009131-52.2024.8.26.0224", "personId": contact.id}
+    case = await client.post("/cases", json=case_body, headers=office_b.headers)
+    assert case.status_code == 201, case.text
     return Others(
         inbox.id,
         user.id,
@@ -106,6 +111,7 @@ async def others(
         own_funnel[0].id if isinstance(own_funnel, tuple) else own_funnel.id,
         "5511999990000",
         legal_area.id,
+        case.json()["id"],
     )
 
 
