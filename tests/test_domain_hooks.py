@@ -23,7 +23,9 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub import hook_subscriptions as wiring
+from officehub.case_notices import subscribers as case_notices_subscribers
 from officehub.cases import subscribers as cases_subscribers
+from officehub.cases.hooks import movements_announced
 from officehub.channels import subscribers as channels_subscribers
 from officehub.contacts.hooks import ContactDeleting, contact_deleting, contact_merging
 from officehub.conversations import subscribers as conversations_subscribers
@@ -51,6 +53,7 @@ async def test_every_required_hook_has_a_subscriber_once_the_app_is_built(app: F
         "tag.deleting",
     }
     assert unwired() == []
+    assert movements_announced.subscribers == (case_notices_subscribers.notices_for_movements,)
     assert inbox_deleting.subscribers == (
         conversations_subscribers.refuse_inbox_with_conversations,
         crm_subscribers.refuse_inbox_with_cards,
@@ -64,6 +67,7 @@ async def test_every_required_hook_has_a_subscriber_once_the_app_is_built(app: F
         conversations_subscribers.conversations_follow_merge,
         crm_subscribers.move_cards_of_merged_contact,
         cases_subscribers.cases_follow_merge,
+        case_notices_subscribers.notices_follow_merge,
         channels_subscribers.peers_follow_merge,
         webchat_subscribers.visitors_follow_merge,
     )
