@@ -12,7 +12,7 @@ from officehub.case_notices.schemas import (
     CaseNoticeUpdate,
     NoticeStatus,
 )
-from officehub.kit.auth import OfficeDep
+from officehub.kit.auth import ADMIN, OfficeDep, role_override
 from officehub.kit.db import SessionDep
 from officehub.kit.errors import error_responses
 from officehub.kit.id_params import Id, PathId
@@ -97,6 +97,7 @@ async def read_case_notice_settings(
     response_model=CaseNoticeSettingsOut,
     responses=error_responses(400, 401, 409),
     summary="Save the office's case notice settings (absent keys take their defaults)",
+    openapi_extra=role_override(ADMIN),
 )
 async def put_case_notice_settings(
     body: CaseNoticeSettingsIn, office: OfficeDep, session: SessionDep

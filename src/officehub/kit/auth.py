@@ -121,6 +121,8 @@ TAG_ROLES: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "Automation rules": (ADMINS, ADMINS),
     "Flows": (MANAGERS, ADMINS),
     "Cases": (EVERYONE, EVERYONE),
+    "Case notices": (EVERYONE, MANAGERS),
+    "Publications": (EVERYONE, ADMINS),
     "Dashboard": (MANAGERS, MANAGERS),
 }
 MISSING_ROLE = "Your role does not allow this operation"

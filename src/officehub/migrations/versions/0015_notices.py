@@ -6,7 +6,7 @@ client is told of a new movement, approved by the lawyer) and ``case_notice_sett
 business, which deadlines skip).
 
 Revision ID: 0015_notices
-Revises: 0014_casetoken
+Revises: 0015_accounts
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from alembic import op
 from officehub.migrations.types import JSON, ident, ts
 
 revision = "0015_notices"
-down_revision = "0014_casetoken"
+down_revision = "0015_accounts"
 branch_labels = None
 depends_on = None
 
