@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 import officehub.models  # noqa: F401
 from officehub.kit.db import Base, create_engine
+from officehub.kit.ids import new_id
 from officehub.migrate import alembic_config
 from officehub.offices.models import Office
 from officehub.webchat.models import WebchatVisitor
@@ -154,6 +155,27 @@ async def test_the_cases_migration_downgrades_and_upgrades_again(database_url: s
         await engine.dispose()
 
 
+async def _old_conversation(conn: Any, office_id: str, contact_id: str, integration: Any) -> str:
+    """A conversation as the tables before 0015_inboxlist hold it (the model has more)."""
+    ident = new_id()
+    await conn.execute(
+        text(
+            "INSERT INTO conversations (id, office_id, person_id, inbox_id, integration_id,"
+            " status, priority, created_at, updated_at)"
+            " VALUES (:id, :o, :p, :i, :n, 'OPEN', 'MEDIUM', :t, :t)"
+        ),
+        {
+            "id": ident,
+            "o": office_id,
+            "p": contact_id,
+            "i": integration.inbox_id,
+            "n": integration.id,
+            "t": datetime(2026, 1, 1),
+        },
+    )
+    return ident
+
+
 async def test_the_webchat_identity_migration_makes_webchat_only_contacts_claims(
     database_url: str,
 ) -> None:
@@ -194,18 +216,18 @@ async def test_the_webchat_identity_migration_makes_webchat_only_contacts_claims
                 session, office.id, inbox.id, type="WHATSAPP_OFFICIAL", device_id="dev-9"
             )
             for contact_id in ("ccontact00000", "ccontact00111"):
-                talk = await f.make_conversation(session, office.id, contact_id, chat)
+                talk_id = await _old_conversation(conn, office.id, contact_id, chat)
                 session.add(
                     WebchatVisitor(
                         office_id=office.id,
                         integration_id=chat.id,
                         contact_id=contact_id,
-                        conversation_id=talk.id,
+                        conversation_id=talk_id,
                         token_hash=contact_id.ljust(64, "0"),
                     )
                 )
-            await f.make_conversation(session, office.id, "ccontact00111", whatsapp)
             await session.flush()
+            await _old_conversation(conn, office.id, "ccontact00111", whatsapp)
             await conn.run_sync(_migrate, "head")
             query = (
                 "SELECT name, phone, claimed_phone, verified FROM contacts"
@@ -273,7 +295,19 @@ async def test_this_sessions_migrations_go_down_and_up_keeping_conversations_and
             down = tuple((await conn.execute(text(counts), {"c": talk.id})).one())
             await conn.run_sync(_migrate, "head")
             up = tuple((await conn.execute(text(counts), {"c": talk.id})).one())
+            kept = (
+                await conn.execute(
+                    text(
+                        "SELECT last_message_id, last_message_text, last_message_type,"
+                        " inbound_count, inbound_read, sorted_at IS NOT NULL"
+                        " FROM conversations WHERE id = :c"
+                    ),
+                    {"c": talk.id},
+                )
+            ).one()
     finally:
         await engine.dispose()
     assert before == (1, 1, 1)
     assert down == before and up == before
+    # 0015_inboxlist fills what it keeps from the stored messages, all of them read.
+    assert tuple(kept) == ("cmessage000001", "Olá", "TEXT", 1, 1, True)

@@ -263,6 +263,8 @@ async def test_the_conversation_list_of_an_inbox_reads_its_index(
                 "priority": "MEDIUM",
                 "created_at": now - timedelta(minutes=n),
                 "updated_at": now,
+                "sorted_at": now - timedelta(seconds=n * 7 % 5000),
+                "is_fixed": n % 500 == 0,
             }
             for n, person in enumerate(people)
         ]
@@ -277,10 +279,17 @@ async def test_the_conversation_list_of_an_inbox_reads_its_index(
         assert response.json()["totalResults"] == ROWS // 2
     page = the_one(sent, "FROM conversations", "ORDER BY", "LIMIT")
     found = await plan(session, page, "conversations")
-    assert uses(found, "ix_conversations_office_id_inbox_id_created_at"), found
+    # Pinned first, then by last message: the order of the index, read backwards.
+    assert uses(found, "ix_conversations_office_id_inbox_id_listed"), found
     count = await plan(session, the_one(sent, "count(*)", "FROM conversations"), "conversations")
-    ends = ("created_at", "status")
+    ends = ("created_at", "status", "listed")
     assert any(uses(count, f"ix_conversations_office_id_inbox_id_{end}") for end in ends), count
+    with capturing(app) as sent:
+        response = await client.get("/conversation", params={"limit": 20}, headers=office_a.headers)
+        assert response.status_code == 200, response.text
+    page = the_one(sent, "FROM conversations", "ORDER BY", "LIMIT")
+    found = await plan(session, page, "conversations")
+    assert uses(found, "ix_conversations_office_id_listed"), found
 
 
 async def test_the_rule_lookup_of_an_event_reads_the_evaluation_index(

@@ -16,6 +16,7 @@ from officehub.contacts.models import Contact, ContactTag, PartnerLink
 from officehub.conversations.models import (
     Conversation,
     ConversationNote,
+    ConversationRead,
     ConversationTag,
     Message,
 )
@@ -58,6 +59,7 @@ __all__ = [
     "ContactTag",
     "Conversation",
     "ConversationNote",
+    "ConversationRead",
     "ConversationTag",
     "CourtHoliday",
     "Department",

@@ -7,6 +7,7 @@ from sqlalchemy import ForeignKey, Index, String, Text, false, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from officehub.kit.db import Base, IdMixin, JSONType, TimestampMixin
+from officehub.kit.timeutil import utcnow
 
 CONVERSATION_STATUSES = ("OPEN", "CLOSED")
 MESSAGE_DIRECTIONS = ("INBOUND", "OUTBOUND")
@@ -54,6 +55,22 @@ class Conversation(IdMixin, TimestampMixin, Base):
             "id",
         ),
         Index("ix_conversations_office_id_created_at", "office_id", "created_at"),
+        # GET /conversation: pinned first, then by last message; the page from the index
+        Index(
+            "ix_conversations_office_id_listed",
+            "office_id",
+            "is_fixed",
+            "sorted_at",
+            "id",
+        ),
+        Index(
+            "ix_conversations_office_id_inbox_id_listed",
+            "office_id",
+            "inbox_id",
+            "is_fixed",
+            "sorted_at",
+            "id",
+        ),
     )
 
     office_id: Mapped[str] = mapped_column(ForeignKey("offices.id", ondelete="CASCADE"))
@@ -72,6 +89,38 @@ class Conversation(IdMixin, TimestampMixin, Base):
     # The ad (Click-to-WhatsApp referral) the conversation came from, in the CRM card's
     # ``leadOrigin`` shape: kept here until a card of the conversation takes it.
     lead_origin: Mapped[dict[str, Any] | None] = mapped_column(JSONType)
+    is_fixed: Mapped[bool] = mapped_column(default=False, server_default=false())
+    is_archived: Mapped[bool] = mapped_column(default=False, server_default=false())
+    # The list's order after pinned: the last message's time, else the creation's (kept,
+    # so the list never reads messages).
+    sorted_at: Mapped[datetime | None] = mapped_column(default=utcnow)
+    # The last message, kept in the transaction that stores each message (``lastMessage``).
+    last_message_id: Mapped[str | None] = mapped_column(String(32))
+    last_message_text: Mapped[str | None] = mapped_column(Text)
+    last_message_type: Mapped[str | None] = mapped_column(String(16))
+    last_message_user_id: Mapped[str | None] = mapped_column(String(32))
+    # Inbound messages so far, and how many of them the office has read (its last read
+    # mark): ``unreadCount`` for an API key is the difference.
+    inbound_count: Mapped[int] = mapped_column(default=0, server_default="0")
+    inbound_read: Mapped[int] = mapped_column(default=0, server_default="0")
+
+
+class ConversationRead(Base):
+    """A user's read mark on a conversation: how many of its inbound messages they had
+    read (``unreadCount`` of a signed-in user is ``inbound_count`` minus it)."""
+
+    __tablename__ = "conversation_reads"
+    __table_args__ = (Index("ix_conversation_reads_office_id_user_id", "office_id", "user_id"),)
+
+    office_id: Mapped[str] = mapped_column(ForeignKey("offices.id", ondelete="CASCADE"))
+    conversation_id: Mapped[str] = mapped_column(
+        ForeignKey("conversations.id", ondelete="CASCADE"), primary_key=True
+    )
+    user_id: Mapped[str] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), primary_key=True
+    )
+    inbound_read: Mapped[int] = mapped_column(default=0)
+    read_at: Mapped[datetime]
 
 
 class ConversationTag(Base):

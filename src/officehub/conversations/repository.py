@@ -2,16 +2,27 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, bindparam, delete, func, select, update
+from sqlalchemy import Select, bindparam, case, delete, func, or_, select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm.attributes import set_committed_value
 
-from officehub.conversations.models import Conversation, ConversationNote, ConversationTag
+from officehub.conversations.models import (
+    Conversation,
+    ConversationNote,
+    ConversationRead,
+    ConversationTag,
+)
 from officehub.kit.integrity import violates
 from officehub.kit.repository import get_scoped, insert_ignoring_duplicates, scoped
+from officehub.kit.timeutil import utcnow
 from officehub.tags.models import Tag
+from officehub.users.models import User
 
 OPEN_CONVERSATION_INDEX = "ux_conversations_office_id_person_id_integration_id_open"
 
@@ -46,8 +57,12 @@ def conversations_query(
     inbox_id: str | None = None,
     person_id: str | None = None,
     status: str | None = None,
+    assigned_user_id: str | None = None,
+    unassigned: bool = False,
+    is_archived: bool | None = None,
 ) -> Select[Any]:
-    """Newest first."""
+    """Pinned first, then by last message (or creation, before any), newest first: the
+    order of ``ix_conversations_office_id[_inbox_id]_listed``, read backwards."""
     stmt = scoped(Conversation, office_id)
     if inbox_id is not None:
         stmt = stmt.where(Conversation.inbox_id == inbox_id)
@@ -55,7 +70,154 @@ def conversations_query(
         stmt = stmt.where(Conversation.person_id == person_id)
     if status is not None:
         stmt = stmt.where(Conversation.status == status)
-    return stmt.order_by(Conversation.created_at.desc(), Conversation.id.desc())
+    if assigned_user_id is not None:
+        stmt = stmt.where(Conversation.assigned_user_id == assigned_user_id)
+    if unassigned:
+        stmt = stmt.where(Conversation.assigned_user_id.is_(None))
+    if is_archived is not None:
+        stmt = stmt.where(Conversation.is_archived.is_(is_archived))
+    return stmt.order_by(
+        Conversation.is_fixed.desc(), Conversation.sorted_at.desc(), Conversation.id.desc()
+    )
+
+
+def newest_first(office_id: str, person_id: str) -> Select[Any]:
+    return (
+        scoped(Conversation, office_id)
+        .where(Conversation.person_id == person_id)
+        .order_by(Conversation.created_at.desc(), Conversation.id.desc())
+    )
+
+
+async def keep_last_message(
+    session: AsyncSession,
+    conversation: Conversation,
+    *,
+    message_id: str,
+    at: datetime,
+    text: str | None,
+    type: str,
+    user_id: str | None,
+    inbound: bool,
+) -> None:
+    """One UPDATE, in the message's transaction: the inbound count goes up by the
+    database's own arithmetic, and the last message is replaced only by a later one, so
+    concurrent stores of one conversation (locked or not) keep the newest and lose no
+    count. The loaded conversation is given what the row now holds."""
+    table = Conversation.__table__.c
+    newer = or_(table.last_message_at.is_(None), table.last_message_at <= at)
+
+    def kept(column: Any, value: Any) -> Any:
+        return case((newer, value), else_=column)
+
+    stmt = (
+        update(Conversation)
+        .where(Conversation.office_id == conversation.office_id, Conversation.id == conversation.id)
+        .values(
+            last_message_id=kept(table.last_message_id, message_id),
+            last_message_text=kept(table.last_message_text, text),
+            last_message_type=kept(table.last_message_type, type),
+            last_message_user_id=kept(table.last_message_user_id, user_id),
+            sorted_at=kept(table.sorted_at, at),
+            last_message_at=kept(table.last_message_at, at),
+            inbound_count=table.inbound_count + (1 if inbound else 0),
+        )
+        .returning(*(table[c] for c in _KEPT))
+        .execution_options(synchronize_session=False)
+    )
+    row = (await session.execute(stmt)).one()
+    for column, value in zip(_KEPT, row, strict=True):
+        set_committed_value(conversation, column, value)
+
+
+_KEPT = (
+    "last_message_id",
+    "last_message_text",
+    "last_message_type",
+    "last_message_user_id",
+    "sorted_at",
+    "last_message_at",
+    "inbound_count",
+)
+
+
+async def mark_read(
+    session: AsyncSession, conversation: Conversation, user_id: str | None, inbound_read: int
+) -> None:
+    """Moves the office's read mark (and the user's, for a signed-in user) up to
+    ``inbound_read`` inbound messages; never back (a mark of an older message keeps the
+    newer one)."""
+    table = Conversation.__table__.c
+    row = (
+        await session.execute(
+            update(Conversation)
+            .where(
+                Conversation.office_id == conversation.office_id,
+                Conversation.id == conversation.id,
+            )
+            .values(
+                inbound_read=case(
+                    (table.inbound_read < inbound_read, inbound_read), else_=table.inbound_read
+                )
+            )
+            .returning(table.inbound_read)
+            .execution_options(synchronize_session=False)
+        )
+    ).one()
+    set_committed_value(conversation, "inbound_read", row[0])
+    if user_id is None:
+        return
+    values = {
+        "office_id": conversation.office_id,
+        "conversation_id": conversation.id,
+        "user_id": user_id,
+        "inbound_read": inbound_read,
+        "read_at": utcnow(),
+    }
+    dialect = session.get_bind().dialect.name
+    insert_of: Any = pg_insert if dialect == "postgresql" else sqlite_insert
+    stmt = insert_of(ConversationRead).values(values)
+    excluded = stmt.excluded
+    await session.execute(
+        stmt.on_conflict_do_update(
+            index_elements=["conversation_id", "user_id"],
+            set_={
+                "inbound_read": case(
+                    (
+                        ConversationRead.inbound_read < excluded.inbound_read,
+                        excluded.inbound_read,
+                    ),
+                    else_=ConversationRead.inbound_read,
+                ),
+                "read_at": excluded.read_at,
+            },
+        )
+    )
+
+
+async def reads_of(
+    session: AsyncSession, office_id: str, user_id: str, conversation_ids: Sequence[str]
+) -> dict[str, int]:
+    """The user's read marks on these conversations (inbound messages read)."""
+    if not conversation_ids:
+        return {}
+    stmt = select(ConversationRead.conversation_id, ConversationRead.inbound_read).where(
+        ConversationRead.office_id == office_id,
+        ConversationRead.user_id == user_id,
+        ConversationRead.conversation_id.in_(conversation_ids),
+    )
+    return {c: n for c, n in await session.execute(stmt)}
+
+
+async def user_names(
+    session: AsyncSession, office_id: str, user_ids: Sequence[str]
+) -> dict[str, str]:
+    """The names of the office's users among ``user_ids`` (one statement; none for none)."""
+    wanted = sorted(set(user_ids))
+    if not wanted:
+        return {}
+    stmt = select(User.id, User.name).where(User.office_id == office_id, User.id.in_(wanted))
+    return {i: n for i, n in await session.execute(stmt)}
 
 
 async def add(session: AsyncSession, record: Any) -> None:

@@ -53,7 +53,7 @@ async def open_conversation(
     "/conversation",
     response_model=Page[ConversationOut],
     responses=error_responses(400, 401, 404),
-    summary="List conversations, newest first",
+    summary="List conversations: pinned first, then by last message",
 )
 async def list_conversations(
     office: OfficeDep,
@@ -62,9 +62,21 @@ async def list_conversations(
     inbox_id: Annotated[str | None, Query(alias="inboxId", max_length=32)] = None,
     person_id: Annotated[Id | None, Query(alias="personId")] = None,
     status: Annotated[ConversationStatus | None, Query()] = None,
+    mine: Annotated[bool, Query(description="Assigned to the signed-in user")] = False,
+    unassigned: Annotated[bool, Query(description="Assigned to nobody")] = False,
+    is_archived: Annotated[bool | None, Query(alias="isArchived")] = None,
 ) -> Page[ConversationOut]:
     items, total = await service.list_conversations(
-        session, office.office_id, params, inbox_id=inbox_id, person_id=person_id, status=status
+        session,
+        office.office_id,
+        params,
+        inbox_id=inbox_id,
+        person_id=person_id,
+        status=status,
+        mine=mine,
+        unassigned=unassigned,
+        is_archived=is_archived,
+        user_id=service.reader_of(office),
     )
     return Page[ConversationOut].of(items, total, params)
 
@@ -124,14 +136,14 @@ async def end_human_support(
 async def read_conversation(
     id: PathId, _visible: VisibleConversation, office: OfficeDep, session: SessionDep
 ) -> ConversationOut:
-    return await service.read_conversation(session, office.office_id, id)
+    return await service.read_conversation(session, office.office_id, id, service.reader_of(office))
 
 
 @router.patch(
     "/conversation/{id}",
     response_model=ConversationOut,
     responses=error_responses(400, 401, 404, 409, 413),
-    summary="Change status, priority, assignment or tags",
+    summary="Change status, priority, assignment, tags, pinned or archived",
 )
 async def update_conversation(
     id: PathId, body: ConversationPatch, actor: ActorDep, office: OfficeDep, session: SessionDep
@@ -139,7 +151,9 @@ async def update_conversation(
     conversation = await visible_conversation(session, actor, id)
     if "assigned_user_id" in body.model_fields_set:
         check_assignment(actor, conversation, body.assigned_user_id)
-    return await service.update_conversation(session, office.office_id, id, body)
+    return await service.update_conversation(
+        session, office.office_id, id, body, service.reader_of(office)
+    )
 
 
 @router.post(

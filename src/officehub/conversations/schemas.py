@@ -25,13 +25,31 @@ class ConversationIn(BodyModel):
 class ConversationPatch(BodyModel):
     """Only the fields sent change; ``tags`` (tag ids) replaces the current set."""
 
-    NOT_NULL = frozenset({"status", "priority", "tags"})
+    NOT_NULL = frozenset({"status", "priority", "tags", "is_fixed", "is_archived"})
 
     status: ConversationStatus | None = None
     priority: ConversationPriority | None = None
     assigned_user_id: RefId | None = None
     department_id: RefId | None = None
     tags: Annotated[list[RefId], Field(max_length=50)] | None = None
+    is_fixed: bool | None = Field(default=None, description="Pinned: listed first")
+    is_archived: bool | None = None
+
+
+class LastMessage(ApiModel):
+    """The conversation's last message, kept on the conversation as each is stored."""
+
+    id: ServerId
+    content: str | None = Field(description="Its text (null for media without a caption)")
+    type: str
+    message_at: Timestamp
+    user_id: ServerId | None = Field(description="The operator who sent it, if one did")
+    user_name: str | None
+
+
+class Responsable(ApiModel):
+    id: ServerId
+    name: str
 
 
 class ConversationOut(ApiModel):
@@ -45,6 +63,14 @@ class ConversationOut(ApiModel):
     department_id: ServerId | None
     last_message_at: Timestamp | None
     tags: list[TagRef]
+    is_fixed: bool
+    is_archived: bool
+    unread_count: int = Field(
+        description="Inbound messages after the reader's read mark: a signed-in user's own "
+        "mark; for an API key (and in events) the office's, set by POST /conversation/{id}/read"
+    )
+    last_message: LastMessage | None
+    responsables: list[Responsable] = Field(description="The assigned user, if any")
     created_at: Timestamp
     updated_at: Timestamp
 

@@ -7,7 +7,7 @@ answers it: ``chat.conversation.updated`` for status, priority or tags,
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
@@ -23,8 +23,10 @@ from officehub.conversations.schemas import (
     ConversationIn,
     ConversationOut,
     ConversationPatch,
+    LastMessage,
     NoteIn,
     NoteOut,
+    Responsable,
 )
 from officehub.departments import service as departments
 from officehub.events.catalogue import Event
@@ -42,6 +44,13 @@ _UNSET: Any = object()
 C = TypeVar("C", bound=ConversationOut)
 
 
+def reader_of(actor: object) -> str | None:
+    """The signed-in user a request acts for, None for an API key (which reads as the
+    office: its read mark, every conversation). Sessions give their context a ``user_id``."""
+    user_id = getattr(actor, "user_id", None)
+    return user_id if isinstance(user_id, str) else None
+
+
 async def get_conversation(
     session: AsyncSession, office_id: str, ident: str, *, for_change: bool = False
 ) -> Conversation:
@@ -57,19 +66,68 @@ async def tags_of(session: AsyncSession, office_id: str, conversation_id: str) -
 
 
 def conversation_out(
-    conversation: Conversation, conversation_tags: Sequence[Tag]
+    conversation: Conversation,
+    conversation_tags: Sequence[Tag],
+    names: Mapping[str, str] | None = None,
+    read: int | None = None,
 ) -> ConversationOut:
+    """The conversation as the API answers it. ``names``: the users it names (assigned,
+    last message's sender); ``read``: the reader's read mark (inbound messages read), the
+    office's when None (an API key, an event)."""
+    names = names or {}
+    last = None
+    if conversation.last_message_id is not None and conversation.last_message_at is not None:
+        last = LastMessage(
+            id=conversation.last_message_id,
+            content=conversation.last_message_text,
+            type=conversation.last_message_type or "TEXT",
+            message_at=conversation.last_message_at,
+            user_id=conversation.last_message_user_id,
+            user_name=names.get(conversation.last_message_user_id or ""),
+        )
+    assigned = conversation.assigned_user_id
+    responsables = [Responsable(id=assigned, name=names.get(assigned, ""))] if assigned else []
+    marked = conversation.inbound_read if read is None else read
     return ConversationOut.model_validate(
         {
             **{c.key: getattr(conversation, c.key) for c in Conversation.__table__.columns},
             "tags": [TagRef.model_validate(t) for t in conversation_tags],
+            "unread_count": max(conversation.inbound_count - marked, 0),
+            "last_message": last,
+            "responsables": responsables,
         }
     )
 
 
-async def read_conversation(session: AsyncSession, office_id: str, ident: str) -> ConversationOut:
+async def present(
+    session: AsyncSession,
+    office_id: str,
+    rows: Sequence[Conversation],
+    user_id: str | None = None,
+    *,
+    tags_of_rows: Mapping[str, Sequence[Tag]] | None = None,
+) -> list[ConversationOut]:
+    """The answers for ``rows`` as ``user_id`` reads them (None: an API key), in a fixed
+    number of statements whatever their count: tags, the users they name, the read marks."""
+    ids = [c.id for c in rows]
+    if tags_of_rows is None:
+        tags_of_rows = await repository.tags_by_conversation(session, office_id, ids)
+    named = [u for c in rows for u in (c.assigned_user_id, c.last_message_user_id) if u]
+    names = await repository.user_names(session, office_id, named)
+    reads = await repository.reads_of(session, office_id, user_id, ids) if user_id else {}
+    return [
+        conversation_out(
+            c, tags_of_rows.get(c.id, []), names, reads.get(c.id, 0) if user_id else None
+        )
+        for c in rows
+    ]
+
+
+async def read_conversation(
+    session: AsyncSession, office_id: str, ident: str, user_id: str | None = None
+) -> ConversationOut:
     conversation = await get_conversation(session, office_id, ident)
-    return conversation_out(conversation, await tags_of(session, office_id, conversation.id))
+    return (await present(session, office_id, [conversation], user_id))[0]
 
 
 async def list_conversations(
@@ -80,17 +138,32 @@ async def list_conversations(
     inbox_id: str | None = None,
     person_id: str | None = None,
     status: str | None = None,
+    mine: bool = False,
+    unassigned: bool = False,
+    is_archived: bool | None = None,
+    user_id: str | None = None,
 ) -> tuple[list[ConversationOut], int]:
+    """``mine``: assigned to the signed-in user (an API key is no user: 400);
+    ``unassigned``: assigned to nobody."""
+    if mine and user_id is None:
+        raise ValidationFailed.field("query.mine", "mine needs a signed-in user, not an API key")
+    if mine and unassigned:
+        raise ValidationFailed.field("query.unassigned", "mine and unassigned exclude each other")
     if inbox_id is not None:
         await inboxes.get_inbox(session, office_id, inbox_id)
     if person_id is not None:
         await contacts.get_contact(session, office_id, person_id)
     stmt = repository.conversations_query(
-        office_id, inbox_id=inbox_id, person_id=person_id, status=status
+        office_id,
+        inbox_id=inbox_id,
+        person_id=person_id,
+        status=status,
+        assigned_user_id=user_id if mine else None,
+        unassigned=unassigned,
+        is_archived=is_archived,
     )
     rows, total = await paginate(session, stmt, params)
-    found = await repository.tags_by_conversation(session, office_id, [c.id for c in rows])
-    return [conversation_out(c, found.get(c.id, [])) for c in rows], total
+    return await present(session, office_id, rows, user_id), total
 
 
 async def open_conversation(
@@ -121,6 +194,11 @@ async def open_conversation(
         assigned_user_id=None,
         department_id=None,
         last_message_at=None,
+        is_fixed=False,
+        is_archived=False,
+        sorted_at=utcnow(),
+        inbound_count=0,
+        inbound_read=0,
     )
     if not await repository.add_open(session, conversation):
         # A concurrent reopen won the partial unique index: answer its conversation.
@@ -134,7 +212,11 @@ async def open_conversation(
 
 
 async def update_conversation(
-    session: AsyncSession, office_id: str, ident: str, body: ConversationPatch
+    session: AsyncSession,
+    office_id: str,
+    ident: str,
+    body: ConversationPatch,
+    user_id: str | None = None,
 ) -> ConversationOut:
     body.refuse_sent_nulls()
     sent = body.model_fields_set
@@ -147,6 +229,9 @@ async def update_conversation(
         assigned_user_id=body.assigned_user_id if "assigned_user_id" in sent else _UNSET,
         department_id=body.department_id if "department_id" in sent else _UNSET,
         tag_ids=body.tags if "tags" in sent else _UNSET,
+        is_fixed=body.is_fixed if "is_fixed" in sent else _UNSET,
+        is_archived=body.is_archived if "is_archived" in sent else _UNSET,
+        user_id=user_id,
     )
 
 
@@ -183,11 +268,39 @@ async def end_human_support(session: AsyncSession, office_id: str, ident: str) -
     return await _change(session, office_id, ident, assigned_user_id=None, department_id=None)
 
 
-async def record_message_time(
-    session: AsyncSession, conversation: Conversation, at: datetime
+async def record_message(
+    session: AsyncSession,
+    conversation: Conversation,
+    *,
+    message_id: str,
+    at: datetime,
+    text: str | None,
+    type: str,
+    user_id: str | None,
+    inbound: bool,
 ) -> None:
-    conversation.last_message_at = at
+    """Keeps the message as the conversation's last (when it is the newest) and counts an
+    inbound one, in the message's transaction: the list never reads messages."""
     await session.flush()
+    await repository.keep_last_message(
+        session,
+        conversation,
+        message_id=message_id,
+        at=at,
+        text=text,
+        type=type,
+        user_id=user_id,
+        inbound=inbound,
+    )
+
+
+async def mark_read(
+    session: AsyncSession, conversation: Conversation, user_id: str | None, inbound_read: int
+) -> None:
+    """The reader read the conversation's first ``inbound_read`` inbound messages: the
+    office's mark moves (it is what an API key's ``unreadCount`` counts from), and the
+    signed-in user's own."""
+    await repository.mark_read(session, conversation, user_id, inbound_read)
 
 
 async def add_note(session: AsyncSession, office_id: str, body: NoteIn) -> NoteOut:
@@ -234,6 +347,9 @@ async def _change(
     tag_ids: Any = _UNSET,
     tags_added: Sequence[str] = (),
     tags_removed: Sequence[str] = (),
+    is_fixed: Any = _UNSET,
+    is_archived: Any = _UNSET,
+    user_id: str | None = None,
 ) -> ConversationOut:
     """Applies what differs from the stored conversation and emits the events it calls for.
 
@@ -276,6 +392,12 @@ async def _change(
             await departments.get_department(session, office_id, department_id)
         conversation.department_id = department_id
         diff.assigned = True
+    if is_fixed is not _UNSET and is_fixed != conversation.is_fixed:
+        conversation.is_fixed = is_fixed
+        diff.updated = True
+    if is_archived is not _UNSET and is_archived != conversation.is_archived:
+        conversation.is_archived = is_archived
+        diff.updated = True
     if tag_ids is not _UNSET:
         wanted = {t.id for t in await _checked_tags(session, office_id, tag_ids)}
         held = {t.id for t in before_tags}
@@ -285,11 +407,16 @@ async def _change(
     if added or removed:
         diff.updated = diff.tags = True
     if not diff.updated and not diff.assigned:
-        return conversation_out(conversation, before_tags)
+        return (
+            await present(
+                session, office_id, [conversation], user_id, tags_of_rows={ident: before_tags}
+            )
+        )[0]
     conversation.updated_at = utcnow()
     await flush_or_conflict(session, _already_open(""))
     new_tags = await tags_of(session, office_id, ident) if diff.tags else before_tags
-    out = conversation_out(conversation, new_tags)
+    # The events carry the conversation as an API key reads it (the office's read mark).
+    out = (await present(session, office_id, [conversation], tags_of_rows={ident: new_tags}))[0]
     if diff.updated:
         await _emit(session, office_id, events.UPDATED, out)
     if diff.tags:
@@ -301,6 +428,12 @@ async def _change(
             previous_department_id=previous_department,
         )
         await _emit(session, office_id, events.ASSIGNED, assigned)
+    if user_id is not None:
+        return (
+            await present(
+                session, office_id, [conversation], user_id, tags_of_rows={ident: new_tags}
+            )
+        )[0]
     return out
 
 
@@ -330,6 +463,6 @@ async def latest_of_person(
     session: AsyncSession, office_id: str, person_id: str
 ) -> Conversation | None:
     """The contact's newest conversation (open or not), or None."""
-    stmt = repository.conversations_query(office_id, person_id=person_id).limit(1)
+    stmt = repository.newest_first(office_id, person_id).limit(1)
     found: Conversation | None = (await session.scalars(stmt)).first()
     return found

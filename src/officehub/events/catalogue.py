@@ -54,6 +54,11 @@ _CONVERSATION: dict[str, Any] = {
     "tags": [_TAG],
     "createdAt": _AT,
     "updatedAt": _AT,
+    "isFixed": False,
+    "isArchived": False,
+    "unreadCount": 0,
+    "lastMessage": None,
+    "responsables": [],
 }
 _MESSAGE: dict[str, Any] = {
     "id": "cm3k9x2f70007abcd1234efgh",

@@ -97,6 +97,23 @@ async def newest_inbound(
     return (await session.scalars(stmt)).first()
 
 
+async def inbound_up_to(
+    session: AsyncSession, office_id: str, conversation_id: str, message: Message
+) -> int:
+    """How many inbound messages of the conversation there are up to ``message`` (itself
+    included): the read mark a read of it sets."""
+    stmt = select(func.count()).where(
+        Message.office_id == office_id,
+        Message.conversation_id == conversation_id,
+        Message.direction == "INBOUND",
+        or_(
+            Message.created_at < message.created_at,
+            and_(Message.created_at == message.created_at, Message.id <= message.id),
+        ),
+    )
+    return int(await session.scalar(stmt) or 0)
+
+
 async def receipt_covering(
     session: AsyncSession, office_id: str, conversation_id: str, message: Message
 ) -> ReadReceipt | None:

@@ -4,6 +4,7 @@ from typing import Annotated
 
 from fastapi import Depends, Path
 
+from officehub.conversations import service as conversations
 from officehub.conversations.visibility import visible_path_conversation
 from officehub.kit.auth import OfficeDep
 from officehub.kit.db import SessionDep
@@ -70,7 +71,8 @@ async def send_message(
 async def mark_read(
     id: PathId, office: OfficeDep, session: SessionDep, body: ReadIn | None = None
 ) -> ReadOut:
-    return await service.mark_read(session, office.office_id, id, body or ReadIn())
+    reader = conversations.reader_of(office)
+    return await service.mark_read(session, office.office_id, id, body or ReadIn(), reader)
 
 
 @router.get(

@@ -335,7 +335,11 @@ async def send_choice(
 
 
 async def mark_read(
-    session: AsyncSession, office_id: str, conversation_id: str, body: ReadIn
+    session: AsyncSession,
+    office_id: str,
+    conversation_id: str,
+    body: ReadIn,
+    user_id: str | None = None,
 ) -> ReadOut:
     """The operator read the conversation up to a message (the newest inbound by default).
 
@@ -357,6 +361,8 @@ async def mark_read(
         message = await repository.newest_inbound(session, office_id, conversation.id)
         if message is None:
             return ReadOut(conversation_id=conversation.id, message_id=None, status=None)
+    read = await repository.inbound_up_to(session, office_id, conversation.id, message)
+    await conversations.mark_read(session, conversation, user_id, read)
     receipt = await repository.receipt_covering(session, office_id, conversation.id, message)
     if receipt is None:
         integration = await inboxes.get_integration(session, office_id, conversation.integration_id)
@@ -679,7 +685,10 @@ async def _store(
     reply_to_id: str | None = None,
     forwarded: bool = False,
     record_time: bool = True,
+    user_id: str | None = None,
 ) -> Message:
+    """The one place a message is created (API, channels, web chat, bridge, flows,
+    automation): it becomes the conversation's last message in the same transaction."""
     now = utcnow()
     message = await repository.add_message(
         session,
@@ -703,7 +712,16 @@ async def _store(
         ),
     )
     if record_time:
-        await conversations.record_message_time(session, conversation, now)
+        await conversations.record_message(
+            session,
+            conversation,
+            message_id=message.id,
+            at=now,
+            text=text,
+            type=type,
+            user_id=user_id,
+            inbound=direction == "INBOUND",
+        )
     return message
 
 
