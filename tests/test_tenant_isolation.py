@@ -67,6 +67,8 @@ MATRIX: dict[tuple[str, str], Probe | str] = {
     ("GET", "/readyz"): "keyless probe",
     ("GET", "/metrics"): "keyless, no office data",
     ("GET", "/webhooks/events"): "the event catalogue, the same for every office",
+    ("GET", "/stream"): "the key's own office's events (tests/test_stream.py: another "
+    "office's events never appear, nor does a resume from one)",
     ("POST", "/inbox"): NO_RECORD,
     ("GET", "/inbox"): NO_RECORD,
     ("GET", "/inbox/{id}"): _at(id="inbox"),

@@ -60,10 +60,11 @@ from officehub.kit.middleware.security_headers import SecurityHeadersMiddleware
 from officehub.kit.operation_ids import operation_id
 from officehub.kit.ratelimit import RateLimiter
 from officehub.kit.request_guards import guard_request
+from officehub.kit.stream_slots import StreamSlots
 from officehub.kit.worker import Worker, WorkerContext
+from officehub.live.hub import StreamHub
 from officehub.mounted_routers import domain_routers
 from officehub.webchat.cors import WebchatCorsMiddleware
-from officehub.webchat.live import StreamSlots
 
 logger = logging.getLogger("officehub.app")
 # Swagger UI and ReDoc assets shipped by the fastapi-offline package: no CDN, so the docs
@@ -97,6 +98,7 @@ def create_app(settings: Settings | None = None, *, embedded_worker: bool = Fals
         app.state.engine = engine
         app.state.sessionmaker = create_sessionmaker(engine)
         app.state.read_sessionmaker = create_read_sessionmaker(engine)
+        app.state.stream_hub = StreamHub(app.state.read_sessionmaker, settings.database_url)
         worker_task: asyncio.Task[None] | None = None
         worker: Worker | None = None
         if embedded_worker:
@@ -109,6 +111,7 @@ def create_app(settings: Settings | None = None, *, embedded_worker: bool = Fals
             if worker is not None and worker_task is not None:
                 worker.stop()
                 await worker_task
+            await app.state.stream_hub.close()
             await engine.dispose()
             await app.state.rate_limiter.close()
             await app.state.webchat_ip_limiter.close()
@@ -128,6 +131,7 @@ def create_app(settings: Settings | None = None, *, embedded_worker: bool = Fals
     )
     app.state.settings = settings
     app.state.webchat_streams = StreamSlots()
+    app.state.office_streams = StreamSlots()
     app.state.key_cache = KeyCache(settings.key_cache_seconds)
     app.state.rate_limiter = RateLimiter(
         settings.rate_limits, settings.redis_url, settings.redis_key_prefix

@@ -18,6 +18,7 @@ from officehub.flows.router import router as flows_router
 from officehub.inboxes.router import router as inboxes_router
 from officehub.kit.indexed_router import Router
 from officehub.legal_areas.router import router as legal_areas_router
+from officehub.live.router import router as live_router
 from officehub.media import router as media_router
 from officehub.messages.router import router as messages_router
 from officehub.partner_links.router import router as partner_links_router
@@ -57,4 +58,5 @@ def domain_routers() -> list[Router]:
         bridge_router,
         webchat_router,
         dashboard_router,
+        live_router,
     ]

@@ -110,6 +110,28 @@ class Settings(BaseSettings):
         ge=1,
         description="Live streams one client address may hold open at once (per process)",
     )
+    streams_per_key: int = Field(
+        20,
+        ge=1,
+        description="GET /stream connections one API key (or, with sessions, one user) may "
+        "hold open at once (per process)",
+    )
+    streams_per_address: int = Field(
+        50,
+        ge=1,
+        description="GET /stream connections one client address may hold open at once "
+        "(per process)",
+    )
+    stream_heartbeat_seconds: float = Field(
+        15.0, gt=0, le=120, description="GET /stream: a comment line after this long idle"
+    )
+    stream_max_seconds: float = Field(
+        600.0,
+        gt=0,
+        le=86_400,
+        description="GET /stream ends after this long; the browser reconnects with "
+        "Last-Event-ID and is sent what it missed (a key revoked meanwhile is refused then)",
+    )
     webchat_poll_seconds: float = Field(
         20.0,
         gt=0,

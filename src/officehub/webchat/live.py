@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections import Counter
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -27,36 +26,6 @@ from officehub.webchat.schemas import VisitorMessage
 
 STREAM_SECONDS = 300.0
 HEARTBEAT_SECONDS = 15.0
-
-
-class StreamSlots:
-    """Open live streams per visitor and per client address, in this process: a stream
-    takes a slot of each before it starts and gives them back when it ends."""
-
-    def __init__(self) -> None:
-        self.open: Counter[str] = Counter()
-
-    def take(self, keys_and_caps: list[tuple[str, int]]) -> bool:
-        if any(self.open[key] >= cap for key, cap in keys_and_caps):
-            return False
-        for key, _cap in keys_and_caps:
-            self.open[key] += 1
-        return True
-
-    def give_back(self, keys: list[str]) -> None:
-        for key in keys:
-            self.open[key] -= 1
-            if self.open[key] <= 0:
-                del self.open[key]
-
-
-async def held(slots: StreamSlots, keys: list[str], body: AsyncIterator[str]) -> AsyncIterator[str]:
-    """``body``, giving the slots back however it ends (finished, cancelled, disconnected)."""
-    try:
-        async for part in body:
-            yield part
-    finally:
-        slots.give_back(keys)
 
 
 async def stream(request: Request, visitor_id: str) -> AsyncIterator[str]:

@@ -24,6 +24,7 @@ from officehub.kit.ids import ID_PATTERN
 from officehub.kit.indexed_router import Router
 from officehub.kit.middleware import body_limit
 from officehub.kit.ratelimit import RateLimiter
+from officehub.kit.stream_slots import StreamSlots, held
 from officehub.webchat import live, service, verification
 from officehub.webchat.models import WebchatVisitor
 from officehub.webchat.schemas import (
@@ -192,14 +193,14 @@ async def events(
     settings = request.app.state.settings
     host = request.client.host if request.client else "unknown"
     keys = [f"visitor:{visitor.id}", f"ip:{host}"]
-    slots: live.StreamSlots = request.app.state.webchat_streams
+    slots: StreamSlots = request.app.state.webchat_streams
     caps = [settings.webchat_streams_per_visitor, settings.webchat_streams_per_address]
     if not slots.take(list(zip(keys, caps, strict=True))):
         raise RateLimited(
             details="Too many live streams open for this visitor or address; close one first"
         )
     return StreamingResponse(
-        live.held(slots, keys, live.stream(request, visitor.id)),
+        held(slots, keys, live.stream(request, visitor.id)),
         media_type="text/event-stream",
         headers={"cache-control": "no-store", "x-accel-buffering": "no"},
     )
