@@ -26,6 +26,7 @@ from officehub.kit.auth import OfficeContext
 from officehub.kit.timeutil import utcnow
 from officehub.live.hub import stream_event
 from officehub.live.visibility import visible
+from officehub.offices import service as offices
 from tests import factories as f
 from tests.conftest import PG_URL, _test_settings
 from tests.helpers import OfficeFixture, error_of, outbox
@@ -271,6 +272,22 @@ async def test_streams_are_capped_per_key_and_per_address(
         async with opened(http, office_a):
             second = await http.get("/stream", headers=office_a.headers)
             assert second.status_code == 429
+
+
+async def test_a_stream_needs_the_read_scope_and_no_other(
+    database_url: str, tmp_path: Path, office_a: OfficeFixture
+) -> None:
+    async with served(database_url, tmp_path) as (app, http):
+        async with app.state.sessionmaker() as s:
+            read = await offices.create_api_key(s, office_a.id, "leitura", ["read"])
+            write = (await offices.create_api_key(s, office_a.id, "escrita", ["write"])).key
+            await s.commit()
+        refused = await http.get("/stream", headers={"x-service-api-key": write})
+        assert refused.status_code == 403
+        assert error_of(refused)["code"] == "MISSING_PERMISSION"
+        reader = OfficeFixture(office_a.id, read.key, read.record.id)
+        async with opened(http, reader):
+            pass
 
 
 async def test_a_stream_needs_a_valid_key(client: httpx.AsyncClient) -> None:
