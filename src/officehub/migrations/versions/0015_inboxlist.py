@@ -3,7 +3,7 @@ last message and the inbound count kept on the conversation, the list's order co
 each user's read mark.
 
 Revision ID: 0015_inboxlist
-Revises: 0014_casetoken
+Revises: 0015_accounts
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from alembic import op
 from officehub.migrations.types import ident, ts
 
 revision = "0015_inboxlist"
-down_revision = "0014_casetoken"
+down_revision = "0015_accounts"
 branch_labels = None
 depends_on = None
 
