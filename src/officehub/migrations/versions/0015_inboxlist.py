@@ -3,7 +3,7 @@ last message and the inbound count kept on the conversation, the list's order co
 each user's read mark.
 
 Revision ID: 0015_inboxlist
-Revises: 0015_accounts
+Revises: 0015_notices
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from alembic import op
 from officehub.migrations.types import ident, ts
 
 revision = "0015_inboxlist"
-down_revision = "0015_accounts"
+down_revision = "0015_notices"
 branch_labels = None
 depends_on = None
 
