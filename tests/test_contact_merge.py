@@ -130,7 +130,7 @@ async def test_a_merge_moves_everything_to_the_kept_contact(
     )
     assert notes == 1
     [deleted] = await outbox(app, office_a.id, "contact.deleted")
-    assert deleted.data["id"] == pair.other
+    assert deleted.data == {"id": pair.other, "erased": False, "mergedIntoId": pair.kept}
     [updated] = await outbox(app, office_a.id, "contact.updated")
     assert updated.data["email"] == "maria@example.com"
 

@@ -67,6 +67,8 @@ async def test_every_route_states_its_scope_in_the_openapi_document(
         expected = "read" if method == "GET" else "write"
         if path.startswith("/integration/partner/contacts/"):
             expected = "edit:customer"
+        elif path in {"/people/{id}/erase", "/people/{id}/legal-hold"}:
+            expected = "admin"
         elif path.startswith("/webhooks") and path != "/webhooks/events":
             expected = "webhooks"
         assert scope == expected, (method, path)
@@ -148,9 +150,15 @@ async def test_a_key_made_without_permissions_holds_every_scope(
 ) -> None:
     async with app.state.sessionmaker() as s:
         created = await offices.create_api_key(s, office_a.id)
-        assert created.record.permissions == ["read", "write", "webhooks", "edit:customer"]
+        assert created.record.permissions == [
+            "read",
+            "write",
+            "webhooks",
+            "edit:customer",
+            "admin",
+        ]
         with pytest.raises(ValidationFailed):
-            await offices.create_api_key(s, office_a.id, "x", ["read", "admin"])
+            await offices.create_api_key(s, office_a.id, "x", ["read", "superuser"])
 
 
 async def test_scope_is_checked_after_the_key_and_before_the_body(
@@ -244,3 +252,37 @@ async def test_keys_made_before_scopes_keep_what_they_could_do(empty_database_ur
 
 def _listed(value: Any) -> list[str]:
     return list(json.loads(value) if isinstance(value, str) else value)
+
+
+async def test_keys_holding_every_scope_get_admin_and_restricted_keys_do_not(
+    empty_database_url: str,
+) -> None:
+    """0015_privacy: a key that held every scope (made without ``--permission``) holds
+    ``admin`` too, as a key made now does; a restricted key stays as it was."""
+    engine = create_engine(empty_database_url)
+    insert = text(
+        "INSERT INTO api_keys (id, office_id, name, key_hash, prefix, permissions, created_at)"
+        " VALUES (:id, 'c-office', :id, :id, 'ohk_', :perms, CURRENT_TIMESTAMP)"
+    )
+    read = text("SELECT id, permissions FROM api_keys ORDER BY id")
+    every = ["read", "write", "webhooks", "edit:customer"]
+    try:
+        async with engine.begin() as conn:
+            await conn.run_sync(_to("0014_casetoken"))
+            await conn.execute(
+                text(
+                    "INSERT INTO offices (id, name, created_at, updated_at)"
+                    " VALUES ('c-office', 'O', CURRENT_TIMESTAMP, CURRENT_TIMESTAMP)"
+                )
+            )
+            await conn.execute(insert, {"id": "ckey-all", "perms": json.dumps(every)})
+            await conn.execute(insert, {"id": "ckey-rw", "perms": '["read", "write"]'})
+            await conn.run_sync(_to("0015_privacy"))
+            rows = {r.id: r.permissions for r in await conn.execute(read)}
+            assert _listed(rows["ckey-all"]) == [*every, "admin"]
+            assert _listed(rows["ckey-rw"]) == ["read", "write"]
+            await conn.run_sync(_to("0014_casetoken", down=True))
+            rows = {r.id: r.permissions for r in await conn.execute(read)}
+            assert _listed(rows["ckey-all"]) == every
+    finally:
+        await engine.dispose()

@@ -138,6 +138,8 @@ MATRIX: dict[tuple[str, str], Probe | str] = {
     # A's only contact in the path (the other id must differ from it: any other id)
     ("POST", "/people/{id}/merge"): _at(lambda i: {"otherId": "c" + "1" * 24}, id="contact"),
     ("POST", "/people/{id}/verify"): _at(id="contact"),
+    ("POST", "/people/{id}/erase"): _at(id="contact"),
+    ("PUT", "/people/{id}/legal-hold"): _at(lambda i: {"legalHold": False}, id="contact"),
     ("GET", "/integration/partner/whatsapp-templates"): _filter(deviceId="integration"),
     ("PUT", "/integration/{id}/whatsapp-templates"): _at(lambda i: {"data": []}, id="integration"),
     ("GET", "/integration/{id}/whatsapp-account-notices"): _at(id="integration"),

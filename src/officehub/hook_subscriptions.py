@@ -19,11 +19,13 @@ from __future__ import annotations
 from officehub.accounts import service as accounts
 from officehub.accounts import sessions as accounts_sessions
 from officehub.automation import interest as automation_interest
+from officehub.automation import subscribers as automation_subscribers
 from officehub.case_notices import subscribers as case_notices_subscribers
 from officehub.cases import subscribers as cases_subscribers
 from officehub.channels import subscribers as channels_subscribers
 from officehub.conversations import subscribers as conversations_subscribers
 from officehub.crm import subscribers as crm_subscribers
+from officehub.dashboard import subscribers as dashboard_subscribers
 from officehub.flows import interest as flows_interest
 from officehub.kit.auth import use_key_resolver, use_session_resolver
 from officehub.offices import service as offices
@@ -44,6 +46,9 @@ def install() -> None:
     case_notices_subscribers.install()
     channels_subscribers.install()
     webchat_subscribers.install()
+    # After those that name what an erasure takes (conversations, crm, cases).
+    automation_subscribers.install()
+    dashboard_subscribers.install()
     # The outbox's consumers, in the order their progress rows are written.
     webhooks_interest.install()
     automation_interest.install()

@@ -11,6 +11,7 @@ from officehub.case_notices.sender import SEND_JOB as CASE_NOTICES_JOB
 from officehub.cases.watch import WATCH_JOB
 from officehub.channels.dispatcher import download_media, send_queued, send_read_receipts
 from officehub.channels.template_sync import TEMPLATE_SYNC_JOB
+from officehub.contacts.erasure import JOB_HANDLERS as ERASURE_JOBS
 from officehub.crm.overdue import OVERDUE_JOB
 from officehub.events import registry
 from officehub.events.consumers import consumer_job
@@ -26,7 +27,7 @@ def queue_jobs() -> list[QueueJob]:
     return [
         # One job per outbox consumer, as each registered itself in ``install_hooks``.
         *(consumer_job(consumer) for consumer in registry.consumers()),
-        scheduled_runner({**AUTOMATION_JOBS}),
+        scheduled_runner({**AUTOMATION_JOBS, **ERASURE_JOBS}),
         deliver_due,
         deliver_actions_due,
         send_queued,

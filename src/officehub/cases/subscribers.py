@@ -6,10 +6,15 @@
 
 from __future__ import annotations
 
-from sqlalchemy import update
+from sqlalchemy import select, update
 
 from officehub.cases.models import Case, CaseMovement
-from officehub.contacts.hooks import ContactMerging, contact_merging
+from officehub.contacts.hooks import (
+    ContactErasing,
+    ContactMerging,
+    contact_erasing,
+    contact_merging,
+)
 
 
 async def cases_follow_merge(event: ContactMerging) -> None:
@@ -28,6 +33,19 @@ async def cases_follow_merge(event: ContactMerging) -> None:
     )
 
 
+async def name_cases_of_erased_contact(event: ContactErasing) -> None:
+    """Erasure: the person's cases are named (the database cascade deletes them with their
+    movements), so the events and deliveries that carry them are forgotten too."""
+    event.mentions.update(
+        await event.session.scalars(
+            select(Case.id).where(
+                Case.office_id == event.office_id, Case.person_id == event.contact_id
+            )
+        )
+    )
+
+
 def install() -> None:
     """Subscribes cases to its hooks; calling it again changes nothing."""
     contact_merging.subscribe(cases_follow_merge)
+    contact_erasing.subscribe(name_cases_of_erased_contact)

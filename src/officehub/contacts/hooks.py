@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -34,3 +34,22 @@ class ContactMerging:
 
 
 contact_merging: Hook[ContactMerging] = Hook("contact.merging", required=True)
+
+
+@dataclass(frozen=True)
+class ContactErasing:
+    """Fired when a contact is erased at its request, before ``contact_deleting`` and before
+    its row goes: each upper domain adds to ``mentions`` the ids of the records it holds of
+    the contact (conversations, cards, cases), so the outbox, webhook deliveries and jobs
+    that name them are forgotten too, adds to ``files`` the storage keys of the contact's
+    files, and removes what no database cascade reaches (rule runs). Subscribers run in
+    registration order, so a later one reads what earlier ones added."""
+
+    session: AsyncSession
+    office_id: str
+    contact_id: str
+    mentions: set[str] = field(default_factory=set)
+    files: set[str] = field(default_factory=set)
+
+
+contact_erasing: Hook[ContactErasing] = Hook("contact.erasing", required=True)

@@ -29,7 +29,7 @@ from officehub.contacts import service as contacts
 from officehub.contacts.hooks import ContactMerging, contact_merging
 from officehub.contacts.models import Contact
 from officehub.contacts.normalize import phone_forms, to_e164
-from officehub.contacts.schemas import ContactOut
+from officehub.contacts.schemas import ContactDeletedPayload, ContactOut
 from officehub.events.service import emit
 from officehub.kit.errors import ValidationFailed
 from officehub.kit.timeutil import utcnow
@@ -48,7 +48,6 @@ async def merge_contacts(
         i: await contacts.lock_contact(session, office_id, i) for i in sorted({ident, other_id})
     }
     kept, other = locked[ident], locked[other_id]
-    gone = await contacts.read_contact(session, office_id, other.id)
     await contact_merging.fire(ContactMerging(session, office_id, kept.id, other.id))
     await repository.move_belongings(session, office_id, other.id, kept.id)
     claims = [(kept.claimed_phone, kept.claimed_email), (other.claimed_phone, other.claimed_email)]
@@ -56,6 +55,8 @@ async def merge_contacts(
     if "whatsapp_id" in fills and not _reaches(other.whatsapp_id, fills.get("phone", kept.phone)):
         del fills["whatsapp_id"]  # the other's WhatsApp address is another number's
     await repository.delete_contact(session, other)
+    if other.legal_hold and not kept.legal_hold:  # the held data lives on in the kept one
+        kept.legal_hold, kept.legal_hold_reason = True, other.legal_hold_reason
     for field, value in fills.items():
         setattr(kept, field, value)
     await _take_claims(session, kept, claims)
@@ -63,7 +64,12 @@ async def merge_contacts(
     kept.updated_at = utcnow()
     await session.flush()
     out = await contacts.read_contact(session, office_id, kept.id)
-    await emit(session, office_id, events.DELETED, gone)
+    await emit(
+        session,
+        office_id,
+        events.DELETED,
+        ContactDeletedPayload(id=other.id, erased=False, merged_into_id=kept.id),
+    )
     await emit(session, office_id, events.UPDATED, out)
     return out
 

@@ -76,6 +76,10 @@ class Contact(IdMixin, TimestampMixin, Base):
     verified: Mapped[bool] = mapped_column(default=True, server_default=true())
     claimed_phone: Mapped[str | None] = mapped_column(String(20))
     claimed_email: Mapped[str | None] = mapped_column(String(320))
+    # Set by an admin: the contact's data must be kept (a dispute, a court order), so it
+    # cannot be erased nor deleted (409 LEGAL_HOLD); ``legal_hold_reason`` says why.
+    legal_hold: Mapped[bool] = mapped_column(default=False, server_default=false())
+    legal_hold_reason: Mapped[str | None] = mapped_column(Text)
 
     @validates("phone")
     def _derive_ddd(self, _key: str, phone: str | None) -> str | None:

@@ -2,12 +2,26 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import Query
+from fastapi import BackgroundTasks, Query, Request
 
-from officehub.contacts import merge, service
-from officehub.contacts.schemas import ContactIn, ContactOut, ContactPatch, MergeIn
-from officehub.kit.auth import ADMIN, SUPERVISOR, OfficeDep, role_override
-from officehub.kit.db import SessionDep
+from officehub.contacts import erasure, merge, service
+from officehub.contacts.schemas import (
+    ContactErasedOut,
+    ContactIn,
+    ContactOut,
+    ContactPatch,
+    LegalHoldIn,
+    MergeIn,
+)
+from officehub.kit.auth import (
+    ADMIN,
+    ADMIN_SCOPE,
+    SUPERVISOR,
+    OfficeDep,
+    role_override,
+    scope_override,
+)
+from officehub.kit.db import SessionDep, checkpoint_wal
 from officehub.kit.errors import ValidationFailed, error_responses
 from officehub.kit.id_params import PathId
 from officehub.kit.indexed_router import Router
@@ -82,8 +96,9 @@ async def update_contact(
 @router.delete(
     "/people/{id}",
     response_model=ContactOut,
-    responses=error_responses(400, 401, 404),
+    responses=error_responses(400, 401, 404, 409),
     summary="Delete a contact with its conversations",
+    description="409 `LEGAL_HOLD` while the contact is under legal hold.",
     openapi_extra=role_override(ADMIN, SUPERVISOR),
 )
 async def delete_contact(id: PathId, office: OfficeDep, session: SessionDep) -> ContactOut:
@@ -127,3 +142,54 @@ async def merge_contact(
 )
 async def verify_contact(id: PathId, office: OfficeDep, session: SessionDep) -> ContactOut:
     return await service.verify_contact(session, office.office_id, id)
+
+
+@router.put(
+    "/people/{id}/legal-hold",
+    response_model=ContactOut,
+    responses=error_responses(400, 401, 404, 413),
+    summary="Hold or release a contact's data (admin)",
+    description=(
+        "A contact under legal hold (`legalHold: true`, with a `legalHoldReason`) can be "
+        "neither erased nor deleted (409 `LEGAL_HOLD`); it can still be read and exported. "
+        "`legalHold: false` releases it and drops the reason. `contact.updated` when it "
+        "changes."
+    ),
+    openapi_extra={**scope_override(ADMIN_SCOPE), **role_override(ADMIN)},
+)
+async def set_legal_hold(
+    id: PathId, body: LegalHoldIn, office: OfficeDep, session: SessionDep
+) -> ContactOut:
+    return await erasure.set_legal_hold(session, office.office_id, id, body)
+
+
+async def _checkpoint(request: Request) -> None:
+    if not await checkpoint_wal(request.app.state.engine):
+        erasure.logger.warning("WAL checkpoint after an erasure was busy; it runs again later")
+
+
+@router.post(
+    "/people/{id}/erase",
+    response_model=ContactErasedOut,
+    responses=error_responses(400, 401, 404, 409),
+    summary="Erase a contact and every personal datum derived from it (admin)",
+    description=(
+        "The client's right to deletion (LGPD art. 18, VI). Deletes the contact, its "
+        "conversations with every message and note (text and files), CRM cards (custom "
+        "fields, lead origin), cases, flow sessions, rule runs, and the events, webhook "
+        "deliveries (payloads and receivers' answers) and scheduled jobs that carry any of "
+        "them. Emits `contact.deleted` with ids only (`erased: true`). 409 `LEGAL_HOLD` while "
+        "the contact is under legal hold. See docs/lgpd.md."
+    ),
+    openapi_extra={**scope_override(ADMIN_SCOPE), **role_override(ADMIN)},
+)
+async def erase_contact(
+    id: PathId,
+    office: OfficeDep,
+    session: SessionDep,
+    request: Request,
+    background: BackgroundTasks,
+) -> ContactErasedOut:
+    erased = await erasure.erase_contact(session, office.office_id, id)
+    background.add_task(_checkpoint, request)  # after the commit: the WAL's old pages go
+    return erased

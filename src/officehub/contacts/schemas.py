@@ -80,6 +80,12 @@ class ContactOut(ApiModel):
     claimed_email: str | None = Field(
         description="The email a web chat visitor typed (a claim, not the contact's email)"
     )
+    legal_hold: bool = Field(
+        default=False,
+        description="Set by an admin (PUT /people/{id}/legal-hold): the contact's data must be "
+        "kept, so it can be neither erased nor deleted (409 LEGAL_HOLD); export still works",
+    )
+    legal_hold_reason: str | None = Field(default=None, description="Why the data is held")
     tags: list[TagRef]
     created_at: Timestamp
     updated_at: Timestamp
@@ -89,3 +95,33 @@ class MergeIn(BodyModel):
     other_id: Annotated[str, StringConstraints(min_length=1, max_length=32)] = Field(
         description="The contact merged into the one in the path, then deleted"
     )
+
+
+class LegalHoldIn(BodyModel):
+    legal_hold: bool = Field(description="True holds the contact's data; false releases it")
+    legal_hold_reason: Annotated[str, StringConstraints(min_length=1, max_length=500)] | None = (
+        Field(
+            default=None,
+            description="Why the data is held (a case, a court order); required when holding, "
+            "dropped when releasing",
+        )
+    )
+
+
+class ContactDeletedPayload(ApiModel):
+    """``contact.deleted``: ids only, so no personal datum outlives the contact in the outbox
+    or a webhook delivery."""
+
+    id: ServerId
+    erased: bool = Field(
+        description="Erased at the client's request (POST /people/{id}/erase): a receiver "
+        "should forget everything it holds of this contact"
+    )
+    merged_into_id: ServerId | None = Field(
+        description="The contact it was merged into (POST /people/{id}/merge), else null"
+    )
+
+
+class ContactErasedOut(ApiModel):
+    id: ServerId = Field(description="The erased contact's id (the only trace left)")
+    erased_at: Timestamp

@@ -11,7 +11,13 @@ from officehub.contacts import events, repository
 from officehub.contacts.hooks import ContactDeleting, contact_deleting
 from officehub.contacts.models import Contact
 from officehub.contacts.normalize import digits, fold, phone_forms, search_phone_digits, to_e164
-from officehub.contacts.schemas import ContactIn, ContactOut, ContactPatch, TagRef
+from officehub.contacts.schemas import (
+    ContactDeletedPayload,
+    ContactIn,
+    ContactOut,
+    ContactPatch,
+    TagRef,
+)
 from officehub.events.service import emit
 from officehub.inboxes import service as inboxes
 from officehub.kit.errors import Conflict, NotFound, ValidationFailed
@@ -44,6 +50,7 @@ def contact_out(contact: Contact, contact_tags: Sequence[Tag]) -> ContactOut:
         {
             **{c.key: getattr(contact, c.key) for c in Contact.__table__.columns},
             "marketing_opt_out": bool(contact.marketing_opt_out),
+            "legal_hold": bool(contact.legal_hold),
             "tags": [TagRef.model_validate(t) for t in contact_tags],
         }
     )
@@ -103,6 +110,7 @@ async def create_contact(session: AsyncSession, office_id: str, body: ContactIn)
         description=body.description,
         is_blocked=body.is_blocked,
         marketing_opt_out=False,
+        legal_hold=False,
         verified=True,
         created_at=now,
         updated_at=now,
@@ -339,13 +347,29 @@ async def update_contact(
 async def delete_contact(session: AsyncSession, office_id: str, ident: str) -> ContactOut:
     """Deletes the contact with its conversations, messages, notes, partner links and CRM
     cards; each card emits its ``crm.lead.deleted`` first (the crm domain's subscriber to
-    ``contact_deleting``)."""
+    ``contact_deleting``). 409 ``LEGAL_HOLD`` under a legal hold."""
     contact = await get_contact(session, office_id, ident, for_change=True)
+    refuse_held(contact)
     out = contact_out(contact, await _tags_of(session, office_id, contact.id))
     await contact_deleting.fire(ContactDeleting(session, office_id, contact.id))
     await repository.delete_contact(session, contact)
-    await emit(session, office_id, events.DELETED, out)
+    await emit(
+        session,
+        office_id,
+        events.DELETED,
+        ContactDeletedPayload(id=contact.id, erased=False, merged_into_id=None),
+    )
     return out
+
+
+def refuse_held(contact: Contact) -> None:
+    """A contact under legal hold is neither erased nor deleted (409 ``LEGAL_HOLD``)."""
+    if contact.legal_hold:
+        raise Conflict(
+            "The contact is under legal hold",
+            details="An admin holds this contact's data (legalHold); release it first",
+            code="LEGAL_HOLD",
+        )
 
 
 async def _checked_phone(

@@ -17,6 +17,7 @@ from officehub.conversations.models import (
     ConversationNote,
     ConversationRead,
     ConversationTag,
+    Message,
 )
 from officehub.kit.integrity import violates
 from officehub.kit.repository import get_scoped, insert_ignoring_duplicates, scoped
@@ -349,3 +350,33 @@ async def move_person(session: AsyncSession, office_id: str, from_id: str, to_id
         .values(person_id=to_id)
         .execution_options(synchronize_session=False)
     )
+
+
+async def conversation_ids_of_person(
+    session: AsyncSession, office_id: str, person_id: str
+) -> list[str]:
+    return list(
+        await session.scalars(
+            select(Conversation.id).where(
+                Conversation.office_id == office_id, Conversation.person_id == person_id
+            )
+        )
+    )
+
+
+async def media_links_of(
+    session: AsyncSession, office_id: str, person_id: str
+) -> list[tuple[str, str]]:
+    """``(message id, media URL)`` of every message of the person's conversations that has
+    a media link."""
+    rows = await session.execute(
+        select(Message.id, Message.media_url)
+        .join(Conversation, Conversation.id == Message.conversation_id)
+        .where(
+            Conversation.office_id == office_id,
+            Conversation.person_id == person_id,
+            Message.office_id == office_id,
+            Message.media_url.is_not(None),
+        )
+    )
+    return [(row[0], row[1]) for row in rows if row[1] is not None]

@@ -8,7 +8,14 @@ hooks in their own transaction and conversations answers here. ``install`` is ca
 
 from __future__ import annotations
 
-from officehub.contacts.hooks import ContactMerging, contact_merging
+from urllib.parse import unquote, urlsplit
+
+from officehub.contacts.hooks import (
+    ContactErasing,
+    ContactMerging,
+    contact_erasing,
+    contact_merging,
+)
 from officehub.conversations import repository, service
 from officehub.conversations.schemas import ConversationPatch
 from officehub.inboxes.hooks import (
@@ -69,9 +76,31 @@ async def conversations_follow_merge(event: ContactMerging) -> None:
     await repository.move_person(session, office_id, event.other_id, event.kept_id)
 
 
+async def name_what_an_erasure_takes(event: ContactErasing) -> None:
+    """Erasure: the person's conversations are named (the database cascade deletes them with
+    their messages, notes, tags and flow sessions), and the stored files of their messages
+    (``inbound-media/<office>/<message>/…``, fetched from the channel) are listed."""
+    session, office_id = event.session, event.office_id
+    event.mentions.update(
+        await repository.conversation_ids_of_person(session, office_id, event.contact_id)
+    )
+    for message_id, link in await repository.media_links_of(session, office_id, event.contact_id):
+        key = stored_file_key(link)
+        if key is not None and key.startswith(f"inbound-media/{office_id}/{message_id}/"):
+            event.files.add(key)
+
+
+def stored_file_key(link: str) -> str | None:
+    """The storage key of one of this service's ``/media/{key}`` links, else None."""
+    path = urlsplit(link).path
+    marker = path.find("/media/")
+    return unquote(path[marker + len("/media/") :]) if marker >= 0 else None
+
+
 def install() -> None:
     """Subscribes conversations to its hooks; calling it again changes nothing."""
     inbox_deleting.subscribe(refuse_inbox_with_conversations)
     integration_deleting.subscribe(refuse_channel_with_conversations)
     tag_deleting.subscribe(take_tag_off_conversations)
     contact_merging.subscribe(conversations_follow_merge)
+    contact_erasing.subscribe(name_what_an_erasure_takes)

@@ -561,6 +561,10 @@ async def delete_cards_of_contact(session: AsyncSession, office_id: str, contact
     return await _delete(session, office_id, cards)
 
 
+async def card_ids_of_person(session: AsyncSession, office_id: str, person_id: str) -> list[str]:
+    return [c.id for c in await repository.cards_of_person(session, office_id, person_id)]
+
+
 async def cards_follow_merge(
     session: AsyncSession, office_id: str, kept_id: str, other_id: str
 ) -> None:

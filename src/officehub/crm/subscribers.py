@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from officehub.contacts.hooks import (
     ContactDeleting,
+    ContactErasing,
     ContactMerging,
     contact_deleting,
+    contact_erasing,
     contact_merging,
 )
 from officehub.conversations.hooks import ConversationTagsChanged, conversation_tags_changed
@@ -34,6 +36,14 @@ async def delete_cards_of_contact(event: ContactDeleting) -> None:
     await service.delete_cards_of_contact(event.session, event.office_id, event.contact_id)
 
 
+async def name_cards_of_erased_contact(event: ContactErasing) -> None:
+    """Erasure: the person's cards are named (``contact_deleting`` then deletes them), so the
+    events and deliveries that carry them are forgotten too."""
+    event.mentions.update(
+        await service.card_ids_of_person(event.session, event.office_id, event.contact_id)
+    )
+
+
 async def move_cards_of_merged_contact(event: ContactMerging) -> None:
     """Cascade: a merged contact's cards move to the contact it was merged into."""
     await service.cards_follow_merge(event.session, event.office_id, event.kept_id, event.other_id)
@@ -49,4 +59,5 @@ def install() -> None:
     inbox_deleting.subscribe(refuse_inbox_with_cards)
     contact_deleting.subscribe(delete_cards_of_contact)
     contact_merging.subscribe(move_cards_of_merged_contact)
+    contact_erasing.subscribe(name_cards_of_erased_contact)
     conversation_tags_changed.subscribe(card_tags_follow_conversation)

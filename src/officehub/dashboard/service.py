@@ -46,10 +46,22 @@ class ClientsMapCache:
         entry = self.entries.get(office_id)
         if entry is None or self.clock() - entry.cache_at >= self.ttl:
             return None
+        if _STALE_SINCE.get(office_id, entry.cache_at) > entry.cache_at:
+            return None  # computed before an erasure: counted the erased client
         return entry
 
     def put(self, office_id: str, value: ClientsMap) -> None:
         self.entries[office_id] = value
+
+
+_STALE_SINCE: dict[str, datetime] = {}
+"""When an office's cached maps of this process last went stale (an erasure)."""
+
+
+def forget_cached(office_id: str) -> None:
+    """This process's cached maps of the office are computed afresh (a contact was erased;
+    another process's copy, counts only, expires within ``CACHE_TTL``)."""
+    _STALE_SINCE[office_id] = utcnow()
 
 
 def build(counts: dict[str, int], at: datetime) -> ClientsMap:

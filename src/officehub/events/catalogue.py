@@ -24,6 +24,8 @@ _PERSON: dict[str, Any] = {
     "isBlocked": False,
     "imageUrl": None,
     "marketingOptOut": False,
+    "legalHold": False,
+    "legalHoldReason": None,
     "verified": True,
     "claimedPhone": None,
     "claimedEmail": None,
@@ -241,7 +243,12 @@ EVENT_TYPES: tuple[EventType, ...] = (
     ),
     EventType("contact.created", "Contact", "A contact was created", _PERSON),
     EventType("contact.updated", "Contact", "A contact was changed", _PERSON),
-    EventType("contact.deleted", "Contact", "A contact was deleted", _PERSON),
+    EventType(
+        "contact.deleted",
+        "Contact",
+        "A contact was deleted, merged into another or erased (ids only)",
+        {"id": _PERSON["id"], "erased": False, "mergedIntoId": None},
+    ),
     EventType(
         "case.movement.created",
         "Case",

@@ -11,6 +11,7 @@ from sqlalchemy.orm import aliased
 
 from officehub.events.models import ConsumerEvent, OutboxEvent
 from officehub.kit.queue import NOW, Backoff, WorkQueue
+from officehub.kit.repository import batches, mentioning
 
 CONSUMER_EVENTS = WorkQueue(
     "outbox_consumer_events",
@@ -149,3 +150,32 @@ async def purge_processed(session: AsyncSession, before: datetime, limit: int) -
     await session.execute(delete(ConsumerEvent).where(ConsumerEvent.event_id.in_(ids)))
     await session.execute(delete(OutboxEvent).where(OutboxEvent.id.in_(ids)))
     return len(ids)
+
+
+async def events_mentioning(
+    session: AsyncSession, office_id: str, mentions: Sequence[str]
+) -> list[str]:
+    """The office's events about any of ``mentions`` (a conversation's by its column, any
+    by its payload naming the id), oldest first."""
+    found: dict[str, None] = {}
+    for chunk in batches(sorted(mentions)):
+        rows = await session.scalars(
+            select(OutboxEvent.id).where(
+                OutboxEvent.office_id == office_id,
+                OutboxEvent.conversation_id.in_(chunk) | mentioning(OutboxEvent.data, chunk),
+            )
+        )
+        found.update(dict.fromkeys(rows))
+    return sorted(found)
+
+
+async def delete_events(session: AsyncSession, office_id: str, ids: Sequence[str]) -> None:
+    for chunk in batches(ids, 500):
+        await session.execute(
+            delete(ConsumerEvent).where(
+                ConsumerEvent.office_id == office_id, ConsumerEvent.event_id.in_(chunk)
+            )
+        )
+        await session.execute(
+            delete(OutboxEvent).where(OutboxEvent.office_id == office_id, OutboxEvent.id.in_(chunk))
+        )

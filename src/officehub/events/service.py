@@ -13,7 +13,7 @@ from pydantic import BaseModel
 from sqlalchemy import Table, TextClause, bindparam, insert, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.events import registry
+from officehub.events import registry, repository
 from officehub.events.catalogue import EVENT_NAMES, Event, P
 from officehub.events.models import ConsumerEvent, OutboxEvent
 from officehub.kit.ids import new_id
@@ -308,3 +308,16 @@ async def emit_many(session: AsyncSession, events: Sequence[PendingEvent]) -> No
     first = [mark_emitted(session, office_id) for office_id in {e.office_id for e in events}]
     if first[0] and session.get_bind().dialect.name == "postgresql":
         await session.execute(text("SELECT pg_notify(:channel, '')"), {"channel": NOTIFY_CHANNEL})
+
+
+async def events_mentioning(
+    session: AsyncSession, office_id: str, mentions: Sequence[str]
+) -> list[str]:
+    """The ids of the office's events whose conversation or payload names any of
+    ``mentions`` (the records an erased contact leaves)."""
+    return await repository.events_mentioning(session, office_id, mentions)
+
+
+async def forget_events(session: AsyncSession, office_id: str, ids: Sequence[str]) -> None:
+    """Deletes these events with every consumer's progress on them (an erasure)."""
+    await repository.delete_events(session, office_id, ids)

@@ -10,7 +10,7 @@ import logging
 import math
 import socket
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -141,6 +141,9 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA busy_timeout=10000")
     cursor.execute("PRAGMA synchronous=NORMAL")
+    # Deleted rows are overwritten with zeros, in the file and the WAL, so an erased
+    # client's data does not linger in free pages (LGPD; docs/lgpd.md).
+    cursor.execute("PRAGMA secure_delete=ON")
     cursor.close()
 
 
@@ -453,3 +456,24 @@ def _raised_by_the_driver(exc: BaseException) -> bool:
             return True
         tb = tb.tb_next
     return False
+
+
+async def checkpoint_wal(engine: AsyncEngine) -> bool:
+    """SQLite: copies the WAL into the database file and truncates it to nothing, so the
+    page images it held (an erased client's among them) are gone; waits for readers up to
+    the busy timeout. True when done (always on PostgreSQL, which has no such file)."""
+    if engine.dialect.name != "sqlite":
+        return True
+    async with engine.connect() as connection:
+        row = (await connection.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")).one()
+    return bool(row[0] == 0)
+
+
+async def vacuum(engine: AsyncEngine, tables: Sequence[str]) -> None:
+    """PostgreSQL: ``VACUUM`` of ``tables`` outside any transaction (it cannot run in one),
+    so the space of deleted rows is reclaimed. SQLite needs none (``secure_delete``)."""
+    if engine.dialect.name != "postgresql" or not tables:
+        return
+    async with engine.connect() as connection:
+        autocommit = await connection.execution_options(isolation_level="AUTOCOMMIT")
+        await autocommit.exec_driver_sql("VACUUM " + ", ".join(f'"{name}"' for name in tables))

@@ -8,7 +8,19 @@ from collections.abc import Sequence
 from functools import cache
 from typing import Any, TypeVar
 
-from sqlalchemy import Select, bindparam, delete, insert, select, update
+from sqlalchemy import (
+    ColumnElement,
+    Select,
+    String,
+    bindparam,
+    cast,
+    delete,
+    false,
+    insert,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
@@ -205,3 +217,21 @@ async def replace_set(
     )
     rows = [{"office_id": office_id, owner_column: owner_id, member: ident} for ident in keep]
     await insert_ignoring_duplicates(session, model, rows)
+
+
+MENTION_BATCH = 50
+"""Ids matched per statement by ``mentioning`` (one ``LIKE`` each)."""
+
+
+def mentioning(column: Any, ids: Sequence[str]) -> ColumnElement[bool]:
+    """Rows whose JSON or text ``column`` names any of ``ids`` (a substring match on its
+    text form; ids are letters and digits, so no ``LIKE`` wildcard needs escaping). For the
+    erasure of a contact: the records that carry its ids in a payload."""
+    if not ids:
+        return false()
+    text_form = cast(column, String)
+    return or_(*(text_form.like(f"%{ident}%") for ident in ids))
+
+
+def batches(ids: Sequence[str], size: int = MENTION_BATCH) -> list[Sequence[str]]:
+    return [ids[i : i + size] for i in range(0, len(ids), size)]

@@ -5,10 +5,13 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ForeignKey, Index, String, text
+from sqlalchemy import ForeignKey, Index, String, delete, select, text
+from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Mapped, mapped_column
 
 from officehub.kit.db import Base, IdMixin, JSONType
+from officehub.kit.ids import new_id
+from officehub.kit.repository import batches, mentioning
 
 
 class ScheduledJob(IdMixin, Base):
@@ -39,3 +42,42 @@ class ScheduledJob(IdMixin, Base):
     attempts: Mapped[int] = mapped_column(default=0)
     done_at: Mapped[datetime | None]
     error: Mapped[str | None] = mapped_column(String(1000))
+
+
+def add_job(
+    session: AsyncSession,
+    office_id: str,
+    kind: str,
+    payload: dict[str, Any],
+    due_at: datetime,
+    now: datetime,
+) -> ScheduledJob:
+    """A job added to the session, written with its next flush or commit."""
+    job = ScheduledJob(
+        id=new_id(),
+        office_id=office_id,
+        kind=kind,
+        payload=payload,
+        due_at=due_at,
+        created_at=now,
+        attempts=0,
+    )
+    session.add(job)
+    return job
+
+
+async def forget_jobs_mentioning(
+    session: AsyncSession, office_id: str, mentions: list[str]
+) -> None:
+    """Deletes the office's jobs, done or not, whose payload names any of ``mentions`` (an
+    erasure: a scheduled send to the contact carries its words)."""
+    for chunk in batches(sorted(mentions)):
+        ids = list(
+            await session.scalars(
+                select(ScheduledJob.id).where(
+                    ScheduledJob.office_id == office_id, mentioning(ScheduledJob.payload, chunk)
+                )
+            )
+        )
+        if ids:
+            await session.execute(delete(ScheduledJob).where(ScheduledJob.id.in_(ids)))

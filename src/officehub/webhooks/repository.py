@@ -23,7 +23,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.kit.pagination import PageParams, paginate
 from officehub.kit.queue import WorkQueue
-from officehub.kit.repository import get_scoped, insert_ignoring_duplicates, scoped
+from officehub.kit.repository import (
+    batches,
+    get_scoped,
+    insert_ignoring_duplicates,
+    mentioning,
+    scoped,
+)
 from officehub.kit.timeutil import isoformat
 from officehub.webhooks.models import (
     FAILED,
@@ -31,6 +37,7 @@ from officehub.webhooks.models import (
     PENDING,
     RETRYING,
     SUCCESS,
+    ActionDelivery,
     Webhook,
     WebhookDelivery,
     WebhookDeliveryAttempt,
@@ -304,3 +311,31 @@ async def purge_expired(session: AsyncSession, now: datetime, limit: int) -> int
     )
     await session.execute(delete(WebhookDelivery).where(WebhookDelivery.id.in_(found)))
     return len(found)
+
+
+async def forget_deliveries(
+    session: AsyncSession, office_id: str, event_ids: Sequence[str], mentions: Sequence[str]
+) -> None:
+    """Deletes the office's webhook and ``FIRE_WEBHOOK`` deliveries (with their attempts
+    and the receivers' answers) of these events or whose payload names any of
+    ``mentions``: an erasure."""
+    for model in (WebhookDelivery, ActionDelivery):
+        table: Any = model.__table__
+        for chunk in batches(sorted(event_ids), 500):
+            await _forget(
+                session, model, table.c.office_id == office_id, table.c.event_id.in_(chunk)
+            )
+        for chunk in batches(sorted(mentions)):
+            await _forget(
+                session, model, table.c.office_id == office_id, mentioning(table.c.payload, chunk)
+            )
+
+
+async def _forget(session: AsyncSession, model: Any, *where: Any) -> None:
+    ids = list(await session.scalars(select(model.id).where(*where)))
+    for chunk in batches(ids, 500):
+        if model is WebhookDelivery:
+            await session.execute(
+                delete(WebhookDeliveryAttempt).where(WebhookDeliveryAttempt.delivery_id.in_(chunk))
+            )
+        await session.execute(delete(model).where(model.id.in_(chunk)))

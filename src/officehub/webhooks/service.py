@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import secrets as secrets_module
+from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -211,3 +212,11 @@ async def retry_delivery(session: AsyncSession, office_id: str, ident: str) -> W
         "Only a FAILED or RETRYING delivery can be retried",
         details=f"delivery {ident} is {record.status}",
     )
+
+
+async def forget_deliveries(
+    session: AsyncSession, office_id: str, event_ids: Sequence[str], mentions: Sequence[str]
+) -> None:
+    """An erasure: the deliveries of these events, or naming these records, go (payloads,
+    attempts and receivers' answers with them)."""
+    await repository.forget_deliveries(session, office_id, event_ids, mentions)

@@ -1,0 +1,143 @@
+"""A client's data erased at their request (LGPD art. 18, VI: ``POST /people/{id}/erase``),
+and the legal hold that forbids it (``PUT /people/{id}/legal-hold``).
+
+Erasing a contact deletes it and every personal datum derived from it, in one transaction:
+the upper domains answer the ``contact_erasing`` hook (conversations name their ids and the
+contact's stored files; crm its cards; cases its cases; automation deletes its rule runs),
+then ``contact_deleting`` and the database cascades take conversations, messages, notes,
+cards, cases, flow sessions, partner links, tags and channel identities; then the outbox
+events, webhook and ``FIRE_WEBHOOK`` deliveries (payloads, attempts, receivers' answers)
+and scheduled jobs naming any of those records are deleted. ``contact.deleted`` is emitted
+with ids only. A scheduled job (``ERASED_JOB``) deletes the files and, on PostgreSQL,
+vacuums the tables; on SQLite ``secure_delete`` zeroes the deleted rows and the route
+checkpoints the WAL after commit (``kit.db.checkpoint_wal``). Counts that carry no personal
+data (the clients map's) may stay; its cached copy is dropped (dashboard).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from officehub.contacts import events, repository
+from officehub.contacts.hooks import (
+    ContactDeleting,
+    ContactErasing,
+    contact_deleting,
+    contact_erasing,
+)
+from officehub.contacts.schemas import (
+    ContactDeletedPayload,
+    ContactErasedOut,
+    ContactOut,
+    LegalHoldIn,
+)
+from officehub.contacts.service import lock_contact, read_contact, refuse_held
+from officehub.events.service import emit, events_mentioning, forget_events
+from officehub.kit.db import vacuum
+from officehub.kit.errors import ValidationFailed
+from officehub.kit.scheduled_jobs import ScheduledJob, add_job, forget_jobs_mentioning
+from officehub.kit.storage import storage_from_settings
+from officehub.kit.timeutil import utcnow
+from officehub.kit.worker import WorkerContext
+from officehub.webhooks.service import forget_deliveries
+
+logger = logging.getLogger("officehub.contacts")
+
+ERASED_JOB = "contacts.erased"
+"""The scheduled job an erasure leaves: its files deleted, PostgreSQL's tables vacuumed."""
+
+VACUUMED = (
+    "contacts",
+    "contact_tags",
+    "partner_links",
+    "conversations",
+    "conversation_notes",
+    "conversation_tags",
+    "messages",
+    "read_receipts",
+    "crm_cards",
+    "cases",
+    "case_movements",
+    "flow_sessions",
+    "automation_runs",
+    "channel_peers",
+    "webchat_visitors",
+    "claim_codes",
+    "outbox_events",
+    "outbox_consumer_events",
+    "webhook_deliveries",
+    "webhook_delivery_attempts",
+    "action_deliveries",
+    "scheduled_jobs",
+)
+"""The tables an erasure deletes from: what the scheduled ``VACUUM`` reclaims."""
+
+
+async def set_legal_hold(
+    session: AsyncSession, office_id: str, ident: str, body: LegalHoldIn
+) -> ContactOut:
+    """Holds or releases the contact's data (``contact.updated`` when it changes). Holding
+    needs a reason; releasing drops it."""
+    if body.legal_hold and body.legal_hold_reason is None:
+        raise ValidationFailed.field("body.legalHoldReason", "required when legalHold is true")
+    contact = await lock_contact(session, office_id, ident)
+    reason = body.legal_hold_reason if body.legal_hold else None
+    if (contact.legal_hold, contact.legal_hold_reason) == (body.legal_hold, reason):
+        return await read_contact(session, office_id, ident)
+    contact.legal_hold, contact.legal_hold_reason = body.legal_hold, reason
+    contact.updated_at = utcnow()
+    await session.flush()
+    out = await read_contact(session, office_id, ident)
+    await emit(session, office_id, events.UPDATED, out)
+    return out
+
+
+async def erase_contact(session: AsyncSession, office_id: str, ident: str) -> ContactErasedOut:
+    """Erases the contact and what derives from it (the module says what); 409
+    ``LEGAL_HOLD`` under a legal hold. Emits ``contact.deleted`` with ids only."""
+    contact = await lock_contact(session, office_id, ident)
+    refuse_held(contact)
+    erasing = ContactErasing(session, office_id, contact.id, {contact.id})
+    await contact_erasing.fire(erasing)
+    await contact_deleting.fire(ContactDeleting(session, office_id, contact.id))
+    await repository.delete_contact(session, contact)
+    mentions = sorted(erasing.mentions)
+    # After the cascades: the events they emitted (crm.lead.deleted) name the records too.
+    forgotten = await events_mentioning(session, office_id, mentions)
+    await forget_deliveries(session, office_id, forgotten, mentions)
+    await forget_events(session, office_id, forgotten)
+    await forget_jobs_mentioning(session, office_id, mentions)
+    now = utcnow()
+    add_job(session, office_id, ERASED_JOB, {"files": sorted(erasing.files)}, now, now)
+    await session.flush()
+    await emit(
+        session,
+        office_id,
+        events.DELETED,
+        ContactDeletedPayload(id=contact.id, erased=True, merged_into_id=None),
+    )
+    logger.info(
+        "contact %s erased: %d records named, %d events and %d files forgotten",
+        contact.id,
+        len(mentions),
+        len(forgotten),
+        len(erasing.files),
+    )
+    return ContactErasedOut(id=contact.id, erased_at=now)
+
+
+async def clean_up_erased(session: AsyncSession, job: ScheduledJob, ctx: WorkerContext) -> None:
+    """The ``ERASED_JOB``: deletes the erased contact's files (a file already gone is no
+    error) and, on PostgreSQL, vacuums the tables the erasure deleted from."""
+    storage = storage_from_settings(ctx.settings)
+    files: list[Any] = list(job.payload.get("files") or [])
+    for key in files:
+        if isinstance(key, str):
+            await storage.delete(key)
+    await vacuum(ctx.engine, VACUUMED)
+
+
+JOB_HANDLERS = {ERASED_JOB: clean_up_erased}
