@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -446,3 +447,53 @@ async def test_erasure_racing_a_legal_hold_never_erases_a_held_contact(
             erase.text,
             held.text,
         )
+
+
+async def test_erasure_drops_the_cached_clients_map(
+    client: httpx.AsyncClient, office_a: OfficeFixture, session: AsyncSession
+) -> None:
+    inbox = await f.make_inbox(session, office_a.id)
+    integration = await f.make_integration(session, office_a.id, inbox.id)
+    contact = await f.make_contact(session, office_a.id, name=NAME, phone=PHONE)
+    await f.make_conversation(session, office_a.id, contact.id, integration)
+    await session.commit()
+    path = "/homepage-v2/get-clients-map"
+    before = await client.get(path, headers=office_a.headers)
+    assert before.json()["data"]["total"] == 1
+    r = await client.post(f"/people/{contact.id}/erase", headers=admin(office_a))
+    assert r.status_code == 200, r.text
+    after = await client.get(path, headers=office_a.headers)
+    assert after.json()["data"]["total"] == 0
+
+
+async def test_a_file_fetched_while_its_client_is_erased_is_not_kept(
+    app: FastAPI,
+    client: httpx.AsyncClient,
+    session: AsyncSession,
+    office_a: OfficeFixture,
+    platform: Platform,
+    settings: Settings,
+) -> None:
+    """The download's outcome finds no message to write to: the file it stored goes."""
+    integration = await official_integration(session, office_a.id)
+    photo = {
+        "from": WA_ID,
+        "id": "wamid.slow",
+        "timestamp": "1767268801",
+        "type": "image",
+        "image": {"id": "media-slow", "mime_type": "image/jpeg"},
+    }
+    body = notification([photo], name=NAME, sender=WA_ID)
+    assert (await post_notification(client, integration.id, body)).status_code == 200
+    [person] = (await client.get("/people", headers=office_a.headers)).json()["data"]
+    slow = Reply(body="FOTO-DO-ZEBEDEU " * 8, headers={"content-type": "image/jpeg"}, delay=3)
+    async with running_receiver(lambda _n: slow) as files:
+        platform.media["media-slow"] = (b"", "image/jpeg")
+        platform.media_url_override = files.url
+        download = asyncio.create_task(worker(app, settings, media=True).run_once())
+        await files.wait_for(1)  # the download is in flight, its answer held back
+        r = await client.post(f"/people/{person['id']}/erase", headers=admin(office_a))
+        assert r.status_code == 200, r.text
+        assert await download == 1
+    stored = settings.data_dir / "files" / "inbound-media"
+    assert [p for p in stored.rglob("*") if p.is_file()] == []

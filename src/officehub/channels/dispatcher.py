@@ -517,7 +517,10 @@ def _media_pool(ctx: WorkerContext) -> _Pool:
         for message, token, outcome in outcomes:
             if isinstance(outcome, str):
                 values = {"media_url": storage.url(outcome), "error": None, "next_attempt_at": None}
-                await queue.finish(session, message.id, token, values)
+                if not await queue.finish(session, message.id, token, values):
+                    # The message was erased meanwhile (or taken over): no row names the
+                    # file, so the client's file goes.
+                    await storage.delete(outcome)
             elif isinstance(outcome, SendRejected):
                 error = f"media download failed: {outcome.reason}"
                 gave_up = {"attempts": settings.dispatch_max_attempts, "error": error}
