@@ -216,7 +216,8 @@ _ENTRY_SCRIPT = textwrap.dedent(
 
 
 ALL_REQUIRED = (
-    "contact.deleting,contact.merging,conversation.tags_changed,inbox.deleting,integration.deleting"
+    "contact.deleting,contact.erasing,contact.merging,conversation.tags_changed,"
+    "inbox.deleting,integration.deleting"
 )
 
 
