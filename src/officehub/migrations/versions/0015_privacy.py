@@ -5,7 +5,7 @@ A key that held every scope before (made without ``--permission``) gets ``admin`
 key made now does; a key restricted to some scopes stays as it was.
 
 Revision ID: 0015_privacy
-Revises: 0015_accounts (chained after it so there is one head; the lead renumbers)
+Revises: 0015_inboxlist (chained after it so there is one head; the lead renumbers)
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from alembic import op
 from officehub.migrations.types import JSON
 
 revision = "0015_privacy"
-down_revision = "0015_accounts"
+down_revision = "0015_inboxlist"
 branch_labels = None
 depends_on = None
 
