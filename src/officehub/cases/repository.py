@@ -36,8 +36,11 @@ async def list_cases(
     legal_area_id: str | None = None,
     watch: bool | None = None,
     court: str | None = None,
+    seen: ColumnElement[bool] | None = None,
 ) -> tuple[list[Case], int]:
     stmt = scoped(Case, office_id)
+    if seen is not None:
+        stmt = stmt.where(seen)
     if person_id is not None:
         stmt = stmt.where(Case.person_id == person_id)
     if conversation_id is not None:

@@ -6,7 +6,8 @@ from fastapi import Query
 
 from officehub.cases import service
 from officehub.cases.schemas import CaseCreate, CaseMovementOut, CaseOut, CaseUpdate
-from officehub.kit.auth import OfficeDep
+from officehub.cases.visibility import VisibleCase, cases_seen
+from officehub.kit.auth import ActorDep, OfficeDep
 from officehub.kit.db import SessionDep
 from officehub.kit.errors import error_responses
 from officehub.kit.id_params import Id, PathId
@@ -34,6 +35,7 @@ async def list_cases(
     office: OfficeDep,
     session: SessionDep,
     page: PageDep,
+    actor: ActorDep,
     person_id: Annotated[Id | None, Query(alias="personId")] = None,
     conversation_id: Annotated[Id | None, Query(alias="conversationId")] = None,
     legal_area_id: Annotated[Id | None, Query(alias="legalAreaId")] = None,
@@ -49,18 +51,21 @@ async def list_cases(
         legal_area_id=legal_area_id,
         watch=watch,
         court=court,
+        seen=cases_seen(actor),
     )
     return Page[CaseOut].of(items, total, page)
 
 
 @router.get("/cases/{id}", response_model=CaseOut, responses=error_responses(400, 401, 404))
-async def read_case(id: PathId, office: OfficeDep, session: SessionDep) -> CaseOut:
+async def read_case(
+    id: PathId, _visible: VisibleCase, office: OfficeDep, session: SessionDep
+) -> CaseOut:
     return await service.read_case(session, office.office_id, id)
 
 
 @router.patch("/cases/{id}", response_model=CaseOut, responses=error_responses(400, 401, 404))
 async def update_case(
-    id: PathId, body: CaseUpdate, office: OfficeDep, session: SessionDep
+    id: PathId, body: CaseUpdate, _visible: VisibleCase, office: OfficeDep, session: SessionDep
 ) -> CaseOut:
     return await service.update_case(session, office.office_id, id, body)
 
@@ -71,7 +76,9 @@ async def update_case(
     responses=error_responses(400, 401, 404),
     summary="Delete a case and the movements found for it",
 )
-async def delete_case(id: PathId, office: OfficeDep, session: SessionDep) -> CaseOut:
+async def delete_case(
+    id: PathId, _visible: VisibleCase, office: OfficeDep, session: SessionDep
+) -> CaseOut:
     return await service.delete_case(session, office.office_id, id)
 
 
@@ -82,7 +89,7 @@ async def delete_case(id: PathId, office: OfficeDep, session: SessionDep) -> Cas
     summary="The case's movements, newest first",
 )
 async def list_case_movements(
-    id: PathId, office: OfficeDep, session: SessionDep, page: PageDep
+    id: PathId, _visible: VisibleCase, office: OfficeDep, session: SessionDep, page: PageDep
 ) -> Page[CaseMovementOut]:
     items, total = await service.list_movements(session, office.office_id, id, page)
     return Page[CaseMovementOut].of(items, total, page)

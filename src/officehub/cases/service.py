@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from datetime import datetime, timedelta
 
+from sqlalchemy import ColumnElement
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.cases import events, repository
@@ -155,7 +156,9 @@ async def list_cases(
     legal_area_id: str | None = None,
     watch: bool | None = None,
     court: str | None = None,
+    seen: ColumnElement[bool] | None = None,
 ) -> tuple[list[CaseOut], int]:
+    """``seen``: the WHERE clause of the cases the caller may see (``cases.visibility``)."""
     if person_id is not None:
         await contacts.get_contact(session, office_id, person_id)
     if conversation_id is not None:
@@ -171,6 +174,7 @@ async def list_cases(
         legal_area_id=legal_area_id,
         watch=watch,
         court=court,
+        seen=seen,
     )
     return [case_out(c) for c in rows], total
 

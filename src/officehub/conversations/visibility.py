@@ -9,9 +9,11 @@ conversation or give back their own, nothing else (403 ``MISSING_PERMISSION``).
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Callable
+from typing import Annotated, Any
 
 from fastapi import Depends
+from sqlalchemy import ColumnElement, Select, and_, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.conversations import service
@@ -36,6 +38,63 @@ def may_see(actor: Actor, conversation: Conversation) -> bool:
     if actor.role == AGENT and actor.only_assigned_conversations:
         return conversation.assigned_user_id in (None, actor.id)
     return True
+
+
+def conversations_seen(actor: Actor) -> Select[str] | None:
+    """The ids of the conversations ``actor`` may see (``may_see`` as a subquery), for the
+    WHERE clause of the records that hang from a conversation; ``None`` for a key or an
+    ADMIN (nothing to add)."""
+    if sees_everything(actor):
+        return None
+    stmt = select(Conversation.id).where(
+        Conversation.office_id == actor.office_id, Conversation.inbox_id.in_(actor.inbox_ids)
+    )
+    if actor.role == AGENT and actor.only_assigned_conversations:
+        stmt = stmt.where(
+            or_(Conversation.assigned_user_id.is_(None), Conversation.assigned_user_id == actor.id)
+        )
+    return stmt
+
+
+def through_conversation(
+    actor: Actor, conversation_id: Any, person_id: Any | None = None
+) -> ColumnElement[bool] | None:
+    """A record naming ``conversation_id`` is visible when that conversation is. One without
+    a conversation is visible to everyone (``person_id`` ``None``), or when its contact has a
+    conversation the actor may see. ``None`` for a key or an ADMIN."""
+    seen = conversations_seen(actor)
+    if seen is None:
+        return None
+    if person_id is None:
+        without: ColumnElement[bool] = conversation_id.is_(None)
+    else:
+        of_person = seen.with_only_columns(Conversation.person_id)
+        without = and_(conversation_id.is_(None), person_id.in_(of_person))
+    return or_(without, conversation_id.in_(seen))
+
+
+async def require_visible(
+    session: AsyncSession, actor: Actor, model: Any, ident: str, clause: ColumnElement[bool] | None
+) -> None:
+    """404 (``NotFound.of(model's name)``) unless the office's ``model`` row ``ident`` meets
+    ``clause``: one query for a SUPERVISOR or an AGENT, none when ``clause`` is ``None``."""
+    if clause is None:
+        return
+    stmt = select(model.id).where(model.office_id == actor.office_id, model.id == ident, clause)
+    if await session.scalar(stmt) is None:
+        raise NotFound.of(model.__name__, ident)
+
+
+def visible_path(
+    model: Any, clause_of: Callable[[Actor], ColumnElement[bool] | None]
+) -> Callable[..., Any]:
+    """A route dependency: the ``model`` row of the path's ``{id}`` meets ``clause_of(actor)``
+    (404 otherwise)."""
+
+    async def dependency(id: PathId, actor: ActorDep, session: SessionDep) -> None:
+        await require_visible(session, actor, model, id, clause_of(actor))
+
+    return dependency
 
 
 async def visible_conversation(

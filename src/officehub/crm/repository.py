@@ -37,9 +37,15 @@ async def get_funnel(
 
 
 async def list_funnels(
-    session: AsyncSession, office_id: str, inbox_id: str | None, params: PageParams
+    session: AsyncSession,
+    office_id: str,
+    inbox_id: str | None,
+    params: PageParams,
+    seen: ColumnElement[bool] | None = None,
 ) -> tuple[list[Funnel], int]:
     stmt = scoped(Funnel, office_id).order_by(Funnel.created_at, Funnel.id)
+    if seen is not None:
+        stmt = stmt.where(seen)
     if inbox_id is not None:
         stmt = stmt.where(Funnel.inbox_id == inbox_id)
     return await paginate(session, stmt, params)
@@ -202,11 +208,18 @@ async def find_card_in_funnels(
     return (await session.scalars(stmt)).first()
 
 
-async def cards_by_ids(session: AsyncSession, office_id: str, ids: Sequence[str]) -> list[Card]:
-    """The office's cards among ``ids``, locked for their delete (``get_all_for_change``)."""
+async def cards_by_ids(
+    session: AsyncSession,
+    office_id: str,
+    ids: Sequence[str],
+    seen: ColumnElement[bool] | None = None,
+) -> list[Card]:
+    """The office's cards among ``ids`` (meeting ``seen`` when given), locked for their
+    delete (``get_all_for_change``)."""
     if not ids:
         return []
-    return await get_all_for_change(session, Card, office_id, Card.id.in_(ids))
+    where = [Card.id.in_(ids)] if seen is None else [Card.id.in_(ids), seen]
+    return await get_all_for_change(session, Card, office_id, *where)
 
 
 async def cards_of_conversation(

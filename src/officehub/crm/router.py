@@ -6,6 +6,7 @@ from typing import Annotated
 
 from fastapi import Depends, Query
 
+from officehub.conversations.visibility import visible_conversation
 from officehub.crm import service
 from officehub.crm.schemas import (
     CardCreate,
@@ -20,7 +21,8 @@ from officehub.crm.schemas import (
     FunnelOut,
     FunnelUpdate,
 )
-from officehub.kit.auth import ADMIN, SUPERVISOR, OfficeDep, role_override
+from officehub.crm.visibility import VisibleCard, VisibleFunnel, cards_seen, funnels_seen
+from officehub.kit.auth import ADMIN, SUPERVISOR, ActorDep, OfficeDep, role_override
 from officehub.kit.db import SessionDep
 from officehub.kit.errors import ValidationFailed, error_responses
 from officehub.kit.id_params import Id, PathId
@@ -98,9 +100,12 @@ async def list_funnels(
     office: OfficeDep,
     session: SessionDep,
     params: PageDep,
+    actor: ActorDep,
     inbox_id: Annotated[Id | None, Query(alias="inboxId")] = None,
 ) -> Page[FunnelOut]:
-    funnels, total = await service.list_funnels(session, office.office_id, inbox_id, params)
+    funnels, total = await service.list_funnels(
+        session, office.office_id, inbox_id, params, funnels_seen(actor)
+    )
     return Page[FunnelOut].of(funnels, total, params)
 
 
@@ -111,7 +116,11 @@ async def list_funnels(
     summary="The funnel board: its columns, each with one page of cards",
 )
 async def read_funnel(
-    id: PathId, office: OfficeDep, session: SessionDep, query: BoardQueryDep
+    id: PathId,
+    _visible: VisibleFunnel,
+    office: OfficeDep,
+    session: SessionDep,
+    query: BoardQueryDep,
 ) -> FunnelBoard:
     return await service.funnel_board(session, office.office_id, id, query)
 
@@ -215,8 +224,10 @@ async def create_card(body: CardCreate, office: OfficeDep, session: SessionDep) 
     responses=error_responses(400, 401),
     summary="Remove the office's cards among the given ids",
 )
-async def delete_cards(body: CardDelete, office: OfficeDep, session: SessionDep) -> str:
-    removed = await service.delete_cards(session, office.office_id, body.ids)
+async def delete_cards(
+    body: CardDelete, actor: ActorDep, office: OfficeDep, session: SessionDep
+) -> str:
+    removed = await service.delete_cards(session, office.office_id, body.ids, cards_seen(actor))
     return f"{removed} card{'' if removed == 1 else 's'} removed"
 
 
@@ -229,9 +240,11 @@ async def delete_cards(body: CardDelete, office: OfficeDep, session: SessionDep)
 async def card_of_conversation(
     personId: PathId,
     conversationId: PathId,
+    actor: ActorDep,
     office: OfficeDep,
     session: SessionDep,
 ) -> CardDetail:
+    await visible_conversation(session, actor, conversationId)
     return await service.card_of_conversation(session, office.office_id, personId, conversationId)
 
 
@@ -241,7 +254,9 @@ async def card_of_conversation(
     responses=error_responses(400, 401, 404),
     summary="A card's detail",
 )
-async def read_card(id: PathId, office: OfficeDep, session: SessionDep) -> CardDetail:
+async def read_card(
+    id: PathId, _visible: VisibleCard, office: OfficeDep, session: SessionDep
+) -> CardDetail:
     return await service.get_card_detail(session, office.office_id, id)
 
 
@@ -252,6 +267,6 @@ async def read_card(id: PathId, office: OfficeDep, session: SessionDep) -> CardD
     summary="Move a card (columnId) or change its owner, legal area, fields or origin",
 )
 async def update_card(
-    id: PathId, body: CardUpdate, office: OfficeDep, session: SessionDep
+    id: PathId, body: CardUpdate, _visible: VisibleCard, office: OfficeDep, session: SessionDep
 ) -> CardDetail:
     return await service.update_card(session, office.office_id, id, body)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from sqlalchemy import ColumnElement
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.contacts import service as contacts
@@ -538,9 +539,15 @@ async def update_card(
     return await card_detail(session, office_id, card, column)
 
 
-async def delete_cards(session: AsyncSession, office_id: str, ids: Sequence[str]) -> int:
-    """Removes the office's cards among ``ids``; ids of other offices are left alone."""
-    cards = await repository.cards_by_ids(session, office_id, sorted(set(ids)))
+async def delete_cards(
+    session: AsyncSession,
+    office_id: str,
+    ids: Sequence[str],
+    seen: ColumnElement[bool] | None = None,
+) -> int:
+    """Removes the office's cards among ``ids`` that the caller may see (``seen``,
+    ``crm.visibility``); ids of other offices or inboxes are left alone."""
+    cards = await repository.cards_by_ids(session, office_id, sorted(set(ids)), seen)
     return await _delete(session, office_id, cards)
 
 
@@ -588,11 +595,16 @@ async def _delete(session: AsyncSession, office_id: str, cards: Sequence[Card]) 
 
 
 async def list_funnels(
-    session: AsyncSession, office_id: str, inbox_id: str | None, params: PageParams
+    session: AsyncSession,
+    office_id: str,
+    inbox_id: str | None,
+    params: PageParams,
+    seen: ColumnElement[bool] | None = None,
 ) -> tuple[list[FunnelOut], int]:
+    """``seen``: the WHERE clause of the funnels the caller may see (``crm.visibility``)."""
     if inbox_id is not None:
         await inboxes.get_inbox(session, office_id, inbox_id)
-    funnels, total = await repository.list_funnels(session, office_id, inbox_id, params)
+    funnels, total = await repository.list_funnels(session, office_id, inbox_id, params, seen)
     return await funnels_out(session, office_id, funnels), total
 
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlalchemy import select
+from sqlalchemy import ColumnElement, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.kit.pagination import PageParams, paginate
@@ -48,8 +48,11 @@ async def list_tickets(
     assignee_id: str | None = None,
     department_id: str | None = None,
     conversation_id: str | None = None,
+    seen: ColumnElement[bool] | None = None,
 ) -> tuple[list[Ticket], int]:
     stmt = scoped(Ticket, office_id)
+    if seen is not None:
+        stmt = stmt.where(seen)
     if status_id is not None:
         stmt = stmt.where(Ticket.status_id == status_id)
     if priority is not None:

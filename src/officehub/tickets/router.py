@@ -4,7 +4,7 @@ from typing import Annotated
 
 from fastapi import Query
 
-from officehub.kit.auth import OfficeDep
+from officehub.kit.auth import ActorDep, OfficeDep
 from officehub.kit.db import SessionDep
 from officehub.kit.errors import error_responses
 from officehub.kit.id_params import Id, PathId
@@ -19,6 +19,7 @@ from officehub.tickets.schemas import (
     TicketStatusOut,
     TicketUpdate,
 )
+from officehub.tickets.visibility import VisibleTicket, tickets_seen
 
 router = Router(tags=["Tickets"])
 
@@ -65,6 +66,7 @@ async def list_tickets(
     office: OfficeDep,
     session: SessionDep,
     page: PageDep,
+    actor: ActorDep,
     status_id: Annotated[Id | None, Query(alias="statusId")] = None,
     priority: Annotated[TicketPriority | None, Query()] = None,
     assignee_id: Annotated[Id | None, Query(alias="assigneeId")] = None,
@@ -80,6 +82,7 @@ async def list_tickets(
         assignee_id=assignee_id,
         department_id=department_id,
         conversation_id=conversation_id,
+        seen=tickets_seen(actor),
     )
     return Page[TicketOut].of(
         await service.present(session, office.office_id, tickets), total, page
@@ -87,7 +90,9 @@ async def list_tickets(
 
 
 @router.get("/ticket/{id}", response_model=TicketOut, responses=error_responses(400, 401, 404))
-async def read_ticket(id: PathId, office: OfficeDep, session: SessionDep) -> TicketOut:
+async def read_ticket(
+    id: PathId, _visible: VisibleTicket, office: OfficeDep, session: SessionDep
+) -> TicketOut:
     ticket = await service.get_ticket(session, office.office_id, id)
     return (await service.present(session, office.office_id, [ticket]))[0]
 
@@ -96,7 +101,7 @@ async def read_ticket(id: PathId, office: OfficeDep, session: SessionDep) -> Tic
     "/ticket/{id}", response_model=TicketOut, responses=error_responses(400, 401, 404, 409)
 )
 async def update_ticket(
-    id: PathId, body: TicketUpdate, office: OfficeDep, session: SessionDep
+    id: PathId, body: TicketUpdate, _visible: VisibleTicket, office: OfficeDep, session: SessionDep
 ) -> TicketOut:
     ticket = await service.update_ticket(session, office.office_id, id, body)
     return (await service.present(session, office.office_id, [ticket]))[0]

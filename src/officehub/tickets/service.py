@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from sqlalchemy import ColumnElement
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.conversations import service as conversations
@@ -88,7 +89,9 @@ async def list_tickets(
     assignee_id: str | None = None,
     department_id: str | None = None,
     conversation_id: str | None = None,
+    seen: ColumnElement[bool] | None = None,
 ) -> tuple[list[Ticket], int]:
+    """``seen``: the WHERE clause of the tickets the caller may see (``tickets.visibility``)."""
     if status_id is not None:
         await get_ticket_status(session, office_id, status_id)
     await _check_people(
@@ -108,6 +111,7 @@ async def list_tickets(
         assignee_id=assignee_id,
         department_id=department_id,
         conversation_id=conversation_id,
+        seen=seen,
     )
 
 
