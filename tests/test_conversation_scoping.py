@@ -142,3 +142,76 @@ async def test_reassigning_is_for_supervisors_and_admins(
         assert r.status_code == 403
         r = await agent.request("PATCH", path, json={"priority": "HIGH"})
         assert r.status_code == 200  # other changes of a visible conversation stay open
+
+
+async def test_the_list_shows_a_user_only_the_conversations_they_may_see(
+    app: FastAPI, session: AsyncSession, office_a: OfficeFixture, client: httpx.AsyncClient
+) -> None:
+    world = await _two_inboxes(session, office_a)
+    colleague = await f.make_user(session, office_a.id, "Colega", "colega@escritorio.example")
+    await session.commit()
+    listed = await client.get("/conversation", headers=office_a.headers)
+    assert listed.json()["totalResults"] == 2  # a key sees every inbox
+    for role in ("AGENT", "SUPERVISOR"):
+        async with signed_in(app, office_a, role, inbox_ids=[world.family]) as user:
+            r = await user.request("GET", "/conversation")
+            assert r.status_code == 200, r.text
+            body = r.json()
+            assert [c["id"] for c in body["data"]] == [world.in_family], role
+            assert body["totalResults"] == 1
+            r = await user.request("GET", f"/conversation?inboxId={world.labour}")
+            assert r.json()["totalResults"] == 0
+    async with signed_in(app, office_a, "AGENT", inbox_ids=[world.family]) as agent:
+        r = await client.patch(
+            f"/user/{agent.id}", json={"onlyAssignedConversations": True}, headers=office_a.headers
+        )
+        assert r.status_code == 200
+        path = f"/conversation/{world.in_family}"
+        r = await client.patch(
+            path, json={"assignedUserId": colleague.id}, headers=office_a.headers
+        )
+        assert r.status_code == 200
+        assert (await agent.request("GET", "/conversation")).json()["totalResults"] == 0
+        r = await client.patch(path, json={"assignedUserId": agent.id}, headers=office_a.headers)
+        assert r.status_code == 200
+        assert (await agent.request("GET", "/conversation")).json()["totalResults"] == 1
+
+
+async def test_mine_lists_a_users_own_conversations(
+    app: FastAPI, session: AsyncSession, office_a: OfficeFixture, client: httpx.AsyncClient
+) -> None:
+    world = await _two_inboxes(session, office_a)
+    both = [world.family, world.labour]
+    r = await client.get("/conversation?mine=true", headers=office_a.headers)
+    assert r.status_code == 400 and "mine" in str(error_of(r)["details"])  # a key: no user
+    async with signed_in(app, office_a, "SUPERVISOR", inbox_ids=both) as user:
+        r = await user.request("GET", "/conversation?mine=true")
+        assert r.status_code == 200 and r.json()["totalResults"] == 0
+        path = f"/conversation/{world.in_labour}"
+        r = await client.patch(path, json={"assignedUserId": user.id}, headers=office_a.headers)
+        assert r.status_code == 200
+        r = await user.request("GET", "/conversation?mine=true")
+        assert [c["id"] for c in r.json()["data"]] == [world.in_labour]
+
+
+async def test_a_users_unread_count_and_read_mark_are_their_own(
+    app: FastAPI, session: AsyncSession, office_a: OfficeFixture, client: httpx.AsyncClient
+) -> None:
+    world = await _two_inboxes(session, office_a)
+    path = f"/conversation/{world.in_family}"
+    r = await client.post(
+        f"{path}/messages/inbound", json={"text": "olá"}, headers=office_a.headers
+    )
+    assert r.status_code in (200, 201), r.text
+    async with (
+        signed_in(app, office_a, "AGENT", inbox_ids=[world.family]) as ana,
+        signed_in(app, office_a, "AGENT", inbox_ids=[world.family]) as bia,
+    ):
+        for user in (ana, bia):
+            assert (await user.request("GET", path)).json()["unreadCount"] == 1
+        r = await ana.request("POST", f"{path}/read", json={})
+        assert r.status_code in (200, 204), r.text
+        assert (await ana.request("GET", path)).json()["unreadCount"] == 0
+        assert (await bia.request("GET", path)).json()["unreadCount"] == 1
+        listed = (await bia.request("GET", "/conversation")).json()["data"]
+        assert listed[0]["unreadCount"] == 1

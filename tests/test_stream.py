@@ -22,7 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.app import create_app
 from officehub.events.models import OutboxEvent
-from officehub.kit.auth import OfficeContext
+from officehub.kit.auth import Actor, OfficeContext
 from officehub.kit.timeutil import utcnow
 from officehub.live.hub import stream_event
 from officehub.live.visibility import visible
@@ -340,3 +340,41 @@ async def test_a_second_processs_write_reaches_a_stream_on_postgresql(
         ident = await _opened_conversation(elsewhere, office_a, body)
         created = await stream.next()
         assert created.data["data"]["id"] == ident
+
+
+def test_a_users_stream_gets_only_the_events_of_conversations_they_may_see() -> None:
+    def made(conversation_id: str | None, inbox_id: str | None, assigned: str | None) -> Any:
+        row = OutboxEvent(
+            id="c" + "1" * 24,
+            office_id="coffice-a",
+            name="message.created" if conversation_id else "contact.updated",
+            data={},
+            created_at=utcnow(),
+            conversation_id=conversation_id,
+        )
+        return stream_event(row, inbox_id, assigned)
+
+    def session_of(role: str, only_assigned: bool = False) -> OfficeContext:
+        user = Actor(
+            "user",
+            "cuser",
+            role,
+            "coffice-a",
+            inbox_ids=frozenset({"cfamily"}),
+            only_assigned_conversations=only_assigned,
+        )
+        return OfficeContext("coffice-a", "csession", frozenset(), actor=user)
+
+    family, labour = made("cconv", "cfamily", None), made("cconv", "clabour", None)
+    no_conversation, gone = made(None, None, None), made("cconv", None, None)
+    for role in ("SUPERVISOR", "AGENT"):
+        user = session_of(role)
+        assert visible(family, user) and not visible(labour, user)
+        assert not visible(no_conversation, user) and not visible(gone, user)
+    admin = session_of("ADMIN")
+    assert all(visible(e, admin) for e in (family, labour, no_conversation))
+    agent = session_of("AGENT", only_assigned=True)
+    assert visible(family, agent)  # unassigned
+    assert visible(made("cconv", "cfamily", "cuser"), agent)
+    assert not visible(made("cconv", "cfamily", "ccolleague"), agent)
+    assert visible(made("cconv", "cfamily", "ccolleague"), session_of("SUPERVISOR"))

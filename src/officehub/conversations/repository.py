@@ -5,7 +5,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, bindparam, case, delete, func, or_, select, update
+from sqlalchemy import ColumnElement, Select, bindparam, case, delete, func, or_, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
@@ -61,6 +61,7 @@ def conversations_query(
     assigned_user_id: str | None = None,
     unassigned: bool = False,
     is_archived: bool | None = None,
+    visible: ColumnElement[bool] | None = None,
 ) -> Select[Any]:
     """Pinned first, then by last message (or creation, before any), newest first: the
     order of ``ix_conversations_office_id[_inbox_id]_listed``, read backwards."""
@@ -77,6 +78,8 @@ def conversations_query(
         stmt = stmt.where(Conversation.assigned_user_id.is_(None))
     if is_archived is not None:
         stmt = stmt.where(Conversation.is_archived.is_(is_archived))
+    if visible is not None:
+        stmt = stmt.where(visible)
     return stmt.order_by(
         Conversation.is_fixed.desc(), Conversation.sorted_at.desc(), Conversation.id.desc()
     )

@@ -18,6 +18,7 @@ from officehub.conversations.schemas import (
 from officehub.conversations.visibility import (
     VisibleConversation,
     check_assignment,
+    listed,
     visible_conversation,
 )
 from officehub.kit.auth import ActorDep, OfficeDep
@@ -56,6 +57,7 @@ async def open_conversation(
     summary="List conversations: pinned first, then by last message",
 )
 async def list_conversations(
+    actor: ActorDep,
     office: OfficeDep,
     session: SessionDep,
     params: PageDep,
@@ -76,7 +78,8 @@ async def list_conversations(
         mine=mine,
         unassigned=unassigned,
         is_archived=is_archived,
-        user_id=service.reader_of(office),
+        user_id=service.reader_of(actor),
+        visible=listed(actor),
     )
     return Page[ConversationOut].of(items, total, params)
 

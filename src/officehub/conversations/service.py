@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
 
+from sqlalchemy import ColumnElement
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.contacts import service as contacts
@@ -32,6 +33,7 @@ from officehub.departments import service as departments
 from officehub.events.catalogue import Event
 from officehub.events.service import emit
 from officehub.inboxes import service as inboxes
+from officehub.kit.auth import Actor, OfficeContext
 from officehub.kit.errors import Conflict, NotFound, ValidationFailed
 from officehub.kit.pagination import PageParams, paginate
 from officehub.kit.repository import flush_or_conflict
@@ -44,11 +46,11 @@ _UNSET: Any = object()
 C = TypeVar("C", bound=ConversationOut)
 
 
-def reader_of(actor: object) -> str | None:
-    """The signed-in user a request acts for, None for an API key (which reads as the
-    office: its read mark, every conversation). Sessions give their context a ``user_id``."""
-    user_id = getattr(actor, "user_id", None)
-    return user_id if isinstance(user_id, str) else None
+def reader_of(context: OfficeContext | Actor) -> str | None:
+    """The signed-in user a request acts for (their read marks, ``mine``), None for an API
+    key (which reads as the office: its read mark, every conversation)."""
+    actor = context.who if isinstance(context, OfficeContext) else context
+    return actor.id if actor.kind == "user" else None
 
 
 async def get_conversation(
@@ -142,9 +144,10 @@ async def list_conversations(
     unassigned: bool = False,
     is_archived: bool | None = None,
     user_id: str | None = None,
+    visible: ColumnElement[bool] | None = None,
 ) -> tuple[list[ConversationOut], int]:
     """``mine``: assigned to the signed-in user (an API key is no user: 400);
-    ``unassigned``: assigned to nobody."""
+    ``unassigned``: assigned to nobody; ``visible``: the caller's visibility clause."""
     if mine and user_id is None:
         raise ValidationFailed.field("query.mine", "mine needs a signed-in user, not an API key")
     if mine and unassigned:
@@ -161,6 +164,7 @@ async def list_conversations(
         assigned_user_id=user_id if mine else None,
         unassigned=unassigned,
         is_archived=is_archived,
+        visible=visible,
     )
     rows, total = await paginate(session, stmt, params)
     return await present(session, office_id, rows, user_id), total

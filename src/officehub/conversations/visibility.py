@@ -31,13 +31,32 @@ def sees_everything(actor: Actor) -> bool:
 
 
 def may_see(actor: Actor, conversation: Conversation) -> bool:
+    return may_see_in(actor, conversation.inbox_id, conversation.assigned_user_id)
+
+
+def may_see_in(actor: Actor, inbox_id: str | None, assigned_user_id: str | None) -> bool:
+    """``may_see`` of a conversation known by its inbox and assignee (no inbox: gone)."""
     if sees_everything(actor):
         return True
-    if conversation.inbox_id not in actor.inbox_ids:
+    if inbox_id is None or inbox_id not in actor.inbox_ids:
         return False
     if actor.role == AGENT and actor.only_assigned_conversations:
-        return conversation.assigned_user_id in (None, actor.id)
+        return assigned_user_id in (None, actor.id)
     return True
+
+
+def listed(actor: Actor) -> ColumnElement[bool] | None:
+    """``may_see`` as the WHERE clause of a conversation list (page and total scoped alike);
+    ``None`` for a key or an ADMIN (nothing to add)."""
+    if sees_everything(actor):
+        return None
+    clause: ColumnElement[bool] = Conversation.inbox_id.in_(actor.inbox_ids)
+    if actor.role == AGENT and actor.only_assigned_conversations:
+        mine_or_nobodys = or_(
+            Conversation.assigned_user_id.is_(None), Conversation.assigned_user_id == actor.id
+        )
+        clause = and_(clause, mine_or_nobodys)
+    return clause
 
 
 def conversations_seen(actor: Actor) -> Select[str] | None:

@@ -21,9 +21,10 @@ from collections.abc import Coroutine, Sequence
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
-from sqlalchemy import bindparam, select
+from sqlalchemy import and_, bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from officehub.conversations.models import Conversation
 from officehub.events.models import OutboxEvent
 from officehub.kit import wakeup
 from officehub.kit.auth import OfficeContext
@@ -142,19 +143,18 @@ class StreamHub:
             if last is None:
                 return None
             after = last[0]
-            rows = await session.scalars(
-                select(OutboxEvent)
-                .where(
+            rows = await session.execute(
+                _WITH_CONVERSATION.where(
                     OutboxEvent.office_id == actor.office_id,
                     OutboxEvent.created_at >= after,
                 )
                 .order_by(OutboxEvent.created_at, OutboxEvent.id)
                 .limit(REPLAY_MAX + 2)
             )
-            found = [r for r in rows if (r.created_at, r.id) > (after, last_event_id)]
+            found = [r for r in rows if (r[0].created_at, r[0].id) > (after, last_event_id)]
         if len(found) > REPLAY_MAX:
             return None
-        events = [stream_event(r) for r in found]
+        events = [stream_event(*r) for r in found]
         return [e for e in events if visible(e, actor)]
 
     async def newest_id(self, actor: OfficeContext) -> str | None:
@@ -219,7 +219,7 @@ class StreamHub:
             if at > self._newest:
                 self._newest = at
         for row in rows:
-            event = stream_event(row)
+            event = stream_event(*row)
             for subscriber in list(self._by_office.get(event.office_id, ())):
                 if visible(event, subscriber.actor):
                     subscriber.offer(event)
@@ -234,18 +234,35 @@ _RECENT = select(OutboxEvent.id, OutboxEvent.created_at).where(
 _RECENT_OF = _RECENT.where(OutboxEvent.office_id.in_(bindparam("offices", expanding=True)))
 
 
-async def _events(session: AsyncSession, ids: Sequence[str]) -> list[OutboxEvent]:
+# Each event with its conversation's inbox and assignee as they stand (what a session's
+# visibility needs), in the same query.
+_WITH_CONVERSATION = select(
+    OutboxEvent, Conversation.inbox_id, Conversation.assigned_user_id
+).outerjoin(
+    Conversation,
+    and_(
+        Conversation.id == OutboxEvent.conversation_id,
+        Conversation.office_id == OutboxEvent.office_id,
+    ),
+)
+
+
+async def _events(
+    session: AsyncSession, ids: Sequence[str]
+) -> list[tuple[OutboxEvent, str | None, str | None]]:
     if not ids:
         return []
-    rows = await session.scalars(
-        select(OutboxEvent)
-        .where(OutboxEvent.id.in_(ids))
-        .order_by(OutboxEvent.created_at, OutboxEvent.id)
+    rows = await session.execute(
+        _WITH_CONVERSATION.where(OutboxEvent.id.in_(ids)).order_by(
+            OutboxEvent.created_at, OutboxEvent.id
+        )
     )
-    return list(rows)
+    return [(r[0], r[1], r[2]) for r in rows]
 
 
-def stream_event(row: OutboxEvent) -> StreamEvent:
+def stream_event(
+    row: OutboxEvent, inbox_id: str | None = None, assigned_user_id: str | None = None
+) -> StreamEvent:
     body: dict[str, Any] = {
         "id": row.id,
         "event": row.name,
@@ -262,5 +279,7 @@ def stream_event(row: OutboxEvent) -> StreamEvent:
         conversation_id=row.conversation_id,
         integration_id=row.integration_id,
         target_webhook_id=row.target_webhook_id,
+        inbox_id=inbox_id,
+        assigned_user_id=assigned_user_id,
         frame=f"id: {row.id}\nevent: {row.name}\ndata: {data}\n\n",
     )
