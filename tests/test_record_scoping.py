@@ -10,8 +10,10 @@ from dataclasses import dataclass
 
 import httpx
 from fastapi import FastAPI
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from officehub.case_notices.models import CaseNotice
 from officehub.cases.models import Case, CaseMovement
 from officehub.kit.timeutil import utcnow
 from officehub.tickets.models import Ticket, TicketStatus
@@ -276,3 +278,57 @@ async def test_tickets_and_cases_follow_only_assigned_conversations(
         # A card is its funnel's inbox's: the setting narrows conversations, not the board.
         r = await agent.request("GET", f"/funnel-column-card/{world.family.card}")
         assert r.status_code == 200
+
+
+async def _notice(session: AsyncSession, office_id: str, case_id: str) -> str:
+    case = await session.get(Case, case_id)
+    assert case is not None
+    movement = await session.scalar(select(CaseMovement.id).where(CaseMovement.case_id == case_id))
+    notice = CaseNotice(
+        office_id=office_id,
+        case_id=case_id,
+        movement_id=movement,
+        person_id=case.person_id,
+        conversation_id=case.conversation_id,
+        case_number=case.number,
+        occurred_at=utcnow(),
+        category="decision",
+        explanation="O juiz decidiu.",
+        text="Olá! O juiz decidiu.",
+        status="PENDING",
+    )
+    session.add(notice)
+    await session.commit()
+    return notice.id
+
+
+async def test_case_notices_follow_their_case(
+    app: FastAPI, session: AsyncSession, office_a: OfficeFixture, client: httpx.AsyncClient
+) -> None:
+    world = await _world(session, office_a)
+    family = await _notice(session, office_a.id, world.family.case)
+    labour = await _notice(session, office_a.id, world.labour.case)
+    assert await _key_ids(client, office_a, "/case-notices") == {family, labour}
+    async with signed_in(app, office_a, "SUPERVISOR", inbox_ids=[world.family.inbox]) as user:
+        assert await _ids(user, "/case-notices") == {family}
+        assert await _ids(user, f"/case-notices?caseId={world.labour.case}") == set()
+        for method, path, body in (
+            ("GET", f"/case-notices/{labour}", None),
+            ("PATCH", f"/case-notices/{labour}", {"text": "Outro texto"}),
+            ("POST", f"/case-notices/{labour}/approve", None),
+            ("POST", f"/case-notices/{labour}/discard", None),
+        ):
+            r = await user.request(method, path, json=body)
+            assert r.status_code == 404, (method, path, r.text)
+        r = await user.request("GET", f"/case-notices/{family}")
+        assert r.status_code == 200, r.text
+        r = await user.request("POST", f"/case-notices/{family}/discard")
+        assert r.status_code == 200 and r.json()["status"] == "DISCARDED", r.text
+    r = await client.get(f"/case-notices/{labour}", headers=office_a.headers)
+    assert r.json()["status"] == "PENDING" and r.json()["text"] == "Olá! O juiz decidiu."
+
+
+async def _key_ids(client: httpx.AsyncClient, office: OfficeFixture, path: str) -> set[str]:
+    r = await client.get(path, headers=office.headers)
+    assert r.status_code == 200, r.text
+    return {item["id"] for item in r.json()["data"]}

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import select, update
+from sqlalchemy import ColumnElement, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.case_notices.models import CaseNotice, CaseNoticeSettings
@@ -23,8 +23,11 @@ async def list_notices(
     *,
     status: str | None = None,
     case_id: str | None = None,
+    visible: ColumnElement[bool] | None = None,
 ) -> tuple[list[CaseNotice], int]:
     stmt = scoped(CaseNotice, office_id)
+    if visible is not None:
+        stmt = stmt.where(visible)
     if status is not None:
         stmt = stmt.where(CaseNotice.status == status)
     if case_id is not None:

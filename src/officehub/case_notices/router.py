@@ -12,7 +12,8 @@ from officehub.case_notices.schemas import (
     CaseNoticeUpdate,
     NoticeStatus,
 )
-from officehub.kit.auth import ADMIN, OfficeDep, role_override
+from officehub.case_notices.visibility import VisibleCaseNotice, notices_seen
+from officehub.kit.auth import ADMIN, ActorDep, OfficeDep, role_override
 from officehub.kit.db import SessionDep
 from officehub.kit.errors import error_responses
 from officehub.kit.id_params import Id, PathId
@@ -29,6 +30,7 @@ router = Router(tags=["Case notices"])
     summary="The notices of new case movements to clients, newest first",
 )
 async def list_case_notices(
+    actor: ActorDep,
     office: OfficeDep,
     session: SessionDep,
     page: PageDep,
@@ -36,7 +38,7 @@ async def list_case_notices(
     case_id: Annotated[Id | None, Query(alias="caseId")] = None,
 ) -> Page[CaseNoticeOut]:
     items, total = await service.list_notices(
-        session, office.office_id, page, status=status, case_id=case_id
+        session, office.office_id, page, status=status, case_id=case_id, visible=notices_seen(actor)
     )
     return Page[CaseNoticeOut].of(items, total, page)
 
@@ -44,7 +46,9 @@ async def list_case_notices(
 @router.get(
     "/case-notices/{id}", response_model=CaseNoticeOut, responses=error_responses(400, 401, 404)
 )
-async def read_case_notice(id: PathId, office: OfficeDep, session: SessionDep) -> CaseNoticeOut:
+async def read_case_notice(
+    id: PathId, _visible: VisibleCaseNotice, office: OfficeDep, session: SessionDep
+) -> CaseNoticeOut:
     return await service.read_notice(session, office.office_id, id)
 
 
@@ -55,7 +59,11 @@ async def read_case_notice(id: PathId, office: OfficeDep, session: SessionDep) -
     summary="Edit what the client is told (before it is sent)",
 )
 async def update_case_notice(
-    id: PathId, body: CaseNoticeUpdate, office: OfficeDep, session: SessionDep
+    id: PathId,
+    body: CaseNoticeUpdate,
+    _visible: VisibleCaseNotice,
+    office: OfficeDep,
+    session: SessionDep,
 ) -> CaseNoticeOut:
     return await service.update_notice(session, office.office_id, id, body)
 
@@ -66,7 +74,9 @@ async def update_case_notice(
     responses=error_responses(400, 401, 404, 409),
     summary="Approve a notice: sent now, or when the quiet hours end",
 )
-async def approve_case_notice(id: PathId, office: OfficeDep, session: SessionDep) -> CaseNoticeOut:
+async def approve_case_notice(
+    id: PathId, _visible: VisibleCaseNotice, office: OfficeDep, session: SessionDep
+) -> CaseNoticeOut:
     return await service.approve_notice(session, office.office_id, id)
 
 
@@ -76,7 +86,9 @@ async def approve_case_notice(id: PathId, office: OfficeDep, session: SessionDep
     responses=error_responses(400, 401, 404, 409),
     summary="Discard a notice: the client is not told",
 )
-async def discard_case_notice(id: PathId, office: OfficeDep, session: SessionDep) -> CaseNoticeOut:
+async def discard_case_notice(
+    id: PathId, _visible: VisibleCaseNotice, office: OfficeDep, session: SessionDep
+) -> CaseNoticeOut:
     return await service.discard_notice(session, office.office_id, id)
 
 

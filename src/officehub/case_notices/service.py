@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from sqlalchemy import ColumnElement
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.case_notices import events, repository, texts
@@ -282,11 +283,13 @@ async def list_notices(
     *,
     status: str | None = None,
     case_id: str | None = None,
+    visible: ColumnElement[bool] | None = None,
 ) -> tuple[list[CaseNoticeOut], int]:
+    """``visible``: the caller's visibility clause (``case_notices.visibility``)."""
     if case_id is not None:
         await cases.get_case(session, office_id, case_id)
     rows, total = await repository.list_notices(
-        session, office_id, params, status=status, case_id=case_id
+        session, office_id, params, status=status, case_id=case_id, visible=visible
     )
     return [await notice_out(session, n) for n in rows], total
 
