@@ -125,6 +125,7 @@ TAG_ROLES: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "Case notices": (EVERYONE, MANAGERS),
     "Publications": (EVERYONE, ADMINS),
     "Dashboard": (MANAGERS, MANAGERS),
+    "Live": (EVERYONE, EVERYONE),
 }
 MISSING_ROLE = "Your role does not allow this operation"
 
