@@ -21,8 +21,9 @@ from tests.accounts_helpers import signed_in
 from tests.helpers import OfficeFixture, error_of
 
 ID = "cxxxxxxxxxxxxxxxx"
-# Called once, last, by test_accounts (it ends the caller's session).
-NOT_CALLED_HERE = {("POST", "/auth/logout")}
+# Called once, last, by test_accounts (it ends the caller's session); GET /stream answers
+# an endless stream to every role (what each role sees on it: tests/test_stream.py).
+NOT_CALLED_HERE = {("POST", "/auth/logout"), ("GET", "/stream")}
 
 
 async def _keyed_operations(client: httpx.AsyncClient) -> list[tuple[str, str, dict[str, Any]]]:
