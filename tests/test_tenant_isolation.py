@@ -181,6 +181,8 @@ MATRIX: dict[tuple[str, str], Probe | str] = {
         lambda i: {"emoji": "👍"}, id="conversation", messageId="message"
     ),
     ("POST", "/conversation/{id}/read"): _at(lambda i: {}, id="conversation"),
+    ("GET", "/conversation/{id}/evidence"): _at(id="conversation"),
+    ("GET", "/office/evidence-key"): "the key's office is the caller's own",
     ("POST", "/funnel"): _refers(lambda i: {"name": "B", "inboxId": i["inbox"]}),
     ("GET", "/funnel"): _filter(inboxId="inbox"),
     ("GET", "/funnel/{id}"): _at(id="funnel"),

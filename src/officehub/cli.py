@@ -89,6 +89,8 @@ user_app = typer.Typer(help="Users who sign in.", no_args_is_help=True)
 app.add_typer(user_app, name="user")
 people_app = typer.Typer(help="Contacts (people).", no_args_is_help=True)
 app.add_typer(people_app, name="people")
+evidence_app = typer.Typer(help="Evidence bundles of conversations.", no_args_is_help=True)
+app.add_typer(evidence_app, name="evidence")
 
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
 
@@ -703,6 +705,46 @@ def people_duplicates(
         [{**p, "merged": "yes" if p["merged"] else "no"} for p in pairs],
         ["officeId", "keptId", "otherId", "merged"],
     )
+
+
+@evidence_app.command("verify")
+def evidence_verify(
+    file: Annotated[Path, typer.Argument(help="The bundle (zip) to check.")],
+    key: Annotated[
+        Path | None,
+        typer.Option(
+            "--key", help="The office's published public key (PEM); default: the bundle's own."
+        ),
+    ] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Check an evidence bundle: its signature, the chain of its entries and every file;
+    exit 1 naming each thing that changed."""
+    from officehub.evidence.chain import verify_bundle
+
+    try:
+        data = file.read_bytes()
+        trusted = None if key is None else key.read_bytes()
+    except OSError as exc:
+        raise CliError(f"cannot read {exc.filename}: {exc.strerror}", EXIT_BAD_INPUT) from exc
+    verdict = verify_bundle(data, trusted)
+    report = {
+        "valid": verdict.ok,
+        "entries": verdict.entries,
+        "keyFingerprint": verdict.fingerprint,
+        "problems": verdict.problems,
+    }
+    if as_json:
+        typer.echo(json.dumps(report))
+    elif verdict.ok:
+        typer.echo(f"valid: {verdict.entries} entries, signed by key {verdict.fingerprint}")
+        if key is None:
+            typer.echo("compare this fingerprint with GET /office/evidence-key of the office")
+    else:
+        for problem in verdict.problems:
+            typer.echo(f"changed: {problem}", err=True)
+    if not verdict.ok:
+        raise typer.Exit(1)
 
 
 _SYNC_BATCHES = 1000

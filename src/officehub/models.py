@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from officehub.accounts.models import UserSession, UserToken
+from officehub.audit.models import AuditEntry
 from officehub.automation.models import (
     AutomationPause,
     AutomationRule,
@@ -23,6 +24,7 @@ from officehub.conversations.models import (
 from officehub.crm.models import Card, ColumnCount, Funnel, FunnelColumn
 from officehub.departments.models import Department
 from officehub.events.models import ConsumerEvent, OutboxEvent
+from officehub.evidence.models import EvidenceKey
 from officehub.fast_messages.models import FastMessage
 from officehub.flows.models import CaseMovement, Flow, FlowSession
 from officehub.inboxes.models import Inbox, Integration
@@ -42,6 +44,7 @@ from officehub.webhooks.models import Webhook, WebhookDelivery, WebhookDeliveryA
 __all__ = [
     "AccountNotice",
     "ApiKey",
+    "AuditEntry",
     "AutomationPause",
     "AutomationRule",
     "AutomationRun",
@@ -63,6 +66,7 @@ __all__ = [
     "ConversationTag",
     "CourtHoliday",
     "Department",
+    "EvidenceKey",
     "FastMessage",
     "Flow",
     "FlowSession",

@@ -13,6 +13,7 @@ from officehub.conversations.router import router as conversations_router
 from officehub.crm.router import router as crm_router
 from officehub.dashboard.router import router as dashboard_router
 from officehub.departments.router import router as departments_router
+from officehub.evidence.router import router as evidence_router
 from officehub.fast_messages.router import router as fast_messages_router
 from officehub.flows.router import router as flows_router
 from officehub.inboxes.router import router as inboxes_router
@@ -45,6 +46,7 @@ def domain_routers() -> list[Router]:
         contacts_router,
         templates_router,
         partner_links_router,
+        evidence_router,
         conversations_router,
         messages_router,
         crm_router,

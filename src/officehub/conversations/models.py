@@ -208,3 +208,8 @@ class Message(IdMixin, Base):
     error_detail: Mapped[dict[str, Any] | None] = mapped_column(JSONType)
     # What the platform said a send costs: {category, billable, pricingModel, conversation}.
     pricing: Mapped[dict[str, Any] | None] = mapped_column(JSONType)
+    # Who sent an outbound message (``apikey:<id>`` or ``user:<id>``, officehub.kit.actor);
+    # None for inbound messages and for those the service sent on its own (flows, rules).
+    sent_by: Mapped[str | None] = mapped_column(String(80))
+    # [{status, at}]: every status the message had, oldest first (evidence transcripts).
+    status_history: Mapped[list[dict[str, Any]] | None] = mapped_column(JSONType)

@@ -12,6 +12,7 @@ import ipaddress
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import Field, PrivateAttr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -20,7 +21,7 @@ from sqlalchemy.exc import ArgumentError
 
 DATABASE_FILE = "officehub.db"
 # Settings whose value is shown masked by ``officehub config``.
-SECRETS = frozenset({"signing_key", "datajud_api_key"})
+SECRETS = frozenset({"signing_key", "datajud_api_key", "secrets_key"})
 # The two database URL forms the service runs on (SQLAlchemy's async drivers it ships).
 DATABASE_URL_FORMS = (
     "sqlite+aiosqlite:///PATH",
@@ -204,6 +205,18 @@ class Settings(BaseSettings):
         "the reverse proxies whose X-Forwarded-For and X-Forwarded-Proto are believed: the "
         "client address (rate limits) and https (HSTS) come from them; empty: none",
     )
+    secrets_key: str = Field(
+        "",
+        description="Key (32 bytes, URL-safe base64) that encrypts stored secrets (AES-GCM); "
+        "empty: generated once in DATA_DIR/secrets.key, outside the database",
+    )
+    time_zone: str = Field(
+        "America/Sao_Paulo",
+        description="The office's time zone (IANA name): times in evidence transcripts",
+    )
+    audit_flush_seconds: float = Field(
+        0.2, gt=0, description="How often the audit trail's buffered entries are written"
+    )
     storage_backend: Literal["local", "s3"] = Field(
         "local", description="Where uploaded files live: the data folder or an S3 bucket"
     )
@@ -282,6 +295,15 @@ class Settings(BaseSettings):
     )
 
     _public_url_derived: bool = PrivateAttr(False)
+
+    @field_validator("time_zone")
+    @classmethod
+    def _known_time_zone(cls, value: str) -> str:
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise ValueError(f"{value!r} is not an IANA time zone") from exc
+        return value
 
     @field_validator("trusted_proxies")
     @classmethod

@@ -17,6 +17,15 @@ async def add_message(session: AsyncSession, message: Message) -> Message:
     return message
 
 
+def record_query(office_id: str, conversation_id: str) -> Select[Any]:
+    """Every message of the conversation, reactions included, oldest first."""
+    return (
+        scoped(Message, office_id)
+        .where(Message.conversation_id == conversation_id)
+        .order_by(Message.created_at, Message.id)
+    )
+
+
 def messages_query(office_id: str, conversation_id: str) -> Select[Any]:
     """Newest first."""
     return (

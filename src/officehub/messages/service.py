@@ -21,6 +21,7 @@ from officehub.conversations.models import Conversation, Message
 from officehub.events.catalogue import Event
 from officehub.events.service import PendingEvent, emit, emit_many
 from officehub.inboxes import service as inboxes
+from officehub.kit.actor import acting
 from officehub.kit.errors import Conflict, NotFound, ValidationFailed
 from officehub.kit.ids import new_id
 from officehub.kit.pagination import PageParams, paginate
@@ -614,6 +615,10 @@ def _apply(change: StatusChange) -> PendingEvent:
     message = change.message
     previous = message.status
     message.status = change.status
+    message.status_history = [
+        *(message.status_history or []),
+        {"status": change.status, "at": isoformat(utcnow())},
+    ]
     if change.external_id is not None:
         message.external_id = change.external_id
     if change.error is not None:
@@ -668,6 +673,29 @@ async def list_messages(
     return [MessageOut.model_validate(m) for m in rows], total
 
 
+TRANSCRIPT_LIMIT = 20_000
+
+
+async def conversation_record(
+    session: AsyncSession, office_id: str, conversation_id: str
+) -> list[Message]:
+    """Every message of the conversation, reactions included, oldest first (an evidence
+    transcript); at most ``TRANSCRIPT_LIMIT`` (409 beyond: a bundle is built in one go)."""
+    await conversations.get_conversation(session, office_id, conversation_id)
+    rows = list(
+        await session.scalars(
+            repository.record_query(office_id, conversation_id).limit(TRANSCRIPT_LIMIT + 1)
+        )
+    )
+    if len(rows) > TRANSCRIPT_LIMIT:
+        raise Conflict(
+            "The conversation is too long for one evidence bundle",
+            code="EVIDENCE_TOO_LARGE",
+            details=f"More than {TRANSCRIPT_LIMIT} messages",
+        )
+    return rows
+
+
 async def _store(
     session: AsyncSession,
     conversation: Conversation,
@@ -709,6 +737,8 @@ async def _store(
             content=content,
             reply_to_id=reply_to_id,
             forwarded=forwarded,
+            sent_by=acting() if direction == "OUTBOUND" else None,
+            status_history=[{"status": status, "at": isoformat(now)}],
         ),
     )
     if record_time:

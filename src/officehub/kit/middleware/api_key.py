@@ -19,6 +19,7 @@ from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from officehub.kit.actor import actor_of, current_actor
 from officehub.kit.auth import (
     API_KEY_HEADER,
     CSRF_HEADER,
@@ -165,4 +166,8 @@ class ApiKeyMiddleware:
                         refusal.headers(),
                     )
                     return
-        await self.app(scope, _key_checked(key, scope, receive), send)
+        actor = current_actor.set(actor_of(scope))
+        try:
+            await self.app(scope, _key_checked(key, scope, receive), send)
+        finally:
+            current_actor.reset(actor)

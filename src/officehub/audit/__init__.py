@@ -1,0 +1,1 @@
+"""The audit trail: who read or changed what, append-only and hash-chained per office."""

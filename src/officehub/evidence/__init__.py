@@ -1,0 +1,1 @@
+"""Evidence-grade conversation exports: a signed, hash-chained bundle and its verifier."""

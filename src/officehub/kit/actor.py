@@ -1,0 +1,54 @@
+"""Who is acting: read from the request in one place (``actor_of``).
+
+Today every request carries an office API key; when user sessions land, ``actor_of`` reads
+the session too and answers ``Actor("user", ...)``: nothing else changes. The request layer
+sets ``current_actor`` for the request's task, so a service that records who did something
+(the operator who sent a message, the audit trail) asks it instead of taking a parameter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from officehub.kit.auth import KeyOutcome
+
+ActorKind = Literal["apikey", "user"]
+
+
+@dataclass(frozen=True)
+class Actor:
+    kind: ActorKind
+    id: str
+    address: str
+
+    @property
+    def label(self) -> str:
+        """``apikey:<id>`` or ``user:<id>``: how a record names who did something."""
+        return f"{self.kind}:{self.id}"
+
+
+current_actor: ContextVar[Actor | None] = ContextVar("officehub_actor", default=None)
+
+
+def client_address(scope: Mapping[str, Any]) -> str:
+    """The peer's address as the server saw it (uvicorn's ``--forwarded-allow-ips`` makes
+    it the client's behind a trusted proxy)."""
+    client = scope.get("client")
+    return str(client[0]) if client else ""
+
+
+def actor_of(scope: Mapping[str, Any]) -> Actor | None:
+    """The actor of a request whose key the API key middleware resolved, else None."""
+    outcome = scope.get("state", {}).get("key")
+    if isinstance(outcome, KeyOutcome) and outcome.office is not None:
+        return Actor("apikey", outcome.office.key_id, client_address(scope))
+    return None
+
+
+def acting() -> str | None:
+    """The current actor's label, for a record that keeps who made it."""
+    actor = current_actor.get()
+    return None if actor is None else actor.label
