@@ -71,6 +71,8 @@ async def test_every_route_states_its_scope_in_the_openapi_document(
             expected = "admin"
         elif path.startswith("/webhooks") and path != "/webhooks/events":
             expected = "webhooks"
+        elif path == "/audit-log":
+            expected = "audit"
         assert scope == expected, (method, path)
 
 
@@ -156,6 +158,7 @@ async def test_a_key_made_without_permissions_holds_every_scope(
             "webhooks",
             "edit:customer",
             "admin",
+            "audit",
         ]
         with pytest.raises(ValidationFailed):
             await offices.create_api_key(s, office_a.id, "x", ["read", "superuser"])

@@ -183,6 +183,7 @@ MATRIX: dict[tuple[str, str], Probe | str] = {
     ("POST", "/conversation/{id}/read"): _at(lambda i: {}, id="conversation"),
     ("GET", "/conversation/{id}/evidence"): _at(id="conversation"),
     ("GET", "/office/evidence-key"): "the key's office is the caller's own",
+    ("GET", "/audit-log"): _filter(personId="contact"),
     ("POST", "/funnel"): _refers(lambda i: {"name": "B", "inboxId": i["inbox"]}),
     ("GET", "/funnel"): _filter(inboxId="inbox"),
     ("GET", "/funnel/{id}"): _at(id="funnel"),

@@ -20,6 +20,8 @@ from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from officehub import __version__
 from officehub.accounts.throttle import LoginThrottle
+from officehub.audit.middleware import AuditMiddleware
+from officehub.audit.recorder import AuditRecorder
 from officehub.console.router import router as console_router
 from officehub.events.router import router as events_router
 from officehub.events.router import state_webhook_bodies, webhook_routes
@@ -43,6 +45,7 @@ from officehub.kit.db import (
     create_read_sessionmaker,
     create_sessionmaker,
 )
+from officehub.kit.encryption import load_secrets_keys
 from officehub.kit.error_handlers import install_error_handlers
 from officehub.kit.errors import ErrorBody
 from officehub.kit.gc_tuning import settle_heap
@@ -87,6 +90,7 @@ def served_app() -> FastAPI:
 
 def create_app(settings: Settings | None = None, *, embedded_worker: bool = False) -> FastAPI:
     settings = settings or get_settings()
+    load_secrets_keys(settings)
     install_hooks()
     redact_outbound_urls()
 
@@ -99,6 +103,8 @@ def create_app(settings: Settings | None = None, *, embedded_worker: bool = Fals
         app.state.sessionmaker = create_sessionmaker(engine)
         app.state.read_sessionmaker = create_read_sessionmaker(engine)
         app.state.stream_hub = StreamHub(app.state.read_sessionmaker, settings.database_url)
+        app.state.audit = AuditRecorder(app.state.sessionmaker, settings.audit_flush_seconds)
+        app.state.audit.start()
         worker_task: asyncio.Task[None] | None = None
         worker: Worker | None = None
         if embedded_worker:
@@ -112,6 +118,7 @@ def create_app(settings: Settings | None = None, *, embedded_worker: bool = Fals
                 worker.stop()
                 await worker_task
             await app.state.stream_hub.close()
+            await app.state.audit.stop()
             await engine.dispose()
             await app.state.rate_limiter.close()
             await app.state.webchat_ip_limiter.close()
@@ -162,6 +169,8 @@ def create_app(settings: Settings | None = None, *, embedded_worker: bool = Fals
     app.include_router(console_router)
     app.add_middleware(WebchatCorsMiddleware)
     # The request layers (``kit.middleware``), added innermost first: the last added runs first.
+    # The audit trail's layer runs inside the key's: the actor is known (``kit.actor``).
+    app.add_middleware(AuditMiddleware)
     app.add_middleware(ApiKeyMiddleware)
     app.add_middleware(NulGuardMiddleware)
     app.add_middleware(UnhandledErrorMiddleware)

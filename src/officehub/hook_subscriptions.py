@@ -18,16 +18,23 @@ from __future__ import annotations
 
 from officehub.accounts import service as accounts
 from officehub.accounts import sessions as accounts_sessions
+from functools import partial
+
+from officehub.audit.recorder import use_person_resolver
 from officehub.automation import interest as automation_interest
 from officehub.automation import subscribers as automation_subscribers
 from officehub.case_notices import subscribers as case_notices_subscribers
 from officehub.cases import subscribers as cases_subscribers
+from officehub.cases.models import Case
 from officehub.channels import subscribers as channels_subscribers
 from officehub.conversations import subscribers as conversations_subscribers
+from officehub.conversations.models import Conversation
 from officehub.crm import subscribers as crm_subscribers
 from officehub.dashboard import subscribers as dashboard_subscribers
+from officehub.crm.models import Card
 from officehub.flows import interest as flows_interest
 from officehub.kit.auth import use_key_resolver, use_session_resolver
+from officehub.kit.repository import person_ids
 from officehub.offices import service as offices
 from officehub.users.hooks import user_deactivated
 from officehub.webchat import subscribers as webchat_subscribers
@@ -38,6 +45,10 @@ def install() -> None:
     use_key_resolver(offices.office_of_key_hash)
     use_session_resolver(accounts_sessions.resolve)
     user_deactivated.subscribe(accounts.on_user_deactivated)
+    # The audit trail finds the contact a conversation, card or case concerns.
+    use_person_resolver("conversation", partial(person_ids, model=Conversation))
+    use_person_resolver("card", partial(person_ids, model=Card))
+    use_person_resolver("case", partial(person_ids, model=Case))
     # Hook subscribers run in this order: conversations' vetoes and its merge cascade (which
     # closes clashing conversations, announcing it) come before crm's.
     conversations_subscribers.install()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from officehub.accounts.router import router as accounts_router
+from officehub.audit.router import router as audit_router
 from officehub.automation.router import router as automation_router
 from officehub.case_notices.router import router as case_notices_router
 from officehub.cases.router import router as cases_router
@@ -61,4 +62,5 @@ def domain_routers() -> list[Router]:
         webchat_router,
         dashboard_router,
         live_router,
+        audit_router,
     ]

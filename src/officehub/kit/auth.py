@@ -49,9 +49,10 @@ KEYLESS_PREFIXES = ("/docs/", "/docs-assets/", "/media/", "/channels/", "/webcha
 
 # read: every GET; write: every other change; webhooks: webhooks and their deliveries
 # (they hold secrets), read or written; edit:customer: partner links (the spec's permission);
-# admin: erasure and legal holds (issue 30).
-SCOPES = ("read", "write", "webhooks", "edit:customer", "admin")
-READ, WRITE, WEBHOOKS, EDIT_CUSTOMER, ADMIN_SCOPE = SCOPES
+# admin: erasure and legal holds (issue 30); audit: the audit trail (an administrator's: who
+# read and changed what).
+SCOPES = ("read", "write", "webhooks", "edit:customer", "admin", "audit")
+READ, WRITE, WEBHOOKS, EDIT_CUSTOMER, ADMIN_SCOPE, AUDIT = SCOPES
 # Routers whose routes all need one scope, whatever the method.
 TAG_SCOPES = {"Webhooks": WEBHOOKS, "Partner links": EDIT_CUSTOMER}
 SCOPE_EXTRA = "x-required-scope"

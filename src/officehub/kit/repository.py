@@ -235,3 +235,15 @@ def mentioning(column: Any, ids: Sequence[str]) -> ColumnElement[bool]:
 
 def batches(ids: Sequence[str], size: int = MENTION_BATCH) -> list[Sequence[str]]:
     return [ids[i : i + size] for i in range(0, len(ids), size)]
+
+
+async def person_ids(
+    session: AsyncSession, office_id: str, idents: Sequence[str], *, model: type[Base]
+) -> dict[str, str]:
+    """``{id: person_id}`` of the office's records of ``model`` among ``idents`` (one select):
+    the contact each concerns, for the audit trail."""
+    table: Any = model.__table__
+    stmt = select(table.c.id, table.c.person_id).where(
+        table.c.office_id == office_id, table.c.id.in_(list(idents))
+    )
+    return {row.id: row.person_id for row in await session.execute(stmt)}

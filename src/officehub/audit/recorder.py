@@ -1,0 +1,188 @@
+"""The audit trail's writer: entries buffered in memory, written in batches.
+
+A request only appends to the buffer (no statement, no round trip on its path). A task of
+the app writes the buffer every ``OFFICEHUB_AUDIT_FLUSH_SECONDS`` (and at shutdown, and
+before ``GET /audit-log`` answers): per office, one select of the chain's head and one
+multi-row insert. The chain cannot fork: ``(office_id, seq)`` is unique, so of two
+processes that read the same head the second's insert fails; it rolls back and reads the
+head again. On SQLite the batch's transaction takes the write lock first (``BEGIN
+IMMEDIATE``), so the head it reads is the head it appends to.
+
+The price, written in docs/decisions.md: entries of the last fraction of a second are lost
+if the process is killed (not on a clean stop, which flushes).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import defaultdict
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import insert, select, text
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from officehub.audit.chain import GENESIS, entry_hash
+from officehub.audit.models import AuditEntry
+from officehub.kit.actor import Actor
+from officehub.kit.ids import new_id
+
+log = logging.getLogger("officehub.audit")
+
+PersonResolver = Callable[[AsyncSession, str, Sequence[str]], Awaitable[dict[str, str]]]
+"""``{record id: contact id}`` of an office's records of one type (one select)."""
+
+_person_resolvers: dict[str, PersonResolver] = {}
+MAX_BUFFER = 100_000
+_RETRIES = 8
+
+
+def use_person_resolver(record_type: str, resolver: PersonResolver) -> None:
+    """How the trail finds the contact a record of ``record_type`` concerns (the wiring,
+    ``officehub.hook_subscriptions``, registers the domains' lookups)."""
+    _person_resolvers[record_type] = resolver
+
+
+@dataclass(frozen=True)
+class Pending:
+    office_id: str
+    at: datetime
+    actor: Actor
+    action: str
+    record_type: str
+    record_id: str | None
+    person_id: str | None
+
+
+class AuditRecorder:
+    def __init__(
+        self, sessionmaker: async_sessionmaker[AsyncSession], flush_seconds: float
+    ) -> None:
+        self.sessionmaker = sessionmaker
+        self.flush_seconds = flush_seconds
+        self._buffer: list[Pending] = []
+        self._lock = asyncio.Lock()
+        self._task: asyncio.Task[None] | None = None
+        self.written = 0
+
+    def record(self, entry: Pending) -> None:
+        """Appends ``entry`` to the buffer: no I/O. A buffer the database cannot take (down
+        for long) stops growing at ``MAX_BUFFER``, logging what it drops."""
+        if len(self._buffer) >= MAX_BUFFER:
+            log.error("audit buffer full: an entry was dropped", extra={"action": entry.action})
+            return
+        self._buffer.append(entry)
+
+    @property
+    def pending(self) -> int:
+        return len(self._buffer)
+
+    def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.create_task(self._run())
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+        await self.flush()
+
+    async def _run(self) -> None:
+        while True:
+            await asyncio.sleep(self.flush_seconds)
+            try:
+                await self.flush()
+            except Exception:
+                log.exception("audit flush failed; its entries stay buffered")
+
+    async def flush(self) -> int:
+        """Writes every buffered entry; returns how many. One at a time per process."""
+        async with self._lock:
+            batch, self._buffer = self._buffer, []
+            if not batch:
+                return 0
+            by_office: dict[str, list[Pending]] = defaultdict(list)
+            for entry in batch:
+                by_office[entry.office_id].append(entry)
+            written: set[str] = set()
+            try:
+                for office_id, entries in by_office.items():
+                    await self._append(office_id, entries)
+                    written.add(office_id)
+            except BaseException:
+                # What was not written goes back to the front of the buffer, in order.
+                self._buffer[:0] = [e for e in batch if e.office_id not in written]
+                raise
+            self.written += len(batch)
+            return len(batch)
+
+    async def _append(self, office_id: str, entries: list[Pending]) -> None:
+        for attempt in range(_RETRIES):
+            async with self.sessionmaker() as session:
+                try:
+                    await self._append_once(session, office_id, entries)
+                    await session.commit()
+                    return
+                except IntegrityError:
+                    await session.rollback()
+                    if attempt == _RETRIES - 1:
+                        raise
+                    await asyncio.sleep(0.01 * (attempt + 1))
+
+    async def _append_once(
+        self, session: AsyncSession, office_id: str, entries: list[Pending]
+    ) -> None:
+        if session.get_bind().dialect.name == "sqlite":
+            await session.execute(text("BEGIN IMMEDIATE"))
+        persons = await _persons(session, office_id, entries)
+        head = (
+            await session.execute(
+                select(AuditEntry.seq, AuditEntry.hash)
+                .where(AuditEntry.office_id == office_id)
+                .order_by(AuditEntry.seq.desc())
+                .limit(1)
+            )
+        ).first()
+        seq, previous = (0, GENESIS) if head is None else (head.seq, head.hash)
+        rows = []
+        for entry in entries:
+            seq += 1
+            person_id = entry.person_id or persons.get((entry.record_type, entry.record_id))
+            row = AuditEntry(
+                id=new_id(),
+                office_id=office_id,
+                seq=seq,
+                at=entry.at,
+                actor_kind=entry.actor.kind,
+                actor_id=entry.actor.id,
+                actor_address=entry.actor.address[:64],
+                action=entry.action,
+                record_type=entry.record_type,
+                record_id=entry.record_id,
+                person_id=person_id,
+                previous_hash=previous,
+            )
+            row.hash = previous = entry_hash(row)
+            rows.append({c.key: getattr(row, c.key) for c in AuditEntry.__table__.columns})
+        await session.execute(insert(AuditEntry), rows)
+
+
+async def _persons(
+    session: AsyncSession, office_id: str, entries: list[Pending]
+) -> dict[tuple[str, str | None], str]:
+    wanted: dict[str, set[str]] = defaultdict(set)
+    for entry in entries:
+        if entry.person_id is None and entry.record_id is not None:
+            if entry.record_type in _person_resolvers:
+                wanted[entry.record_type].add(entry.record_id)
+    found: dict[tuple[str, str | None], str] = {}
+    for record_type, idents in wanted.items():
+        resolved = await _person_resolvers[record_type](session, office_id, sorted(idents))
+        found.update({(record_type, ident): person for ident, person in resolved.items()})
+    return found
