@@ -19,7 +19,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from fastapi import FastAPI
 from pypdf import PdfReader
-from sqlalchemy import select
+from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.conversations.models import Message
@@ -258,9 +258,10 @@ async def test_evidence_key_is_made_once_per_office_and_its_private_half_sealed(
     assert isinstance(load_public_key(first.json()["publicKeyPem"].encode()), Ed25519PublicKey)
     assert "PRIVATE" not in first.text
     async with app.state.sessionmaker() as s:
+        stored = list(await s.scalars(text("SELECT private_key_sealed FROM evidence_keys")))
         rows = list(await s.scalars(select(EvidenceKey)))
-    assert len(rows) == 2
-    assert all(is_sealed(row.private_key_sealed) for row in rows)
+    assert len(stored) == 2 and all(is_sealed(value) for value in stored)
+    assert all(len(bytes.fromhex(row.private_key)) == 32 for row in rows)  # opened in the service
 
 
 # officehub evidence verify

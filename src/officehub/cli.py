@@ -89,6 +89,10 @@ user_app = typer.Typer(help="Users who sign in.", no_args_is_help=True)
 app.add_typer(user_app, name="user")
 people_app = typer.Typer(help="Contacts (people).", no_args_is_help=True)
 app.add_typer(people_app, name="people")
+audit_app = typer.Typer(help="The audit trail.", no_args_is_help=True)
+app.add_typer(audit_app, name="audit")
+secrets_app = typer.Typer(help="Secrets stored sealed (encrypted) at rest.", no_args_is_help=True)
+app.add_typer(secrets_app, name="secrets")
 evidence_app = typer.Typer(help="Evidence bundles of conversations.", no_args_is_help=True)
 app.add_typer(evidence_app, name="evidence")
 
@@ -704,6 +708,84 @@ def people_duplicates(
     _print_rows(
         [{**p, "merged": "yes" if p["merged"] else "no"} for p in pairs],
         ["officeId", "keptId", "otherId", "merged"],
+    )
+
+
+@audit_app.command("verify")
+def audit_verify(
+    office: Annotated[str | None, typer.Option("--office", help="Only this office id.")] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Check every office's audit chain (each entry's hash, its link to the one before, no
+    gap); exit 1 naming the first broken entry of each broken chain."""
+    from officehub.audit import service as audit
+
+    async def work(session: AsyncSession) -> list[dict[str, Any]]:
+        if office is not None:
+            await offices.get_office(session, office)
+        ids = [office] if office is not None else await audit.offices_with_entries(session)
+        results = []
+        for office_id in ids:
+            checked, broken = await audit.first_break(session, office_id)
+            results.append(
+                {
+                    "officeId": office_id,
+                    "entries": checked,
+                    "firstBroken": None if broken is None else str(broken),
+                }
+            )
+        return results
+
+    results = _in_session(work)
+    broken = [r for r in results if r["firstBroken"] is not None]
+    if as_json:
+        typer.echo(json.dumps({"valid": not broken, "offices": results}))
+    else:
+        for result in results:
+            if result["firstBroken"] is None:
+                typer.echo(f"office {result['officeId']}: {result['entries']} entries, intact")
+        for result in broken:
+            typer.echo(f"broken: {result['firstBroken']}", err=True)
+    if broken:
+        raise typer.Exit(1)
+
+
+@secrets_app.command("rotate")
+def secrets_rotate(as_json: JsonFlag = False) -> None:
+    """Seal every stored secret under a new key (DATA_DIR/secrets.key), with the service
+    stopped; the old key is kept beside it as secrets.key.old-<id> for the backups made
+    before (store it with them, then delete it)."""
+    import officehub.models  # noqa: F401 - every table, so every sealed column is known
+    from officehub.kit import encryption
+    from officehub.kit.db import Base
+
+    settings = _settings()
+    _require_database(settings)
+    if settings.secrets_key:
+        raise CliError(
+            "the secrets key is set by OFFICEHUB_SECRETS_KEY: rotate by hand (see "
+            "docs/deployment.md, Secrets at rest), or unset it to use DATA_DIR/secrets.key",
+            EXIT_BAD_INPUT,
+            "KEY_IN_SETTING",
+        )
+    old = encryption.load_secrets_keys(settings)
+    data_dir = Path(settings.data_dir)
+    next_path = data_dir / encryption.NEXT_KEY_FILE
+    text = encryption.new_key_text()
+    encryption.publish_key(next_path, text, replace=True)
+    new = encryption.parse_key(text)
+    encryption.keyring.use(new, old)
+
+    async def work(session: AsyncSession) -> int:
+        return await encryption.reseal(session, Base.metadata)
+
+    rows = _in_session(work)
+    kept = data_dir / f"{encryption.KEY_FILE}.old-{old.ident}"
+    os.link(encryption.key_path(settings), kept)  # secrets.key is never absent
+    os.replace(next_path, encryption.key_path(settings))
+    _print(
+        {"rows": rows, "oldKey": old.ident, "newKey": new.ident, "oldKeyKeptIn": str(kept)},
+        as_json,
     )
 
 

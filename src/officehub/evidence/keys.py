@@ -1,4 +1,5 @@
-"""The office's Ed25519 evidence key: made on first use, its private half sealed at rest."""
+"""The office's Ed25519 evidence key: made on first use, its private half sealed at rest
+(the column's type, ``kit.encryption.SealedText``)."""
 
 from __future__ import annotations
 
@@ -11,10 +12,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from officehub.evidence.models import EvidenceKey
-from officehub.kit.encryption import SecretsKey
 from officehub.kit.timeutil import utcnow
-
-SEALED_AS = "evidence_keys.private_key_sealed"
 
 
 @dataclass(frozen=True)
@@ -36,7 +34,7 @@ def fingerprint(key: Ed25519PublicKey) -> str:
     return hashlib.sha256(raw).hexdigest()
 
 
-def _new_record(office_id: str, sealer: SecretsKey) -> EvidenceKey:
+def _new_record(office_id: str) -> EvidenceKey:
     private = Ed25519PrivateKey.generate()
     raw = private.private_bytes(
         serialization.Encoding.Raw,
@@ -47,17 +45,13 @@ def _new_record(office_id: str, sealer: SecretsKey) -> EvidenceKey:
         office_id=office_id,
         public_key_pem=public_pem(private.public_key()),
         fingerprint=fingerprint(private.public_key()),
-        private_key_sealed=sealer.seal(raw.hex(), purpose=SEALED_AS),
+        private_key=raw.hex(),
         created_at=utcnow(),
     )
 
 
 async def office_key(
-    sessionmaker: async_sessionmaker[AsyncSession],
-    office_id: str,
-    sealer: SecretsKey,
-    *,
-    with_private: bool,
+    sessionmaker: async_sessionmaker[AsyncSession], office_id: str, *, with_private: bool
 ) -> OfficeKey:
     """The office's key, made (in a transaction of its own: the request may be a read) if
     it has none. Two first uses at once: the primary key keeps one, the other reads it."""
@@ -65,7 +59,7 @@ async def office_key(
         record = await session.get(EvidenceKey, office_id)
         if record is None:
             try:
-                session.add(_new_record(office_id, sealer))
+                session.add(_new_record(office_id))
                 await session.commit()
             except IntegrityError:
                 await session.rollback()
@@ -73,6 +67,6 @@ async def office_key(
         assert record is not None  # noqa: S101 - just made, or made by the race's winner
         private = None
         if with_private:
-            raw = bytes.fromhex(sealer.open(record.private_key_sealed, purpose=SEALED_AS))
+            raw = bytes.fromhex(record.private_key)
             private = Ed25519PrivateKey.from_private_bytes(raw)
         return OfficeKey(record.public_key_pem, record.fingerprint, private)

@@ -6,6 +6,7 @@ from sqlalchemy import ForeignKey, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from officehub.kit.db import Base
+from officehub.kit.encryption import SealedText
 
 
 class EvidenceKey(Base):
@@ -20,5 +21,8 @@ class EvidenceKey(Base):
     )
     public_key_pem: Mapped[str] = mapped_column(Text)
     fingerprint: Mapped[str] = mapped_column(String(64))
-    private_key_sealed: Mapped[str] = mapped_column(Text)
+    # The raw private key, hex; sealed at rest (kit.encryption), in clear only when signing.
+    private_key: Mapped[str] = mapped_column(
+        "private_key_sealed", SealedText("evidence_keys.private_key_sealed")
+    )
     created_at: Mapped[datetime]

@@ -52,5 +52,5 @@ async def conversation_evidence(
 )
 async def evidence_key(request: Request, office: OfficeDep) -> EvidenceKeyOut:
     state = request.app.state
-    key = await service.published_key(state.sessionmaker, state.settings, office.office_id)
+    key = await service.published_key(state.sessionmaker, office.office_id)
     return EvidenceKeyOut(public_key_pem=key.public_key_pem, fingerprint=key.fingerprint)

@@ -42,7 +42,6 @@ from officehub.evidence.keys import OfficeKey, office_key
 from officehub.evidence.transcript import Line, MessageBlock, Transcript, brazilian_time, render
 from officehub.inboxes import service as inboxes
 from officehub.kit.config import Settings
-from officehub.kit.encryption import secrets_key
 from officehub.kit.errors import NotFound
 from officehub.kit.storage import Storage, is_valid_key
 from officehub.kit.timeutil import isoformat, utcnow
@@ -62,9 +61,9 @@ class Attachment:
 
 
 async def published_key(
-    sessionmaker: async_sessionmaker[AsyncSession], settings: Settings, office_id: str
+    sessionmaker: async_sessionmaker[AsyncSession], office_id: str
 ) -> OfficeKey:
-    return await office_key(sessionmaker, office_id, secrets_key(settings), with_private=False)
+    return await office_key(sessionmaker, office_id, with_private=False)
 
 
 def _stored_key(media_url: str | None, settings: Settings) -> str | None:
@@ -197,7 +196,7 @@ async def build_bundle(
     operators = await _operators(
         session, office_id, {m.sent_by for m in rows if m.sent_by is not None}
     )
-    key = await office_key(sessionmaker, office_id, secrets_key(settings), with_private=True)
+    key = await office_key(sessionmaker, office_id, with_private=True)
     zone = ZoneInfo(settings.time_zone)
     now = utcnow()
     spool: IO[bytes] = tempfile.SpooledTemporaryFile(max_size=_SPOOL)

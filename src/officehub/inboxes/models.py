@@ -6,6 +6,10 @@ from sqlalchemy import ForeignKey, Index, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from officehub.kit.db import Base, IdMixin, JSONType, TimestampMixin
+from officehub.kit.encryption import SealedJSON
+
+WHATSAPP_SECRETS = ("accessToken", "appSecret", "verifyToken")
+BRIDGE_SECRETS = ("secret",)
 
 INTEGRATION_TYPES = ("WHATSAPP_OFFICIAL", "WHATSAPP", "INSTAGRAM", "WEBCHAT")
 
@@ -33,8 +37,13 @@ class Integration(IdMixin, TimestampMixin, Base):
     name: Mapped[str] = mapped_column(String(200))
     device_id: Mapped[str | None] = mapped_column(String(200))
     # WHATSAPP_OFFICIAL: phoneNumberId, businessAccountId, accessToken, appSecret, verifyToken.
-    whatsapp: Mapped[dict[str, Any] | None] = mapped_column(JSONType)
+    # Its accessToken, appSecret and verifyToken are sealed at rest (kit.encryption).
+    whatsapp: Mapped[dict[str, Any] | None] = mapped_column(
+        SealedJSON("integrations.whatsapp", WHATSAPP_SECRETS)
+    )
     # WEBCHAT: allowedOrigins, ask (PHONE or EMAIL), greeting.
     webchat: Mapped[dict[str, Any] | None] = mapped_column(JSONType)
     # WHATSAPP (through a gateway) and INSTAGRAM: bridgeUrl, secret (write-only).
-    bridge: Mapped[dict[str, Any] | None] = mapped_column(JSONType)
+    bridge: Mapped[dict[str, Any] | None] = mapped_column(
+        SealedJSON("integrations.bridge", BRIDGE_SECRETS)
+    )

@@ -17,19 +17,30 @@ import os
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from sqlalchemy import JSON, Column, Dialect, MetaData, Table, Text, and_, bindparam, select
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.types import TypeDecorator, TypeEngine
 
-from officehub.kit.config import Settings
+from officehub.kit.config import Settings, get_settings
+from officehub.kit.errors import ServiceError
 
 PREFIX = "enc:v1:"
 KEY_FILE = "secrets.key"
 _NONCE = 12
 
 
-class SealedSecretError(RuntimeError):
-    """A sealed value that this key cannot open (another key, or changed bytes)."""
+class SealedSecretError(ServiceError):
+    """A sealed value that this key cannot open (another key, or changed bytes): the
+    deployment lost its key (a database restored without it), not a request's fault."""
+
+    status_code = 503
+    code = "SECRETS_UNREADABLE"
+    message = "A stored secret cannot be opened with this service's key"
 
 
 @dataclass(frozen=True)
@@ -114,3 +125,150 @@ def publish_key(path: Path, text: str, *, replace: bool) -> None:
             pass  # another process published its key first; it is the one to use
     finally:
         temporary.unlink(missing_ok=True)
+
+
+# -- the process's keys and the sealed column types ----------------------------------------
+
+NEXT_KEY_FILE = "secrets.key.next"
+
+
+class Keyring:
+    """The keys this process opens values with (by key id), and the one it seals with."""
+
+    def __init__(self) -> None:
+        self.keys: dict[str, SecretsKey] = {}
+        self.current: SecretsKey | None = None
+
+    def use(self, current: SecretsKey, *others: SecretsKey) -> None:
+        for key in (*others, current):
+            self.keys[key.ident] = key
+        self.current = current
+
+    def sealing_key(self) -> SecretsKey:
+        if self.current is None:
+            load_secrets_keys(get_settings())
+        assert self.current is not None  # noqa: S101 - load_secrets_keys sets it
+        return self.current
+
+    def open(self, value: str, *, purpose: str) -> str:
+        if not self.keys:
+            load_secrets_keys(get_settings())
+        ident = value[len(PREFIX) :].partition(":")[0]
+        key = self.keys.get(ident)
+        if key is None:
+            raise SealedSecretError(
+                f"a secret is sealed under key {ident}, which this process does not hold "
+                "(OFFICEHUB_SECRETS_KEY or DATA_DIR/secrets.key of the database's server)"
+            )
+        return key.open(value, purpose=purpose)
+
+
+keyring = Keyring()
+
+
+def load_secrets_keys(settings: Settings) -> SecretsKey:
+    """Makes the process seal with the settings' key; a rotation's next key (left by an
+    interrupted ``officehub secrets rotate``) opens values too."""
+    key = secrets_key(settings)
+    others = []
+    next_path = Path(settings.data_dir) / NEXT_KEY_FILE
+    if not settings.secrets_key and next_path.exists():
+        others.append(parse_key(next_path.read_text()))
+    keyring.use(key, *others)
+    return key
+
+
+class SealedText(TypeDecorator[str]):
+    """A text column stored sealed (``purpose``: the column's name, authenticated with it);
+    read back in clear. A value already sealed is stored as it is."""
+
+    impl = Text
+    cache_ok = True
+
+    def __init__(self, purpose: str) -> None:
+        super().__init__()
+        self.purpose = purpose
+
+    def process_bind_param(self, value: str | None, dialect: Dialect) -> str | None:
+        if value is None or is_sealed(value):
+            return value
+        return keyring.sealing_key().seal(value, purpose=self.purpose)
+
+    def process_result_value(self, value: str | None, dialect: Dialect) -> str | None:
+        if value is None or not is_sealed(value):
+            return value
+        return keyring.open(value, purpose=self.purpose)
+
+
+class SealedJSON(TypeDecorator[dict[str, Any]]):
+    """A JSON object column whose ``fields`` (string values) are stored sealed."""
+
+    impl = JSON
+    cache_ok = True
+
+    def __init__(self, purpose: str, fields: tuple[str, ...]) -> None:
+        super().__init__()
+        self.purpose = purpose
+        self.fields = fields
+
+    def load_dialect_impl(self, dialect: Dialect) -> TypeEngine[Any]:
+        if dialect.name == "postgresql":
+            return dialect.type_descriptor(JSONB())
+        return dialect.type_descriptor(JSON())
+
+    def process_bind_param(
+        self, value: dict[str, Any] | None, dialect: Dialect
+    ) -> dict[str, Any] | None:
+        if value is None:
+            return None
+        sealed = dict(value)
+        for name in self.fields:
+            field = sealed.get(name)
+            if isinstance(field, str) and field and not is_sealed(field):
+                purpose = f"{self.purpose}.{name}"
+                sealed[name] = keyring.sealing_key().seal(field, purpose=purpose)
+        return sealed
+
+    def process_result_value(
+        self, value: dict[str, Any] | None, dialect: Dialect
+    ) -> dict[str, Any] | None:
+        if value is None:
+            return None
+        opened = dict(value)
+        for name in self.fields:
+            field = opened.get(name)
+            if isinstance(field, str) and is_sealed(field):
+                opened[name] = keyring.open(field, purpose=f"{self.purpose}.{name}")
+        return opened
+
+
+def sealed_columns(metadata: MetaData) -> list[tuple[Table, Column[Any]]]:
+    """Every column of ``metadata`` whose type seals (what ``secrets rotate`` rewrites)."""
+    return [
+        (table, column)
+        for table in metadata.sorted_tables
+        for column in table.columns
+        if isinstance(column.type, SealedText | SealedJSON)
+    ]
+
+
+async def reseal(session: AsyncSession, metadata: MetaData, batch: int = 500) -> int:
+    """Rewrites every sealed value under the keyring's current key; returns how many rows.
+
+    Each row is read through its column's type (opened with whichever key sealed it) and
+    written back through it (sealed with the current key), keyed by its primary key."""
+    rows = 0
+    for table, column in sealed_columns(metadata):
+        keys = list(table.primary_key.columns)
+        found = await session.execute(select(*keys, column).where(column.is_not(None)))
+        values = [
+            {**{f"k_{k.name}": row[i] for i, k in enumerate(keys)}, "v": row[len(keys)]}
+            for row in found
+        ]
+        condition = and_(*(k == bindparam(f"k_{k.name}") for k in keys))
+        statement = table.update().where(condition).values({column.name: bindparam("v")})
+        for start in range(0, len(values), batch):
+            chunk = values[start : start + batch]
+            await session.execute(statement, chunk)
+            rows += len(chunk)
+    return rows

@@ -7,6 +7,7 @@ from sqlalchemy import ForeignKey, Index, String, Text, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from officehub.kit.db import Base, IdMixin, JSONType, TimestampMixin
+from officehub.kit.encryption import SealedText
 
 PENDING, RETRYING, SUCCESS, FAILED = "PENDING", "RETRYING", "SUCCESS", "FAILED"
 DELIVERY_STATUSES = (PENDING, SUCCESS, FAILED, RETRYING)
@@ -28,8 +29,9 @@ class Webhook(IdMixin, TimestampMixin, Base):
     name: Mapped[str] = mapped_column(String(100))
     description: Mapped[str | None] = mapped_column(String(500))
     url: Mapped[str] = mapped_column(Text)
-    secret: Mapped[str] = mapped_column(String(256))
-    previous_secret: Mapped[str | None] = mapped_column(String(256))
+    # Sealed at rest (kit.encryption): read back in clear where a delivery is signed.
+    secret: Mapped[str] = mapped_column(SealedText("webhooks.secret"))
+    previous_secret: Mapped[str | None] = mapped_column(SealedText("webhooks.previous_secret"))
     secret_rotated_at: Mapped[datetime | None]
     events: Mapped[list[str]] = mapped_column(JSONType)
     is_active: Mapped[bool] = mapped_column(default=True)
@@ -154,7 +156,7 @@ class ActionDelivery(IdMixin, Base):
     url: Mapped[str] = mapped_column(Text)
     method: Mapped[str] = mapped_column(String(8))
     headers: Mapped[dict[str, Any]] = mapped_column(JSONType)
-    secret: Mapped[str | None] = mapped_column(String(256))
+    secret: Mapped[str | None] = mapped_column(SealedText("action_deliveries.secret"))
     payload: Mapped[dict[str, Any]] = mapped_column(JSONType)
     status: Mapped[str] = mapped_column(String(16))
     status_code: Mapped[int | None]

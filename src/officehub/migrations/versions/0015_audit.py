@@ -1,11 +1,17 @@
-"""Issue 30: evidence keys per office, the audit trail, and what an evidence transcript
-shows of a message (``messages.sent_by``, ``messages.status_history``).
+"""Issue 30: evidence keys per office, the audit trail, what an evidence transcript shows of
+a message (``messages.sent_by``, ``messages.status_history``), the ``audit`` scope, and the
+secrets already stored sealed at rest (``officehub.kit.encryption``): webhooks' and
+deliveries' secrets, integrations' access tokens, app secrets, verify tokens and bridge
+secrets. The key is the service's (``OFFICEHUB_SECRETS_KEY`` or ``DATA_DIR/secrets.key``,
+made here if there is something to seal and no key yet).
 
 Revision ID: 0015_audit
 Revises: 0014_casetoken
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import sqlalchemy as sa
 from alembic import op
@@ -18,9 +24,7 @@ branch_labels = None
 depends_on = None
 
 
-_KEYS = sa.table(
-    "api_keys", sa.column("id", sa.String()), sa.column("permissions", JSON)
-)
+_KEYS = sa.table("api_keys", sa.column("id", sa.String()), sa.column("permissions", JSON))
 _FULL = {"read", "write", "webhooks", "edit:customer"}
 
 
@@ -28,18 +32,72 @@ def _keys() -> list[tuple[str, list[str]]]:
     return [(r.id, list(r.permissions)) for r in op.get_bind().execute(sa.select(_KEYS))]
 
 
-def _set(ident: str, permissions: list[str]) -> None:
+def _set(key_id: str, permissions: list[str]) -> None:
     op.get_bind().execute(
-        _KEYS.update().where(_KEYS.c.id == ident).values(permissions=permissions)
+        _KEYS.update().where(_KEYS.c.id == key_id).values(permissions=permissions)
     )
 
 
+_SEALED_TEXT = (
+    ("webhooks", "secret"),
+    ("webhooks", "previous_secret"),
+    ("action_deliveries", "secret"),
+)
+_SEALED_JSON = (
+    ("integrations", "whatsapp", ("accessToken", "appSecret", "verifyToken")),
+    ("integrations", "bridge", ("secret",)),
+)
+
+
+def _seal_existing() -> None:
+    """Seals every secret still in clear, row by row (what the models' types would do)."""
+    from officehub.kit.config import get_settings
+    from officehub.kit.encryption import is_sealed, keyring, load_secrets_keys
+
+    bind = op.get_bind()
+    key = None
+
+    def sealing() -> Any:
+        nonlocal key
+        if key is None:
+            key = keyring.current or load_secrets_keys(get_settings())
+        return key
+
+    for table_name, column in _SEALED_TEXT:
+        table = sa.table(table_name, sa.column("id", sa.String()), sa.column(column, sa.Text()))
+        for row in bind.execute(sa.select(table.c.id, table.c[column])):
+            value = row[1]
+            if value is not None and not is_sealed(value):
+                sealed = sealing().seal(value, purpose=f"{table_name}.{column}")
+                bind.execute(table.update().where(table.c.id == row[0]).values({column: sealed}))
+    for table_name, column, fields in _SEALED_JSON:
+        table = sa.table(table_name, sa.column("id", sa.String()), sa.column(column, JSON))
+        for row in bind.execute(sa.select(table.c.id, table.c[column])):
+            value = row[1]
+            if not isinstance(value, dict):
+                continue
+            changed = dict(value)
+            for name in fields:
+                field = changed.get(name)
+                if isinstance(field, str) and field and not is_sealed(field):
+                    purpose = f"{table_name}.{column}.{name}"
+                    changed[name] = sealing().seal(field, purpose=purpose)
+            if changed != value:
+                bind.execute(table.update().where(table.c.id == row[0]).values({column: changed}))
+
+
 def upgrade() -> None:
+    # A sealed secret is longer than the clear one: the varchar(256) columns become text
+    # (SQLite keeps no length: nothing to change there).
+    if op.get_bind().dialect.name == "postgresql":
+        for table_name, column in _SEALED_TEXT:
+            op.alter_column(table_name, column, type_=sa.Text(), existing_type=sa.String(256))
+    _seal_existing()
     # The new ``audit`` scope (GET /audit-log): keys that could do everything are the
     # office's administrators' and keep doing everything; the others do not get it.
-    for ident, permissions in _keys():
+    for key_id, permissions in _keys():
         if _FULL <= set(permissions) and "audit" not in permissions:
-            _set(ident, [*permissions, "audit"])
+            _set(key_id, [*permissions, "audit"])
     # Plain ADD COLUMNs (no batch copy: messages is referred to, docs/decisions.md).
     op.add_column("messages", sa.Column("sent_by", sa.String(80), nullable=True))
     op.add_column("messages", sa.Column("status_history", JSON, nullable=True))
@@ -96,9 +154,11 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    for ident, permissions in _keys():
+    # The secrets stay sealed (a downgrade does not put them back in clear); the columns
+    # keep the text type.
+    for key_id, permissions in _keys():
         if "audit" in permissions:
-            _set(ident, [p for p in permissions if p != "audit"])
+            _set(key_id, [p for p in permissions if p != "audit"])
     op.drop_table("audit_entries")
     op.drop_table("evidence_keys")
     op.drop_column("messages", "status_history")
