@@ -18,6 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 SCRIPTS = [
     ("webhook_delivery", "--quick"),
+    ("audit_trail", "--quick"),
     ("rule_eval", "--quick"),
     ("flow_turn", "--quick"),
     ("inbound_path", "--quick"),

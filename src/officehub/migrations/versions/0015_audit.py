@@ -153,9 +153,42 @@ def upgrade() -> None:
     )
 
 
+def _open_sealed() -> None:
+    """Puts every sealed secret back in clear (what the older code reads)."""
+    from officehub.kit.config import get_settings
+    from officehub.kit.encryption import is_sealed, keyring, load_secrets_keys
+
+    bind = op.get_bind()
+
+    def opened(value: str, purpose: str) -> str:
+        if not keyring.keys:
+            load_secrets_keys(get_settings())
+        return keyring.open(value, purpose=purpose)
+
+    for table_name, column in _SEALED_TEXT:
+        table = sa.table(table_name, sa.column("id", sa.String()), sa.column(column, sa.Text()))
+        for row in bind.execute(sa.select(table.c.id, table.c[column])):
+            if is_sealed(row[1]):
+                clear = opened(row[1], f"{table_name}.{column}")
+                bind.execute(table.update().where(table.c.id == row[0]).values({column: clear}))
+    for table_name, column, fields in _SEALED_JSON:
+        table = sa.table(table_name, sa.column("id", sa.String()), sa.column(column, JSON))
+        for row in bind.execute(sa.select(table.c.id, table.c[column])):
+            if not isinstance(row[1], dict):
+                continue
+            changed = {
+                name: opened(value, f"{table_name}.{column}.{name}")
+                if name in fields and isinstance(value, str) and is_sealed(value)
+                else value
+                for name, value in row[1].items()
+            }
+            if changed != row[1]:
+                bind.execute(table.update().where(table.c.id == row[0]).values({column: changed}))
+
+
 def downgrade() -> None:
-    # The secrets stay sealed (a downgrade does not put them back in clear); the columns
-    # keep the text type.
+    # The secrets go back in clear; the columns keep the text type.
+    _open_sealed()
     for key_id, permissions in _keys():
         if "audit" in permissions:
             _set(key_id, [p for p in permissions if p != "audit"])
