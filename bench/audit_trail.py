@@ -39,8 +39,8 @@ async def _reads(settings: Settings, requests: int, audited: bool) -> list[str]:
     # counted is a request's own.
     app = create_app(settings.model_copy(update={"audit_flush_seconds": 3600}))
     if not audited:
-        kept = [m for m in app.user_middleware if m.cls.__name__ != AuditMiddleware.__name__]
-        app.user_middleware = kept
+        trail: object = AuditMiddleware
+        app.user_middleware = [m for m in app.user_middleware if m.cls is not trail]
     lines = []
     async with app.router.lifespan_context(app):
         office = await make_office(app, "Audit bench")
