@@ -21,6 +21,7 @@ from officehub.kit.actor import Actor
 from officehub.kit.config import Settings
 from officehub.kit.timeutil import utcnow
 from tests import factories as f
+from tests.accounts_helpers import signed_in
 from tests.crm_world import World, make_world
 from tests.helpers import OfficeFixture, error_of
 from tests.test_cli import officehub
@@ -100,6 +101,35 @@ async def test_audit_records_every_change_and_a_creations_new_id(
         ("createInbox", "inbox", inbox_id, None),
         ("updateConversation", "conversation", world.conversation.id, world.contact.id),
     ]
+
+
+async def test_audit_names_the_signed_in_user_of_a_session(
+    app: FastAPI, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    """A request made with a user's session (issue 29) is recorded as ``user:<id>``; the
+    trail itself is for ADMIN only."""
+    world = await make_world(session, office_a.id)
+    contact, conversation = world.contact.id, world.conversation.id
+    async with (
+        signed_in(app, office_a, "ADMIN") as admin,
+        signed_in(app, office_a, "SUPERVISOR") as supervisor,
+    ):
+        assert (await admin.request("GET", f"/people/{contact}")).status_code == 200
+        r = await admin.request("PATCH", f"/conversation/{conversation}", json={"priority": "LOW"})
+        assert r.status_code == 200, r.text
+        entries = [e for e in await _entries(app, office_a.id) if e.actor_kind == "user"]
+        assert [(e.actor_id, e.action, e.record_id, e.person_id) for e in entries] == [
+            (admin.id, "getContact", contact, contact),
+            (admin.id, "updateConversation", conversation, contact),
+        ]
+        assert all(e.actor_address == "127.0.0.1" for e in entries)
+        r = await admin.request("GET", "/audit-log", params={"actorId": admin.id})
+        assert r.status_code == 200, r.text
+        actors = [item["actor"] for item in r.json()["data"]]
+        assert actors and all(a["kind"] == "user" and a["id"] == admin.id for a in actors)
+        refused = await supervisor.request("GET", "/audit-log")
+        assert refused.status_code == 403
+        assert error_of(refused)["code"] == "MISSING_PERMISSION"
 
 
 async def test_audit_skips_reads_of_records_without_client_data_and_failed_requests(

@@ -236,7 +236,7 @@ async def test_secrets_migration_seals_the_secrets_stored_in_clear(
                 ),
                 {"b": f'{{"bridgeUrl": "http://x", "secret": "{BRIDGE_SECRET}"}}'},
             )
-            await conn.run_sync(_to("0015_audit"))
+            await conn.run_sync(_to("0016_audit"))
             hook = (await conn.execute(text("SELECT secret FROM webhooks"))).scalar_one()
             bridge = (await conn.execute(text("SELECT bridge FROM integrations"))).scalar_one()
     finally:

@@ -16,10 +16,10 @@ Only aggregators (app, cli, jobs) import this module; no domain may (import-lint
 
 from __future__ import annotations
 
-from officehub.accounts import service as accounts
-from officehub.accounts import sessions as accounts_sessions
 from functools import partial
 
+from officehub.accounts import service as accounts
+from officehub.accounts import sessions as accounts_sessions
 from officehub.audit.recorder import use_person_resolver
 from officehub.automation import interest as automation_interest
 from officehub.automation import subscribers as automation_subscribers

@@ -3,6 +3,7 @@ from __future__ import annotations
 from fastapi import Request
 from fastapi.responses import StreamingResponse
 
+from officehub.conversations.visibility import VisibleConversation
 from officehub.evidence import service
 from officehub.evidence.schemas import EvidenceKeyOut
 from officehub.kit.auth import OfficeDep
@@ -29,7 +30,12 @@ router = Router(tags=["Evidence"])
     summary="A conversation as signed evidence (zip)",
 )
 async def conversation_evidence(
-    id: PathId, request: Request, office: OfficeDep, session: SessionDep, storage: StorageDep
+    id: PathId,
+    request: Request,
+    office: OfficeDep,
+    session: SessionDep,
+    storage: StorageDep,
+    _visible: VisibleConversation,
 ) -> StreamingResponse:
     state = request.app.state
     bundle = await service.build_bundle(

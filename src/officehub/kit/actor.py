@@ -1,7 +1,8 @@
 """Who is acting: read from the request in one place (``actor_of``).
 
-Today every request carries an office API key; when user sessions land, ``actor_of`` reads
-the session too and answers ``Actor("user", ...)``: nothing else changes. The request layer
+It reads who the API key layer found calling (``request.state.actor``, an
+``officehub.kit.auth.Actor``: an API key or a signed-in user's session) and adds the client's
+address: ``apikey:<id>`` or ``user:<id>``. The request layer
 sets ``current_actor`` for the request's task, so a service that records who did something
 (the operator who sent a message, the audit trail) asks it instead of taking a parameter.
 """
@@ -13,7 +14,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from officehub.kit.auth import KeyOutcome
+from officehub.kit.auth import Actor as Caller
 
 ActorKind = Literal["apikey", "user"]
 
@@ -41,10 +42,11 @@ def client_address(scope: Mapping[str, Any]) -> str:
 
 
 def actor_of(scope: Mapping[str, Any]) -> Actor | None:
-    """The actor of a request whose key the API key middleware resolved, else None."""
-    outcome = scope.get("state", {}).get("key")
-    if isinstance(outcome, KeyOutcome) and outcome.office is not None:
-        return Actor("apikey", outcome.office.key_id, client_address(scope))
+    """The actor of a request whose key or session the API key middleware resolved (its
+    ``request.state.actor``), else None."""
+    caller = scope.get("state", {}).get("actor")
+    if isinstance(caller, Caller):
+        return Actor(caller.kind, caller.id, client_address(scope))
     return None
 
 

@@ -127,6 +127,10 @@ TAG_ROLES: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "Publications": (EVERYONE, ADMINS),
     "Dashboard": (MANAGERS, MANAGERS),
     "Live": (EVERYONE, EVERYONE),
+    # Issue 30: a conversation's signed evidence (and the key that checks it) for supervisors
+    # and admins; the audit trail for admins only.
+    "Evidence": (MANAGERS, ADMINS),
+    "Audit": (ADMINS, ADMINS),
 }
 MISSING_ROLE = "Your role does not allow this operation"
 

@@ -5,8 +5,8 @@ deliveries' secrets, integrations' access tokens, app secrets, verify tokens and
 secrets. The key is the service's (``OFFICEHUB_SECRETS_KEY`` or ``DATA_DIR/secrets.key``,
 made here if there is something to seal and no key yet).
 
-Revision ID: 0015_audit
-Revises: 0014_casetoken
+Revision ID: 0016_audit
+Revises: 0015_accounts
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from alembic import op
 
 from officehub.migrations.types import JSON, ident, ts
 
-revision = "0015_audit"
-down_revision = "0014_casetoken"
+revision = "0016_audit"
+down_revision = "0015_accounts"
 branch_labels = None
 depends_on = None
 
