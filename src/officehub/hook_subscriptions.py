@@ -30,8 +30,8 @@ from officehub.channels import subscribers as channels_subscribers
 from officehub.conversations import subscribers as conversations_subscribers
 from officehub.conversations.models import Conversation
 from officehub.crm import subscribers as crm_subscribers
-from officehub.dashboard import subscribers as dashboard_subscribers
 from officehub.crm.models import Card
+from officehub.dashboard import subscribers as dashboard_subscribers
 from officehub.flows import interest as flows_interest
 from officehub.kit.auth import use_key_resolver, use_session_resolver
 from officehub.kit.repository import person_ids

@@ -6,7 +6,7 @@ secrets. The key is the service's (``OFFICEHUB_SECRETS_KEY`` or ``DATA_DIR/secre
 made here if there is something to seal and no key yet).
 
 Revision ID: 0016_audit
-Revises: 0015_accounts
+Revises: 0015_privacy
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from alembic import op
 from officehub.migrations.types import JSON, ident, ts
 
 revision = "0016_audit"
-down_revision = "0015_accounts"
+down_revision = "0015_privacy"
 branch_labels = None
 depends_on = None
 
