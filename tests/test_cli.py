@@ -67,7 +67,14 @@ async def test_office_and_key_commands_print_json(
         await officehub(database_url, "apikey", "create", "--office", office["id"], "--json")
     )
     assert set(created) == {"id", "key", "permissions"}
-    assert created["permissions"] == ["read", "write", "webhooks", "edit:customer", "admin", "audit"]
+    assert created["permissions"] == [
+        "read",
+        "write",
+        "webhooks",
+        "edit:customer",
+        "admin",
+        "audit",
+    ]
     r = await client.get("/webhooks/events", headers={"x-service-api-key": created["key"]})
     assert r.status_code == 200
 
