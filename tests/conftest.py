@@ -96,6 +96,15 @@ async def database_url(template_database: str, tmp_path: Path) -> AsyncIterator[
         await admin.close()
 
 
+@pytest.fixture(autouse=True)
+def _processes_share_the_data_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker or server a test starts as a process reads the data folder of the test's
+    in-process app (``settings.data_dir``): there it finds the same secrets key
+    (``secrets.key``), so it can open the channel tokens and webhook secrets the app sealed.
+    A test that gives a process its own ``OFFICEHUB_DATA_DIR`` still does."""
+    monkeypatch.setenv("OFFICEHUB_DATA_DIR", str(tmp_path / "data"))
+
+
 def _test_settings(database_url: str, tmp_path: Path, **extra: Any) -> Settings:
     return Settings(
         database_url=database_url,
