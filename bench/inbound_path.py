@@ -54,6 +54,7 @@ from officehub.inboxes import service as inboxes
 from officehub.inboxes.schemas import InboxCreate, IntegrationCreate
 from officehub.kit.config import Settings
 from officehub.kit.db import create_engine, create_sessionmaker
+from officehub.kit.encryption import load_secrets_keys
 from officehub.migrate import migrate_async
 from officehub.offices import service as offices
 
@@ -121,10 +122,12 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-async def _world(database_url: str) -> str:
-    """The office, its official integration and the rule; the integration's id."""
+async def _world(database_url: str, data_dir: Path) -> str:
+    """The office, its official integration and the rule; the integration's id. The
+    integration's secrets are sealed with the key of the server's data folder."""
     await migrate_async(database_url)
-    settings = Settings(database_url=database_url, signing_key="bench")
+    settings = Settings(database_url=database_url, signing_key="bench", data_dir=data_dir)
+    load_secrets_keys(settings)
     engine = create_engine(database_url)
     async with create_sessionmaker(engine)() as s:
         office = await offices.create_office(s, "Bench office")
@@ -390,7 +393,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         url = args.database_url or f"sqlite+aiosqlite:///{folder / 'bench.db'}"
-        integration_id = asyncio.run(_world(url))
+        integration_id = asyncio.run(_world(url, folder / "data"))
         platform_port, server_port = _free_port(), _free_port()
         platform = f"http://127.0.0.1:{platform_port}"
         code = f"from bench.inbound_path import platform_main; platform_main({platform_port})"
