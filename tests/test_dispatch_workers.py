@@ -80,6 +80,8 @@ async def _worker(database_url: str) -> asyncio.subprocess.Process:
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith("OFFICEHUB_")},
         "OFFICEHUB_DATABASE_URL": database_url,
+        # The test's data folder (conftest): the secrets key the app sealed tokens with.
+        "OFFICEHUB_DATA_DIR": os.environ["OFFICEHUB_DATA_DIR"],
         "OFFICEHUB_WEBHOOK_ALLOW_PRIVATE": "true",
         "OFFICEHUB_WORKER_POLL_SECONDS": "0.1",
         "OFFICEHUB_WHATSAPP_TIMEOUT_SECONDS": "60",
