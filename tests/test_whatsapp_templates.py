@@ -266,7 +266,6 @@ async def test_templates_sync_command(
     env = {
         **os.environ,
         "OFFICEHUB_DATABASE_URL": database_url,
-        "OFFICEHUB_DATA_DIR": str(tmp_path / "cli"),
         "OFFICEHUB_WHATSAPP_API_URL": platform.url,
     }
     proc = await asyncio.create_subprocess_exec(
