@@ -39,6 +39,7 @@ from sqlalchemy import select, text
 
 from officehub.events.models import OutboxEvent
 from officehub.jobs import periodic_jobs
+from officehub.kit.encryption import new_key_text
 from officehub.kit.job_leases import JobLease
 from officehub.webhooks.models import WebhookDelivery, WebhookDeliveryAttempt
 from tests.conftest import PG_URL
@@ -46,6 +47,10 @@ from tests.helpers import OfficeFixture
 from tests.receiver import running_receiver
 from tests.server_process import clean_env, running_server
 from tests.webhook_helpers import create_webhook
+
+# Every process of a deployment holds one secrets key (docs/deployment.md): the API
+# processes seal the webhook secrets the workers open.
+SECRETS_KEY = new_key_text()
 
 pytestmark = pytest.mark.skipif(
     not PG_URL, reason="PostgreSQL-only: many processes on one database"
@@ -81,6 +86,7 @@ class WorkerProcess:
 async def worker_process(database_url: str, folder: Path) -> AsyncIterator[WorkerProcess]:
     env = clean_env(
         OFFICEHUB_DATABASE_URL=database_url,
+        OFFICEHUB_SECRETS_KEY=SECRETS_KEY,
         OFFICEHUB_WEBHOOK_ALLOW_PRIVATE="true",
         OFFICEHUB_WORKER_POLL_SECONDS="0.2",
         OFFICEHUB_DELIVERY_LEASE_SECONDS="20",
@@ -148,7 +154,11 @@ async def test_two_api_and_two_worker_processes_deliver_every_event_and_run_jobs
 ) -> None:
     for name in ("w1", "w2", "api1", "api2"):
         (tmp_path / name).mkdir()
-    api_env = clean_env(OFFICEHUB_DATABASE_URL=database_url, OFFICEHUB_LOG_LEVEL="WARNING")
+    api_env = clean_env(
+        OFFICEHUB_DATABASE_URL=database_url,
+        OFFICEHUB_SECRETS_KEY=SECRETS_KEY,
+        OFFICEHUB_LOG_LEVEL="WARNING",
+    )
     async with (
         running_receiver() as receiver,
         worker_process(database_url, tmp_path / "w1") as first,
