@@ -219,6 +219,8 @@ async def test_audit_log_bad_filters_are_400_naming_the_field(
     for params, field in (
         ({"from": "ontem"}, "from"),
         ({"to": "2026-01-01T10:00:00"}, "to"),  # no offset: ambiguous
+        ({"to": "0.5"}, "to"),  # not seconds since 1970
+        ({"from": "1767225600"}, "from"),
         ({"personId": "x"}, "personId"),
         ({"limit": "0"}, "limit"),
         ({"from": "2026-02-01T00:00:00Z", "to": "2026-01-01T00:00:00Z"}, "from"),

@@ -100,7 +100,8 @@ def json_operations(doc: dict[str, Any]) -> list[Operation]:
 
 
 def list_paths(doc: dict[str, Any]) -> list[str]:
-    """Every keyed GET without a path parameter: what the office's data reads as."""
+    """Every keyed GET without a path parameter that answers JSON: what the office's data
+    reads as (a live event stream, GET /stream, answers for as long as it is open)."""
     return sorted(
         path
         for path, operations in doc["paths"].items()
@@ -108,6 +109,7 @@ def list_paths(doc: dict[str, Any]) -> list[str]:
         and "{" not in path
         and operations["get"].get("security")
         and path != "/metrics"
+        and "application/json" in operations["get"]["responses"].get("200", {}).get("content", {})
     )
 
 
@@ -123,11 +125,27 @@ def _steady(value: Any) -> Any:
     return value
 
 
+def _changes_only(trail: dict[str, Any]) -> list[tuple[str, str | None]]:
+    """The audit trail's record of changes: it also records every read of a client's records,
+    the snapshot's own reads among them (tests/test_audit.py holds that refusals are not)."""
+    return [
+        (entry["action"], entry["recordId"])
+        for entry in trail["data"]
+        if not entry["action"].startswith(("get", "list"))
+    ]
+
+
 async def snapshot(client: httpx.AsyncClient, office: OfficeFixture, paths: list[str]) -> Any:
-    answers = {}
+    answers: dict[str, Any] = {}
     for path in paths:
-        r = await client.get(path, headers=office.headers)
-        answers[path] = (r.status_code, _steady(r.json()) if r.status_code == 200 else None)
+        params = {"limit": 100} if path == "/audit-log" else None
+        r = await client.get(path, params=params, headers=office.headers)
+        if r.status_code != 200:
+            answers[path] = (r.status_code, None)
+        elif path == "/audit-log":
+            answers[path] = (200, _changes_only(r.json()))
+        else:
+            answers[path] = (200, _steady(r.json()))
     return answers
 
 

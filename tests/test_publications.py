@@ -100,6 +100,8 @@ async def test_court_holiday_routes_refuse_bad_input_naming_the_field(
     for body, field in (
         ({**HOLIDAY, "date": "2026-02-30"}, "body.date"),
         ({**HOLIDAY, "date": "25/01/2026"}, "body.date"),
+        ({**HOLIDAY, "date": 0}, "body.date"),  # not seconds since 1970
+        ({**HOLIDAY, "date": "1767225600"}, "body.date"),
         ({"date": HOLIDAY["date"]}, "body.name"),
         ({**HOLIDAY, "name": ""}, "body.name"),
     ):

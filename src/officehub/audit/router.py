@@ -3,7 +3,6 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import Query, Request
-from pydantic import AwareDatetime
 
 from officehub.audit import service
 from officehub.audit.recorder import AuditRecorder
@@ -14,6 +13,7 @@ from officehub.kit.errors import error_responses
 from officehub.kit.id_params import Id
 from officehub.kit.indexed_router import Router
 from officehub.kit.pagination import Page, PageDep
+from officehub.kit.schemas import IsoDateTime
 
 router = Router(tags=["Audit"])
 
@@ -33,8 +33,8 @@ async def list_audit_log(
     actor_id: Annotated[str | None, Query(alias="actorId", min_length=1, max_length=64)] = None,
     person_id: Annotated[Id | None, Query(alias="personId")] = None,
     action: Annotated[str | None, Query(min_length=1, max_length=64)] = None,
-    since: Annotated[AwareDatetime | None, Query(alias="from")] = None,
-    until: Annotated[AwareDatetime | None, Query(alias="to")] = None,
+    since: Annotated[IsoDateTime | None, Query(alias="from")] = None,
+    until: Annotated[IsoDateTime | None, Query(alias="to")] = None,
 ) -> Page[AuditEntryOut]:
     recorder: AuditRecorder = request.app.state.audit
     await recorder.flush()  # what this process buffered is in the answer

@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 import re
+from datetime import date
 from functools import cache
 from types import UnionType
 from typing import Annotated, Any, ClassVar, Union, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, ValidationInfo, WithJsonSchema, field_validator
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    ValidationInfo,
+    WithJsonSchema,
+    field_validator,
+)
 from pydantic.alias_generators import to_camel
 
 from officehub.kit.errors import ValidationFailed
@@ -125,13 +134,36 @@ def _plain_types(annotation: Any) -> set[Any]:
 
 @cache
 def _scalar_kind(model: type[BaseModel], name: str) -> str | None:
-    """``bool`` or ``int`` where the field is one of these (or null) and nothing else."""
+    """``bool``, ``number`` or ``time`` where the field is one of these (or null) and
+    nothing else."""
     types = _plain_types(model.model_fields[name].annotation) - {type(None)}
     if types == {bool}:
         return "bool"
     if types <= {int, float} and types:
         return "number"
+    if types and all(
+        t is AwareDatetime or (isinstance(t, type) and issubclass(t, date)) for t in types
+    ):
+        return "time"
     return None
+
+
+ISO_DATE_START = re.compile(r"\d{4}-\d{2}-\d{2}")
+"""How a date or a date-time the document states as text begins: pydantic would also read a
+number (or a string of digits) as seconds since 1970."""
+
+
+def iso_text(value: Any) -> Any:
+    """A date or date-time given as ISO 8601 text (or as the object itself, in code)."""
+    if isinstance(value, date) or value is None:
+        return value
+    if isinstance(value, str) and ISO_DATE_START.match(value):
+        return value
+    raise ValueError("must be ISO 8601 text (aaaa-mm-dd, or aaaa-mm-ddThh:mm:ssZ)")
+
+
+IsoDateTime = Annotated[AwareDatetime, BeforeValidator(iso_text)]
+"""An aware date-time parameter, as ISO 8601 text only."""
 
 
 def _state_text_rule(node: Any, pattern: str) -> None:
@@ -218,6 +250,8 @@ class BodyModel(ApiModel):
             raise ValueError("must be a boolean (true or false)")
         if kind == "number" and (isinstance(value, bool | str)):
             raise ValueError("must be a number")
+        if kind == "time":
+            return iso_text(value)
         return value
 
     @field_validator("*", mode="after")
