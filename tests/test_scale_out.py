@@ -39,7 +39,6 @@ from sqlalchemy import select, text
 
 from officehub.events.models import OutboxEvent
 from officehub.jobs import periodic_jobs
-from officehub.kit.encryption import new_key_text
 from officehub.kit.job_leases import JobLease
 from officehub.webhooks.models import WebhookDelivery, WebhookDeliveryAttempt
 from tests.conftest import PG_URL
@@ -47,10 +46,6 @@ from tests.helpers import OfficeFixture
 from tests.receiver import running_receiver
 from tests.server_process import clean_env, running_server
 from tests.webhook_helpers import create_webhook
-
-# Every process of a deployment holds one secrets key (docs/deployment.md): the API
-# processes seal the webhook secrets the workers open.
-SECRETS_KEY = new_key_text()
 
 pytestmark = pytest.mark.skipif(
     not PG_URL, reason="PostgreSQL-only: many processes on one database"
@@ -83,10 +78,12 @@ class WorkerProcess:
 
 
 @contextlib.asynccontextmanager
-async def worker_process(database_url: str, folder: Path) -> AsyncIterator[WorkerProcess]:
+async def worker_process(
+    database_url: str, folder: Path, data_dir: Path
+) -> AsyncIterator[WorkerProcess]:
     env = clean_env(
         OFFICEHUB_DATABASE_URL=database_url,
-        OFFICEHUB_SECRETS_KEY=SECRETS_KEY,
+        OFFICEHUB_DATA_DIR=str(data_dir),
         OFFICEHUB_WEBHOOK_ALLOW_PRIVATE="true",
         OFFICEHUB_WORKER_POLL_SECONDS="0.2",
         OFFICEHUB_DELIVERY_LEASE_SECONDS="20",
@@ -154,15 +151,18 @@ async def test_two_api_and_two_worker_processes_deliver_every_event_and_run_jobs
 ) -> None:
     for name in ("w1", "w2", "api1", "api2"):
         (tmp_path / name).mkdir()
+    # Every process of a deployment holds one secrets key (docs/deployment.md): here the
+    # in-process app's, in the test's data folder, which sealed the webhook's secret.
+    data_dir = tmp_path / "data"
     api_env = clean_env(
         OFFICEHUB_DATABASE_URL=database_url,
-        OFFICEHUB_SECRETS_KEY=SECRETS_KEY,
+        OFFICEHUB_DATA_DIR=str(data_dir),
         OFFICEHUB_LOG_LEVEL="WARNING",
     )
     async with (
         running_receiver() as receiver,
-        worker_process(database_url, tmp_path / "w1") as first,
-        worker_process(database_url, tmp_path / "w2") as second,
+        worker_process(database_url, tmp_path / "w1", data_dir) as first,
+        worker_process(database_url, tmp_path / "w2", data_dir) as second,
     ):
         hook = await create_webhook(client, office_a, receiver.url)
         async with (
