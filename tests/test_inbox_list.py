@@ -16,6 +16,7 @@ from officehub.kit.pagination import PageParams
 from officehub.messages import service as messages
 from officehub.messages.schemas import InboundIn, ReadIn
 from tests import factories as f
+from tests.accounts_helpers import signed_in
 from tests.helpers import OfficeFixture, error_of, outbox
 from tests.server import concurrent_client, fire, running_server
 from tests.webchat_world import make_webchat, start_visitor, visitor_headers
@@ -96,6 +97,25 @@ async def test_each_message_stored_becomes_the_last_message_and_inbound_ones_cou
     assert body["lastMessage"]["id"] == sent.json()["id"]
     assert body["lastMessage"]["content"] == "Olá, já vejo"
     assert body["unreadCount"] == 2, "an outbound message is nobody's unread"
+    assert body["lastMessage"]["userId"] is None, "an API key is no user"
+
+
+async def test_a_message_a_signed_in_user_sends_names_them_as_the_last_messages_sender(
+    app: FastAPI, client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    ident = await _conversation(session, office_a)
+    async with signed_in(app, office_a, "ADMIN") as user:
+        sent = await user.request("POST", f"/conversation/{ident}/messages", json={"text": "Oi"})
+        assert sent.status_code == 201, sent.text
+    last = (await _read(client, office_a, ident))["lastMessage"]
+    assert (last["id"], last["userId"], last["userName"]) == (
+        sent.json()["id"],
+        user.id,
+        "Beatriz Nogueira",
+    )
+    await _inbound(client, office_a, ident, "Obrigado")
+    last = (await _read(client, office_a, ident))["lastMessage"]
+    assert (last["content"], last["userId"], last["userName"]) == ("Obrigado", None, None)
 
 
 async def test_reading_a_conversation_with_an_api_key_moves_the_offices_read_mark(

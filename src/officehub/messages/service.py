@@ -21,7 +21,7 @@ from officehub.conversations.models import Conversation, Message
 from officehub.events.catalogue import Event
 from officehub.events.service import PendingEvent, emit, emit_many
 from officehub.inboxes import service as inboxes
-from officehub.kit.actor import acting
+from officehub.kit.actor import acting, current_actor
 from officehub.kit.errors import Conflict, NotFound, ValidationFailed
 from officehub.kit.ids import new_id
 from officehub.kit.pagination import PageParams, paginate
@@ -716,8 +716,12 @@ async def _store(
     user_id: str | None = None,
 ) -> Message:
     """The one place a message is created (API, channels, web chat, bridge, flows,
-    automation): it becomes the conversation's last message in the same transaction."""
+    automation): it becomes the conversation's last message in the same transaction. An
+    outbound message sent by a signed-in user names them there (``lastMessage.userId``)."""
     now = utcnow()
+    actor = current_actor.get()
+    if user_id is None and direction == "OUTBOUND" and actor is not None and actor.kind == "user":
+        user_id = actor.id
     message = await repository.add_message(
         session,
         Message(
