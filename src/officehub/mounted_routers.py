@@ -9,6 +9,7 @@ from officehub.case_notices.router import router as case_notices_router
 from officehub.cases.router import router as cases_router
 from officehub.channels.bridge_inbound import router as bridge_router
 from officehub.channels.router import router as channels_router
+from officehub.client_export.router import router as client_export_router
 from officehub.contacts.router import router as contacts_router
 from officehub.conversations.router import router as conversations_router
 from officehub.crm.router import router as crm_router
@@ -45,6 +46,7 @@ def domain_routers() -> list[Router]:
         fast_messages_router,
         media_router,
         contacts_router,
+        client_export_router,
         templates_router,
         partner_links_router,
         evidence_router,
