@@ -29,6 +29,7 @@ SCRIPTS = [
     ("upload_memory", "--quick"),
     ("case_watch", "--cases", "50", "--no-tracemalloc"),
     ("request_cpu", "--quick"),
+    ("client_export", "--quick"),
 ]
 
 
