@@ -140,6 +140,7 @@ MATRIX: dict[tuple[str, str], Probe | str] = {
     ("POST", "/people/{id}/verify"): _at(id="contact"),
     ("POST", "/people/{id}/erase"): _at(id="contact"),
     ("PUT", "/people/{id}/legal-hold"): _at(lambda i: {"legalHold": False}, id="contact"),
+    ("GET", "/people/{id}/export"): _at(id="contact"),
     ("GET", "/integration/partner/whatsapp-templates"): _filter(deviceId="integration"),
     ("PUT", "/integration/{id}/whatsapp-templates"): _at(lambda i: {"data": []}, id="integration"),
     ("GET", "/integration/{id}/whatsapp-account-notices"): _at(id="integration"),
