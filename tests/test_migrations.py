@@ -103,8 +103,8 @@ async def test_the_integrity_migration_refuses_duplicates_and_fills_the_email_ke
                         "t": datetime(2026, 1, 1),
                     },
                 )
-            inbox = await f.make_inbox(session, office.id)
-            funnel, columns = await f.make_funnel(session, office.id, inbox.id, 2)
+            inbox_id = await _old_inbox(conn, office.id)
+            funnel, columns = await f.make_funnel(session, office.id, inbox_id, 2)
             await conn.execute(text("UPDATE crm_columns SET position = 0"))
             await conn.execute(
                 text(
@@ -153,6 +153,18 @@ async def test_the_cases_migration_downgrades_and_upgrades_again(database_url: s
             assert "cases" in tables and {"case_id", "code"} <= columns
     finally:
         await engine.dispose()
+
+
+async def _old_inbox(conn: Any, office_id: str) -> str:
+    """An inbox as a raw row: inboxes gained columns since (0017_routing)."""
+    await conn.execute(
+        text(
+            "INSERT INTO inboxes (id, office_id, name, created_at, updated_at)"
+            " VALUES ('cinbox0000001', :o, 'Old', :t, :t)"
+        ),
+        {"o": office_id, "t": datetime(2026, 1, 1)},
+    )
+    return "cinbox0000001"
 
 
 async def _old_conversation(conn: Any, office_id: str, contact_id: str, integration: Any) -> str:
@@ -210,10 +222,10 @@ async def test_the_webchat_identity_migration_makes_webchat_only_contacts_claims
                         "t": datetime(2026, 1, 1),
                     },
                 )
-            inbox = await f.make_inbox(session, office.id)
-            chat = await f.make_integration(session, office.id, inbox.id, type="WEBCHAT")
+            inbox_id = await _old_inbox(conn, office.id)
+            chat = await f.make_integration(session, office.id, inbox_id, type="WEBCHAT")
             whatsapp = await f.make_integration(
-                session, office.id, inbox.id, type="WHATSAPP_OFFICIAL", device_id="dev-9"
+                session, office.id, inbox_id, type="WHATSAPP_OFFICIAL", device_id="dev-9"
             )
             for contact_id in ("ccontact00000", "ccontact00111"):
                 talk_id = await _old_conversation(conn, office.id, contact_id, chat)

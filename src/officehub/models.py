@@ -37,7 +37,7 @@ from officehub.publications.models import CourtHoliday, Lawyer
 from officehub.tags.models import Tag
 from officehub.templates.models import WhatsAppTemplate
 from officehub.tickets.models import Ticket, TicketAssignee, TicketDepartment, TicketStatus
-from officehub.users.models import User, UserInbox
+from officehub.users.models import User, UserInbox, UserLegalArea
 from officehub.webchat.models import ClaimCode, WebchatVisitor
 from officehub.webhooks.models import Webhook, WebhookDelivery, WebhookDeliveryAttempt
 
@@ -90,6 +90,7 @@ __all__ = [
     "TicketStatus",
     "User",
     "UserInbox",
+    "UserLegalArea",
     "UserSession",
     "UserToken",
     "WebchatVisitor",

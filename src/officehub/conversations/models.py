@@ -71,6 +71,17 @@ class Conversation(IdMixin, TimestampMixin, Base):
             "sorted_at",
             "id",
         ),
+        # Routing: an inbox's queue in arrival order.
+        Index(
+            "ix_conversations_office_id_inbox_id_queued_at", "office_id", "inbox_id", "queued_at"
+        ),
+        # Routing: each user's open conversations (capacity, least busy).
+        Index(
+            "ix_conversations_office_id_assigned_user_id_status",
+            "office_id",
+            "assigned_user_id",
+            "status",
+        ),
     )
 
     office_id: Mapped[str] = mapped_column(ForeignKey("offices.id", ondelete="CASCADE"))
@@ -85,6 +96,11 @@ class Conversation(IdMixin, TimestampMixin, Base):
     department_id: Mapped[str | None] = mapped_column(
         ForeignKey("departments.id", ondelete="SET NULL")
     )
+    # The legal area the conversation is about (routing ``byLegalArea`` reads it). No
+    # foreign key (migration 0017): deleting the area clears it (``legal_area_deleting``).
+    legal_area_id: Mapped[str | None] = mapped_column(String(32))
+    # Routing: when it joined its inbox's queue (it waits for a person); null once assigned.
+    queued_at: Mapped[datetime | None]
     last_message_at: Mapped[datetime | None]
     # The ad (Click-to-WhatsApp referral) the conversation came from, in the CRM card's
     # ``leadOrigin`` shape: kept here until a card of the conversation takes it.

@@ -19,11 +19,12 @@ from officehub.conversations.models import (
     ConversationTag,
     Message,
 )
+from officehub.inboxes.models import Inbox
 from officehub.kit.integrity import violates
 from officehub.kit.repository import get_scoped, insert_ignoring_duplicates, scoped
 from officehub.kit.timeutil import utcnow
 from officehub.tags.models import Tag
-from officehub.users.models import User
+from officehub.users.models import User, UserInbox, UserLegalArea
 
 OPEN_CONVERSATION_INDEX = "ux_conversations_office_id_person_id_integration_id_open"
 
@@ -383,3 +384,94 @@ async def media_links_of(
         )
     )
     return [(row[0], row[1]) for row in rows if row[1] is not None]
+
+
+async def routed_inboxes_of(session: AsyncSession, office_id: str, user_id: str) -> list[str]:
+    """The inboxes of the user that route their conversations (policy other than MANUAL)."""
+    stmt = (
+        select(Inbox.id)
+        .join(UserInbox, UserInbox.inbox_id == Inbox.id)
+        .where(
+            Inbox.office_id == office_id,
+            UserInbox.office_id == office_id,
+            UserInbox.user_id == user_id,
+            Inbox.assignment_policy != "MANUAL",
+        )
+        .order_by(Inbox.id)
+    )
+    return list(await session.scalars(stmt))
+
+
+async def routing_candidates(
+    session: AsyncSession, office_id: str, inbox_id: str
+) -> list[tuple[str, int | None, int, list[str]]]:
+    """The inbox's active ONLINE users as routing weighs them, by id: (id, capacity, open
+    conversations in the whole office, legal area ids). Two statements."""
+    open_count = (
+        select(func.count())
+        .where(
+            Conversation.office_id == office_id,
+            Conversation.assigned_user_id == User.id,
+            Conversation.status == "OPEN",
+        )
+        .correlate(User)
+        .scalar_subquery()
+    )
+    stmt = (
+        select(User.id, User.capacity, open_count)
+        .join(UserInbox, UserInbox.user_id == User.id)
+        .where(
+            User.office_id == office_id,
+            UserInbox.office_id == office_id,
+            UserInbox.inbox_id == inbox_id,
+            User.is_active.is_(True),
+            User.availability == "ONLINE",
+        )
+        .order_by(User.id)
+    )
+    rows = [(i, c, int(n)) for i, c, n in (await session.execute(stmt)).all()]
+    areas: dict[str, list[str]] = defaultdict(list)
+    if rows:
+        area_rows = await session.execute(
+            select(UserLegalArea.user_id, UserLegalArea.legal_area_id).where(
+                UserLegalArea.office_id == office_id,
+                UserLegalArea.user_id.in_([r[0] for r in rows]),
+            )
+        )
+        for user_id, area_id in area_rows.all():
+            areas[user_id].append(area_id)
+    return [(i, c, n, areas[i]) for i, c, n in rows]
+
+
+async def queued(
+    session: AsyncSession, office_id: str, inbox_id: str, limit: int
+) -> list[Conversation]:
+    """The inbox's queue in arrival order: open, unassigned conversations waiting for a
+    person. Locked; on PostgreSQL one a concurrent change holds is passed over (``SKIP
+    LOCKED``: it waits for the next turn rather than make the two transactions wait on each
+    other)."""
+    stmt = (
+        scoped(Conversation, office_id)
+        .where(
+            Conversation.inbox_id == inbox_id,
+            Conversation.queued_at.is_not(None),
+            Conversation.status == "OPEN",
+            Conversation.assigned_user_id.is_(None),
+        )
+        .order_by(Conversation.queued_at, Conversation.id)
+        .limit(limit)
+        .execution_options(populate_existing=True)
+    )
+    if session.get_bind().dialect.name == "postgresql":
+        stmt = stmt.with_for_update(of=Conversation, skip_locked=True)
+    return list(await session.scalars(stmt))
+
+
+async def forget_legal_area(session: AsyncSession, office_id: str, legal_area_id: str) -> None:
+    """The office's conversations about a deleted legal area are about none."""
+    await session.execute(
+        update(Conversation)
+        .where(Conversation.office_id == office_id, Conversation.legal_area_id == legal_area_id)
+        .values(legal_area_id=None, updated_at=Conversation.updated_at)
+        .execution_options(synchronize_session=False)
+    )

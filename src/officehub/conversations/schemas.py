@@ -20,6 +20,9 @@ class ConversationIn(BodyModel):
     inbox_id: RefId
     integration_id: RefId
     priority: ConversationPriority = "MEDIUM"
+    legal_area_id: RefId | None = Field(
+        None, description="The legal area it is about (an inbox routing byLegalArea reads it)"
+    )
 
 
 class ConversationPatch(BodyModel):
@@ -31,6 +34,9 @@ class ConversationPatch(BodyModel):
     priority: ConversationPriority | None = None
     assigned_user_id: RefId | None = None
     department_id: RefId | None = None
+    legal_area_id: RefId | None = Field(
+        None, description="The legal area it is about (an inbox routing byLegalArea reads it)"
+    )
     tags: Annotated[list[RefId], Field(max_length=50)] | None = None
     is_fixed: bool | None = Field(default=None, description="Pinned: listed first")
     is_archived: bool | None = None
@@ -61,6 +67,7 @@ class ConversationOut(ApiModel):
     priority: ConversationPriority
     assigned_user_id: ServerId | None
     department_id: ServerId | None
+    legal_area_id: ServerId | None = None
     last_message_at: Timestamp | None
     tags: list[TagRef]
     is_fixed: bool

@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.contacts import service as contacts
 from officehub.contacts.schemas import TagRef
-from officehub.conversations import events, repository
+from officehub.conversations import events, repository, routing
 from officehub.conversations.hooks import ConversationTagsChanged, conversation_tags_changed
 from officehub.conversations.models import Conversation, ConversationNote
 from officehub.conversations.schemas import (
@@ -36,8 +36,9 @@ from officehub.inboxes import service as inboxes
 from officehub.kit.auth import Actor, OfficeContext
 from officehub.kit.errors import Conflict, NotFound, ValidationFailed
 from officehub.kit.pagination import PageParams, paginate
-from officehub.kit.repository import flush_or_conflict
+from officehub.kit.repository import flush_or_conflict, lock_office
 from officehub.kit.timeutil import utcnow
+from officehub.legal_areas import service as legal_areas
 from officehub.tags import service as tags
 from officehub.tags.models import Tag
 from officehub.users import service as users
@@ -188,6 +189,12 @@ async def open_conversation(
     existing = await repository.find_open(session, office_id, body.person_id, integration.id)
     if existing is not None:
         return await read_conversation(session, office_id, existing.id), False
+    if body.legal_area_id is not None:
+        await legal_areas.get_legal_area(session, office_id, body.legal_area_id)
+    routed = inbox.assignment_policy != "MANUAL"
+    if routed:
+        # The office's routing lock before the new row: arrivals queue in this order.
+        await lock_office(session, office_id)
     conversation = Conversation(
         office_id=office_id,
         person_id=body.person_id,
@@ -197,6 +204,8 @@ async def open_conversation(
         priority=body.priority,
         assigned_user_id=None,
         department_id=None,
+        legal_area_id=body.legal_area_id,
+        queued_at=utcnow() if routed else None,
         last_message_at=None,
         is_fixed=False,
         is_archived=False,
@@ -212,7 +221,71 @@ async def open_conversation(
         return await read_conversation(session, office_id, existing.id), False
     out = conversation_out(conversation, [])
     await _emit(session, office_id, events.CREATED, out)
+    if routed:
+        await route_queued(session, office_id, [inbox.id])
+        if conversation.assigned_user_id is not None:
+            out = (await present(session, office_id, [conversation]))[0]
     return out, True
+
+
+ROUTED_PER_TURN = 200
+"""Queued conversations of an inbox one routing turn looks at (the rest wait for the next)."""
+
+
+async def route_queued(session: AsyncSession, office_id: str, inbox_ids: Sequence[str]) -> int:
+    """Gives the queued conversations of ``inbox_ids`` (in arrival order) to their inbox's
+    users by its policy, as long as someone can take them; each assignment emits
+    ``chat.conversation.assigned``. The caller holds the office's routing lock
+    (``lock_office``), so concurrent turns never count a user's open conversations
+    twice. How many were assigned."""
+    assigned = 0
+    for inbox_id in sorted(set(inbox_ids)):
+        inbox = await inboxes.get_inbox(session, office_id, inbox_id)
+        if inbox.assignment_policy == "MANUAL":
+            continue
+        candidates = [
+            routing.Candidate(ident, capacity, count, frozenset(areas))
+            for ident, capacity, count, areas in await repository.routing_candidates(
+                session, office_id, inbox_id
+            )
+        ]
+        cursor = inbox.round_robin_cursor
+        for conversation in await repository.queued(session, office_id, inbox_id, ROUTED_PER_TURN):
+            if not any(c.has_room for c in candidates):
+                break
+            chosen = routing.choose(
+                inbox.assignment_policy,
+                candidates,
+                cursor,
+                conversation.legal_area_id,
+                inbox.assign_by_legal_area,
+            )
+            if chosen is None:
+                continue
+            await _change(
+                session, office_id, conversation.id, assigned_user_id=chosen.id, route=False
+            )
+            chosen.open_count += 1
+            cursor = chosen.id
+            assigned += 1
+        if cursor is not None and cursor != inbox.round_robin_cursor:
+            await inboxes.set_round_robin_cursor(session, office_id, inbox_id, cursor)
+    return assigned
+
+
+async def route_conversation(session: AsyncSession, office_id: str, ident: str) -> ConversationOut:
+    """A hand-off that names no person: an open, unassigned conversation joins its inbox's
+    queue and routing runs (a MANUAL inbox leaves it unassigned, for someone to take)."""
+    await lock_office(session, office_id)
+    conversation = await get_conversation(session, office_id, ident, for_change=True)
+    if conversation.status == "OPEN" and conversation.assigned_user_id is None:
+        inbox = await inboxes.get_inbox(session, office_id, conversation.inbox_id)
+        if inbox.assignment_policy != "MANUAL":
+            if conversation.queued_at is None:
+                conversation.queued_at = utcnow()
+                await session.flush()
+            await route_queued(session, office_id, [inbox.id])
+    return (await present(session, office_id, [conversation]))[0]
 
 
 async def update_conversation(
@@ -232,6 +305,7 @@ async def update_conversation(
         priority=body.priority if "priority" in sent else _UNSET,
         assigned_user_id=body.assigned_user_id if "assigned_user_id" in sent else _UNSET,
         department_id=body.department_id if "department_id" in sent else _UNSET,
+        legal_area_id=body.legal_area_id if "legal_area_id" in sent else _UNSET,
         tag_ids=body.tags if "tags" in sent else _UNSET,
         is_fixed=body.is_fixed if "is_fixed" in sent else _UNSET,
         is_archived=body.is_archived if "is_archived" in sent else _UNSET,
@@ -353,9 +427,15 @@ async def _change(
     tags_removed: Sequence[str] = (),
     is_fixed: Any = _UNSET,
     is_archived: Any = _UNSET,
+    legal_area_id: Any = _UNSET,
     user_id: str | None = None,
+    route: bool = True,
 ) -> ConversationOut:
     """Applies what differs from the stored conversation and emits the events it calls for.
+
+    ``route``: a change that frees a person (a close, an unassignment) or changes a queued
+    conversation's legal area lets routing run in the inboxes concerned (the office's
+    routing lock is taken first; ``route_queued`` itself passes False).
 
     ``tag_ids`` replaces the set; only the difference is written, row by row, like
     ``tags_added``/``tags_removed``, so a concurrent change to other tags is kept.
@@ -366,6 +446,9 @@ async def _change(
         # takes them.
         person_id = (await get_conversation(session, office_id, ident)).person_id
         await contacts.lock_contact(session, office_id, person_id)
+    may_route = route and any(v is not _UNSET for v in (status, assigned_user_id, legal_area_id))
+    if may_route:
+        await lock_office(session, office_id)
     conversation = await get_conversation(session, office_id, ident, for_change=True)
     before_tags = await tags_of(session, office_id, ident)
     previous_user, previous_department = conversation.assigned_user_id, conversation.department_id
@@ -382,6 +465,7 @@ async def _change(
             if other is not None:
                 raise _already_open(other.id)
         conversation.status = status
+        conversation.queued_at = None
         diff.updated = True
     if priority is not _UNSET and priority != conversation.priority:
         conversation.priority = priority
@@ -389,8 +473,14 @@ async def _change(
     if assigned_user_id is not _UNSET and assigned_user_id != conversation.assigned_user_id:
         if assigned_user_id is not None:
             await users.get_user(session, office_id, assigned_user_id)
+            conversation.queued_at = None
         conversation.assigned_user_id = assigned_user_id
         diff.assigned = True
+    if legal_area_id is not _UNSET and legal_area_id != conversation.legal_area_id:
+        if legal_area_id is not None:
+            await legal_areas.get_legal_area(session, office_id, legal_area_id)
+        conversation.legal_area_id = legal_area_id
+        diff.updated = True
     if department_id is not _UNSET and department_id != conversation.department_id:
         if department_id is not None:
             await departments.get_department(session, office_id, department_id)
@@ -432,6 +522,12 @@ async def _change(
             previous_department_id=previous_department,
         )
         await _emit(session, office_id, events.ASSIGNED, assigned)
+    if may_route:
+        routed = await _route_after_change(session, office_id, conversation, previous_user)
+        if routed:
+            out = (
+                await present(session, office_id, [conversation], tags_of_rows={ident: new_tags})
+            )[0]
     if user_id is not None:
         return (
             await present(
@@ -439,6 +535,29 @@ async def _change(
             )
         )[0]
     return out
+
+
+async def _route_after_change(
+    session: AsyncSession, office_id: str, conversation: Conversation, previous_user: str | None
+) -> int:
+    """Routing after a change: the person it freed (closed, or unassigned from it) may take
+    a queued conversation of their inboxes; a queued one whose legal area changed may find
+    its person."""
+    inbox_ids: list[str] = []
+    freed = previous_user is not None and (
+        conversation.status != "OPEN" or conversation.assigned_user_id != previous_user
+    )
+    if freed and previous_user is not None:
+        inbox_ids += await repository.routed_inboxes_of(session, office_id, previous_user)
+    if (
+        conversation.status == "OPEN"
+        and conversation.assigned_user_id is None
+        and conversation.queued_at is not None
+    ):
+        inbox_ids.append(conversation.inbox_id)
+    if not inbox_ids:
+        return 0
+    return await route_queued(session, office_id, inbox_ids)
 
 
 def _already_open(other_id: str) -> Conflict:

@@ -20,12 +20,16 @@ from officehub.conversations import repository, service
 from officehub.conversations.schemas import ConversationPatch
 from officehub.inboxes.hooks import (
     InboxDeleting,
+    InboxRoutingChanged,
     IntegrationDeleting,
     inbox_deleting,
+    inbox_routing_changed,
     integration_deleting,
 )
 from officehub.kit.errors import Conflict
+from officehub.legal_areas.hooks import LegalAreaDeleting, legal_area_deleting
 from officehub.tags.hooks import TagDeleting, tag_deleting
+from officehub.users.hooks import UserRoutingChanged, user_routing_changed
 
 
 async def refuse_inbox_with_conversations(event: InboxDeleting) -> None:
@@ -97,6 +101,24 @@ def stored_file_key(link: str) -> str | None:
     return unquote(path[marker + len("/media/") :]) if marker >= 0 else None
 
 
+async def route_for_user(event: UserRoutingChanged) -> None:
+    """The user's availability, capacity, areas or inboxes changed: their routed inboxes'
+    queues may now reach them."""
+    inbox_ids = await repository.routed_inboxes_of(event.session, event.office_id, event.user_id)
+    await service.route_queued(event.session, event.office_id, inbox_ids)
+
+
+async def route_for_inbox(event: InboxRoutingChanged) -> None:
+    """The inbox's policy changed: its queue is routed by the new one."""
+    await service.route_queued(event.session, event.office_id, [event.inbox_id])
+
+
+async def forget_deleted_legal_area(event: LegalAreaDeleting) -> None:
+    """Cascade: the conversations about the deleted area are about none (no event: as a
+    foreign key's ``SET NULL`` would)."""
+    await repository.forget_legal_area(event.session, event.office_id, event.legal_area_id)
+
+
 def install() -> None:
     """Subscribes conversations to its hooks; calling it again changes nothing."""
     inbox_deleting.subscribe(refuse_inbox_with_conversations)
@@ -104,3 +126,6 @@ def install() -> None:
     tag_deleting.subscribe(take_tag_off_conversations)
     contact_merging.subscribe(conversations_follow_merge)
     contact_erasing.subscribe(name_what_an_erasure_takes)
+    user_routing_changed.subscribe(route_for_user)
+    inbox_routing_changed.subscribe(route_for_inbox)
+    legal_area_deleting.subscribe(forget_deleted_legal_area)

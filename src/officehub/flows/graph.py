@@ -22,7 +22,8 @@ UNREACHABLE = "UNREACHABLE"
 
 REQUIRED_METADATA: dict[str, tuple[tuple[str, ...], ...]] = {
     # Each inner tuple: at least one of these keys must be set.
-    "ASSIGN_USER": (("userId",),),
+    # No userId: the inbox's routing policy picks the person (issue 32).
+    "ASSIGN_USER": (),
     "ASSIGN_AGENT": (("agentId", "departmentId", "departmentIds"),),
     "ADD_LABELS": (("tagIds",),),
     "CHANGE_CRM_COLUMN": (("funnelId",), ("funnelColumnId",)),

@@ -373,6 +373,10 @@ async def _perform(turn: Turn, step: SystemStep, meta: StepMetadata) -> tuple[bo
         out = await conversations.update_conversation(
             session, office_id, conversation.id, ConversationPatch(**fields)
         )
+        if not user_id:
+            # No person named: the inbox's routing policy picks one, or queues it.
+            out = await conversations.route_conversation(session, office_id, conversation.id)
+            fields["routedTo"] = out.assigned_user_id
         return out.assigned_user_id is not None, f"assigned {fields}"
     if action == "ADD_LABELS":
         for tag_id in meta.tag_ids or []:

@@ -33,3 +33,16 @@ class IntegrationDeleting:
 
 
 integration_deleting: Hook[IntegrationDeleting] = Hook("integration.deleting", required=True)
+
+
+@dataclass(frozen=True)
+class InboxRoutingChanged:
+    """Fired when the inbox's assignment settings changed: the conversations waiting in it
+    may now be assigned. The office's routing lock is held (``kit.repository.lock_office``)."""
+
+    session: AsyncSession
+    office_id: str
+    inbox_id: str
+
+
+inbox_routing_changed: Hook[InboxRoutingChanged] = Hook("inbox.routing_changed", required=True)

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import ForeignKey, Index, String
+from sqlalchemy import ForeignKey, Index, String, false
 from sqlalchemy.orm import Mapped, mapped_column
 
 from officehub.kit.db import Base, IdMixin, JSONType, TimestampMixin
@@ -20,6 +20,18 @@ class Inbox(IdMixin, TimestampMixin, Base):
 
     office_id: Mapped[str] = mapped_column(ForeignKey("offices.id", ondelete="CASCADE"))
     name: Mapped[str] = mapped_column(String(200))
+    # Routing (issue 32): MANUAL, ROUND_ROBIN or LEAST_BUSY; by the conversation's legal
+    # area or not; the user round robin gave the last conversation to (it goes on after).
+    assignment_policy: Mapped[str] = mapped_column(
+        String(16), default="MANUAL", server_default="MANUAL"
+    )
+    assign_by_legal_area: Mapped[bool] = mapped_column(default=False, server_default=false())
+    round_robin_cursor: Mapped[str | None] = mapped_column(String(32))
+
+    @property
+    def assignment(self) -> dict[str, Any]:
+        """The routing settings as ``InboxOut.assignment`` shows them."""
+        return {"policy": self.assignment_policy, "by_legal_area": self.assign_by_legal_area}
 
 
 class Integration(IdMixin, TimestampMixin, Base):

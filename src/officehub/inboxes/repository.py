@@ -68,3 +68,14 @@ async def lock_integration(session: AsyncSession, office_id: str, ident: str) ->
         .values(updated_at=Integration.updated_at)
         .execution_options(synchronize_session=False)
     )
+
+
+async def set_round_robin_cursor(
+    session: AsyncSession, office_id: str, ident: str, user_id: str
+) -> None:
+    await session.execute(
+        update(Inbox)
+        .where(Inbox.office_id == office_id, Inbox.id == ident)
+        .values(round_robin_cursor=user_id, updated_at=Inbox.updated_at)
+        .execution_options(synchronize_session="fetch")
+    )

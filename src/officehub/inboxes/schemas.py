@@ -15,21 +15,42 @@ IntegrationType = TypeAliasType(
     "IntegrationType", Literal["WHATSAPP_OFFICIAL", "WHATSAPP", "INSTAGRAM", "WEBCHAT"]
 )
 WebchatAsk = TypeAliasType("WebchatAsk", Literal["PHONE", "EMAIL"])
+AssignmentPolicy = TypeAliasType("AssignmentPolicy", Literal["MANUAL", "ROUND_ROBIN", "LEAST_BUSY"])
 Name = Field(min_length=1, max_length=200)
+
+
+class AssignmentIn(BodyModel):
+    """How a new conversation of the inbox finds its person: ``MANUAL`` (it waits for
+    someone to take it), ``ROUND_ROBIN`` (the inbox's users in turn) or ``LEAST_BUSY`` (the
+    one with the fewest open conversations), among the inbox's active users who are ONLINE
+    and under their capacity; ``byLegalArea``: only users of the conversation's legal area."""
+
+    policy: AssignmentPolicy
+    by_legal_area: bool = False
+
+
+class AssignmentOut(ApiModel):
+    policy: AssignmentPolicy
+    by_legal_area: bool
 
 
 class InboxCreate(BodyModel):
     name: str = Name
+    assignment: AssignmentIn | None = None
 
 
 class InboxUpdate(BodyModel):
     name: str | None = Field(None, min_length=1, max_length=200)
+    assignment: AssignmentIn | None = None
+
+    NOT_NULL = frozenset({"assignment"})
 
 
 class InboxOut(ApiModel):
     id: ServerId
     office_id: ServerId
     name: str
+    assignment: AssignmentOut
     created_at: Timestamp
     updated_at: Timestamp
 

@@ -8,8 +8,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from officehub.inboxes import repository
 from officehub.inboxes.hooks import (
     InboxDeleting,
+    InboxRoutingChanged,
     IntegrationDeleting,
     inbox_deleting,
+    inbox_routing_changed,
     integration_deleting,
 )
 from officehub.inboxes.models import Inbox, Integration
@@ -24,7 +26,7 @@ from officehub.inboxes.schemas import (
 )
 from officehub.kit.errors import Conflict, NotFound, ValidationFailed
 from officehub.kit.pagination import PageParams
-from officehub.kit.repository import flush_or_conflict
+from officehub.kit.repository import flush_or_conflict, lock_office
 from officehub.kit.schemas import BodyModel
 from officehub.webhooks.ssrf import is_blocked, literal_address
 
@@ -57,6 +59,9 @@ async def list_inboxes(
 
 async def create_inbox(session: AsyncSession, office_id: str, body: InboxCreate) -> Inbox:
     inbox = Inbox(office_id=office_id, name=body.name)
+    if body.assignment is not None:
+        inbox.assignment_policy = body.assignment.policy
+        inbox.assign_by_legal_area = body.assignment.by_legal_area
     session.add(inbox)
     await session.flush()
     return inbox
@@ -65,11 +70,29 @@ async def create_inbox(session: AsyncSession, office_id: str, body: InboxCreate)
 async def update_inbox(
     session: AsyncSession, office_id: str, ident: str, body: InboxUpdate
 ) -> Inbox:
+    body.refuse_sent_nulls()
+    routing = body.assignment is not None
+    if routing:
+        # The office's routing lock before the inbox's row (the order routing takes them).
+        await get_inbox(session, office_id, ident)
+        await lock_office(session, office_id)
     inbox = await get_inbox(session, office_id, ident, for_change=True)
     if body.name is not None:
         inbox.name = body.name
+    if body.assignment is not None:
+        inbox.assignment_policy = body.assignment.policy
+        inbox.assign_by_legal_area = body.assignment.by_legal_area
     await session.flush()
+    if routing and inbox.assignment_policy != "MANUAL":
+        await inbox_routing_changed.fire(InboxRoutingChanged(session, office_id, inbox.id))
     return inbox
+
+
+async def set_round_robin_cursor(
+    session: AsyncSession, office_id: str, ident: str, user_id: str
+) -> None:
+    """Routing's round robin goes on after ``user_id`` next time."""
+    await repository.set_round_robin_cursor(session, office_id, ident, user_id)
 
 
 async def delete_inbox(session: AsyncSession, office_id: str, ident: str) -> Inbox:

@@ -14,11 +14,13 @@ from sqlalchemy import (
     String,
     bindparam,
     cast,
+    column,
     delete,
     false,
     insert,
     or_,
     select,
+    table,
     update,
 )
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
@@ -247,3 +249,26 @@ async def person_ids(
         table.c.office_id == office_id, table.c.id.in_(list(idents))
     )
     return {row.id: row.person_id for row in await session.execute(stmt)}
+
+
+_OFFICES = table("offices", column("id"))
+
+
+async def lock_office(session: AsyncSession, office_id: str) -> None:
+    """Takes the office's row lock to the end of the transaction: what serialises the
+    decisions that span the office (routing: a user's capacity counts the conversations of
+    every inbox). Taken before any conversation, user or inbox row of the decision, so two
+    deciders never wait on each other crosswise.
+
+    PostgreSQL: ``SELECT … FOR NO KEY UPDATE`` (inserts that refer to the office, which take
+    ``FOR KEY SHARE``, do not wait for it). SQLite: the database's write lock (a no-op
+    ``UPDATE`` unless the transaction already holds it).
+    """
+    if session.get_bind().dialect.name == "postgresql":
+        await session.execute(
+            select(_OFFICES.c.id).where(_OFFICES.c.id == office_id).with_for_update(key_share=True)
+        )
+    elif not holds_write_lock(session):
+        await session.execute(
+            update(_OFFICES).where(_OFFICES.c.id == office_id).values(id=_OFFICES.c.id)
+        )

@@ -5,6 +5,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from officehub.kit.errors import Forbidden, NotFound
 from officehub.kit.pagination import PageParams
 from officehub.legal_areas import repository
+from officehub.legal_areas.hooks import LegalAreaDeleting, legal_area_deleting
 from officehub.legal_areas.models import LegalArea
 from officehub.legal_areas.schemas import LegalAreaCreate, LegalAreaUpdate
 
@@ -60,5 +61,6 @@ async def update_legal_area(
 
 async def delete_legal_area(session: AsyncSession, office_id: str, ident: str) -> LegalArea:
     area = await _own_legal_area(session, office_id, ident)
+    await legal_area_deleting.fire(LegalAreaDeleting(session, office_id, ident))
     await repository.delete(session, area)
     return area

@@ -20,3 +20,17 @@ class UserDeactivated:
 
 
 user_deactivated: Hook[UserDeactivated] = Hook("user.deactivated", required=True)
+
+
+@dataclass(frozen=True)
+class UserRoutingChanged:
+    """Fired when what routing reads of a user changed (availability, capacity, legal
+    areas, inboxes, active): the conversations waiting in their inboxes may now reach them.
+    The office's routing lock is held (``kit.repository.lock_office``)."""
+
+    session: AsyncSession
+    office_id: str
+    user_id: str
+
+
+user_routing_changed: Hook[UserRoutingChanged] = Hook("user.routing_changed", required=True)

@@ -37,6 +37,10 @@ class User(IdMixin, TimestampMixin, Base):
     password_hash: Mapped[str | None] = mapped_column(String(200))
     is_active: Mapped[bool] = mapped_column(default=True, server_default=true())
     only_assigned_conversations: Mapped[bool] = mapped_column(default=False, server_default=false())
+    # Routing (issue 32): who may receive conversations, and how many open ones at most
+    # (null: no limit).
+    availability: Mapped[str] = mapped_column(String(8), default="ONLINE", server_default="ONLINE")
+    capacity: Mapped[int | None]
 
     @validates("email")
     def _keep_email_key(self, _key: str, email: str) -> str:
@@ -60,4 +64,22 @@ class UserInbox(Base):
     )
     inbox_id: Mapped[str] = mapped_column(
         ForeignKey("inboxes.id", ondelete="CASCADE"), primary_key=True
+    )
+
+
+class UserLegalArea(Base):
+    """A legal area the user handles: an inbox routing ``byLegalArea`` gives them the
+    conversations of that area."""
+
+    __tablename__ = "user_legal_areas"
+    __table_args__ = (
+        Index("ix_user_legal_areas_office_id_legal_area_id", "office_id", "legal_area_id"),
+    )
+
+    office_id: Mapped[str] = mapped_column(ForeignKey("offices.id", ondelete="CASCADE"))
+    user_id: Mapped[str] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), primary_key=True
+    )
+    legal_area_id: Mapped[str] = mapped_column(
+        ForeignKey("legal_areas.id", ondelete="CASCADE"), primary_key=True
     )

@@ -7,7 +7,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.kit.pagination import PageParams, paginate
 from officehub.kit.repository import get_scoped, lock_rows, replace_set, scoped
-from officehub.users.models import User, UserInbox, email_key
+from officehub.users.models import User, UserInbox, UserLegalArea, email_key
 
 
 async def get_user(
@@ -85,3 +85,30 @@ async def with_email(session: AsyncSession, email: str, office_id: str | None) -
     if office_id is not None:
         stmt = stmt.where(User.office_id == office_id)
     return list(await session.scalars(stmt.order_by(User.office_id)))
+
+
+async def legal_area_ids_of(
+    session: AsyncSession, office_id: str, user_ids: Sequence[str]
+) -> dict[str, list[str]]:
+    """Each user's legal area ids, for a page of users in one query."""
+    found: dict[str, list[str]] = {ident: [] for ident in user_ids}
+    if not user_ids:
+        return found
+    stmt = (
+        select(UserLegalArea.user_id, UserLegalArea.legal_area_id)
+        .where(UserLegalArea.office_id == office_id, UserLegalArea.user_id.in_(user_ids))
+        .order_by(UserLegalArea.legal_area_id)
+    )
+    for user_id, area_id in (await session.execute(stmt)).all():
+        found[user_id].append(area_id)
+    return found
+
+
+async def set_legal_areas(
+    session: AsyncSession, office_id: str, user_id: str, legal_area_ids: Sequence[str]
+) -> None:
+    """The user's legal areas become ``legal_area_ids`` (the user's row is locked by the
+    caller's change)."""
+    await replace_set(
+        session, UserLegalArea, office_id, ("user_id", user_id), "legal_area_id", legal_area_ids
+    )

@@ -10,6 +10,8 @@ from officehub.kit.schemas import EMAIL_PATTERN, ApiModel, BodyModel
 from officehub.kit.timeutil import Timestamp
 
 UserRole = TypeAliasType("UserRole", Literal["ADMIN", "SUPERVISOR", "AGENT"])
+Availability = TypeAliasType("Availability", Literal["ONLINE", "AWAY", "OFFLINE"])
+Capacity = Annotated[int, Field(ge=0, le=10_000)]
 Email = Annotated[
     str,
     StringConstraints(strip_whitespace=True, max_length=320, pattern=EMAIL_PATTERN),
@@ -22,6 +24,13 @@ class UserCreate(BodyModel):
     role: UserRole = "AGENT"
     document: str | None = Field(None, max_length=64)
     inbox_ids: list[Id] = Field(default_factory=list, max_length=100)
+    availability: Availability = Field(
+        "ONLINE", description="Only ONLINE users receive conversations by an inbox's routing"
+    )
+    capacity: Capacity | None = Field(
+        None, description="Most open conversations routing gives the user (null: no limit)"
+    )
+    legal_area_ids: list[Id] = Field(default_factory=list, max_length=50)
 
 
 class UserUpdate(BodyModel):
@@ -38,7 +47,19 @@ class UserUpdate(BodyModel):
         description="true: the user sees only the conversations assigned to them or unassigned",
     )
 
-    NOT_NULL = frozenset({"is_active", "only_assigned_conversations"})
+    availability: Availability | None = Field(
+        None, description="Only ONLINE users receive conversations by an inbox's routing"
+    )
+    capacity: Capacity | None = Field(
+        None, description="Most open conversations routing gives the user (null: no limit)"
+    )
+    legal_area_ids: list[Id] | None = Field(
+        None, max_length=50, description="The legal areas the user handles (replaces the set)"
+    )
+
+    NOT_NULL = frozenset(
+        {"is_active", "only_assigned_conversations", "availability", "legal_area_ids"}
+    )
 
 
 class UserOut(ApiModel):
@@ -52,6 +73,9 @@ class UserOut(ApiModel):
     inbox_ids: list[ServerId]
     is_active: bool
     only_assigned_conversations: bool
+    availability: Availability
+    capacity: int | None
+    legal_area_ids: list[ServerId]
     has_password: bool = Field(description="Whether the user has chosen a password (can sign in)")
     created_at: Timestamp
     updated_at: Timestamp

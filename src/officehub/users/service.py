@@ -10,10 +10,16 @@ from officehub.kit.errors import Conflict, NotFound, UnsupportedMediaType
 from officehub.kit.ids import new_id
 from officehub.kit.multipart_upload import UploadedFile, sniff_image
 from officehub.kit.pagination import PageParams
-from officehub.kit.repository import flush_or_conflict
+from officehub.kit.repository import flush_or_conflict, lock_office
 from officehub.kit.storage import Storage
+from officehub.legal_areas import service as legal_areas
 from officehub.users import repository
-from officehub.users.hooks import UserDeactivated, user_deactivated
+from officehub.users.hooks import (
+    UserDeactivated,
+    UserRoutingChanged,
+    user_deactivated,
+    user_routing_changed,
+)
 from officehub.users.models import User
 from officehub.users.schemas import UserCreate, UserOut, UserUpdate
 
@@ -54,6 +60,7 @@ async def present(
     session: AsyncSession, storage: Storage, office_id: str, users: Sequence[User]
 ) -> list[UserOut]:
     inbox_ids = await repository.inbox_ids_of(session, office_id, [u.id for u in users])
+    area_ids = await repository.legal_area_ids_of(session, office_id, [u.id for u in users])
     return [
         UserOut(
             id=user.id,
@@ -66,6 +73,9 @@ async def present(
             inbox_ids=inbox_ids[user.id],
             is_active=user.is_active,
             only_assigned_conversations=user.only_assigned_conversations,
+            availability=user.availability,
+            capacity=user.capacity,
+            legal_area_ids=area_ids[user.id],
             has_password=user.password_hash is not None,
             created_at=user.created_at,
             updated_at=user.updated_at,
@@ -104,26 +114,50 @@ async def _check_inboxes(session: AsyncSession, office_id: str, inbox_ids: Seque
         await inboxes.get_inbox(session, office_id, ident)
 
 
+async def _check_legal_areas(
+    session: AsyncSession, office_id: str, legal_area_ids: Sequence[str]
+) -> None:
+    """404 naming the first id that is no legal area of the office (nor a default one)."""
+    for ident in legal_area_ids:
+        await legal_areas.get_legal_area(session, office_id, ident)
+
+
+ROUTING_FIELDS = frozenset({"availability", "capacity", "legal_area_ids", "inbox_ids", "is_active"})
+
+
 async def create_user(session: AsyncSession, office_id: str, body: UserCreate) -> User:
     await _check_email(session, office_id, body.email)
     await _check_inboxes(session, office_id, body.inbox_ids)
+    await _check_legal_areas(session, office_id, body.legal_area_ids)
+    if body.inbox_ids:
+        await lock_office(session, office_id)
     user = User(
         office_id=office_id,
         name=body.name,
         email=body.email,
         role=body.role,
         document=body.document,
+        availability=body.availability,
+        capacity=body.capacity,
     )
     session.add(user)
     await flush_or_conflict(session, _email_taken(f"Another user has the email {body.email}"))
     await repository.set_inboxes(session, office_id, user.id, body.inbox_ids)
+    await repository.set_legal_areas(session, office_id, user.id, body.legal_area_ids)
+    if body.inbox_ids:
+        await user_routing_changed.fire(UserRoutingChanged(session, office_id, user.id))
     return user
 
 
 async def update_user(session: AsyncSession, office_id: str, ident: str, body: UserUpdate) -> User:
     body.refuse_sent_nulls()
-    user = await get_user(session, office_id, ident, for_change=True)
     sent = body.model_fields_set
+    routing = bool(sent & ROUTING_FIELDS)
+    if routing:
+        # The office's routing lock before the user's row (the order routing takes them).
+        await get_user(session, office_id, ident)
+        await lock_office(session, office_id)
+    user = await get_user(session, office_id, ident, for_change=True)
     if body.email is not None:
         await _check_email(session, office_id, body.email, user.id)
         user.email = body.email
@@ -138,11 +172,20 @@ async def update_user(session: AsyncSession, office_id: str, ident: str, body: U
         await repository.set_inboxes(session, office_id, user.id, body.inbox_ids)
     if body.only_assigned_conversations is not None:
         user.only_assigned_conversations = body.only_assigned_conversations
+    if body.availability is not None:
+        user.availability = body.availability
+    if "capacity" in sent:
+        user.capacity = body.capacity
+    if body.legal_area_ids is not None:
+        await _check_legal_areas(session, office_id, body.legal_area_ids)
+        await repository.set_legal_areas(session, office_id, user.id, body.legal_area_ids)
     if body.is_active is not None and body.is_active != user.is_active:
         user.is_active = body.is_active
         if not body.is_active:
             await user_deactivated.fire(UserDeactivated(session, office_id, user.id))
     await flush_or_conflict(session, _email_taken(f"Another user has the email {user.email}"))
+    if routing:
+        await user_routing_changed.fire(UserRoutingChanged(session, office_id, user.id))
     return user
 
 
