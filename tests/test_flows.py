@@ -369,7 +369,6 @@ async def test_every_next_step_id_must_resolve(
 @pytest.mark.parametrize(
     ("action", "key"),
     [
-        ("ASSIGN_USER", "metadata.userId"),
         ("ASSIGN_AGENT", "metadata.agentId or metadata.departmentId"),
         ("ADD_LABELS", "metadata.tagIds"),
         ("CHANGE_CRM_COLUMN", "metadata.funnelId"),
@@ -607,7 +606,7 @@ async def test_every_problem_is_named(
         client,
         office_a,
         inbox_id,
-        [text("s1", "x"), system("s2", "ASSIGN_USER", None)],
+        [text("s1", "x"), system("s2", "ADD_LABELS", None)],
         "s1",
         "NEXT_STEP_NOT_FOUND",
     )

@@ -13,9 +13,13 @@ import httpx
 from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from officehub.kit.config import Settings
 from tests import factories as f
+from tests.crm_world import make_world
 from tests.helpers import OfficeFixture, error_of, outbox
 from tests.server import concurrent_client, fire, running_server
+from tests.test_flow_runtime import create_flow, inbound, work
+from tests.test_flow_runtime import system as flow_system
 
 ASSIGNED = "chat.conversation.assigned"
 
@@ -287,6 +291,7 @@ async def test_the_queue_is_assigned_when_capacity_rises(
     world = await _world(session, client, office_a, "ROUND_ROBIN")
     ana = await _user(client, world, "Ana", capacity=1)
     first, second, third = [await _arrive(client, world, n) for n in range(3)]
+    assert first["assignedUserId"] == ana
     r = await _patch_user(client, world, ana, {"capacity": 2})
     assert r.status_code == 200 and r.json()["capacity"] == 2
     assert (await _read(client, world, second["id"]))["assignedUserId"] == ana
@@ -346,7 +351,7 @@ async def test_bad_routing_input_is_400_naming_the_field_and_changes_nothing(
     world = await _world(session, client, office_a, "MANUAL")
     ana = await _user(client, world, "Ana")
     h = office_a.headers
-    inbox_cases = [
+    inbox_cases: list[tuple[dict[str, Any], str]] = [
         ({"assignment": {"policy": "RANDOM"}}, "body.assignment.policy"),
         ({"assignment": {}}, "body.assignment.policy"),
         ({"assignment": {"policy": "ROUND_ROBIN", "byLegalArea": "yes"}}, "body.assignment"),
@@ -359,7 +364,7 @@ async def test_bad_routing_input_is_400_naming_the_field_and_changes_nothing(
         assert field in error_of(r)["details"], (body, r.text)
     r = await client.get(f"/inbox/{world.inbox_id}", headers=h)
     assert r.json()["assignment"] == {"policy": "MANUAL", "byLegalArea": False}
-    user_cases = [
+    user_cases: list[tuple[dict[str, Any], str]] = [
         ({"availability": "BUSY"}, "body.availability"),
         ({"availability": None}, "body.availability"),
         ({"capacity": -1}, "body.capacity"),
@@ -373,8 +378,12 @@ async def test_bad_routing_input_is_400_naming_the_field_and_changes_nothing(
         assert r.status_code == 400, (body, r.text)
         assert field in error_of(r)["details"], (body, r.text)
     r = await client.get(f"/user/{ana}", headers=h)
-    body = r.json()
-    assert (body["availability"], body["capacity"], body["legalAreaIds"]) == ("ONLINE", None, [])
+    shown = r.json()
+    assert (shown["availability"], shown["capacity"], shown["legalAreaIds"]) == (
+        "ONLINE",
+        None,
+        [],
+    )
 
 
 async def test_another_offices_legal_area_is_not_found(
@@ -501,3 +510,47 @@ async def test_concurrent_arrivals_never_exceed_capacity_nor_double_assign(
     events = await outbox(app, office_a.id, ASSIGNED)
     per_conversation = Counter(e.data["id"] for e in events)
     assert len(events) == 18 and set(per_conversation.values()) == {1}, per_conversation
+
+
+async def test_a_flow_hand_off_naming_no_user_goes_through_the_policy(
+    app: FastAPI,
+    settings: Settings,
+    client: httpx.AsyncClient,
+    session: AsyncSession,
+    office_a: OfficeFixture,
+) -> None:
+    """``ASSIGN_USER`` without ``userId``: the inbox's routing picks the person."""
+    w = await make_world(session, office_a.id)
+    h = office_a.headers
+    r = await client.patch(
+        f"/inbox/{w.inbox.id}", json={"assignment": {"policy": "LEAST_BUSY"}}, headers=h
+    )
+    assert r.status_code == 200
+    r = await client.patch(f"/user/{w.user.id}", json={"inboxIds": [w.inbox.id]}, headers=h)
+    assert r.status_code == 200
+    await create_flow(client, office_a, w.inbox.id, [flow_system("s1", "ASSIGN_USER", {}, None)])
+    await inbound(client, office_a, w.conversation.id, "Oi")
+    await work(app, settings)
+    r = await client.get(f"/conversation/{w.conversation.id}", headers=h)
+    assert r.json()["assignedUserId"] == w.user.id
+    events = await outbox(app, office_a.id, ASSIGNED)
+    assert [e.data["assignedUserId"] for e in events] == [w.user.id]
+
+
+async def test_a_flow_hand_off_naming_no_user_waits_in_a_manual_inbox(
+    app: FastAPI,
+    settings: Settings,
+    client: httpx.AsyncClient,
+    session: AsyncSession,
+    office_a: OfficeFixture,
+) -> None:
+    w = await make_world(session, office_a.id)
+    h = office_a.headers
+    r = await client.patch(f"/user/{w.user.id}", json={"inboxIds": [w.inbox.id]}, headers=h)
+    assert r.status_code == 200
+    await create_flow(client, office_a, w.inbox.id, [flow_system("s1", "ASSIGN_USER", {}, None)])
+    await inbound(client, office_a, w.conversation.id, "Oi")
+    await work(app, settings)
+    r = await client.get(f"/conversation/{w.conversation.id}", headers=h)
+    assert r.json()["assignedUserId"] is None
+    assert await outbox(app, office_a.id, ASSIGNED) == []
