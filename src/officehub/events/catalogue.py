@@ -52,6 +52,7 @@ _CONVERSATION: dict[str, Any] = {
     "priority": "MEDIUM",
     "assignedUserId": None,
     "departmentId": None,
+    "legalAreaId": None,
     "lastMessageAt": None,
     "tags": [_TAG],
     "createdAt": _AT,
