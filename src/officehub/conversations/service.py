@@ -240,7 +240,8 @@ async def route_queued(session: AsyncSession, office_id: str, inbox_ids: Sequenc
     twice. How many were assigned."""
     assigned = 0
     for inbox_id in sorted(set(inbox_ids)):
-        inbox = await inboxes.get_inbox(session, office_id, inbox_id)
+        # Read afresh (and locked): its cursor is what the last turn left.
+        inbox = await inboxes.get_inbox(session, office_id, inbox_id, for_change=True)
         if inbox.assignment_policy == "MANUAL":
             continue
         candidates = [
