@@ -28,11 +28,32 @@ from tests.webhook_helpers import Clock, create_webhook, deliveries, delivery_wo
 TIMEOUT = 10_000
 
 
-async def log_in(page: Page, server_url: str, key: str) -> None:
+async def in_english(page: Page) -> None:
+    """These tests read the English catalogue (Portuguese is the default: see
+    tests/test_console_i18n.py); the choice is what a person's language menu keeps."""
+    await page.add_init_script("localStorage.setItem('officehub.language', 'en')")
+
+
+async def open_key_form(page: Page, server_url: str) -> None:
+    await in_english(page)
     await page.goto(f"{server_url}/console")
+    await page.get_by_text("Integrators: log in with an API key").click()
+
+
+async def log_in(page: Page, server_url: str, key: str) -> None:
+    await open_key_form(page, server_url)
     await page.get_by_label("API key").fill(key)
     await page.get_by_role("button", name="Log in").click()
     await expect(page.get_by_role("navigation", name="Views")).to_be_visible(timeout=TIMEOUT)
+
+
+async def log_in_in_portuguese(page: Page, server_url: str, key: str) -> None:
+    """The console as it opens (Portuguese, the default), entered with a key."""
+    await page.goto(f"{server_url}/console")
+    await page.get_by_text("Integradores: entrar com uma chave de API").click()
+    await page.get_by_label("Chave de API").fill(key)
+    await page.get_by_role("button", name="Entrar com a chave").click()
+    await expect(page.get_by_role("navigation", name="Telas")).to_be_visible(timeout=TIMEOUT)
 
 
 async def test_console_is_served_without_a_key_with_a_strict_csp_and_only_local_assets(
@@ -47,12 +68,14 @@ async def test_console_is_served_without_a_key_with_a_strict_csp_and_only_local_
     assert (await client.get("/console/")).text == page.text
     assert (await client.get("/console/index.html")).text == page.text
     html = page.text
-    assert '<html lang="en">' in html
+    assert '<html lang="pt-BR">' in html
+    assert '<meta name="officehub-time-zone" content="America/Sao_Paulo">' in html
     assert "<script>" not in html and " on" + "click=" not in html and "style=" not in html
     links = re.findall(r'(?:src|href)="([^"]+)"', html)
     assets = [link for link in links if not link.startswith("#")]
     assert assets and all(link.startswith("/console/") for link in assets), assets
-    shipped = ["app.js", "api.js", "ui.js", "board.js", "conversations.js", "map.js"]
+    shipped = ["app.js", "api.js", "ui.js", "board.js", "conversations.js", "map.js", "i18n.js"]
+    shipped += ["strings.pt-BR.js", "strings.en.js"]
     for name in [link.removeprefix("/console/") for link in assets] + shipped + ["webhooks.js"]:
         answer = await client.get(f"/console/{name}")
         assert answer.status_code == 200, name
@@ -97,7 +120,7 @@ async def test_a_wrong_key_shows_the_apis_error_and_a_right_key_logs_in_and_out(
     await expect(notice).to_be_hidden()
     stored = await page.evaluate("Object.values(sessionStorage)")
     assert stored == [office_a.key]
-    assert await page.evaluate("localStorage.length") == 0
+    assert await page.evaluate("Object.keys(localStorage)") == ["officehub.language"]
     assert await page.evaluate("document.cookie") == ""
 
     await page.get_by_role("button", name="Log out").click()
@@ -106,7 +129,7 @@ async def test_a_wrong_key_shows_the_apis_error_and_a_right_key_logs_in_and_out(
 
 
 async def log_in_expecting_error(page: Page, server_url: str, key: str) -> None:
-    await page.goto(f"{server_url}/console")
+    await open_key_form(page, server_url)
     await page.get_by_label("API key").fill(key)
     await page.get_by_role("button", name="Log in").click()
 
@@ -243,7 +266,8 @@ async def test_reply_in_a_conversation_on_a_phone_sized_screen(
         await page.get_by_role("button", name="Send reply").click()
         sent = page.locator(".message.outbound", has_text="Bom dia, Carla")
         await expect(sent).to_be_visible(timeout=TIMEOUT)
-        await expect(sent.locator(".badge")).to_have_text("QUEUED")
+        await expect(sent).to_have_attribute("data-status", "QUEUED")
+        await expect(sent.locator(".badge")).to_have_text("Queued")
 
         await page.get_by_label("Add a note").fill("Cliente pediu retorno amanhã")
         await page.get_by_role("button", name="Add note").click()
@@ -364,21 +388,22 @@ async def test_retry_a_failed_delivery_from_the_console(
         await expect(webhook_row.locator('[data-stat="rate"]')).to_have_text("0 %")
         await page.get_by_role("button", name="Deliveries of ERP sync").click()
         row = page.locator(f'tr[data-delivery-id="{failed.id}"]')
-        await expect(row).to_contain_text("FAILED", timeout=TIMEOUT)
+        await expect(row).to_have_attribute("data-status", "FAILED", timeout=TIMEOUT)
+        await expect(row).to_contain_text("Failed")
         await expect(row).to_contain_text("500")
         await expect(row).to_contain_text(str(attempts))
         await row.get_by_text("Response body").click()
         await expect(row.locator("pre")).to_have_text("receiver down")
 
         await row.get_by_role("button", name=re.compile("^Retry delivery")).click()
-        await expect(row).to_contain_text("PENDING", timeout=TIMEOUT)
+        await expect(row).to_have_attribute("data-status", "PENDING", timeout=TIMEOUT)
         await expect(row.get_by_role("button", name=re.compile("^Retry"))).to_have_count(0)
         clock.now = max(clock.now, failed.created_at) + timedelta(days=1)
         await worker.run_until_idle()
         assert len(receiver.received) == attempts + 1
 
         await page.get_by_role("button", name="Refresh").click()
-        await expect(row).to_contain_text("SUCCESS", timeout=TIMEOUT)
+        await expect(row).to_have_attribute("data-status", "SUCCESS", timeout=TIMEOUT)
         await expect(row).to_contain_text("200")
         await page.get_by_role("button", name="Reload").click()
         await expect(webhook_row.locator('[data-stat="success"]')).to_have_text(
@@ -391,7 +416,7 @@ async def test_retry_a_failed_delivery_from_the_console(
         await page.get_by_role("button", name="Refresh").click()
         await expect(
             page.locator("#delivery-table tbody tr", has_text="webhook.test")
-        ).to_contain_text("SUCCESS", timeout=TIMEOUT)
+        ).to_have_attribute("data-status", "SUCCESS", timeout=TIMEOUT)
     by_event = {d.event: d for d in await deliveries(app, hook["id"])}
     retried = by_event["contact.created"]
     assert retried.id == failed.id and retried.status == "SUCCESS"
@@ -410,8 +435,8 @@ async def test_a_web_chat_visitors_contact_is_marked_unverified_in_the_console(
     await start_visitor(client, chat["id"], name="Visitante Souza", phone="+55 11 98765-4321")
 
     async with new_page(browser, 1280, 800) as page:
-        await log_in(page, server_url, office_a.key)
-        await page.get_by_role("link", name="Conversations").click()
+        await log_in_in_portuguese(page, server_url, office_a.key)
+        await page.get_by_role("link", name="Conversas").click()
         await page.get_by_role("button", name=re.compile("Visitante Souza")).click()
         head = page.locator(".conversation-head")
         await expect(head.locator(".badge.warn")).to_have_text("não verificado", timeout=TIMEOUT)

@@ -1,8 +1,9 @@
 """The office console: static files served at ``/console`` by the API's own process.
 
-The page holds no data and needs no key: the person pastes an API key into it, and every
-call it makes goes through the public API with that key, so the console can do nothing
-the key does not allow. Only the files shipped in ``static/`` are served, by name, each
+The page holds no data and needs no key: a person signs in with email and password (a
+session cookie of this origin) or an integrator pastes an API key, and every call it makes
+goes through the public API as that user or key, so the console can do nothing they
+may not. Only the files shipped in ``static/`` are served, by name, each
 with a strict Content-Security-Policy: scripts, styles and images of this origin only,
 no inline script.
 """
@@ -24,6 +25,7 @@ router = Router(include_in_schema=False)
 
 CONSOLE_PATH = "/console"
 ROOT_MARK = b"__ROOT__"
+TIME_ZONE_MARK = b"__TIME_ZONE__"
 CONTENT_SECURITY_POLICY = "; ".join(
     [
         "default-src 'self'",
@@ -73,12 +75,14 @@ def _asset(name: str) -> tuple[bytes, str]:
 
 @router.get(CONSOLE_PATH)
 async def console_page(request: Request) -> Response:
-    """The page; its links start with the app's root path (a proxy's prefix, if any)."""
+    """The page; its links start with the app's root path (a proxy's prefix, if any), and
+    it carries the office's time zone (dates are shown in it)."""
     body, media_type = _asset("index.html")
     root = html.escape(str(request.scope.get("root_path", "")).rstrip("/"))
-    return Response(
-        body.replace(ROOT_MARK, root.encode()), media_type=media_type, headers=SECURITY_HEADERS
-    )
+    settings = getattr(request.app.state, "settings", None)
+    zone = html.escape(getattr(settings, "time_zone", "") or "America/Sao_Paulo")
+    body = body.replace(ROOT_MARK, root.encode()).replace(TIME_ZONE_MARK, zone.encode())
+    return Response(body, media_type=media_type, headers=SECURITY_HEADERS)
 
 
 @router.get(CONSOLE_PATH + "/{name}")

@@ -1,7 +1,13 @@
-// Every call of the console goes through the public API with the key the person pasted.
-// The key lives in sessionStorage only (this tab, until it closes or "Log out").
+// Every call of the console goes through the public API, either with the session a person
+// signed in to with email and password (an HttpOnly cookie of this origin, plus the CSRF
+// token on unsafe calls) or with the API key an integrator pasted. The key or the CSRF
+// token lives in sessionStorage only (this tab, until it closes or "Log out").
+
+import { t } from "./i18n.js";
 
 const KEY_NAME = "officehub.apiKey";
+const CSRF_NAME = "officehub.csrfToken";
+const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 const API_BASE = new URL("..", import.meta.url);
 
 export class ApiError extends Error {
@@ -24,6 +30,25 @@ export function setKey(key) {
 
 export function clearKey() {
   sessionStorage.removeItem(KEY_NAME);
+  sessionStorage.removeItem(CSRF_NAME);
+}
+
+export function getCsrfToken() {
+  return sessionStorage.getItem(CSRF_NAME);
+}
+
+export function setCsrfToken(token) {
+  sessionStorage.setItem(CSRF_NAME, token);
+}
+
+/** Signed in, by a session (cookie and CSRF token) or by a key. */
+export function isSignedIn() {
+  return Boolean(getKey() || getCsrfToken());
+}
+
+/** The URL of an API path under the console's origin (the stream's, for one). */
+export function apiUrl(path, query) {
+  return urlOf(path, query);
 }
 
 function urlOf(path, query) {
@@ -38,8 +63,11 @@ function urlOf(path, query) {
 /** Calls the API; resolves to the JSON answer, or rejects with an ApiError carrying the
  * error body's message, code and details (never swallowed: callers show it). */
 export async function api(method, path, { query, body, key } = {}) {
-  const headers = { "x-service-api-key": key ?? getKey() ?? "", accept: "application/json" };
-  const init = { method, headers, cache: "no-store", credentials: "omit" };
+  const headers = { accept: "application/json" };
+  const apiKey = key ?? getKey();
+  if (apiKey) headers["x-service-api-key"] = apiKey;
+  else if (!SAFE_METHODS.has(method) && getCsrfToken()) headers["x-csrf-token"] = getCsrfToken();
+  const init = { method, headers, cache: "no-store", credentials: apiKey ? "omit" : "same-origin" };
   if (body !== undefined) {
     headers["content-type"] = "application/json";
     init.body = JSON.stringify(body);
@@ -48,7 +76,7 @@ export async function api(method, path, { query, body, key } = {}) {
   try {
     response = await fetch(urlOf(path, query), init);
   } catch (error) {
-    throw new ApiError(0, "NETWORK_ERROR", "The API could not be reached", String(error));
+    throw new ApiError(0, "NETWORK_ERROR", t("error.network"), String(error));
   }
   const text = await response.text();
   let data = null;
@@ -62,7 +90,7 @@ export async function api(method, path, { query, body, key } = {}) {
     throw new ApiError(
       response.status,
       (isBody && data.code) || `HTTP_${response.status}`,
-      (isBody && data.message) || response.statusText || "Request failed",
+      (isBody && data.message) || response.statusText || t("error.failed"),
       isBody && data.details !== undefined ? String(data.details) : text.slice(0, 500),
     );
   }

@@ -1,6 +1,8 @@
-// The console's shell: log in with a key, switch views by the URL's hash, log out.
+// The console's shell: sign in (email and password, or an integrator's API key), show who
+// is signed in, switch views by the URL's hash, choose the language, sign out.
 
-import { api, clearKey, getKey, setKey } from "./api.js";
+import { api, clearKey, getCsrfToken, getKey, isSignedIn, setCsrfToken, setKey } from "./api.js";
+import { language, setLanguage, t, translatePage } from "./i18n.js";
 import { announce, clearError, showError } from "./ui.js";
 import * as board from "./board.js";
 import * as conversations from "./conversations.js";
@@ -10,6 +12,7 @@ import * as webhooks from "./webhooks.js";
 const VIEWS = { board, conversations, map: clientsMap, webhooks };
 const DEFAULT_VIEW = "board";
 let current = null;
+let me = null;
 
 function section(name) {
   return document.getElementById(`view-${name}`);
@@ -28,15 +31,38 @@ function showOnly(name) {
 function loggedIn(yes) {
   document.getElementById("nav").hidden = !yes;
   document.getElementById("logout").hidden = !yes;
+  const who = document.getElementById("who");
+  who.hidden = !yes;
+  if (!yes) {
+    who.textContent = "";
+  } else if (me?.user) {
+    who.textContent = t("who.user", { name: me.user.name, role: t(`role.${me.role}`) });
+  } else {
+    who.textContent = t("who.key");
+  }
+}
+
+/** The signed-in person ({kind, id, role, user}), or null for a key without a user. */
+export function currentActor() {
+  return me;
 }
 
 async function route() {
-  if (!getKey()) {
+  if (!isSignedIn()) {
     loggedIn(false);
     current = null;
     showOnly("login");
-    document.getElementById("api-key").focus();
+    document.getElementById("login-email").focus();
     return;
+  }
+  if (!me && getCsrfToken()) {
+    // A reload of a signed-in tab: the cookie still says who; a session ended meanwhile
+    // (signed out elsewhere, timed out, user deactivated) answers 401.
+    me = await api("GET", "/me").catch(() => null);
+    if (!me) {
+      clearKey();
+      return route();
+    }
   }
   loggedIn(true);
   const name = location.hash.slice(1) in VIEWS ? location.hash.slice(1) : DEFAULT_VIEW;
@@ -48,6 +74,35 @@ async function route() {
   view.querySelector("h1")?.setAttribute("tabindex", "-1");
   view.querySelector("h1")?.focus({ preventScroll: true });
   await VIEWS[name].show(view);
+}
+
+async function entered() {
+  announce(t("login.done"));
+  current = null;
+  for (const view of Object.values(VIEWS)) view.signedIn?.(me);
+  if (!location.hash) location.hash = `#${DEFAULT_VIEW}`;
+  await route();
+}
+
+async function signIn(event) {
+  event.preventDefault();
+  const email = document.getElementById("login-email");
+  const password = document.getElementById("login-password");
+  clearError();
+  let answer;
+  try {
+    answer = await api("POST", "/auth/login", {
+      body: { email: email.value.trim(), password: password.value },
+    });
+  } catch (error) {
+    showError(error, t("login.title"));
+    password.select();
+    return;
+  }
+  password.value = "";
+  setCsrfToken(answer.csrfToken);
+  me = { kind: "USER", id: answer.user.id, role: answer.user.role, user: answer.user };
+  await entered();
 }
 
 async function logIn(event) {
@@ -62,30 +117,37 @@ async function logIn(event) {
     // A key without the read scope is still a key of the office: let it in, say why
     // reads will fail. Any other answer (401: unknown or revoked) keeps the person out.
     if (error.status !== 403) {
-      showError(error, "Log in");
+      showError(error, t("login.title"));
       input.select();
       return;
     }
-    showError(error, "This key cannot read");
+    showError(error, t("login.cannotRead"));
   }
   setKey(key);
   input.value = "";
-  announce("Logged in.");
-  current = null;
-  if (!location.hash) location.hash = `#${DEFAULT_VIEW}`;
-  await route();
+  me = null;
+  await entered();
 }
 
-function logOut() {
+async function logOut() {
+  if (getCsrfToken() && !getKey()) {
+    await api("POST", "/auth/logout").catch((error) => console.warn("sign-out", error));
+  }
   clearKey();
+  me = null;
   clearError();
-  announce("Logged out: the key was removed from this tab.");
+  announce(t("logout.done"));
   for (const view of Object.values(VIEWS)) view.reset?.();
   current = null;
   history.replaceState(null, "", location.pathname);
   route();
 }
 
+translatePage();
+const languageSelect = document.getElementById("language");
+languageSelect.value = language;
+languageSelect.addEventListener("change", () => setLanguage(languageSelect.value));
+document.getElementById("password-form").addEventListener("submit", signIn);
 document.getElementById("login-form").addEventListener("submit", logIn);
 document.getElementById("logout").addEventListener("click", logOut);
 window.addEventListener("hashchange", () => route());

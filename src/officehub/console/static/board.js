@@ -2,8 +2,9 @@
 // list) to move it with PATCH /funnel-column-card/{id}; the board shows the answer.
 
 import { api, eachLimited, listAll } from "./api.js";
+import { t } from "./i18n.js";
 import {
-  announce, attempt, badge, clear, formatSpan, h, option, paintSwatches, tagChip,
+  announce, attempt, badge, clear, formatSpan, formatTime, h, option, paintSwatches, tagChip,
 } from "./ui.js";
 
 const CARDS_PER_PAGE = 20;
@@ -18,7 +19,7 @@ export function reset() {
   state.users = new Map();
   state.board = null;
   clear(funnelSelect());
-  clear(ownerSelect(), option("", "Everyone"));
+  clear(ownerSelect(), option("", t("board.everyone")));
   clear(columnsBox());
 }
 
@@ -32,15 +33,15 @@ function bind() {
 
 export async function show() {
   bind();
-  const loaded = await attempt("Funnels", async () => {
+  const loaded = await attempt(t("board.funnels"), async () => {
     const [funnels, users] = await Promise.all([listAll("/funnel"), listAll("/user")]);
     const chosen = funnelSelect().value;
     clear(funnelSelect(), funnels.map((f) => option(f.id, f.name, f.id === chosen)));
     const owner = ownerSelect().value;
     state.users = new Map(users.map((u) => [u.id, u]));
-    clear(ownerSelect(), option("", "Everyone"),
+    clear(ownerSelect(), option("", t("board.everyone")),
       users.map((u) => option(u.id, u.name, u.id === owner)));
-    if (!funnels.length) clear(columnsBox(), h("p", { class: "empty" }, "This office has no funnel yet."));
+    if (!funnels.length) clear(columnsBox(), h("p", { class: "empty" }, t("board.noFunnel")));
     return funnels.length > 0;
   });
   if (loaded) await loadBoard();
@@ -55,14 +56,14 @@ async function loadBoard() {
   const funnelId = funnelSelect().value;
   if (!funnelId) return;
   const ticket = ++state.loads;  // a later choice of funnel or owner wins over this one
-  const board = await attempt("Funnel board", () =>
+  const board = await attempt(t("board.title"), () =>
     api("GET", `/funnel/${encodeURIComponent(funnelId)}`, { query: boardQuery(1) }));
   if (!board || ticket !== state.loads) return;
   state.board = board;
   for (const column of board.columns) column.items = column.items.map(fromItem);
   clear(columnsBox(), board.columns.map(renderColumn));
   const total = board.columns.reduce((sum, c) => sum + c.total, 0);
-  announce(`${board.name}: ${board.columns.length} columns, ${total} cards.`);
+  announce(t("board.loaded", { name: board.name, columns: board.columns.length, count: total }));
   await loadDetails(board.columns.flatMap((c) => c.items));
 }
 
@@ -103,7 +104,7 @@ async function loadDetails(cards) {
       failure ??= error;
     }
   });
-  if (failure) await attempt("Card details", () => Promise.reject(failure));
+  if (failure) await attempt(t("board.cardDetails"), () => Promise.reject(failure));
 }
 
 function renderColumn(column) {
@@ -132,24 +133,24 @@ function renderColumn(column) {
 
 function fillColumn(section, column, titleId = `column-${column.id}-title`) {
   const limit = column.timeLimitDays
-    ? h("p", { class: "limit" }, `Time limit: ${column.timeLimitDays} d`) : null;
+    ? h("p", { class: "limit" }, t("board.timeLimit", { days: column.timeLimitDays })) : null;
   const more = column.hasMore
     ? h("button", {
       type: "button", class: "secondary more",
       onclick: () => loadMore(column.id),
-    }, `Load more (${column.name})`)
+    }, t("board.loadMore", { name: column.name }))
     : null;
   clear(
     section,
     h("h2", { id: titleId, class: "column-head" },
       h("span", {}, column.name),
       h("span", {},
-        h("span", { class: "count", title: "Cards in column" }, String(column.total)),
-        h("span", { class: "visually-hidden" }, column.total === 1 ? " card" : " cards"))),
+        h("span", { class: "count", title: t("board.cardsInColumn") }, String(column.total)),
+        h("span", { class: "visually-hidden" }, t("board.cardsWord", { count: column.total })))),
     limit,
     column.items.length
       ? h("ol", { class: "cards" }, column.items.map((card) => renderCard(card)))
-      : h("p", { class: "empty" }, "No cards."),
+      : h("p", { class: "empty" }, t("board.noCards")),
     more,
   );
   paintSwatches(section);
@@ -162,19 +163,19 @@ function renderCard(card) {
     class: "card", draggable: "true", dataset: { cardId: card.id }, "aria-labelledby": nameId,
   },
   h("h3", { id: nameId, class: "card-name" }, card.person?.name ?? "—"),
-  h("p", { class: "phone" }, card.person?.phone ?? "no phone"),
+  h("p", { class: "phone" }, card.person?.phone ?? t("board.noPhone")),
   h("p", { class: "owner" }),
   h("div", { class: "tags" }),
   h("p", { class: "time" }),
   h("div", { class: "move" },
-    h("label", { for: moveId }, "Move to"),
+    h("label", { for: moveId }, t("board.moveTo")),
     h("select", { id: moveId, "aria-describedby": nameId },
       state.board.columns.map((c) => option(c.id, c.name, c.id === card.columnId))),
     h("button", {
       type: "button", class: "secondary",
-      "aria-label": `Move ${card.person?.name ?? "card"}`,
+      "aria-label": t("board.moveCard", { name: card.person?.name ?? t("board.card") }),
       onclick: () => moveCard(card.id, document.getElementById(moveId).value),
-    }, "Move")));
+    }, t("board.move"))));
   element.addEventListener("dragstart", (event) => {
     event.dataTransfer.setData("text/plain", card.id);
     event.dataTransfer.effectAllowed = "move";
@@ -194,7 +195,7 @@ function ownerName(card) {
 function fillDetail(element, card) {
   const owner = ownerName(card);
   clear(element.querySelector(".owner"),
-    h("span", { class: "label" }, "Owner: "), owner ?? "unassigned");
+    h("span", { class: "label" }, t("board.ownerLabel")), owner ?? t("board.unassigned"));
   const tags = element.querySelector(".tags");
   clear(tags, card.tags === null ? null : card.tags.map(tagChip));
   paintSwatches(tags);
@@ -208,11 +209,11 @@ function fillDetail(element, card) {
   const limitMs = (column?.timeLimitDays ?? 0) * DAY_MS;
   const showsBadge = Boolean(column?.showBadgeProgress && column?.timeLimitDays);
   clear(time,
-    h("span", { title: `In this column since ${card.columnChangedAt}` },
-      `${formatSpan(stayed)} in column`),
-    showsBadge && stayed > limitMs ? [" ", badge("Overdue", "danger")] : null,
+    h("span", { title: t("board.since", { time: formatTime(card.columnChangedAt) }) },
+      t("board.inColumn", { span: formatSpan(stayed) })),
+    showsBadge && stayed > limitMs ? [" ", badge(t("board.overdue"), "danger")] : null,
     showsBadge && stayed <= limitMs
-      ? [" ", badge(`day ${Math.floor(stayed / DAY_MS) + 1} of ${column.timeLimitDays}`, "info")]
+      ? [" ", badge(t("board.dayOf", { day: Math.floor(stayed / DAY_MS) + 1, days: column.timeLimitDays }), "info")]
       : null);
 }
 
@@ -220,7 +221,7 @@ async function loadMore(columnId) {
   const column = columnOf(columnId);
   if (!column) return;
   const page = column.page + 1;
-  const board = await attempt(`Load more of ${column.name}`, () =>
+  const board = await attempt(t("board.loadMore", { name: column.name }), () =>
     api("GET", `/funnel/${encodeURIComponent(state.board.id)}`, { query: boardQuery(page) }));
   const fresh = board?.columns.find((c) => c.id === columnId);
   if (!fresh) return;
@@ -232,7 +233,7 @@ async function loadMore(columnId) {
   column.total = fresh.total;
   const section = columnsBox().querySelector(`section[data-column-id="${CSS.escape(columnId)}"]`);
   fillColumn(section, column);
-  announce(`${added.length} more cards in ${column.name}.`);
+  announce(t("board.moreCards", { count: added.length, name: column.name }));
   await loadDetails(added);
   cardElement(added[0]?.id ?? "")?.querySelector("select")?.focus();
 }
@@ -242,7 +243,7 @@ async function moveCard(cardId, toColumnId) {
   const to = columnOf(toColumnId);
   if (!from || !to || from.id === to.id) return;
   const card = from.items.find((c) => c.id === cardId);
-  const answer = await attempt(`Move ${card.person?.name ?? "card"} to ${to.name}`, () =>
+  const answer = await attempt(t("board.moving", { name: card.person?.name ?? t("board.card"), column: to.name }), () =>
     api("PATCH", `/funnel-column-card/${encodeURIComponent(cardId)}`, {
       body: { columnId: toColumnId },
     }));
@@ -256,6 +257,6 @@ async function moveCard(cardId, toColumnId) {
   for (const column of new Set([from, landed])) {
     fillColumn(columnsBox().querySelector(`section[data-column-id="${CSS.escape(column.id)}"]`), column);
   }
-  announce(`Moved ${moved.person?.name ?? "card"} to ${landed.name}.`);
+  announce(t("board.moved", { name: moved.person?.name ?? t("board.card"), column: landed.name }));
   cardElement(cardId)?.querySelector("select")?.focus();
 }

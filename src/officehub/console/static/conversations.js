@@ -2,9 +2,9 @@
 // tags and hand-off (assign, end human support), open/close, all through the API.
 
 import { api, eachLimited, listAll } from "./api.js";
+import { t } from "./i18n.js";
 import {
-  announce, attempt, badge, clear, formatTime, h, neutralised, option, paintSwatches, plural,
-  tagChip,
+  announce, attempt, badge, clear, formatTime, h, neutralised, option, paintSwatches, tagChip,
 } from "./ui.js";
 
 const PAGE_SIZE = 20;
@@ -24,7 +24,7 @@ export function reset() {
   Object.assign(state, { users: new Map(), people: new Map(), tags: [], selected: null });
   clear(inboxSelect());
   clear(list());
-  clear(pane(), h("p", { class: "empty" }, "Choose a conversation."));
+  clear(pane(), h("p", { class: "empty" }, t("conversations.choose")));
 }
 
 function bind() {
@@ -38,7 +38,7 @@ function bind() {
 
 export async function show() {
   bind();
-  const ready = await attempt("Inboxes", async () => {
+  const ready = await attempt(t("conversations.inboxes"), async () => {
     const [inboxes, users, departments] = await Promise.all([
       listAll("/inbox"), listAll("/user"), listAll("/department"),
     ]);
@@ -46,7 +46,7 @@ export async function show() {
     clear(inboxSelect(), inboxes.map((i) => option(i.id, i.name, i.id === chosen)));
     state.users = new Map(users.map((u) => [u.id, u]));
     state.departments = new Map(departments.map((d) => [d.id, d]));
-    if (!inboxes.length) clear(list(), h("li", { class: "empty" }, "This office has no inbox yet."));
+    if (!inboxes.length) clear(list(), h("li", { class: "empty" }, t("conversations.noInbox")));
     return inboxes.length > 0;
   });
   if (ready) await loadList(1);
@@ -67,7 +67,7 @@ async function person(personId) {
 async function loadList(page) {
   const inboxId = inboxSelect().value;
   if (!inboxId) return;
-  const answer = await attempt("Conversations", () => api("GET", "/conversation", {
+  const answer = await attempt(t("conversations.title"), () => api("GET", "/conversation", {
     query: { inboxId, status: statusSelect().value, page, limit: PAGE_SIZE },
   }));
   if (!answer) return;
@@ -75,10 +75,10 @@ async function loadList(page) {
   state.totalPages = answer.totalPages;
   if (page === 1) clear(list());
   list().append(...answer.data.map(renderListItem));
-  if (!list().children.length) list().append(h("li", { class: "empty" }, "No conversations."));
+  if (!list().children.length) list().append(h("li", { class: "empty" }, t("conversations.none")));
   moreButton().hidden = page >= answer.totalPages;
-  announce(`${plural(answer.totalResults, "conversation")}.`);
-  await attempt("Contacts", () => eachLimited(answer.data, 6, async (conversation) => {
+  announce(t("conversations.count", { count: answer.totalResults }));
+  await attempt(t("conversations.contacts"), () => eachLimited(answer.data, 6, async (conversation) => {
     const contact = await person(conversation.personId);
     for (const slot of list().querySelectorAll(`[data-person-id="${CSS.escape(contact.id)}"]`)) {
       slot.textContent = neutralised(contact.name);
@@ -95,13 +95,16 @@ function renderListItem(conversation) {
   },
   h("span", { class: "name", dataset: { personId: conversation.personId } }, "…"),
   h("span", { class: "meta" },
-    `${conversation.status.toLowerCase()} · ${conversation.priority.toLowerCase()} priority`,
+    t("conversations.meta", {
+      status: t(`conversation.${conversation.status}`),
+      priority: t(`priority.${conversation.priority}`),
+    }),
     conversation.lastMessageAt ? ` · ${formatTime(conversation.lastMessageAt)}` : ""));
   return h("li", {}, button);
 }
 
 async function openConversation(conversationId) {
-  const loaded = await attempt("Conversation", async () => {
+  const loaded = await attempt(t("conversations.conversation"), async () => {
     const conversation = await api("GET", `/conversation/${encodeURIComponent(conversationId)}`);
     const [contact, tags] = await Promise.all([
       person(conversation.personId),
@@ -128,9 +131,9 @@ function identityLine(contact) {
   }
   const claimed = contact.claimedPhone ?? contact.claimedEmail ?? "";
   return h("p", { class: "muted", dataset: { verified: "false" } },
-    h("span", { class: "badge warn", title: "Contato informado no chat do site, ainda não verificado" },
-      "não verificado"),
-    claimed ? ` ${claimed} (informado pelo visitante)` : "");
+    h("span", { class: "badge warn", title: t("contact.unverifiedTitle") },
+      t("contact.unverified")),
+    claimed ? t("contact.claimed", { value: claimed }) : "");
 }
 
 function renderPane(contact) {
@@ -141,77 +144,79 @@ function renderPane(contact) {
       identityLine(contact)),
     h("p", { id: "conversation-state", class: "conversation-state" }),
     h("section", { "aria-labelledby": "handoff-title", class: "panel" },
-      h("h3", { id: "handoff-title" }, "Hand-off"),
+      h("h3", { id: "handoff-title" }, t("conversation.handoff")),
       h("div", { class: "row" },
-        h("label", { for: "assign-user" }, "Assign to"),
-        h("select", { id: "assign-user" }, option("", "Choose a user"),
+        h("label", { for: "assign-user" }, t("conversation.assignTo")),
+        h("select", { id: "assign-user" }, option("", t("conversation.chooseUser")),
           [...state.users.values()].map((u) => option(u.id, u.name))),
-        h("button", { type: "button", onclick: assign }, "Assign")),
+        h("button", { type: "button", onclick: assign }, t("conversation.assign"))),
       state.departments.size ? h("div", { class: "row" },
-        h("label", { for: "assign-department" }, "Department"),
-        h("select", { id: "assign-department" }, option("", "Choose a department"),
+        h("label", { for: "assign-department" }, t("conversation.department")),
+        h("select", { id: "assign-department" }, option("", t("conversation.chooseDepartment")),
           [...state.departments.values()].map((d) => option(d.id, d.name))),
         h("button", { type: "button", class: "secondary", onclick: assignDepartment },
-          "Send to department")) : null,
+          t("conversation.sendToDepartment"))) : null,
       h("div", { class: "row" },
-        h("label", { for: "conversation-priority" }, "Priority"),
+        h("label", { for: "conversation-priority" }, t("conversation.priority")),
         h("select", { id: "conversation-priority" },
-          ["LOW", "MEDIUM", "HIGH"].map((p) => option(p, p.toLowerCase(), p === c.priority))),
+          ["LOW", "MEDIUM", "HIGH"].map((p) => option(p, t(`priority.${p}`), p === c.priority))),
         h("button", { type: "button", class: "secondary", onclick: changePriority },
-          "Set priority")),
+          t("conversation.setPriority"))),
       h("div", { class: "row" },
         h("button", { type: "button", class: "secondary", onclick: endHumanSupport },
-          "End human support"),
+          t("conversation.endHuman")),
         h("button", { type: "button", class: "secondary", id: "toggle-status", onclick: toggleStatus }))),
     h("section", { "aria-labelledby": "tags-title", class: "panel" },
-      h("h3", { id: "tags-title" }, "Tags"),
+      h("h3", { id: "tags-title" }, t("conversation.tags")),
       h("ul", { id: "conversation-tags", class: "tag-list" }),
       h("div", { class: "row" },
-        h("label", { for: "add-tag" }, "Add tag"),
+        h("label", { for: "add-tag" }, t("conversation.addTag")),
         h("select", { id: "add-tag" }),
-        h("button", { type: "button", onclick: addTag }, "Add tag"))),
+        h("button", { type: "button", onclick: addTag }, t("conversation.addTag")))),
     h("section", { "aria-labelledby": "messages-title", class: "panel" },
       h("div", { class: "row spread" },
-        h("h3", { id: "messages-title" }, "Messages"),
-        h("button", { type: "button", class: "secondary", onclick: () => loadMessages(1) }, "Refresh")),
+        h("h3", { id: "messages-title" }, t("conversation.messages")),
+        h("button", { type: "button", class: "secondary", onclick: () => loadMessages(1) }, t("common.refresh"))),
       h("button", {
         type: "button", class: "secondary", id: "older-messages", hidden: true,
         onclick: () => loadMessages(state.messagePage + 1),
-      }, "Load older messages"),
+      }, t("conversation.older")),
       h("ol", { id: "message-list", class: "message-list", "aria-live": "polite" }),
       h("form", { id: "reply-form", class: "compose", onsubmit: reply },
-        h("label", { for: "reply-text" }, "Reply"),
+        h("label", { for: "reply-text" }, t("conversation.reply")),
         h("textarea", { id: "reply-text", rows: "3", maxlength: "4096", required: true }),
-        h("button", { type: "submit" }, "Send reply"))),
+        h("button", { type: "submit" }, t("conversation.sendReply")))),
     h("section", { "aria-labelledby": "notes-title", class: "panel" },
-      h("h3", { id: "notes-title" }, "Private notes"),
+      h("h3", { id: "notes-title" }, t("conversation.notes")),
       h("ul", { id: "note-list", class: "note-list" }),
       h("form", { id: "note-form", class: "compose", onsubmit: addNote },
-        h("label", { for: "note-text" }, "Add a note (operators only)"),
+        h("label", { for: "note-text" }, t("conversation.addNoteLabel")),
         h("textarea", { id: "note-text", rows: "2", maxlength: "10000", required: true }),
-        h("button", { type: "submit", class: "secondary" }, "Add note")))));
+        h("button", { type: "submit", class: "secondary" }, t("conversation.addNote"))))));
   fillState();
 }
 
 function fillState() {
   const c = state.selected;
   const assignee = c.assignedUserId
-    ? (state.users.get(c.assignedUserId)?.name ?? c.assignedUserId) : "nobody (flow or queue)";
+    ? (state.users.get(c.assignedUserId)?.name ?? c.assignedUserId) : t("conversation.nobody");
   const department = c.departmentId
-    ? ` · department ${state.departments.get(c.departmentId)?.name ?? c.departmentId}` : "";
+    ? t("conversation.inDepartment", {
+      name: state.departments.get(c.departmentId)?.name ?? c.departmentId,
+    }) : "";
   clear(document.getElementById("conversation-state"),
-    badge(c.status, c.status === "OPEN" ? "ok" : "muted"), " ",
-    `${c.priority.toLowerCase()} priority · assigned to ${assignee}${department}`);
+    badge(t(`conversation.${c.status}`), c.status === "OPEN" ? "ok" : "muted"), " ",
+    t("conversation.stateLine", { priority: t(`priority.${c.priority}`), assignee, department }));
   document.getElementById("toggle-status").textContent =
-    c.status === "OPEN" ? "Close conversation" : "Reopen conversation";
+    c.status === "OPEN" ? t("conversation.close") : t("conversation.reopen");
   const assigned = new Set(c.tags.map((t) => t.id));
   const tagList = document.getElementById("conversation-tags");
   clear(tagList, c.tags.length ? c.tags.map((tag) => h("li", {},
     tagChip(tag),
     h("button", {
-      type: "button", class: "link", "aria-label": `Remove tag ${tag.name}`,
+      type: "button", class: "link", "aria-label": t("conversation.removeTagNamed", { name: tag.name }),
       onclick: () => removeTag(tag.id),
-    }, "Remove"))) : h("li", { class: "muted" }, "No tags."));
+    }, t("conversation.remove")))) : h("li", { class: "muted" }, t("conversation.noTags")));
   paintSwatches(tagList);
   clear(document.getElementById("add-tag"),
     state.tags.filter((t) => !assigned.has(t.id)).map((t) => option(t.id, t.name)));
@@ -222,9 +227,13 @@ async function changed(context, call) {
   if (!answer) return;
   state.selected = answer;
   fillState();
-  announce(`${context}: done.`);
+  announce(t("common.done", { action: context }));
   const item = list().querySelector(`[data-conversation-id="${CSS.escape(answer.id)}"] .meta`);
-  if (item) item.textContent = `${answer.status.toLowerCase()} · ${answer.priority.toLowerCase()} priority`;
+  if (item) {
+    item.textContent = t("conversations.meta", {
+      status: t(`conversation.${answer.status}`), priority: t(`priority.${answer.priority}`),
+    });
+  }
 }
 
 const conversationPath = () => `/conversation/${encodeURIComponent(state.selected.id)}`;
@@ -232,40 +241,40 @@ const conversationPath = () => `/conversation/${encodeURIComponent(state.selecte
 function assign() {
   const userId = document.getElementById("assign-user").value;
   if (!userId) return;
-  changed("Assign", () => api("PATCH", conversationPath(), { body: { assignedUserId: userId } }));
+  changed(t("conversation.assign"), () => api("PATCH", conversationPath(), { body: { assignedUserId: userId } }));
 }
 
 function assignDepartment() {
   const departmentId = document.getElementById("assign-department").value;
   if (!departmentId) return;
-  changed("Department", () => api("PATCH", conversationPath(), { body: { departmentId } }));
+  changed(t("conversation.department"), () => api("PATCH", conversationPath(), { body: { departmentId } }));
 }
 
 function changePriority() {
   const priority = document.getElementById("conversation-priority").value;
-  changed("Priority", () => api("PATCH", conversationPath(), { body: { priority } }));
+  changed(t("conversation.priority"), () => api("PATCH", conversationPath(), { body: { priority } }));
 }
 
 function endHumanSupport() {
-  changed("End human support", () => api("POST", "/conversation/end-human-support", {
+  changed(t("conversation.endHuman"), () => api("POST", "/conversation/end-human-support", {
     body: { conversationId: state.selected.id },
   }));
 }
 
 function toggleStatus() {
   const status = state.selected.status === "OPEN" ? "CLOSED" : "OPEN";
-  changed(status === "OPEN" ? "Reopen" : "Close",
+  changed(status === "OPEN" ? t("conversation.reopen") : t("conversation.close"),
     () => api("PATCH", conversationPath(), { body: { status } }));
 }
 
 function addTag() {
   const tagId = document.getElementById("add-tag").value;
   if (!tagId) return;
-  changed("Add tag", () => api("POST", `${conversationPath()}/tags`, { body: { tagId } }));
+  changed(t("conversation.addTag"), () => api("POST", `${conversationPath()}/tags`, { body: { tagId } }));
 }
 
 function removeTag(tagId) {
-  changed("Remove tag", () =>
+  changed(t("conversation.removeTag"), () =>
     api("DELETE", `${conversationPath()}/tags/${encodeURIComponent(tagId)}`));
 }
 
@@ -273,18 +282,18 @@ function renderMessage(message) {
   const outbound = message.direction === "OUTBOUND";
   const kind = { FAILED: "danger", READ: "ok", DELIVERED: "ok", SENT: "info" }[message.status] ?? "muted";
   return h("li", {
-    class: `message ${outbound ? "outbound" : "inbound"}`, dataset: { messageId: message.id },
+    class: `message ${outbound ? "outbound" : "inbound"}`, dataset: { messageId: message.id, status: message.status },
   },
-  h("p", { class: "who" }, outbound ? "Office" : "Contact"),
+  h("p", { class: "who" }, outbound ? t("message.office") : t("message.contact")),
   h("p", { class: "text" }, message.text ?? (message.templateName
-    ? `Template ${message.templateName}` : message.mediaUrl ?? "")),
+    ? t("message.template", { name: message.templateName }) : message.mediaUrl ?? "")),
   h("p", { class: "meta" }, formatTime(message.createdAt), " ",
-    badge(message.status, kind)),
+    badge(t(`message.${message.status}`), kind)),
   message.error ? h("p", { class: "error-text" }, message.error) : null);
 }
 
 async function loadMessages(page) {
-  const answer = await attempt("Messages", () => api("GET", `${conversationPath()}/messages`, {
+  const answer = await attempt(t("conversation.messages"), () => api("GET", `${conversationPath()}/messages`, {
     query: { page, limit: MESSAGE_PAGE },
   }));
   if (!answer) return;
@@ -293,12 +302,12 @@ async function loadMessages(page) {
   const items = answer.data.slice().reverse().map(renderMessage);
   if (page === 1) clear(box, items);
   else box.prepend(...items);
-  if (!box.children.length) box.append(h("li", { class: "muted" }, "No messages yet."));
+  if (!box.children.length) box.append(h("li", { class: "muted" }, t("conversation.noMessages")));
   document.getElementById("older-messages").hidden = page >= answer.totalPages;
   if (page === 1 && answer.data.some((m) => m.direction === "INBOUND")) {
     // The operator has read the conversation: the client sees the blue ticks. A failure
     // here must not hide the messages, so it is only logged.
-    api("POST", `${conversationPath()}/read`).catch((error) => console.warn("read mark", error));
+    api("POST", `${conversationPath()}/read`).catch((error) => console.warn("POST /read", error));
   }
 }
 
@@ -307,30 +316,30 @@ async function reply(event) {
   const field = document.getElementById("reply-text");
   const text = field.value.trim();
   if (!text) return;
-  const message = await attempt("Reply", () =>
+  const message = await attempt(t("conversation.reply"), () =>
     api("POST", `${conversationPath()}/messages`, { body: { text } }));
   if (!message) return;
   field.value = "";
   const box = document.getElementById("message-list");
   box.querySelector(".muted")?.remove();
   box.append(renderMessage(message));
-  announce(`Reply stored: ${message.status}.`);
+  announce(t("conversation.replied", { status: t(`message.${message.status}`) }));
 }
 
 async function loadNotes() {
-  const notes = await attempt("Notes", () => api("GET", "/conversation/notes", {
+  const notes = await attempt(t("conversation.notes"), () => api("GET", "/conversation/notes", {
     query: { conversationId: state.selected.id, limit: 50 },
   }));
   if (!notes) return;
   clear(document.getElementById("note-list"), notes.data.length
-    ? notes.data.map(renderNote) : h("li", { class: "muted" }, "No notes."));
+    ? notes.data.map(renderNote) : h("li", { class: "muted" }, t("conversation.noNotes")));
 }
 
 function renderNote(note) {
   const author = note.userId ? (state.users.get(note.userId)?.name ?? note.userId) : null;
   return h("li", { class: "note", dataset: { noteId: note.id } },
     h("p", {}, note.text),
-    h("p", { class: "meta" }, formatTime(note.createdAt), author ? ` · ${author}` : ""));
+    h("p", { class: "meta" }, formatTime(note.createdAt), author ? t("note.by", { name: author }) : ""));
 }
 
 async function addNote(event) {
@@ -338,7 +347,7 @@ async function addNote(event) {
   const field = document.getElementById("note-text");
   const text = field.value.trim();
   if (!text) return;
-  const note = await attempt("Note", () => api("POST", "/conversation/note", {
+  const note = await attempt(t("conversation.note"), () => api("POST", "/conversation/note", {
     body: { conversationId: state.selected.id, text },
   }));
   if (!note) return;
@@ -346,5 +355,5 @@ async function addNote(event) {
   const box = document.getElementById("note-list");
   box.querySelector(".muted")?.remove();
   box.prepend(renderNote(note));
-  announce("Note added.");
+  announce(t("conversation.noteAdded"));
 }

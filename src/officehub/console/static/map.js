@@ -2,6 +2,7 @@
 // with a legend, each state's total and area codes on hover or focus, and cacheAt.
 
 import { api } from "./api.js";
+import { t } from "./i18n.js";
 import { announce, attempt, clear, formatTime, h } from "./ui.js";
 
 const SHAPES = new URL("./brazil-states.svg", import.meta.url);
@@ -19,11 +20,11 @@ export function reset() {
 async function loadShapes() {
   if (shapes) return shapes;
   const response = await fetch(SHAPES, { cache: "force-cache" });
-  if (!response.ok) throw new Error(`The state shapes could not be loaded (${response.status})`);
+  if (!response.ok) throw new Error(t("map.shapesFailed", { status: response.status }));
   const parsed = new DOMParser().parseFromString(await response.text(), "image/svg+xml");
   shapes = document.importNode(parsed.documentElement, true);
   shapes.setAttribute("role", "group");
-  shapes.setAttribute("aria-label", "Map of Brazil by state");
+  shapes.setAttribute("aria-label", t("map.label"));
   shapes.setAttribute("class", "brazil");
   return shapes;
 }
@@ -50,23 +51,23 @@ function dddText(ddds) {
 
 function describe(state) {
   return state.total
-    ? `${state.name} (${state.uf}): ${state.total} conversations; area codes ${dddText(state.ddds)}`
-    : `${state.name} (${state.uf}): no conversations`;
+    ? t("map.describe", { name: state.name, uf: state.uf, count: state.total, ddds: dddText(state.ddds) })
+    : t("map.describeNone", { name: state.name, uf: state.uf });
 }
 
 function showDetail(state) {
   clear(document.getElementById("map-detail"),
     h("p", { class: "state-name" }, `${state.name} (${state.uf})`),
     h("p", { class: "state-total", dataset: { uf: state.uf } },
-      h("strong", {}, String(state.total)), state.total === 1 ? " conversation" : " conversations"),
+      h("strong", {}, String(state.total)), t("map.conversationsWord", { count: state.total })),
     state.ddds.length
-      ? h("ul", { class: "ddds", "aria-label": "Area codes (DDD)" },
-        state.ddds.map((d) => h("li", {}, `DDD ${d.ddd}: ${d.total}`)))
-      : h("p", { class: "muted" }, "No conversations with an area code of this state."));
+      ? h("ul", { class: "ddds", "aria-label": t("map.areaCodes") },
+        state.ddds.map((d) => h("li", {}, t("map.ddd", { ddd: d.ddd, count: d.total }))))
+      : h("p", { class: "muted" }, t("map.noDdd")));
 }
 
 export async function show() {
-  const loaded = await attempt("Clients map", async () => {
+  const loaded = await attempt(t("map.title"), async () => {
     const [answer, svg] = await Promise.all([
       api("GET", "/homepage-v2/get-clients-map"), loadShapes(),
     ]);
@@ -93,10 +94,9 @@ export async function show() {
   clear(document.getElementById("map-canvas"), svg);
   clear(document.getElementById("map-summary"),
     h("strong", { id: "map-total" }, String(map.total)),
-    ` conversations in ${map.states.length} of 27 states (conversations whose phone has no `,
-    "Brazilian area code are not counted). Computed at ",
+    t("map.summary", { count: map.total, states: map.states.length }),
     h("time", { id: "map-cache-at", datetime: map.cacheAt }, formatTime(map.cacheAt)),
-    "; the API keeps it for 5 minutes.");
+    t("map.summaryEnd"));
   renderLegend(ranges);
   states.sort((a, b) => b.total - a.total || a.uf.localeCompare(b.uf));  // the API's order
   clear(document.querySelector("#map-table tbody"), states.map((s) => h("tr", { dataset: { uf: s.uf } },
@@ -104,7 +104,7 @@ export async function show() {
     h("td", {}, s.uf),
     h("td", { class: "num" }, String(s.total)),
     h("td", {}, s.ddds.length ? dddText(s.ddds) : "—"))));
-  announce(`Clients map: ${map.total} conversations.`);
+  announce(t("map.loaded", { count: map.total }));
 }
 
 function renderLegend(ranges) {
@@ -114,7 +114,7 @@ function renderLegend(ranges) {
     return element;
   };
   clear(document.getElementById("map-legend"),
-    h("li", {}, swatch(ZERO), "0 conversations"),
+    h("li", {}, swatch(ZERO), t("map.zero")),
     ranges.map((r) => h("li", {}, swatch(r.color),
       r.low === r.high ? `${r.low}` : `${r.low}–${r.high}`)));
 }

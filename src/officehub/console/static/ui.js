@@ -1,5 +1,7 @@
 // Small DOM helpers. Text from the API is only ever set as text (never parsed as HTML).
 
+import { formatDateTime, t } from "./i18n.js";
+
 export function h(tag, attrs = {}, ...children) {
   const element = document.createElement(tag);
   for (const [name, value] of Object.entries(attrs ?? {})) {
@@ -56,15 +58,13 @@ export function showError(error, context = "") {
   const code = error?.code ?? "ERROR";
   const httpStatus = error?.status ? `${error.status} ` : "";
   const lead = context ? `${context}: ` : "";
-  const explain = code === "OUTSIDE_SERVICE_WINDOW"
-    ? " The contact has not written in the last 24 hours: only an approved template can be sent now."
-    : "";
+  const explain = code === "OUTSIDE_SERVICE_WINDOW" ? t("error.outsideWindow") : "";
   clear(
     box,
     h("p", {}, h("strong", {}, `${lead}${httpStatus}${code}`), ` ${error?.message ?? String(error)}`),
     error?.details ? h("p", { class: "details" }, error.details) : null,
     explain ? h("p", {}, explain) : null,
-    h("button", { type: "button", class: "link", onclick: clearError }, "Dismiss"),
+    h("button", { type: "button", class: "link", onclick: clearError }, t("common.dismiss")),
   );
   box.dataset.code = code;
 }
@@ -95,14 +95,10 @@ export async function attempt(context, action) {
   }
 }
 
-const dateTime = new Intl.DateTimeFormat(undefined, {
-  dateStyle: "short",
-  timeStyle: "short",
-});
-
+/** dd/mm/aaaa HH:mm in the office's time zone; "—" when there is no time. */
 export function formatTime(iso) {
   if (!iso) return "—";
-  return dateTime.format(new Date(iso));
+  return formatDateTime(iso);
 }
 
 /** A span of milliseconds as "3 d 4 h", "5 h 10 min" or "7 min". */
@@ -110,9 +106,9 @@ export function formatSpan(ms) {
   const minutes = Math.max(0, Math.floor(ms / 60000));
   const days = Math.floor(minutes / 1440);
   const hours = Math.floor((minutes % 1440) / 60);
-  if (days > 0) return hours ? `${days} d ${hours} h` : `${days} d`;
-  if (hours > 0) return `${hours} h ${minutes % 60} min`;
-  return `${minutes} min`;
+  if (days > 0) return hours ? t("span.daysHours", { days, hours }) : t("span.days", { days });
+  if (hours > 0) return t("span.hoursMinutes", { hours, minutes: minutes % 60 });
+  return t("span.minutes", { minutes });
 }
 
 export function option(value, label, selected = false) {
@@ -138,6 +134,3 @@ export function paintSwatches(root) {
   }
 }
 
-export function plural(count, one, many = `${one}s`) {
-  return `${count} ${count === 1 ? one : many}`;
-}

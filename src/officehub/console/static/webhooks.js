@@ -2,7 +2,8 @@
 // duration, response), retry of failed ones and "send test event".
 
 import { api } from "./api.js";
-import { announce, attempt, badge, clear, formatTime, h, neutralised, plural } from "./ui.js";
+import { t } from "./i18n.js";
+import { announce, attempt, badge, clear, formatTime, h, neutralised } from "./ui.js";
 
 const DELIVERY_PAGE = 20;
 const RETRYABLE = new Set(["FAILED", "RETRYING"]);
@@ -39,12 +40,12 @@ function percent(rate) {
 }
 
 async function loadWebhooks() {
-  const answer = await attempt("Webhooks", () => api("GET", "/webhooks", { query: { limit: 100 } }));
+  const answer = await attempt(t("webhooks.title"), () => api("GET", "/webhooks", { query: { limit: 100 } }));
   if (!answer) return;
   state.webhooks = answer.data;
   clear(tableBody(), answer.data.length ? answer.data.map(renderWebhook)
-    : h("tr", {}, h("td", { colspan: "8", class: "empty" }, "This office has no webhook.")));
-  announce(plural(answer.totalResults, "webhook"));
+    : h("tr", {}, h("td", { colspan: "8", class: "empty" }, t("webhooks.none"))));
+  announce(t("webhooks.count", { count: answer.totalResults }));
   if (state.selected) {
     const again = answer.data.find((w) => w.id === state.selected.id);
     if (again) state.selected = again;
@@ -56,35 +57,36 @@ function renderWebhook(webhook) {
   return h("tr", { dataset: { webhookId: webhook.id } },
     h("th", { scope: "row" }, webhook.name),
     h("td", { class: "url" }, webhook.url),
-    h("td", {}, webhook.isActive ? badge("active", "ok")
-      : badge(webhook.disabledReason ? "paused: " + webhook.disabledReason : "paused", "muted")),
+    h("td", {}, webhook.isActive ? badge(t("webhooks.isActive"), "ok")
+      : badge(webhook.disabledReason
+        ? t("webhooks.pausedBecause", { reason: webhook.disabledReason }) : t("webhooks.paused"), "muted")),
     h("td", { class: "num", dataset: { stat: "total" } }, String(s.totalDeliveries)),
     h("td", { class: "num", dataset: { stat: "success" } }, String(s.successCount)),
     h("td", { class: "num", dataset: { stat: "failed" } }, String(s.failedCount)),
     h("td", { class: "num", dataset: { stat: "rate" } }, percent(s.successRate)),
     h("td", { class: "actions" },
       h("button", {
-        type: "button", class: "secondary", "aria-label": `Deliveries of ${webhook.name}`,
+        type: "button", class: "secondary", "aria-label": t("webhooks.deliveriesOf", { name: webhook.name }),
         onclick: () => openDeliveries(webhook),
-      }, "Deliveries"),
+      }, t("webhooks.deliveries")),
       h("button", {
-        type: "button", class: "secondary", "aria-label": `Send a test event to ${webhook.name}`,
+        type: "button", class: "secondary", "aria-label": t("webhooks.testTo", { name: webhook.name }),
         onclick: () => sendTest(webhook),
-      }, "Send test event")));
+      }, t("webhooks.test"))));
 }
 
 async function sendTest(webhook) {
-  const answer = await attempt(`Test event to ${webhook.name}`, () =>
+  const answer = await attempt(t("webhooks.testTo", { name: webhook.name }), () =>
     api("POST", `/webhooks/${encodeURIComponent(webhook.id)}/test`));
   if (!answer) return;
   if (state.selected?.id === webhook.id) await loadDeliveries(1);
-  announce(`Test event ${answer.eventId} recorded for ${webhook.name}: it is delivered shortly.`);
+  announce(t("webhooks.testRecorded", { id: answer.eventId, name: webhook.name }));
 }
 
 async function openDeliveries(webhook) {
   state.selected = webhook;
   deliveriesBox().hidden = false;
-  document.getElementById("deliveries-title").textContent = neutralised(`Deliveries of ${webhook.name}`);
+  document.getElementById("deliveries-title").textContent = neutralised(t("webhooks.deliveriesOf", { name: webhook.name }));
   await loadDeliveries(1);
   document.getElementById("deliveries-title").setAttribute("tabindex", "-1");
   document.getElementById("deliveries-title").focus();
@@ -93,7 +95,7 @@ async function openDeliveries(webhook) {
 async function loadDeliveries(page) {
   if (!state.selected) return;
   const status = document.getElementById("deliveries-status").value;
-  const answer = await attempt("Deliveries", () =>
+  const answer = await attempt(t("webhooks.deliveries"), () =>
     api("GET", `/webhooks/${encodeURIComponent(state.selected.id)}/deliveries`, {
       query: { page, limit: DELIVERY_PAGE, status },
     }));
@@ -102,12 +104,12 @@ async function loadDeliveries(page) {
   const rows = answer.data.map(renderDelivery);
   if (page === 1) {
     clear(deliveryBody(), rows.length ? rows
-      : h("tr", {}, h("td", { colspan: "8", class: "empty" }, "No deliveries.")));
+      : h("tr", {}, h("td", { colspan: "8", class: "empty" }, t("webhooks.noDeliveries"))));
   } else {
     deliveryBody().append(...rows);
   }
   document.getElementById("deliveries-more").hidden = page >= answer.totalPages;
-  announce(`${plural(answer.total, "delivery", "deliveries")} of ${state.selected.name}.`);
+  announce(t("webhooks.deliveryCount", { count: answer.total, name: state.selected.name }));
 }
 
 const STATUS_KIND = { SUCCESS: "ok", FAILED: "danger", RETRYING: "warn", PENDING: "info" };
@@ -117,27 +119,27 @@ function renderDelivery(delivery) {
   return h("tr", { dataset: { deliveryId: delivery.id, status: delivery.status } },
     h("td", {}, formatTime(delivery.createdAt)),
     h("td", {}, delivery.event),
-    h("td", {}, badge(delivery.status, STATUS_KIND[delivery.status] ?? ""),
+    h("td", {}, badge(t(`delivery.${delivery.status}`), STATUS_KIND[delivery.status] ?? ""),
       delivery.nextRetryAt && delivery.status === "RETRYING"
-        ? h("span", { class: "muted" }, ` next ${formatTime(delivery.nextRetryAt)}`) : null),
+        ? h("span", { class: "muted" }, t("webhooks.next", { time: formatTime(delivery.nextRetryAt) })) : null),
     h("td", { class: "num" }, delivery.statusCode === null ? "—" : String(delivery.statusCode)),
-    h("td", { class: "num" }, delivery.durationMs === null ? "—" : `${delivery.durationMs} ms`),
+    h("td", { class: "num" }, delivery.durationMs === null ? "—" : t("webhooks.ms", { ms: delivery.durationMs })),
     h("td", { class: "num" }, String(delivery.attemptCount)),
     h("td", { class: "response" }, response
       ? h("details", {}, h("summary", {}, delivery.errorMessage && !delivery.responseBody
-        ? "Error" : "Response body"), h("pre", {}, response))
+        ? t("webhooks.error") : t("webhooks.responseBody")), h("pre", {}, response))
       : "—"),
     h("td", { class: "actions" }, RETRYABLE.has(delivery.status)
       ? h("button", {
-        type: "button", "aria-label": `Retry delivery of ${delivery.event} from ${formatTime(delivery.createdAt)}`,
+        type: "button", "aria-label": t("webhooks.retryOf", { event: delivery.event, time: formatTime(delivery.createdAt) }),
         onclick: (event) => retry(delivery, event.currentTarget),
-      }, "Retry")
+      }, t("webhooks.retry"))
       : null));
 }
 
 async function retry(delivery, button) {
   button.disabled = true;
-  const answer = await attempt("Retry", () =>
+  const answer = await attempt(t("webhooks.retry"), () =>
     api("POST", `/webhooks/deliveries/${encodeURIComponent(delivery.id)}/retry`));
   if (!answer) {
     button.disabled = false;
@@ -146,7 +148,7 @@ async function retry(delivery, button) {
   const row = deliveryBody().querySelector(`tr[data-delivery-id="${CSS.escape(delivery.id)}"]`);
   const fresh = renderDelivery(answer);
   row?.replaceWith(fresh);
-  announce(`Delivery ${answer.id} is ${answer.status}: it is sent again now.`);
+  announce(t("webhooks.retried", { id: answer.id, status: t(`delivery.${answer.status}`) }));
   fresh.querySelector("td").setAttribute("tabindex", "-1");
   fresh.querySelector("td").focus();
 }
