@@ -18,12 +18,15 @@ STATIC = Path(__file__).resolve().parent.parent / "src/officehub/console/static"
 CATALOGUES = {"pt-BR": "strings.pt-BR.js", "en": "strings.en.js"}
 TIMEOUT = 10_000
 
-# Literals that read like words but are not for people: names of the product, of time
-# zones, of HTTP headers and of browser APIs.
+# Literals that read like words but are not for people: time zones, header names, browser
+# APIs and key names.
 ALLOWED_LITERALS = {
     "America/Sao_Paulo",
     "X-CSRF-Token",
     "Content-Type",
+    "Notification",
+    "Enter",
+    "Escape",
 }
 
 
@@ -108,6 +111,9 @@ def test_every_key_the_console_uses_is_in_the_catalogue() -> None:
         "priority": ["LOW", "MEDIUM", "HIGH"],
         "delivery": ["PENDING", "RETRYING", "FAILED", "SUCCESS"],
         "role": ["ADMIN", "SUPERVISOR", "AGENT"],
+        "channel": ["WHATSAPP_OFFICIAL", "WHATSAPP", "INSTAGRAM", "WEBCHAT", "unknown"],
+        "type": "TEXT TEMPLATE MEDIA NOTE LOCATION CONTACTS INTERACTIVE ORDER SYSTEM UNSUPPORTED "
+        "REACTION".split(),
     }.items():
         assert {f"{prefix}.{value}" for value in values} <= keys, prefix
 

@@ -4,6 +4,8 @@
 import { api, clearKey, getCsrfToken, getKey, isSignedIn, setCsrfToken, setKey } from "./api.js";
 import { language, setLanguage, t, translatePage } from "./i18n.js";
 import { announce, clearError, showError } from "./ui.js";
+import * as alerts from "./alerts.js";
+import * as live from "./live.js";
 import * as board from "./board.js";
 import * as conversations from "./conversations.js";
 import * as clientsMap from "./map.js";
@@ -63,6 +65,7 @@ async function route() {
       clearKey();
       return route();
     }
+    began();
   }
   loggedIn(true);
   const name = location.hash.slice(1) in VIEWS ? location.hash.slice(1) : DEFAULT_VIEW;
@@ -76,10 +79,18 @@ async function route() {
   await VIEWS[name].show(view);
 }
 
+/** A person signed in (or came back to a signed-in tab): the views learn who, and a
+ * session opens the live stream. */
+function began() {
+  for (const view of Object.values(VIEWS)) view.signedIn?.(me);
+  if (me?.user && !getKey()) live.start();
+  else live.stop();
+}
+
 async function entered() {
   announce(t("login.done"));
   current = null;
-  for (const view of Object.values(VIEWS)) view.signedIn?.(me);
+  began();
   if (!location.hash) location.hash = `#${DEFAULT_VIEW}`;
   await route();
 }
@@ -133,6 +144,7 @@ async function logOut() {
   if (getCsrfToken() && !getKey()) {
     await api("POST", "/auth/logout").catch((error) => console.warn("sign-out", error));
   }
+  live.stop();
   clearKey();
   me = null;
   clearError();
@@ -144,6 +156,7 @@ async function logOut() {
 }
 
 translatePage();
+alerts.bind();
 const languageSelect = document.getElementById("language");
 languageSelect.value = language;
 languageSelect.addEventListener("change", () => setLanguage(languageSelect.value));
