@@ -264,3 +264,55 @@ async def conversation_of(row: Locator) -> str:
     ident = await row.get_attribute("data-conversation-id")
     assert ident
     return str(ident)
+
+
+async def test_sign_in_with_email_and_password_shows_who_sends_the_csrf_token_and_signs_out(
+    page: Page, server_url: str, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    inbox = await f.make_inbox(session, office_a.id)
+    integration = await f.make_integration(session, office_a.id, inbox.id, type="WEBCHAT")
+    contact = await f.make_contact(session, office_a.id, name="Rita Paiva", phone="+5531987650001")
+    conversation = await f.make_conversation(session, office_a.id, contact.id, integration)
+    await session.commit()
+    async with httpx.AsyncClient(base_url=server_url, timeout=15) as http:
+        user_id, email = await make_account(http, office_a, "SUPERVISOR", inbox_ids=[inbox.id])
+
+    await page.goto(f"{server_url}/console")
+    await page.get_by_label("E-mail").fill(email)
+    await page.get_by_label("Senha").fill("not the password")
+    await page.get_by_role("button", name="Entrar com e-mail").click()
+    await expect(page.get_by_role("alert")).to_contain_text("401", timeout=TIMEOUT)
+    await page.get_by_label("Senha").fill(PASSWORD)
+    await page.get_by_role("button", name="Entrar com e-mail").click()
+    await expect(page.locator("#who")).to_have_text(
+        "Beatriz Nogueira · supervisor", timeout=TIMEOUT
+    )
+    # The session is an HttpOnly cookie; the tab keeps only the CSRF token.
+    assert await page.evaluate("document.cookie") == ""
+    assert await page.evaluate("Object.keys(sessionStorage)") == ["officehub.csrfToken"]
+
+    # A change (a note) goes with the CSRF token and is recorded as this user's.
+    await page.get_by_role("link", name="Conversas").click()
+    await by_id(page, conversation.id).click()
+    await page.get_by_label("Adicionar uma nota (só a equipe vê)").fill("Ligar amanhã às 10h")
+    await page.get_by_role("button", name="Adicionar nota").click()
+    await expect(page.locator(".note")).to_contain_text("Ligar amanhã às 10h", timeout=TIMEOUT)
+    await expect(page.locator(".note .meta")).to_contain_text("Beatriz Nogueira")
+    notes = await page.request.get(
+        f"{server_url}/conversation/notes?conversationId={conversation.id}"
+    )
+    assert notes.status == 200
+    [note] = (await notes.json())["data"]
+    assert (note["text"], note["userId"]) == ("Ligar amanhã às 10h", user_id)
+    # Without the token the same session may not change anything.
+    refused = await page.request.post(
+        f"{server_url}/conversation/note",
+        data={"conversationId": conversation.id, "text": "sem token"},
+    )
+    assert refused.status == 403 and (await refused.json())["code"] == "CSRF_FAILED"
+
+    # Signing out ends the session on the server, not only in the tab.
+    await page.get_by_role("button", name="Sair").click()
+    await expect(page.get_by_label("Senha")).to_be_visible(timeout=TIMEOUT)
+    assert await page.evaluate("sessionStorage.length") == 0
+    assert (await page.request.get(f"{server_url}/me")).status == 401

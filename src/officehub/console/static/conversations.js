@@ -728,9 +728,10 @@ async function addNote(event) {
   const field = document.getElementById("note-text");
   const text = field.value.trim();
   if (!text) return;
-  const note = await attempt(t("conversation.note"), () => api("POST", "/conversation/note", {
-    body: { conversationId: state.selected.id, text },
-  }));
+  // A signed-in person's note names them (the API takes the author from the body).
+  const body = { conversationId: state.selected.id, text };
+  if (state.me) body.userId = state.me.id;
+  const note = await attempt(t("conversation.note"), () => api("POST", "/conversation/note", { body }));
   if (!note) return;
   field.value = "";
   const box = document.getElementById("note-list");
