@@ -191,27 +191,33 @@ async def seed(app: FastAPI, office: Office, receiver_url: str, failing_url: str
     await office.call("PATCH", f"/conversation/{first}", json={"assignedUserId": users[0]["id"]})
 
 
-async def shoot(page: Page, base: str, key: str, out: Path) -> None:
+async def enter_with_key(page: Page, base: str, key: str) -> None:
+    """The console as it opens (Portuguese), entered with the office's key."""
     await page.goto(f"{base}/console")
-    await page.get_by_label("API key").fill(key)
-    await page.get_by_role("button", name="Log in").click()
+    await page.get_by_text("Integradores: entrar com uma chave de API").click()
+    await page.get_by_label("Chave de API").fill(key)
+    await page.get_by_role("button", name="Entrar com a chave").click()
+
+
+async def shoot(page: Page, base: str, key: str, out: Path) -> None:
+    await enter_with_key(page, base, key)
     await page.locator(".card .tag").first.wait_for()
     await page.locator(".badge.danger").first.wait_for()
     await page.screenshot(path=out / "console-board.png", full_page=True)
 
-    await page.get_by_role("link", name="Conversations").click()
+    await page.get_by_role("link", name="Conversas").click()
     await page.get_by_role("button", name="Maria Souza").click()
     await page.locator(".note").first.wait_for()
     await page.evaluate("window.scrollTo(0, 0)")
     await page.screenshot(path=out / "console-conversation.png", full_page=True)
 
-    await page.get_by_role("link", name="Clients map").click()
+    await page.get_by_role("link", name="Mapa de clientes").click()
     await page.locator('path[data-uf="SP"]').hover()
     await page.locator("#map-detail .state-total").wait_for()
     await page.screenshot(path=out / "console-map.png", full_page=True)
 
     await page.get_by_role("link", name="Webhooks").click()
-    await page.get_by_role("button", name="Deliveries of ERP do escritório").click()
+    await page.get_by_role("button", name="Entregas de ERP do escritório").click()
     await page.locator("#delivery-table tbody tr[data-delivery-id]").first.wait_for()
     await page.locator("#delivery-table details").first.locator("summary").click()
     await page.screenshot(path=out / "console-webhooks.png", full_page=True)
@@ -248,9 +254,7 @@ async def main(out: Path) -> None:
                     async with new_page(browser, 1280, 860) as page:
                         await shoot(page, base, key, out)
                     async with new_page(browser, 390, 844) as phone:
-                        await phone.goto(f"{base}/console")
-                        await phone.get_by_label("API key").fill(key)
-                        await phone.get_by_role("button", name="Log in").click()
+                        await enter_with_key(phone, base, key)
                         await phone.locator(".card .tag").first.wait_for()
                         await phone.screenshot(path=out / "console-phone.png")
     print(f"screenshots written to {out}")
