@@ -141,6 +141,10 @@ MATRIX: dict[tuple[str, str], Probe | str] = {
     ("POST", "/people/{id}/erase"): _at(id="contact"),
     ("PUT", "/people/{id}/legal-hold"): _at(lambda i: {"legalHold": False}, id="contact"),
     ("GET", "/people/{id}/export"): _at(id="contact"),
+    ("GET", "/people/{id}/consents"): _at(id="contact"),
+    ("POST", "/people/{id}/consents"): _at(
+        lambda i: {"purpose": "marketing", "granted": False, "source": "x"}, id="contact"
+    ),
     ("GET", "/integration/partner/whatsapp-templates"): _filter(deviceId="integration"),
     ("PUT", "/integration/{id}/whatsapp-templates"): _at(lambda i: {"data": []}, id="integration"),
     ("GET", "/integration/{id}/whatsapp-account-notices"): _at(id="integration"),
@@ -184,6 +188,8 @@ MATRIX: dict[tuple[str, str], Probe | str] = {
     ("POST", "/conversation/{id}/read"): _at(lambda i: {}, id="conversation"),
     ("GET", "/conversation/{id}/evidence"): _at(id="conversation"),
     ("GET", "/office/evidence-key"): "the key's office is the caller's own",
+    ("GET", "/office"): "the settings of the caller's own office",
+    ("PATCH", "/office"): "the settings of the caller's own office",
     ("GET", "/audit-log"): _filter(personId="contact"),
     ("POST", "/funnel"): _refers(lambda i: {"name": "B", "inboxId": i["inbox"]}),
     ("GET", "/funnel"): _filter(inboxId="inbox"),

@@ -1,6 +1,6 @@
 """Account notifications applied: template status, quality and category updates change the
 stored catalogue entry and emit ``template.updated``; a client's marketing preference sets
-``marketingOptOut`` (a MARKETING template to them is 409 ``MARKETING_OPT_OUT``); the
+``marketingOptOut`` (a MARKETING template to them is 409 ``CONTACT_OPTED_OUT``); the
 account's notices and unknown fields are kept; none is refused. Driven by the recorded
 notifications under ``tests/fixtures/whatsapp/account/``."""
 
@@ -350,7 +350,7 @@ async def _opted_out_conversation(
     return integration, message.conversation_id
 
 
-async def test_a_marketing_template_to_an_opted_out_contact_is_409_marketing_opt_out(
+async def test_a_marketing_template_to_an_opted_out_contact_is_409_contact_opted_out(
     app: FastAPI, client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
 ) -> None:
     integration, conversation_id = await _opted_out_conversation(client, session, office_a)
@@ -361,7 +361,7 @@ async def test_a_marketing_template_to_an_opted_out_contact_is_409_marketing_opt
         headers=office_a.headers,
     )
     assert r.status_code == 409
-    assert error_of(r)["code"] == "MARKETING_OPT_OUT"
+    assert error_of(r)["code"] == "CONTACT_OPTED_OUT"
     assert await outbox(app, office_a.id, "chat.message.sent") == []
 
 

@@ -13,7 +13,7 @@ from officehub.automation.models import (
 from officehub.case_notices.models import CaseNotice, CaseNoticeSettings
 from officehub.cases.models import Case
 from officehub.channels.models import AccountNotice, ChannelPeer
-from officehub.contacts.models import Contact, ContactTag, PartnerLink
+from officehub.contacts.models import ConsentRecord, Contact, ContactTag, PartnerLink
 from officehub.conversations.models import (
     Conversation,
     ConversationNote,
@@ -32,7 +32,7 @@ from officehub.kit.job_leases import JobLease
 from officehub.kit.scheduled_jobs import ScheduledJob
 from officehub.legal_areas.models import LegalArea
 from officehub.messages.models import ReadReceipt
-from officehub.offices.models import ApiKey, Office
+from officehub.offices.models import ApiKey, Office, OfficeSettings
 from officehub.publications.models import CourtHoliday, Lawyer
 from officehub.tags.models import Tag
 from officehub.templates.models import WhatsAppTemplate
@@ -57,6 +57,7 @@ __all__ = [
     "ChannelPeer",
     "ClaimCode",
     "ColumnCount",
+    "ConsentRecord",
     "ConsumerEvent",
     "Contact",
     "ContactTag",
@@ -79,6 +80,7 @@ __all__ = [
     "LegalArea",
     "Message",
     "Office",
+    "OfficeSettings",
     "OutboxEvent",
     "PartnerLink",
     "ReadReceipt",

@@ -24,6 +24,7 @@ from officehub.legal_areas.router import router as legal_areas_router
 from officehub.live.router import router as live_router
 from officehub.media import router as media_router
 from officehub.messages.router import router as messages_router
+from officehub.offices.router import router as offices_router
 from officehub.partner_links.router import router as partner_links_router
 from officehub.publications.router import router as publications_router
 from officehub.tags.router import router as tags_router
@@ -50,6 +51,7 @@ def domain_routers() -> list[Router]:
         templates_router,
         partner_links_router,
         evidence_router,
+        offices_router,
         conversations_router,
         messages_router,
         crm_router,

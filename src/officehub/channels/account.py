@@ -19,7 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.channels import repository
 from officehub.channels.account_schemas import AccountNoticeOut
-from officehub.contacts import service as contacts
+from officehub.contacts import consent
 from officehub.inboxes.models import Integration
 from officehub.kit.pagination import PageParams, paginate
 from officehub.templates import service as templates
@@ -140,7 +140,7 @@ async def _marketing(session: AsyncSession, integration: Integration, raw: dict[
         if wa_id is None or choice not in ("stop", "resume") or category != "marketing_messages":
             logger.info("integration %s: a marketing preference ignored", integration.id)
             continue
-        found = await contacts.set_marketing_opt_out(
+        found = await consent.set_marketing_opt_out(
             session, integration.office_id, wa_id, choice == "stop"
         )
         if found is None:

@@ -10,6 +10,7 @@ from officehub.contacts.normalize import brazilian_ddd
 from officehub.kit.db import Base, IdMixin, JSONType, TimestampMixin
 
 LINK_SOURCES = ("MANUAL", "BUTTON", "CRM", "backfill")
+CONSENT_PURPOSES = ("service", "marketing")
 
 
 class Contact(IdMixin, TimestampMixin, Base):
@@ -109,3 +110,28 @@ class PartnerLink(IdMixin, Base):
     source: Mapped[str] = mapped_column(String(16))
     linked_at: Mapped[datetime]
     unlinked_at: Mapped[datetime | None]
+
+
+class ConsentRecord(IdMixin, Base):
+    """One consent given or withdrawn by a contact for a purpose (``service``, ``marketing``):
+    append-only history; the contact's current state per purpose is its latest record (by
+    ``recorded_at``, then the time-ordered id), and ``contacts.marketing_opt_out`` follows
+    the latest ``marketing`` record. Written with the contact's row locked."""
+
+    __tablename__ = "consent_records"
+    __table_args__ = (
+        Index(
+            "ix_consent_records_office_id_contact_id_recorded_at",
+            "office_id",
+            "contact_id",
+            "recorded_at",
+        ),
+    )
+
+    office_id: Mapped[str] = mapped_column(ForeignKey("offices.id", ondelete="CASCADE"))
+    contact_id: Mapped[str] = mapped_column(ForeignKey("contacts.id", ondelete="CASCADE"))
+    purpose: Mapped[str] = mapped_column(String(16))
+    granted: Mapped[bool]
+    source: Mapped[str] = mapped_column(String(64))
+    text_version: Mapped[str | None] = mapped_column(String(64))
+    recorded_at: Mapped[datetime]

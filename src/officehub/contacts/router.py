@@ -4,8 +4,10 @@ from typing import Annotated
 
 from fastapi import BackgroundTasks, Query, Request
 
-from officehub.contacts import erasure, merge, service
+from officehub.contacts import consent, erasure, merge, service
 from officehub.contacts.schemas import (
+    ConsentIn,
+    ConsentOut,
     ContactErasedOut,
     ContactIn,
     ContactOut,
@@ -193,3 +195,41 @@ async def erase_contact(
     erased = await erasure.erase_contact(session, office.office_id, id)
     background.add_task(_checkpoint, request)  # after the commit: the WAL's old pages go
     return erased
+
+
+@router.get(
+    "/people/{id}/consents",
+    response_model=Page[ConsentOut],
+    responses=error_responses(400, 401, 404),
+    summary="List a contact's consent records, newest first",
+    description=(
+        "Every consent the contact gave or withdrew, per purpose (`service`, `marketing`), "
+        "with its source, text version and time. The current state of a purpose is its "
+        "latest record; `marketingOptOut` follows the latest `marketing` one. See "
+        "docs/lgpd.md."
+    ),
+)
+async def list_consents(
+    id: PathId, office: OfficeDep, session: SessionDep, params: PageDep
+) -> Page[ConsentOut]:
+    items, total = await consent.list_consents(session, office.office_id, id, params)
+    return Page[ConsentOut].of(items, total, params)
+
+
+@router.post(
+    "/people/{id}/consents",
+    status_code=201,
+    response_model=ConsentOut,
+    responses=error_responses(400, 401, 404, 413),
+    summary="Record a consent given or withdrawn",
+    description=(
+        "Appends a record (history is never changed). When it changes the purpose's current "
+        "state, the contact follows it (`marketing` withdrawn: `marketingOptOut: true`, "
+        "marketing templates refused with 409 `CONTACT_OPTED_OUT`) and `contact.updated` "
+        "goes, once per change."
+    ),
+)
+async def add_consent(
+    id: PathId, body: ConsentIn, office: OfficeDep, session: SessionDep
+) -> ConsentOut:
+    return await consent.add_consent(session, office.office_id, id, body)

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
@@ -68,8 +68,10 @@ class ContactOut(ApiModel):
     image_url: str | None
     marketing_opt_out: bool = Field(
         default=False,
-        description="The client stopped marketing messages on WhatsApp: marketing templates "
-        "to them are refused (409 MARKETING_OPT_OUT)",
+        description="The client withdrew marketing consent (an opt-out keyword, WhatsApp's "
+        "marketing preference or a consent record): marketing templates to them are refused "
+        "(409 CONTACT_OPTED_OUT). Follows the latest `marketing` consent "
+        "record (GET /people/{id}/consents)",
     )
     verified: bool = Field(
         description="False for a contact a web chat visitor made: its claims are unchecked"
@@ -125,3 +127,34 @@ class ContactDeletedPayload(ApiModel):
 class ContactErasedOut(ApiModel):
     id: ServerId = Field(description="The erased contact's id (the only trace left)")
     erased_at: Timestamp
+
+
+ConsentSource = Annotated[
+    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=64), non_blank_schema(64)
+]
+
+
+class ConsentIn(BodyModel):
+    purpose: Literal["service", "marketing"] = Field(
+        description="`service`: the office's own service messages; `marketing`: marketing templates"
+    )
+    granted: bool = Field(description="True: consent given; false: withdrawn (opt-out)")
+    source: ConsentSource = Field(
+        description="Where the consent was given or withdrawn (a form, a call, a contract…)"
+    )
+    text_version: (
+        Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=64)] | None
+    ) = Field(default=None, description="The version of the text the client agreed to")
+
+
+class ConsentOut(ApiModel):
+    id: ServerId
+    person_id: ServerId
+    purpose: str
+    granted: bool
+    source: str = Field(
+        description="As posted; `keyword` (the client sent an opt-out or opt-in word), "
+        "`whatsapp` (the client's marketing preference on WhatsApp)"
+    )
+    text_version: str | None
+    recorded_at: Timestamp

@@ -58,10 +58,10 @@ def contact_out(contact: Contact, contact_tags: Sequence[Tag]) -> ContactOut:
 
 async def read_contact(session: AsyncSession, office_id: str, ident: str) -> ContactOut:
     contact = await get_contact(session, office_id, ident)
-    return contact_out(contact, await _tags_of(session, office_id, contact.id))
+    return contact_out(contact, await tags_of(session, office_id, contact.id))
 
 
-async def _tags_of(session: AsyncSession, office_id: str, contact_id: str) -> list[Tag]:
+async def tags_of(session: AsyncSession, office_id: str, contact_id: str) -> list[Tag]:
     found = await repository.tags_by_contact(session, office_id, [contact_id])
     return found.get(contact_id, [])
 
@@ -156,25 +156,10 @@ async def find_or_create_by_phone(
     )
 
 
-async def set_marketing_opt_out(
-    session: AsyncSession, office_id: str, wa_id: str, opted_out: bool
-) -> ContactOut | None:
-    """The client of this WhatsApp id stopped (or resumed) marketing messages: sets
-    ``marketingOptOut`` (``contact.updated`` when it changes). None when the office has no
-    contact with that number."""
+async def find_by_whatsapp_id(session: AsyncSession, office_id: str, wa_id: str) -> Contact | None:
+    """The office's contact with this WhatsApp id's phone (either form), or None."""
     raw = "+" + digits(wa_id)
-    contact = await repository.find_by_phone(session, office_id, to_e164(raw) or raw)
-    if contact is None:
-        return None
-    out = contact_out(contact, await _tags_of(session, office_id, contact.id))
-    if contact.marketing_opt_out == opted_out:
-        return out
-    contact.marketing_opt_out = opted_out
-    contact.updated_at = utcnow()
-    await session.flush()
-    out = contact_out(contact, await _tags_of(session, office_id, contact.id))
-    await emit(session, office_id, events.UPDATED, out)
-    return out
+    return await repository.find_by_phone(session, office_id, to_e164(raw) or raw)
 
 
 async def find_or_create_by_whatsapp_id(
@@ -229,7 +214,7 @@ async def change_whatsapp_number(
 
 
 async def _out(session: AsyncSession, contact: Contact) -> ContactOut:
-    return contact_out(contact, await _tags_of(session, contact.office_id, contact.id))
+    return contact_out(contact, await tags_of(session, contact.office_id, contact.id))
 
 
 async def has_phone(session: AsyncSession, office_id: str, phone: str) -> bool:
@@ -306,7 +291,7 @@ async def update_contact(
 ) -> ContactOut:
     """Applies the fields sent; emits ``contact.updated`` only when something changed."""
     contact = await get_contact(session, office_id, ident, for_change=True)
-    before = contact_out(contact, await _tags_of(session, office_id, contact.id))
+    before = contact_out(contact, await tags_of(session, office_id, contact.id))
     sent = body.model_fields_set
     body.refuse_sent_nulls()
     changes: dict[str, Any] = {}
@@ -350,7 +335,7 @@ async def delete_contact(session: AsyncSession, office_id: str, ident: str) -> C
     ``contact_deleting``). 409 ``LEGAL_HOLD`` under a legal hold."""
     contact = await get_contact(session, office_id, ident, for_change=True)
     refuse_held(contact)
-    out = contact_out(contact, await _tags_of(session, office_id, contact.id))
+    out = contact_out(contact, await tags_of(session, office_id, contact.id))
     await contact_deleting.fire(ContactDeleting(session, office_id, contact.id))
     await repository.delete_contact(session, contact)
     await emit(

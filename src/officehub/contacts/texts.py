@@ -1,6 +1,7 @@
-"""What the service itself says to the office's contacts about their identity (Portuguese):
-the refusal an unverified contact gets, the one-time code's message and the web chat
-widget's words for verifying a claimed phone."""
+"""What the service itself says to the office's contacts about their identity and consent
+(Portuguese): the refusal an unverified contact gets, the one-time code's message, the web
+chat widget's words for verifying a claimed phone, and the answers to an opt-out or opt-in
+keyword."""
 
 from __future__ import annotations
 
@@ -47,3 +48,14 @@ WIDGET = {
     "PLATFORM_ERROR": "Não foi possível enviar o código agora. Tente de novo em instantes.",
     "failed": "Não foi possível confirmar agora. Tente de novo.",
 }
+
+# The one answer to a client's opt-out keyword (``{back}``: the office's first opt-in
+# keyword) and to an opt-in keyword (``{out}``: its first opt-out keyword).
+OPTED_OUT_ANSWER = (
+    "Pronto: você não receberá mais mensagens promocionais deste escritório. As mensagens "
+    "sobre o seu atendimento continuam normalmente. Para voltar a receber, envie {back}."
+)
+OPTED_IN_ANSWER = (
+    "Pronto: você voltará a receber mensagens promocionais deste escritório. Para deixar de "
+    "receber, envie {out}."
+)

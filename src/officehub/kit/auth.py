@@ -131,6 +131,8 @@ TAG_ROLES: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     # and admins; the audit trail for admins only.
     "Evidence": (MANAGERS, ADMINS),
     "Audit": (ADMINS, ADMINS),
+    # Issue 30: the office's own settings (opt-out keywords so far).
+    "Office": (ADMINS, ADMINS),
 }
 MISSING_ROLE = "Your role does not allow this operation"
 

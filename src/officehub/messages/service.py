@@ -15,7 +15,8 @@ from typing import Any, NoReturn
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.contacts import service as contacts
+from officehub.contacts import consent
+from officehub.contacts import texts as contact_texts
 from officehub.conversations import service as conversations
 from officehub.conversations.models import Conversation, Message
 from officehub.events.catalogue import Event
@@ -37,6 +38,7 @@ from officehub.messages.schemas import (
     ReadIn,
     ReadOut,
 )
+from officehub.offices import settings as office_settings
 from officehub.templates import service as templates
 
 
@@ -57,7 +59,9 @@ async def receive(
         media_url=body.media_url,
         status="RECEIVED",
     )
-    return await _emit(session, conversation, events.RECEIVED, message)
+    out = await _emit(session, conversation, events.RECEIVED, message)
+    await _answer_keyword(session, conversation, message)
+    return out
 
 
 SERVICE_WINDOW = timedelta(hours=24)
@@ -483,19 +487,21 @@ async def _send_template(
 async def _check_marketing_consent(
     session: AsyncSession, conversation: Conversation, category: str
 ) -> None:
-    """A MARKETING template is not sent to a client who stopped marketing messages on
-    WhatsApp (409 ``MARKETING_OPT_OUT``); utility and authentication templates still go."""
+    """A MARKETING template is not sent to a client whose current marketing consent is
+    withdrawn (an opt-out keyword, WhatsApp's marketing preference, a consent record): 409
+    ``CONTACT_OPTED_OUT``, nothing stored; utility and authentication templates still go."""
     if category.upper() != "MARKETING":
         return
-    contact = await contacts.get_contact(session, conversation.office_id, conversation.person_id)
-    if contact.marketing_opt_out:
+    person_id = conversation.person_id
+    if await consent.marketing_withdrawn(session, conversation.office_id, person_id):
         raise Conflict(
-            "The client stopped marketing messages",
+            "The contact opted out of marketing messages",
             details=(
-                f"Template of category MARKETING not sent: contact {contact.id} asked WhatsApp "
-                "to stop marketing messages; send a utility template or wait until they resume"
+                f"Template of category MARKETING not sent: contact {person_id} withdrew "
+                "marketing consent (GET /people/{id}/consents); send a utility template, or "
+                "wait until they opt in again"
             ),
-            code="MARKETING_OPT_OUT",
+            code="CONTACT_OPTED_OUT",
         )
 
 
@@ -561,7 +567,48 @@ async def receive_from_channel(
             )
     except IntegrityError:
         return None
-    return await _emit(session, conversation, events.RECEIVED, message)
+    out = await _emit(session, conversation, events.RECEIVED, message)
+    await _answer_keyword(session, conversation, message)
+    return out
+
+
+async def _answer_keyword(
+    session: AsyncSession, conversation: Conversation, message: Message
+) -> None:
+    """A client's text that is only an opt-out keyword of the office (``SAIR``, ``PARAR``,
+    ``STOP`` unless configured; any case, any accents) withdraws their marketing consent
+    (a record of source ``keyword``); an opt-in one (``VOLTAR``) gives it back. Only a
+    change is recorded and answered, once, with the catalogue's text through the
+    conversation's channel (the client just wrote: inside WhatsApp's window). The contact's
+    row is locked by the record, so concurrent keywords and consent changes queue."""
+    if message.type != "TEXT" or not message.text:
+        return
+    keywords = await office_settings.keywords(session, conversation.office_id)
+    granted = keywords.meaning(message.text)
+    if granted is None:
+        return
+    done = await consent.record(
+        session,
+        conversation.office_id,
+        conversation.person_id,
+        purpose=consent.MARKETING,
+        granted=granted,
+        source=consent.KEYWORD_SOURCE,
+        only_if_changed=True,
+    )
+    if done is None:
+        return
+    answer = contact_texts.OPTED_IN_ANSWER if granted else contact_texts.OPTED_OUT_ANSWER
+    reply = await _store(
+        session,
+        conversation,
+        direction="OUTBOUND",
+        type="TEXT",
+        text=answer.format(out=keywords.opt_out[0], back=keywords.opt_in[0]),
+        media_url=None,
+        status="QUEUED",
+    )
+    await _emit(session, conversation, events.SENT, reply)
 
 
 async def external_id_known(session: AsyncSession, office_id: str, external_id: str) -> bool:

@@ -25,3 +25,20 @@ class ApiKey(IdMixin, Base):
     permissions: Mapped[list[str]] = mapped_column(JSONType)
     created_at: Mapped[datetime]
     revoked_at: Mapped[datetime | None]
+
+
+class OfficeSettings(Base):
+    """The office's own settings (``GET|PATCH /office``), one row per office made on the
+    first change; no row, or a null column, means the service's default. More settings
+    come as more columns."""
+
+    __tablename__ = "office_settings"
+
+    office_id: Mapped[str] = mapped_column(
+        ForeignKey("offices.id", ondelete="CASCADE"), primary_key=True
+    )
+    # The words a client sends, alone, to stop (and to resume) marketing messages; null:
+    # the defaults (``SAIR``, ``PARAR``, ``STOP``; ``VOLTAR``).
+    opt_out_keywords: Mapped[list[str] | None] = mapped_column(JSONType)
+    opt_in_keywords: Mapped[list[str] | None] = mapped_column(JSONType)
+    updated_at: Mapped[datetime]
