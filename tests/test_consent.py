@@ -519,3 +519,24 @@ async def test_a_concurrent_opt_out_keyword_and_consent_post_leave_one_consisten
     keyword_records = [r for r in records if r.source == "keyword"]
     assert len(keyword_records) == 4  # each round's keyword came while opted in or after
     assert await _answers(session, office_a.id) == [OPTED_OUT] * len(keyword_records)
+
+
+async def test_a_merged_contacts_consent_records_move_to_the_kept_one(
+    client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    kept = await f.make_contact(session, office_a.id, name="Maria")
+    other = await f.make_contact(session, office_a.id, name="Maria S.")
+    await session.commit()
+    r = await client.post(
+        f"/people/{other.id}/consents",
+        json=_consent("marketing", False),
+        headers=office_a.headers,
+    )
+    assert r.status_code == 201, r.text
+    r = await client.post(
+        f"/people/{kept.id}/merge", json={"otherId": other.id}, headers=office_a.headers
+    )
+    assert r.status_code == 200, r.text
+    assert r.json()["marketingOptOut"] is True
+    [moved] = await _consents(client, office_a, kept.id)
+    assert (moved["purpose"], moved["granted"]) == ("marketing", False)

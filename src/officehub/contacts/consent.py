@@ -170,3 +170,12 @@ async def set_marketing_opt_out(
         source=WHATSAPP_SOURCE,
         only_if_changed=True,
     )
+
+
+async def marketing_opt_out_after_merge(
+    session: AsyncSession, office_id: str, contact_id: str, either_opted_out: bool
+) -> bool:
+    """The kept contact's flag once both contacts' records are its own: its latest
+    marketing record's, else whether either contact had opted out."""
+    latest = await _latest(session, office_id, contact_id, MARKETING)
+    return either_opted_out if latest is None else not latest.granted

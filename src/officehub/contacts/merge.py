@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.contacts import events, repository
+from officehub.contacts import consent, events, repository
 from officehub.contacts import service as contacts
 from officehub.contacts.hooks import ContactMerging, contact_merging
 from officehub.contacts.models import Contact
@@ -55,6 +55,11 @@ async def merge_contacts(
     if "whatsapp_id" in fills and not _reaches(other.whatsapp_id, fills.get("phone", kept.phone)):
         del fills["whatsapp_id"]  # the other's WhatsApp address is another number's
     await repository.delete_contact(session, other)
+    # Both histories are the kept one's now: the flag follows its latest marketing record;
+    # with none, an opt-out of either holds.
+    kept.marketing_opt_out = await consent.marketing_opt_out_after_merge(
+        session, office_id, kept.id, kept.marketing_opt_out or other.marketing_opt_out
+    )
     if other.legal_hold and not kept.legal_hold:  # the held data lives on in the kept one
         kept.legal_hold, kept.legal_hold_reason = True, other.legal_hold_reason
     for field, value in fills.items():

@@ -7,7 +7,7 @@ from functools import cache
 from sqlalchemy import String, bindparam, delete, exists, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.contacts.models import Contact, ContactTag, PartnerLink
+from officehub.contacts.models import ConsentRecord, Contact, ContactTag, PartnerLink
 from officehub.contacts.normalize import phone_forms
 from officehub.kit.pagination import ListQuery, PageParams, paginate
 from officehub.kit.repository import get_scoped, insert_ignoring_duplicates, scoped
@@ -169,9 +169,15 @@ async def delete_contact(session: AsyncSession, contact: Contact) -> None:
 
 
 async def move_belongings(session: AsyncSession, office_id: str, from_id: str, to_id: str) -> None:
-    """Moves what the contacts domain holds of ``from_id`` (partner links, tags) to ``to_id``.
-    What the upper domains hold (conversations, cards, cases, channel peers, web-chat
-    visitors) moved already: their subscribers to ``contact_merging``."""
+    """Moves what the contacts domain holds of ``from_id`` (partner links, tags, consent
+    records) to ``to_id``. What the upper domains hold (conversations, cards, cases, channel
+    peers, web-chat visitors) moved already: their subscribers to ``contact_merging``."""
+    await session.execute(
+        update(ConsentRecord)
+        .where(ConsentRecord.office_id == office_id, ConsentRecord.contact_id == from_id)
+        .values(contact_id=to_id)
+        .execution_options(synchronize_session=False)
+    )
     await session.execute(
         update(PartnerLink)
         .where(PartnerLink.office_id == office_id, PartnerLink.contact_id == from_id)

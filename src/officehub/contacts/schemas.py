@@ -3,6 +3,7 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
+from typing_extensions import TypeAliasType
 
 from officehub.kit.id_params import ServerId
 from officehub.kit.schemas import EMAIL_PATTERN, ApiModel, BodyModel, LongText, non_blank_schema
@@ -129,13 +130,14 @@ class ContactErasedOut(ApiModel):
     erased_at: Timestamp
 
 
+ConsentPurpose = TypeAliasType("ConsentPurpose", Literal["service", "marketing"])
 ConsentSource = Annotated[
     str, StringConstraints(strip_whitespace=True, min_length=1, max_length=64), non_blank_schema(64)
 ]
 
 
 class ConsentIn(BodyModel):
-    purpose: Literal["service", "marketing"] = Field(
+    purpose: ConsentPurpose = Field(
         description="`service`: the office's own service messages; `marketing`: marketing templates"
     )
     granted: bool = Field(description="True: consent given; false: withdrawn (opt-out)")
@@ -150,7 +152,7 @@ class ConsentIn(BodyModel):
 class ConsentOut(ApiModel):
     id: ServerId
     person_id: ServerId
-    purpose: str
+    purpose: ConsentPurpose
     granted: bool
     source: str = Field(
         description="As posted; `keyword` (the client sent an opt-out or opt-in word), "
