@@ -171,6 +171,7 @@ async def test_export_holds_the_contact_conversations_cards_cases_tags_links_and
         "contact.json",
         "tags.json",
         "partner-links.json",
+        "consents.json",
         f"conversations/{one}/conversation.json",
         f"conversations/{one}/messages.json",
         f"conversations/{one}/notes.json",

@@ -7,6 +7,9 @@ through the signed WhatsApp webhook; answers reach the platform stand-in."""
 
 from __future__ import annotations
 
+import io
+import json
+import zipfile
 from typing import Any
 
 import httpx
@@ -540,3 +543,28 @@ async def test_a_merged_contacts_consent_records_move_to_the_kept_one(
     assert r.json()["marketingOptOut"] is True
     [moved] = await _consents(client, office_a, kept.id)
     assert (moved["purpose"], moved["granted"]) == ("marketing", False)
+
+
+async def test_the_client_export_holds_the_consent_records(
+    client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    contact = await f.make_contact(session, office_a.id)
+    other = await f.make_contact(session, office_a.id, name="Outra pessoa")
+    await session.commit()
+    for person, body in (
+        (contact.id, _consent("service", True, textVersion="termos-v3")),
+        (contact.id, _consent("marketing", False)),
+        (other.id, _consent("marketing", False)),
+    ):
+        r = await client.post(f"/people/{person}/consents", json=body, headers=office_a.headers)
+        assert r.status_code == 201, r.text
+    r = await client.get(f"/people/{contact.id}/export", headers=office_a.headers)
+    assert r.status_code == 200, r.text
+    archive = zipfile.ZipFile(io.BytesIO(r.content))
+    consents = json.loads(archive.read("consents.json"))
+    assert [(c["purpose"], c["granted"], c["textVersion"]) for c in consents] == [
+        ("service", True, "termos-v3"),
+        ("marketing", False, None),
+    ]
+    assert {c["contactId"] for c in consents} == {contact.id}
+    assert "consents.json" in archive.read("README.txt").decode()

@@ -1,7 +1,8 @@
 """``GET /people/{id}/export``: everything the office holds about one client, as a zip.
 
 The zip (see ``texts`` for the ``README.txt`` that describes it): ``contact.json``,
-``tags.json``, ``partner-links.json``, ``conversations/<id>/conversation.json``,
+``tags.json``, ``partner-links.json``, ``consents.json``,
+``conversations/<id>/conversation.json``,
 ``messages.json`` (every message with its status history) and ``notes.json``,
 ``cards.json``, ``cases.json``, ``case-movements.json``, and ``media/``: the files the
 messages reference that this office stores (a key under ``<area>/<office id>/``, behind a
@@ -38,7 +39,7 @@ from sqlalchemy.orm import InstrumentedAttribute
 
 from officehub.cases.models import Case, CaseMovement
 from officehub.client_export import texts
-from officehub.contacts.models import Contact, ContactTag, PartnerLink
+from officehub.contacts.models import ConsentRecord, Contact, ContactTag, PartnerLink
 from officehub.conversations.models import Conversation, ConversationNote, ConversationTag, Message
 from officehub.crm.models import Card
 from officehub.inboxes.models import Integration
@@ -273,10 +274,18 @@ async def export_chunks(
                 .order_by(PartnerLink.linked_at, PartnerLink.id)
             )
         )
+        consents = list(
+            await session.scalars(
+                scoped(ConsentRecord, office_id)
+                .where(ConsentRecord.contact_id == contact_id)
+                .order_by(ConsentRecord.recorded_at, ConsentRecord.id)
+            )
+        )
         contact_name, office_name = contact.name, office.name
         writer.whole("contact.json", _dumps(record(contact)))
         writer.whole("tags.json", _dumps([record(t) for t in tag_rows]))
         writer.whole("partner-links.json", _dumps([record(link) for link in links]))
+        writer.whole("consents.json", _dumps([record(c) for c in consents]))
     if (chunk := writer.ready()) is not None:
         yield chunk
 
@@ -424,6 +433,7 @@ def _readme(
                 texts.CONTACT,
                 texts.TAGS,
                 texts.PARTNER_LINKS,
+                texts.CONSENTS,
                 texts.CONVERSATION,
                 texts.MESSAGES,
                 texts.NOTES,

@@ -14,6 +14,10 @@ FILES = "Arquivos:"
 CONTACT = "contact.json: o cadastro do contato (nome, telefone, e-mail, documento, bloqueio legal)."
 TAGS = "tags.json: as etiquetas do contato."
 PARTNER_LINKS = "partner-links.json: os vínculos do contato com o sistema parceiro do escritório."
+CONSENTS = (
+    "consents.json: cada consentimento dado ou retirado pelo contato (finalidade, origem, "
+    "versão do texto e data), do mais antigo ao mais recente."
+)
 CONVERSATION = (
     "conversations/<id>/conversation.json: a conversa (canal, situação, datas, etiquetas)."
 )
