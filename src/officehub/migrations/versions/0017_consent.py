@@ -3,7 +3,7 @@
 the opt-out and opt-in keywords).
 
 Revision ID: 0017_consent
-Revises: 0016_audit
+Revises: 0017_routing (chained after it so there is one head; the lead renumbers)
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from alembic import op
 from officehub.migrations.types import JSON, ident, ts
 
 revision = "0017_consent"
-down_revision = "0016_audit"
+down_revision = "0017_routing"
 branch_labels = None
 depends_on = None
 
