@@ -8,6 +8,7 @@ import httpx
 import pytest
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from officehub.automation.schemas import Conditions
 from officehub.events.catalogue import EVENT_NAMES
 from tests import factories as f
 from tests.automation_helpers import create_rule
@@ -255,6 +256,49 @@ async def test_else_actions_refused_without_effective_conditions(
         headers=office_a.headers,
     )
     assert r.status_code == 200 and r.json()["elseActions"] == [pause]
+
+
+# Every filter key of the When part, each an effective condition on its own.
+CONDITION_VALUES = {
+    "funnelColumnId": "ccolumn000001",
+    "fromFunnelColumnId": "ccolumn000001",
+    "toFunnelColumnId": "ccolumn000002",
+    "assignedToUserId": "cuser0000001",
+    "assignedToDepartmentId": "cdept0000001",
+    "messageText": "oi",
+    "templateName": "retorno_atendimento",
+}
+
+
+async def test_every_condition_key_alone_is_an_effective_condition_that_allows_else_actions(
+    client: httpx.AsyncClient, office_a: OfficeFixture
+) -> None:
+    filters = {
+        field.alias or name
+        for name, field in Conditions.model_fields.items()
+        if name != "restart_on_return"
+    }
+    assert set(CONDITION_VALUES) == filters  # a new key is covered here too
+    pause = {"action": "PAUSE_AUTOMATION", "actionParams": {}}
+    for key, value in CONDITION_VALUES.items():
+        body = {
+            "name": key,
+            "triggerEvent": "chat.message.received",
+            "conditions": {key: value},
+            "actions": [pause],
+            "elseActions": [pause],
+        }
+        r = await client.post("/automation-rules", json=body, headers=office_a.headers)
+        assert r.status_code == 201, (key, r.text)
+        assert r.json()["elseActions"] == [pause], key
+        bare = await create_rule(client, office_a)
+        r = await client.patch(
+            f"/automation-rules/{bare['id']}",
+            json={"conditions": {key: value}, "elseActions": [pause]},
+            headers=office_a.headers,
+        )
+        assert r.status_code == 200, (key, r.text)
+        assert r.json()["elseActions"] == [pause], key
 
 
 async def test_else_branch_cleared_when_the_filter_is_removed_though_the_payload_holds_one(

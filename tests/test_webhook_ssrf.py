@@ -5,12 +5,17 @@ These tests turn ``webhook_allow_private`` off (the ``settings`` fixture turns i
 
 from __future__ import annotations
 
+import socket
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import httpcore
 import httpx
 import pytest
 from fastapi import FastAPI
 
 from officehub.kit.config import Settings
-from officehub.webhooks.ssrf import is_blocked
+from officehub.webhooks.ssrf import AddressNotAllowed, GuardedBackend, Resolver, is_blocked
 from tests.helpers import OfficeFixture
 from tests.receiver import running_receiver
 from tests.webhook_helpers import create_webhook, deliveries, delivery_worker, emit_event
@@ -121,3 +126,67 @@ async def test_the_setting_allows_private_addresses_for_development(
         await emit_event(app, office_a.id)
         await delivery_worker(app, settings).run_until_idle()
     assert len(receiver.received) == 1
+
+
+# A name with several addresses, and the peer actually connected
+
+
+def _answering(*addresses: str) -> Resolver:
+    """A resolver stand-in (the system resolver's shape) answering ``addresses`` in order."""
+
+    async def resolve(host: str, port: int) -> Sequence[tuple[Any, ...]]:
+        family = socket.AF_INET
+        return [(family, socket.SOCK_STREAM, 6, "", (a, port)) for a in addresses]
+
+    return resolve
+
+
+class _LandsLocally(httpcore.AsyncNetworkBackend):
+    """httpcore's own backend, except that every connection lands on a local server, as
+    a NAT or a resolver answer changing under the guard would; it records what it was
+    asked to connect to."""
+
+    def __init__(self, port: int) -> None:
+        self.asked: list[str] = []
+        self._port = port
+        self._real = httpcore.AnyIOBackend()
+
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,  # noqa: ASYNC109 (httpcore interface)
+        local_address: str | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        self.asked.append(host)
+        return await self._real.connect_tcp(
+            "127.0.0.1", self._port, timeout, local_address, socket_options
+        )
+
+    async def sleep(self, seconds: float) -> None:
+        await self._real.sleep(seconds)
+
+
+@pytest.mark.parametrize(
+    "addresses", [("93.184.216.34", "10.0.0.7"), ("10.0.0.7", "93.184.216.34")]
+)
+async def test_a_name_with_any_private_address_is_refused_though_another_is_public(
+    addresses: tuple[str, str],
+) -> None:
+    async with running_receiver() as receiver:
+        landing = _LandsLocally(receiver.port)
+        guard = GuardedBackend(resolver=_answering(*addresses), backend=landing)
+        with pytest.raises(AddressNotAllowed, match=r"hooks\.example\.com resolves to"):
+            await guard.connect_tcp("hooks.example.com", 443)
+    assert landing.asked == []  # refused before any connection, to either address
+
+
+async def test_the_guard_checks_the_peer_actually_connected_not_only_the_answer() -> None:
+    async with running_receiver() as receiver:
+        landing = _LandsLocally(receiver.port)
+        guard = GuardedBackend(resolver=_answering("93.184.216.34"), backend=landing)
+        with pytest.raises(AddressNotAllowed, match=r"hooks\.example\.com connected to"):
+            await guard.connect_tcp("hooks.example.com", 443)
+    assert landing.asked == ["93.184.216.34"]  # the very address it checked
+    assert receiver.received == []

@@ -368,6 +368,51 @@ async def test_outside_service_window_free_text_is_409(
     assert error_of(r)["code"] == "OUTSIDE_SERVICE_WINDOW"
 
 
+async def test_the_service_window_is_opened_only_by_the_contacts_inbound_messages(
+    client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    """A conversation whose only recent message is ours (an outbound one, delivered a
+    minute ago) has no open window; the contact's old inbound one does not open it either."""
+    integration = await official_integration(session, office_a.id)
+    contact = await f.make_contact(session, office_a.id)
+    conversation = await f.make_conversation(session, office_a.id, contact.id, integration)
+    ours = Message(
+        office_id=office_a.id,
+        conversation_id=conversation.id,
+        direction="OUTBOUND",
+        type="TEXT",
+        text="Olá Maria",
+        status="DELIVERED",
+        created_at=utcnow() - timedelta(minutes=1),
+        external_id="wamid.out1",
+    )
+    session.add(ours)
+    await session.commit()
+    r = await client.post(
+        f"/conversation/{conversation.id}/messages", json={"text": "Olá"}, headers=office_a.headers
+    )
+    assert r.status_code == 409, r.text
+    assert error_of(r)["code"] == "OUTSIDE_SERVICE_WINDOW"
+    session.add(
+        Message(
+            office_id=office_a.id,
+            conversation_id=conversation.id,
+            direction="INBOUND",
+            type="TEXT",
+            text="Oi",
+            status="RECEIVED",
+            created_at=utcnow() - timedelta(hours=25),
+            external_id="wamid.in-old",
+        )
+    )
+    await session.commit()
+    r = await client.post(
+        f"/conversation/{conversation.id}/messages", json={"text": "Olá"}, headers=office_a.headers
+    )
+    assert r.status_code == 409, r.text
+    assert error_of(r)["code"] == "OUTSIDE_SERVICE_WINDOW"
+
+
 async def test_outside_service_window_after_24_hours_is_409(
     client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
 ) -> None:

@@ -14,7 +14,7 @@ import functools
 import ipaddress
 import socket
 import ssl
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any
 
 import httpcore
@@ -80,19 +80,38 @@ def literal_address(host: str) -> IPAddress | None:
         return None
 
 
-async def _resolve(host: str, port: int) -> list[str]:
+# The system resolver's shape (``loop.getaddrinfo``): host and port to address infos, whose
+# fifth item's first element is the address.
+Resolver = Callable[[str, int], Awaitable[Sequence[tuple[Any, ...]]]]
+
+
+async def _system_resolver(host: str, port: int) -> Sequence[tuple[Any, ...]]:
+    return await asyncio.get_running_loop().getaddrinfo(
+        host, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP
+    )
+
+
+async def _resolve(host: str, port: int, resolver: Resolver) -> list[str]:
     literal = literal_address(host)
     if literal is not None:
         return [str(literal)]
-    infos = await asyncio.get_running_loop().getaddrinfo(
-        host, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP
-    )
+    infos = await resolver(host, port)
     return list(dict.fromkeys(str(info[4][0]) for info in infos))
 
 
 class GuardedBackend(httpcore.AsyncNetworkBackend):
-    def __init__(self) -> None:
-        self._backend = httpcore.AnyIOBackend()
+    """``resolver`` and ``backend`` default to the system's resolver and httpcore's own
+    network backend; tests pass stand-ins for them (a resolver with a chosen answer, a
+    backend whose connection lands elsewhere)."""
+
+    def __init__(
+        self,
+        *,
+        resolver: Resolver = _system_resolver,
+        backend: httpcore.AsyncNetworkBackend | None = None,
+    ) -> None:
+        self._resolver = resolver
+        self._backend = backend or httpcore.AnyIOBackend()
 
     async def connect_tcp(
         self,
@@ -103,7 +122,7 @@ class GuardedBackend(httpcore.AsyncNetworkBackend):
         socket_options: Iterable[Any] | None = None,
     ) -> httpcore.AsyncNetworkStream:
         try:
-            addresses = await _resolve(host, port)
+            addresses = await _resolve(host, port, self._resolver)
         except OSError as exc:
             raise httpcore.ConnectError(f"cannot resolve {host}") from exc
         if not addresses or any(is_blocked(a) for a in addresses):
