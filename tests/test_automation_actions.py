@@ -396,14 +396,22 @@ async def test_null_integration_id_applies_to_all_integrations(
     s = await _setup(session, office_a)
     other = await f.make_integration(session, office_a.id, s.world.inbox.id, type="WEBCHAT")
     await session.commit()
+    contact = await f.make_contact(session, office_a.id, "João Lima")
+    on_other = await f.make_conversation(session, office_a.id, contact.id, other)
+    await session.commit()
     everywhere = await create_rule(client, office_a, integrationId=None)
     this_one = await create_rule(client, office_a, integrationId=s.world.integration.id)
     elsewhere = await create_rule(client, office_a, integrationId=other.id)
     await _inbound(client, office_a, s.world.conversation.id, "Oi")
+    await _inbound(client, office_a, on_other.id, "Olá")
     await _work(app, settings, s.clock)
-    assert len(await runs(client, office_a, everywhere["id"])) == 1
-    assert len(await runs(client, office_a, this_one["id"])) == 1
-    assert await runs(client, office_a, elsewhere["id"]) == []
+
+    async def ran_on(rule: dict[str, Any]) -> set[str]:
+        return {run["conversationId"] for run in await runs(client, office_a, rule["id"])}
+
+    assert await ran_on(everywhere) == {s.world.conversation.id, on_other.id}
+    assert await ran_on(this_one) == {s.world.conversation.id}
+    assert await ran_on(elsewhere) == {on_other.id}
 
 
 async def test_priority_orders_rules_higher_first_ties_by_creation(

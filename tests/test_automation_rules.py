@@ -204,7 +204,7 @@ async def test_trigger_event_accepts_exactly_the_catalogue(
         assert r.status_code == 400 and "body.triggerEvent" in error_of(r)["details"], name
 
 
-async def test_null_integration_id_applies_to_all_integrations_and_an_id_must_be_the_offices(
+async def test_integration_id_can_be_set_to_null_and_an_id_must_be_the_offices(
     client: httpx.AsyncClient,
     session: AsyncSession,
     office_a: OfficeFixture,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import httpx
@@ -210,27 +210,41 @@ async def test_the_periodic_job_checks_due_cases_only_and_spreads_the_next_check
     session: AsyncSession,
     office_a: OfficeFixture,
 ) -> None:
+    """Cases checked in the same run are next due the interval later give or take 10 %,
+    each at its own moment (not all at once an hour later)."""
     contact = await f.make_contact(session, office_a.id)
     await session.commit()
     clock = Clock()
+    numbers = [TJSP] + [
+        f"{i:07d}-{check_digits(f'{i:07d}', '2024', '8', '26', '0224')}.2024.8.26.0224"
+        for i in range(1, 5)
+    ]
     async with running_datajud() as datajud:
         conf = datajud.settings(settings, datajud_interval_seconds=3600)
-        datajud.add("tjsp", TJSP_DIGITS, DISTRIBUTED)
-        case = await add_case(client, office_a, contact.id)
+        for number in numbers:
+            datajud.add("tjsp", "".join(c for c in number if c.isdigit()), DISTRIBUTED)
+        cases = [await add_case(client, office_a, contact.id, number) for number in numbers]
         worker = Worker(ctx_for(app, conf, clock), [], [WATCH_JOB])
         await worker.run_once()  # within the first minute's spread: maybe not due yet
         clock.advance(minutes=2)
         worker._periodic_checked = None
         clock.advance(seconds=WATCH_JOB.interval.total_seconds())
         await worker.run_once()
-        assert datajud.asked("tjsp") == 1
+        assert datajud.asked("tjsp") == len(cases)
+        checked_at = clock.now
         clock.advance(minutes=30)
         worker._periodic_checked = None
         await worker.run_once()
-        assert datajud.asked("tjsp") == 1  # not due for about an hour
-    r = await client.get(f"/cases/{case['id']}", headers=office_a.headers)
-    checked = r.json()["lastCheckedAt"]
-    assert r.json()["checkStatus"] == "OK" and checked is not None
+        assert datajud.asked("tjsp") == len(cases)  # not due for about an hour
+    nexts = []
+    for case in cases:
+        r = await client.get(f"/cases/{case['id']}", headers=office_a.headers)
+        assert r.json()["checkStatus"] == "OK" and r.json()["lastCheckedAt"] is not None
+        nexts.append(datetime.fromisoformat(r.json()["nextCheckAt"]))
+    for at in nexts:
+        assert checked_at + timedelta(minutes=54) <= at <= checked_at + timedelta(minutes=66)
+    assert len(set(nexts)) == len(nexts)  # spread: no two at the same moment
+    assert max(nexts) - min(nexts) > timedelta(seconds=1)
 
 
 async def test_a_rule_sends_the_client_a_template_on_a_new_movement(

@@ -12,6 +12,7 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from functools import partial
+from typing import Any
 
 import httpx
 from fastapi import FastAPI
@@ -19,7 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from tests.factories import make_contact, make_inbox, make_tag, make_user
 from tests.helpers import OfficeFixture
-from tests.server import concurrent_client, fire, running_server
+from tests.server import concurrent_client, fire, running_server, serving
 from tests.server_process import PNG_1X1
 
 WRITERS = 32
@@ -94,7 +95,24 @@ async def test_a_slow_upload_does_not_hold_the_write_lock(
         await asyncio.wait_for(other_done.wait(), 8)  # the upload is still open meanwhile
         yield tail
 
-    async with running_server(app) as base_url, concurrent_client(base_url) as client:
+    reading = asyncio.Event()
+
+    async def app_reading_the_upload(scope: Any, receive: Any, send: Any) -> None:
+        """The app, telling when it has read the upload's first chunk (past every
+        middleware and key check that could have opened a transaction)."""
+
+        async def received() -> Any:
+            message = await receive()
+            if scope["path"].endswith("/avatar") and message.get("body"):
+                reading.set()
+            return message
+
+        await app(scope, received, send)
+
+    async with (
+        serving(app_reading_the_upload) as port,
+        concurrent_client(f"http://127.0.0.1:{port}") as client,
+    ):
         upload = asyncio.create_task(
             client.put(
                 f"/user/{user.id}/avatar",
@@ -105,7 +123,8 @@ async def test_a_slow_upload_does_not_hold_the_write_lock(
                 },
             )
         )
-        await asyncio.sleep(0.3)
+        async with asyncio.timeout(5):
+            await reading.wait()  # the upload is in the app, its tail not sent yet
         started = time.perf_counter()
         other = await client.post("/people", json={"name": "Outra"}, headers=office_a.headers)
         waited = time.perf_counter() - started

@@ -496,13 +496,18 @@ async def test_deleting_a_contacts_cards_emits_deleted_for_each(
 ) -> None:
     world = await make_world(session, office_a.id)
     card = await _create(client, office_a, world)
+    earlier = await f.make_conversation(
+        session, office_a.id, world.contact.id, world.integration, status="CLOSED"
+    )
+    second = await f.make_card(session, world.columns[1], world.contact.id, earlier.id)
+    third = await f.make_card(session, world.columns[2], world.contact.id)
     other = await f.make_contact(session, office_a.id, name="João")
     await f.make_card(session, world.columns[0], other.id)
     await session.commit()
-    assert await crm.delete_cards_of_contact(session, office_a.id, world.contact.id) == 1
+    assert await crm.delete_cards_of_contact(session, office_a.id, world.contact.id) == 3
     await session.commit()
-    [event] = await outbox(app, office_a.id, "crm.lead.deleted")
-    assert event.data["id"] == card["id"]
+    events = await outbox(app, office_a.id, "crm.lead.deleted")
+    assert sorted(e.data["id"] for e in events) == sorted([card["id"], second.id, third.id])
     assert await _count_cards(session) == 1
 
 

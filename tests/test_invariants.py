@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 from fastapi import FastAPI
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -358,14 +358,38 @@ async def test_concurrent_tag_removals_and_additions_each_keep_their_change(
     assert {t["id"] for t in final.json()["tags"]} == {world.tag.id, *(t.id for t in new)}
 
 
+async def _tag_row_identity(app: FastAPI, conversation_id: str, tag_id: str) -> str:
+    """The physical identity of a conversation's tag row (PostgreSQL's ``xmin``, the
+    transaction that inserted it; SQLite's ``rowid``): a row deleted and inserted again
+    gets a new one, though the set of tags looks the same."""
+    if app.state.engine.dialect.name == "postgresql":
+        stmt = text(
+            "SELECT xmin::text FROM conversation_tags WHERE conversation_id = :c AND tag_id = :t"
+        )
+    else:
+        stmt = text(
+            "SELECT rowid FROM conversation_tags WHERE conversation_id = :c AND tag_id = :t"
+        )
+    async with app.state.sessionmaker() as s:
+        value = await s.scalar(stmt, {"c": conversation_id, "t": tag_id})
+    assert value is not None, "the tag row is gone"
+    return str(value)
+
+
 async def test_a_patch_of_tags_changes_only_the_difference(
     app: FastAPI, server_url: str, session: AsyncSession, office_a: OfficeFixture
 ) -> None:
-    """Concurrent PATCHes each naming the set {base, own}: the base tag is never lost (it is
-    never deleted and reinserted), and the last writer's own tag is there."""
+    """Concurrent PATCHes each naming the set {base, own}: the base tag's row is never
+    deleted and inserted again (its identity is kept), the last writer's own tag is there,
+    and a PATCH naming the tags already held changes nothing and emits nothing."""
     world = await make_world(session, office_a.id)
     own = [await f.make_tag(session, office_a.id, world.inbox.id, f"own {i}") for i in range(N)]
+    # Another conversation's tag row, inserted after the base one: SQLite gives a row
+    # inserted again a rowid above it, never the freed one.
+    other = await f.make_contact(session, office_a.id, "João Lima")
+    await f.make_conversation(session, office_a.id, other.id, world.integration, tags=[world.tag])
     await session.commit()
+    base_row = await _tag_row_identity(app, world.conversation.id, world.tag.id)
     path = f"/conversation/{world.conversation.id}"
     async with concurrent_client(server_url) as client:
         answers = await fire(
@@ -376,9 +400,16 @@ async def test_a_patch_of_tags_changes_only_the_difference(
         )
         assert _statuses(answers) == {200: N}, [r.text for r in answers]
         final = await client.get(path, headers=office_a.headers)
-    final_ids = {t["id"] for t in final.json()["tags"]}
-    assert world.tag.id in final_ids
-    assert final_ids & {t.id for t in own}
+        final_ids = {t["id"] for t in final.json()["tags"]}
+        assert world.tag.id in final_ids
+        assert len(final_ids & {t.id for t in own}) == 1
+        assert await _tag_row_identity(app, world.conversation.id, world.tag.id) == base_row
+        events = len(await outbox(app, office_a.id))
+        again = await client.patch(path, json={"tags": sorted(final_ids)}, headers=office_a.headers)
+        assert again.status_code == 200, again.text
+    assert {t["id"] for t in again.json()["tags"]} == final_ids
+    assert len(await outbox(app, office_a.id)) == events
+    assert await _tag_row_identity(app, world.conversation.id, world.tag.id) == base_row
 
 
 async def test_concurrent_replacements_of_a_users_inboxes_apply_one_after_the_other(

@@ -209,7 +209,8 @@ async def test_a_running_worker_wakes_when_an_event_commits_not_at_the_next_poll
     worker = automation_worker(app, settings)
     task = asyncio.create_task(worker.run())
     try:
-        await asyncio.sleep(0.3)  # idle: waiting on the wake-up or the 60 s poll
+        async with asyncio.timeout(5):
+            await worker.idle.wait()  # idle: waiting on the wake-up or the 60 s poll
         r = await client.post(
             f"/conversation/{conversation}/messages/inbound",
             json={"text": "oi"},

@@ -213,7 +213,6 @@ async def test_shutdown_releases_held_work_for_another_worker_at_once(
     done: list[str] = []
     pool = await _pool(ctx, 3600.0, timedelta(seconds=30), done)
     assert await pool.fill(ctx) == 3
-    await asyncio.sleep(0.1)
     assert await _claim(app, "other", 10) == []  # held for 30 s
     assert await pool.shutdown(ctx) == 3
     assert not pool.running
@@ -249,9 +248,10 @@ async def test_a_pool_holds_a_slow_group_to_its_own_slots(
         return False
 
     pool: Pool[str] = Pool(SCHEDULED, claim, work, slots=4, per_group=2, lease=LEASE)
-    for _ in range(5):
-        await pool.fill(ctx)
-        await asyncio.sleep(0.05)
+    async with asyncio.timeout(10):  # fills until the fast group's work is done
+        while set(done) != fast or len(pool.waiting_keys) < 2:
+            await pool.fill(ctx)
+            await asyncio.sleep(0.02)
     assert set(done) == fast
     assert pool.groups["slow"] == 2
     async with app.state.sessionmaker() as s:

@@ -222,7 +222,9 @@ async def test_the_worker_keeps_running_through_a_silent_database(
         worker = delivery_worker(app, settings)
         running = asyncio.create_task(worker.run())
         try:
-            await asyncio.sleep(0.3)
+            async with asyncio.timeout(10):
+                await worker.idle.wait()  # a first pass reached the database
+            assert worker.unreachable_passes == 0
             proxy.swallow()
             deadline = time.monotonic() + 10
             while worker.unreachable_passes == 0:

@@ -7,7 +7,8 @@ key on A's records) or the reason it names no record. A route added without an e
 
 A probe's answer must be 404 (400 where its entry says so: a body reference checked like
 any other field); a list filtered by A's record answers 404 or an empty page (it reveals
-nothing). Afterwards every record of A reads exactly as before, field by field.
+nothing). Afterwards every record of A reads exactly as before, field by field, and no event was
+recorded for either office. B's lists without a filter show none of A's records.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from officehub.webhooks.models import WebhookDelivery
 from tests import factories as f
 from tests.automation_helpers import create_rule
 from tests.crm_world import make_world
-from tests.helpers import OfficeFixture, error_of
+from tests.helpers import OfficeFixture, error_of, outbox
 
 Ids = dict[str, str]
 Body = Callable[[Ids], dict[str, Any]]
@@ -524,6 +525,7 @@ async def test_office_b_key_on_office_a_records_is_404_and_a_is_unchanged(
 ) -> None:
     ids = await _office_a_world(client, session, office_a)
     before = await _snapshot(client, office_a, ids)
+    events_before = await _events(app, office_a, office_b)
     probes = [(k, v) for k, v in MATRIX.items() if isinstance(v, Probe)]
     assert len(probes) > 60
     for (method, path), probe in probes:
@@ -537,4 +539,52 @@ async def test_office_b_key_on_office_a_records_is_404_and_a_is_unchanged(
             error_of(r)
         if method != "GET":
             assert await _snapshot(client, office_a, ids) == before, (method, path)
+            assert await _events(app, office_a, office_b) == events_before, (method, path)
     assert await _snapshot(client, office_a, ids) == before
+    assert await _events(app, office_a, office_b) == events_before
+
+
+async def _events(app: FastAPI, *offices: OfficeFixture) -> list[list[str]]:
+    """The ids of each office's recorded events: a write that changed nothing adds none."""
+    return [[e.id for e in await outbox(app, office.id)] for office in offices]
+
+
+# The lists that take no filter, each with the record of A it would show A.
+UNFILTERED = {
+    "/inbox": "inbox",
+    "/department": "department",
+    "/webhooks": "webhook",
+    "/automation-rules": "rule",
+    "/ticket-statuses": "ticket_status",
+    "/legal-areas": "legal_area",
+}
+# Reads without a path parameter that are no office list of records (or never end).
+NOT_A_LIST = {"/healthz", "/readyz", "/metrics", "/stream", "/webhooks/events"}
+
+
+async def test_office_b_lists_without_a_filter_show_none_of_office_a_records(
+    client: httpx.AsyncClient,
+    session: AsyncSession,
+    office_a: OfficeFixture,
+    office_b: OfficeFixture,
+) -> None:
+    ids = await _office_a_world(client, session, office_a)
+    for path, record in UNFILTERED.items():
+        mine = await client.get(path, headers=office_a.headers)
+        assert mine.status_code == 200 and ids[record] in mine.text, path  # A sees its own
+    reads = sorted(
+        path
+        for method, path in await _operations(client)
+        if method == "GET" and "{" not in path and path not in NOT_A_LIST
+    )
+    assert set(UNFILTERED) <= set(reads)
+    for path in reads:
+        r = await client.get(path, headers=office_b.headers)
+        # a list needing a filter (400) or a session (403) answers no records at all
+        assert r.status_code in ((200,) if path in UNFILTERED else (200, 400, 403)), (
+            path,
+            r.status_code,
+            r.text,
+        )
+        leaked = {name for name, ident in ids.items() if ident in r.text}
+        assert leaked == set(), (path, leaked)

@@ -122,6 +122,8 @@ class Worker:
         self.periodic_jobs = list(periodic_jobs)
         self.stopping = asyncio.Event()
         self.wake = asyncio.Event()
+        self.idle = asyncio.Event()
+        """Set while the running worker waits for work (a caller waits on it, not a sleep)."""
         self._periodic_checked: datetime | None = None
         self.unreachable_passes = 0
         """Passes in a row that found the database unreachable (0 once one reaches it)."""
@@ -205,6 +207,7 @@ class Worker:
             asyncio.ensure_future(self.stopping.wait()),
             asyncio.ensure_future(self.wake.wait()),
         ]
+        self.idle.set()
         try:
             await asyncio.wait(
                 waits,
@@ -212,6 +215,7 @@ class Worker:
                 return_when=asyncio.FIRST_COMPLETED,
             )
         finally:
+            self.idle.clear()
             for waiter in waits:
                 waiter.cancel()
 
