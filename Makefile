@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install chromium run quickstart test lint types pytest fuzz bench sdk clean
+.PHONY: install chromium run quickstart test lint types pytest fuzz mutate bench sdk clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -46,6 +46,15 @@ fuzz: $(STAMP)
 	OFFICEHUB_FUZZ_EXAMPLES=100 OFFICEHUB_HOSTILE_EXAMPLES=25 $(BIN)/pytest -p no:cacheprovider -s \
 		tests/test_schemathesis.py tests/test_hostile_input.py
 
+# Mutation testing (cosmic-ray) of the rule modules against their own tests, in a scratch
+# copy under .mutate/; prints killed / survived per target and each survivor's diff. A
+# session resumes where its budget ran out. docs/testing.md holds the last report.
+#   make mutate MUTATE=ssrf MUTATE_BUDGET=480   (targets: scripts/mutate.py TARGETS)
+MUTATE ?=
+MUTATE_BUDGET ?= 480
+mutate: $(STAMP)
+	$(BIN)/python scripts/mutate.py --budget $(MUTATE_BUDGET) $(MUTATE)
+
 # Every script under bench/ with quick settings; rewrites the generated section of
 # docs/performance.md and its plots under docs/img/ (PostgreSQL at 127.0.0.1:5432).
 bench: $(STAMP)
@@ -62,4 +71,4 @@ sdk: $(STAMP)
 	npx --yes openapi-typescript@7 $(SDK)/openapi.json -o $(SDK)/typescript/officehub.d.ts
 
 clean:
-	rm -rf $(VENV) data build .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) data build .mutate .pytest_cache .mypy_cache .ruff_cache

@@ -141,14 +141,40 @@ def _answering(*addresses: str) -> Resolver:
     return resolve
 
 
+class _SeenAs(httpcore.AsyncNetworkStream):
+    """A real connection whose peer reads as ``peer`` (a public address a NAT forwards)."""
+
+    def __init__(self, stream: httpcore.AsyncNetworkStream, peer: str) -> None:
+        self._stream, self._peer = stream, peer
+
+    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:  # noqa: ASYNC109
+        return await self._stream.read(max_bytes, timeout)
+
+    async def write(self, buffer: bytes, timeout: float | None = None) -> None:  # noqa: ASYNC109
+        await self._stream.write(buffer, timeout)
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+    def get_extra_info(self, info: str) -> Any:
+        return (self._peer, 443) if info == "server_addr" else self._stream.get_extra_info(info)
+
+
 class _LandsLocally(httpcore.AsyncNetworkBackend):
     """httpcore's own backend, except that every connection lands on a local server, as
     a NAT or a resolver answer changing under the guard would; it records what it was
-    asked to connect to."""
+    asked to connect to. Addresses in ``refusing`` refuse the connection; those in
+    ``forwarded`` land locally but read as that public peer."""
 
-    def __init__(self, port: int) -> None:
+    def __init__(
+        self,
+        port: int,
+        refusing: frozenset[str] = frozenset(),
+        forwarded: frozenset[str] = frozenset(),
+    ) -> None:
         self.asked: list[str] = []
         self._port = port
+        self._refusing, self._forwarded = refusing, forwarded
         self._real = httpcore.AnyIOBackend()
 
     async def connect_tcp(
@@ -160,9 +186,12 @@ class _LandsLocally(httpcore.AsyncNetworkBackend):
         socket_options: Iterable[Any] | None = None,
     ) -> httpcore.AsyncNetworkStream:
         self.asked.append(host)
-        return await self._real.connect_tcp(
+        if host in self._refusing:
+            raise httpcore.ConnectError(f"{host} refused the connection")
+        stream = await self._real.connect_tcp(
             "127.0.0.1", self._port, timeout, local_address, socket_options
         )
+        return _SeenAs(stream, host) if host in self._forwarded else stream
 
     async def sleep(self, seconds: float) -> None:
         await self._real.sleep(seconds)
@@ -190,3 +219,30 @@ async def test_the_guard_checks_the_peer_actually_connected_not_only_the_answer(
             await guard.connect_tcp("hooks.example.com", 443)
     assert landing.asked == ["93.184.216.34"]  # the very address it checked
     assert receiver.received == []
+
+
+async def test_a_name_that_does_not_resolve_is_a_connect_error() -> None:
+    async def failing(host: str, port: int) -> Sequence[tuple[Any, ...]]:
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    guard = GuardedBackend(resolver=failing, backend=_LandsLocally(9))
+    with pytest.raises(httpcore.ConnectError, match=r"cannot resolve hooks\.example\.com"):
+        await guard.connect_tcp("hooks.example.com", 443)
+
+
+async def test_a_refusing_address_is_passed_over_for_the_next_and_a_public_peer_is_kept() -> None:
+    async with running_receiver() as receiver:
+        landing = _LandsLocally(
+            receiver.port,
+            refusing=frozenset({"93.184.216.34"}),
+            forwarded=frozenset({"8.8.8.8"}),
+        )
+        guard = GuardedBackend(resolver=_answering("93.184.216.34", "8.8.8.8"), backend=landing)
+        stream = await guard.connect_tcp("hooks.example.com", 443)
+        try:
+            assert stream.get_extra_info("server_addr") == ("8.8.8.8", 443)
+            await stream.write(b"GET /hook HTTP/1.1\r\nHost: hooks.example.com\r\n\r\n")
+            assert (await stream.read(1024)).startswith(b"HTTP/1.1 ")
+        finally:
+            await stream.aclose()
+    assert landing.asked == ["93.184.216.34", "8.8.8.8"]

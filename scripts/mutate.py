@@ -1,0 +1,250 @@
+"""Mutation testing of the rule modules with cosmic-ray, each against its own tests.
+
+    make mutate                          # every target, each within its time budget
+    make mutate MUTATE=ssrf              # one target (names: see TARGETS)
+    make mutate MUTATE_BUDGET=300        # seconds per target (default 480)
+
+Each target is a module (or a few functions of one: the rule, not the whole file) and the
+test files that hold its rules. The target runs in a scratch copy of the repository
+(``.mutate/<target>/``), never in the working tree: cosmic-ray edits the module in place,
+one mutant at a time, and runs the tests. A session is resumed where it stopped, so a
+budget too short for a target's mutants is finished by running it again. Prints, per
+target, killed / survived / not run yet, and each surviving mutant's diff. Equivalent
+mutants (no behaviour change) are listed in docs/testing.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import hashlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cosmic_ray.work_db import WorkDB, use_db
+from cosmic_ray.work_item import WorkerOutcome, WorkResult
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRATCH = ROOT / ".mutate"
+BIN = Path(sys.executable).parent
+
+
+@dataclass(frozen=True)
+class Target:
+    module: str
+    tests: list[str]
+    # Only mutants inside these functions (the rule); empty: the whole module.
+    functions: frozenset[str] = field(default_factory=frozenset)
+    pytest_args: list[str] = field(default_factory=list)
+
+
+TARGETS = {
+    # The SSRF guard: which addresses a delivery may connect to, and to which peer.
+    "ssrf": Target("src/officehub/webhooks/ssrf.py", ["tests/test_webhook_ssrf.py"]),
+    # The 24-hour WhatsApp service window: opened by the contact's inbound messages only.
+    "window": Target(
+        "src/officehub/messages/service.py",
+        ["tests/test_whatsapp_dispatch.py"],
+        frozenset({"_window_open", "_check_service_window"}),
+        ["-k", "window"],
+    ),
+    "window-query": Target(
+        "src/officehub/messages/repository.py",
+        ["tests/test_whatsapp_dispatch.py"],
+        frozenset({"last_inbound_at"}),
+        ["-k", "window"],
+    ),
+    # An automation rule's effective conditions, which the else-branch needs.
+    "conditions": Target(
+        "src/officehub/automation/service.py",
+        ["tests/test_automation_rules.py"],
+        frozenset({"create_rule", "update_rule", "has_effective_conditions"}),
+        ["-k", "else or condition"],
+    ),
+}
+
+
+def _spans(module: Path, functions: frozenset[str]) -> list[tuple[int, int]]:
+    tree = ast.parse(module.read_text())
+    spans = [
+        (node.lineno, node.end_lineno or node.lineno)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name in functions
+    ]
+    missing = functions - {
+        n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
+    }
+    if missing:
+        raise SystemExit(f"{module}: no function {', '.join(sorted(missing))}")
+    return spans
+
+
+def _digest() -> str:
+    """What the scratch copy is made of: src/, tests/ and pyproject.toml of the tree."""
+    digest = hashlib.sha256()
+    for part in ("src", "tests", "pyproject.toml"):
+        paths = [ROOT / part] if (ROOT / part).is_file() else sorted((ROOT / part).rglob("*"))
+        for path in paths:
+            if path.is_file() and "__pycache__" not in path.parts and ".db" not in path.name:
+                digest.update(str(path.relative_to(ROOT)).encode() + b"\0")
+                digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def _scratch(name: str) -> Path:
+    """A copy of src/, tests/ and pyproject.toml; made again (and the session started
+    over) when the working tree changed since."""
+    work = SCRATCH / name
+    tree, stamp = work / "tree", work / "digest"
+    digest = _digest()
+    if tree.exists() and stamp.exists() and stamp.read_text() == digest:
+        return work
+    if work.exists():
+        shutil.rmtree(work)
+    tree.mkdir(parents=True)
+    ignore = shutil.ignore_patterns("__pycache__", "*.db", "*.db-*")
+    for part in ("src", "tests"):
+        shutil.copytree(ROOT / part, tree / part, ignore=ignore)
+    shutil.copy2(ROOT / "pyproject.toml", tree / "pyproject.toml")
+    stamp.write_text(digest)
+    return work
+
+
+def _config(work: Path, target: Target) -> Path:
+    command = [
+        str(BIN / "python"),
+        "-m",
+        "pytest",
+        "-x",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:randomly",
+        *target.tests,
+        *(f"'{a}'" if " " in a else a for a in target.pytest_args),
+    ]
+    config = work / "cosmic-ray.toml"
+    config.write_text(
+        "[cosmic-ray]\n"
+        f'module-path = "{target.module}"\n'
+        "timeout = 120.0\n"
+        "excluded-modules = []\n"
+        f'test-command = "{" ".join(command)}"\n'
+        "\n[cosmic-ray.distributor]\n"
+        'name = "local"\n'
+    )
+    return config
+
+
+def _annotations(module: Path) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """Where the module's annotations are: never evaluated (``from __future__ import
+    annotations``), so a mutant there (``str | None`` to ``str & None``) is equivalent."""
+    spans = []
+    for node in ast.walk(ast.parse(module.read_text())):
+        found: list[ast.expr | None] = []
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            found.append(node.returns)
+        elif isinstance(node, ast.arg | ast.AnnAssign):
+            found.append(node.annotation)
+        spans += [
+            ((a.lineno, a.col_offset), (a.end_lineno or a.lineno, a.end_col_offset or 0))
+            for a in found
+            if a is not None
+        ]
+    return spans
+
+
+def _skip_outside(session: Path, module: Path, target: Target) -> None:
+    """Marks as skipped (never run) the mutants outside the target's functions and those
+    inside an annotation."""
+    functions = _spans(module, target.functions) if target.functions else []
+    annotations = _annotations(module)
+    with use_db(str(session), WorkDB.Mode.open) as db:
+        for item in list(db.pending_work_items):
+            start = tuple(item.mutations[0].start_pos)
+            outside = functions and not any(a <= start[0] <= b for a, b in functions)
+            annotation = any(a <= start < b for a, b in annotations)
+            if outside or annotation:
+                db.set_result(item.job_id, WorkResult(worker_outcome=WorkerOutcome.SKIPPED))
+
+
+def _report(session: Path, name: str) -> tuple[int, int, int]:
+    with use_db(str(session), WorkDB.Mode.open) as db:
+        specs = {item.job_id: item.mutations[0] for item in db.work_items}
+        results = dict(db.results)
+    ran = {job: r for job, r in results.items() if r.worker_outcome != WorkerOutcome.SKIPPED}
+    killed = [job for job, r in ran.items() if r.is_killed]
+    survived = [job for job, r in ran.items() if not r.is_killed]
+    pending = [job for job in specs if job not in results]
+    print(f"{name}: {len(killed)} killed, {len(survived)} survived, {len(pending)} not run yet")
+    for job in sorted(survived, key=lambda j: specs[j].start_pos):
+        spec = specs[job]
+        print(f"  SURVIVED line {spec.start_pos[0]} ({spec.operator_name}):")
+        for line in (ran[job].diff or "").splitlines():
+            if line.startswith(("+", "-")) and not line.startswith(("+++", "---")):
+                print(f"    {line}")
+    return len(killed), len(survived), len(pending)
+
+
+def _exec(
+    name: str, config: Path, session: Path, cwd: Path, env: dict[str, str], budget: float
+) -> None:
+    """``cosmic-ray exec`` until done or out of budget; then its process group is ended and
+    the module restored (a mutant may have been in place)."""
+    proc = subprocess.Popen(  # noqa: S603 (the venv's cosmic-ray)
+        [str(BIN / "cosmic-ray"), "exec", str(config), str(session)],
+        cwd=cwd,
+        env=env,
+        start_new_session=True,
+    )
+    try:
+        proc.wait(timeout=budget)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait()
+        print(f"{name}: the budget of {budget:.0f} s ran out; run it again to go on")
+
+
+def run(name: str, budget: float) -> tuple[int, int, int]:
+    target = TARGETS[name]
+    work = _scratch(name)
+    config = _config(work, target)
+    tree = work / "tree"
+    env = {**os.environ, "PYTHONPATH": str(tree / "src")}
+    session = work / "session.sqlite"
+    if not session.exists():
+        subprocess.run(  # noqa: S603 (the venv's cosmic-ray)
+            [str(BIN / "cosmic-ray"), "init", str(config), str(session)],
+            cwd=tree,
+            env=env,
+            check=True,
+        )
+        _skip_outside(session, tree / target.module, target)
+    started = time.monotonic()
+    _exec(name, config, session, tree, env, budget)
+    shutil.copy2(ROOT / target.module, tree / target.module)
+    print(f"{name}: {time.monotonic() - started:.0f} s")
+    return _report(session, name)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("targets", nargs="*", help=f"of {', '.join(TARGETS)} (default: all)")
+    parser.add_argument("--budget", type=float, default=480.0, help="seconds per target")
+    args = parser.parse_args()
+    unknown = set(args.targets) - TARGETS.keys()
+    if unknown:
+        parser.error(f"no target {', '.join(sorted(unknown))}; targets: {', '.join(TARGETS)}")
+    for name in args.targets or list(TARGETS):
+        run(name, args.budget)
+
+
+if __name__ == "__main__":
+    main()
