@@ -29,6 +29,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from officehub.audit.chain import GENESIS, entry_hash
 from officehub.audit.models import AuditEntry
 from officehub.kit.actor import Actor
+from officehub.kit.db import database_unreachable
 from officehub.kit.ids import new_id
 
 log = logging.getLogger("officehub.audit")
@@ -39,6 +40,8 @@ PersonResolver = Callable[[AsyncSession, str, Sequence[str]], Awaitable[dict[str
 _person_resolvers: dict[str, PersonResolver] = {}
 MAX_BUFFER = 100_000
 _RETRIES = 8
+UNREACHABLE_MAX_SECONDS = 5.0
+"""The longest the flush waits between tries while the database stays unreachable."""
 
 
 def use_person_resolver(record_type: str, resolver: PersonResolver) -> None:
@@ -94,12 +97,28 @@ class AuditRecorder:
         await self.flush()
 
     async def _run(self) -> None:
+        """Flushes every ``flush_seconds``. While the database is unreachable (a passing
+        condition, as for the workers) it says so once, as a warning, and waits twice as
+        long after each failed try, up to ``UNREACHABLE_MAX_SECONDS``; the entries stay
+        buffered. Any other failure is an error, logged each time."""
+        wait = self.flush_seconds
+        unreachable = False
         while True:
-            await asyncio.sleep(self.flush_seconds)
+            await asyncio.sleep(wait)
             try:
                 await self.flush()
-            except Exception:
-                log.exception("audit flush failed; its entries stay buffered")
+            except Exception as exc:
+                if not database_unreachable(exc):
+                    log.exception("audit flush failed; its entries stay buffered")
+                    continue
+                if not unreachable:
+                    log.warning("audit flush: database unreachable; entries stay buffered")
+                unreachable = True
+                wait = min(wait * 2, UNREACHABLE_MAX_SECONDS)
+                continue
+            if unreachable:
+                log.info("audit flush: database reachable again")
+            unreachable, wait = False, self.flush_seconds
 
     async def flush(self) -> int:
         """Writes every buffered entry; returns how many. One at a time per process."""
