@@ -4,6 +4,7 @@ from collections.abc import Sequence
 
 from sqlalchemy import func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import InstrumentedAttribute
 
 from officehub.kit.pagination import PageParams, paginate
 from officehub.kit.repository import get_scoped, lock_rows, replace_set, scoped
@@ -53,21 +54,32 @@ async def list_users(
     return await paginate(session, stmt.order_by(User.name, User.id), params)
 
 
-async def inbox_ids_of(
-    session: AsyncSession, office_id: str, user_ids: Sequence[str]
+async def _linked_ids(
+    session: AsyncSession,
+    office_id: str,
+    user_ids: Sequence[str],
+    link: type[UserInbox] | type[UserLegalArea],
+    column: InstrumentedAttribute[str],
 ) -> dict[str, list[str]]:
-    """Each user's inbox ids, for a page of users in one query."""
+    """Each user's ids of ``column`` in the link table, for a page of users in one query."""
     found: dict[str, list[str]] = {ident: [] for ident in user_ids}
     if not user_ids:
         return found
     stmt = (
-        select(UserInbox.user_id, UserInbox.inbox_id)
-        .where(UserInbox.office_id == office_id, UserInbox.user_id.in_(user_ids))
-        .order_by(UserInbox.inbox_id)
+        select(link.user_id, column)
+        .where(link.office_id == office_id, link.user_id.in_(user_ids))
+        .order_by(column)
     )
-    for user_id, inbox_id in (await session.execute(stmt)).all():
-        found[user_id].append(inbox_id)
+    for user_id, linked in (await session.execute(stmt)).all():
+        found[user_id].append(linked)
     return found
+
+
+async def inbox_ids_of(
+    session: AsyncSession, office_id: str, user_ids: Sequence[str]
+) -> dict[str, list[str]]:
+    """Each user's inbox ids, for a page of users in one query."""
+    return await _linked_ids(session, office_id, user_ids, UserInbox, UserInbox.inbox_id)
 
 
 async def set_inboxes(
@@ -91,17 +103,9 @@ async def legal_area_ids_of(
     session: AsyncSession, office_id: str, user_ids: Sequence[str]
 ) -> dict[str, list[str]]:
     """Each user's legal area ids, for a page of users in one query."""
-    found: dict[str, list[str]] = {ident: [] for ident in user_ids}
-    if not user_ids:
-        return found
-    stmt = (
-        select(UserLegalArea.user_id, UserLegalArea.legal_area_id)
-        .where(UserLegalArea.office_id == office_id, UserLegalArea.user_id.in_(user_ids))
-        .order_by(UserLegalArea.legal_area_id)
+    return await _linked_ids(
+        session, office_id, user_ids, UserLegalArea, UserLegalArea.legal_area_id
     )
-    for user_id, area_id in (await session.execute(stmt)).all():
-        found[user_id].append(area_id)
-    return found
 
 
 async def set_legal_areas(
