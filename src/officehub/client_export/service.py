@@ -30,7 +30,7 @@ from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo
 
 from sqlalchemy import and_, or_, select
@@ -47,7 +47,7 @@ from officehub.kit.config import Settings
 from officehub.kit.db import Base
 from officehub.kit.errors import NotFound
 from officehub.kit.repository import scoped
-from officehub.kit.storage import Storage, is_valid_key
+from officehub.kit.storage import Storage, own_media_key
 from officehub.kit.timeutil import as_utc, isoformat, utcnow
 from officehub.offices.models import Office
 from officehub.tags.models import Tag
@@ -108,23 +108,14 @@ def _dumps(value: Any) -> bytes:
 
 
 def office_file_key(media_url: str | None, settings: Settings, office_id: str) -> str | None:
-    """The storage key behind a link this service made (``{public_url}/media/{key}``) to a
-    file of this office (``<area>/<office id>/…``), else None: a link elsewhere is named,
-    never fetched, and a link to another office's file is never followed."""
-    if not media_url:
+    """The storage key behind a link this service made to a file of this office
+    (``<area>/<office id>/…``), else None: a link elsewhere is named, never fetched, and a
+    link to another office's file is never followed."""
+    key = own_media_key(media_url, settings)
+    if key is None:
         return None
-    link = urlsplit(media_url)
-    ours = urlsplit(settings.public_url)
-    if (link.scheme, link.netloc) != (ours.scheme, ours.netloc):
-        return None
-    prefix = ours.path.rstrip("/") + "/media/"
-    if not link.path.startswith(prefix):
-        return None
-    key = unquote(link.path[len(prefix) :])
     parts = key.split("/")
-    if not is_valid_key(key) or len(parts) < 3 or parts[1] != office_id:
-        return None
-    return key
+    return key if len(parts) >= 3 and parts[1] == office_id else None
 
 
 class _Sink:

@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import IO, Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -43,7 +43,7 @@ from officehub.evidence.transcript import Line, MessageBlock, Transcript, brazil
 from officehub.inboxes import service as inboxes
 from officehub.kit.config import Settings
 from officehub.kit.errors import NotFound
-from officehub.kit.storage import Storage, is_valid_key
+from officehub.kit.storage import Storage, own_media_key
 from officehub.kit.timeutil import isoformat, utcnow
 from officehub.messages import service as messages
 from officehub.offices import service as offices
@@ -64,22 +64,6 @@ async def published_key(
     sessionmaker: async_sessionmaker[AsyncSession], office_id: str
 ) -> OfficeKey:
     return await office_key(sessionmaker, office_id, with_private=False)
-
-
-def _stored_key(media_url: str | None, settings: Settings) -> str | None:
-    """The storage key of a link this service made (``/media/{key}``), else None: a file
-    elsewhere is listed, never fetched (no request to an address a message names)."""
-    if not media_url:
-        return None
-    link = urlsplit(media_url)
-    ours = urlsplit(settings.public_url)
-    if (link.scheme, link.netloc) != (ours.scheme, ours.netloc):
-        return None
-    prefix = ours.path.rstrip("/") + "/media/"
-    if not link.path.startswith(prefix):
-        return None
-    key = unquote(link.path[len(prefix) :])
-    return key if is_valid_key(key) else None
 
 
 def _without_query(url: str | None) -> str | None:
@@ -205,7 +189,7 @@ async def build_bundle(
     with zipfile.ZipFile(spool, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         for message in rows:
             attachments = []
-            stored = _stored_key(message.media_url, settings)
+            stored = own_media_key(message.media_url, settings)
             if stored is not None and await storage.exists(stored):
                 name = f"attachments/{message.id}-{posixpath.basename(stored)}"
                 attachments.append(await _copy(storage, stored, archive, name))

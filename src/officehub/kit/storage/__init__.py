@@ -12,7 +12,13 @@ from typing import Annotated
 from fastapi import Depends, Request
 
 from officehub.kit.config import Settings
-from officehub.kit.storage.base import Signer, Storage, is_valid_key, signing_secret
+from officehub.kit.storage.base import (
+    Signer,
+    Storage,
+    is_valid_key,
+    own_media_key,
+    signing_secret,
+)
 from officehub.kit.storage.local import LocalStorage
 
 __all__ = [
@@ -22,6 +28,7 @@ __all__ = [
     "StorageDep",
     "get_storage",
     "is_valid_key",
+    "own_media_key",
     "signing_secret",
     "storage_from_settings",
 ]

@@ -12,6 +12,7 @@ import time
 from collections.abc import AsyncIterable, AsyncIterator, Callable
 from pathlib import Path
 from typing import Protocol
+from urllib.parse import unquote, urlsplit
 
 from officehub.kit.config import Settings
 
@@ -21,6 +22,23 @@ KEY_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}(/[A-Za-z0-9][A-Za-z0-9._
 def is_valid_key(key: str) -> bool:
     """Relative, slash-separated names of letters, digits, ``.``, ``_``, ``-``; no ``..``."""
     return bool(KEY_RE.match(key)) and ".." not in key
+
+
+def own_media_key(media_url: str | None, settings: Settings) -> str | None:
+    """The storage key behind a link this service made (``{public_url}/media/{key}``), else
+    None: a file elsewhere is named, never fetched (no request to an address a message
+    names)."""
+    if not media_url:
+        return None
+    link = urlsplit(media_url)
+    ours = urlsplit(settings.public_url)
+    if (link.scheme, link.netloc) != (ours.scheme, ours.netloc):
+        return None
+    prefix = ours.path.rstrip("/") + "/media/"
+    if not link.path.startswith(prefix):
+        return None
+    key = unquote(link.path[len(prefix) :])
+    return key if is_valid_key(key) else None
 
 
 class Storage(Protocol):
