@@ -56,6 +56,13 @@ def error_of(response: httpx.Response) -> dict[str, Any]:
     return body
 
 
+async def quiet_writers(app: FastAPI) -> None:
+    """Stops the app's background writer (the audit trail's periodic flush, which holds
+    SQLite's write lock while its transaction runs), for a test whose engine listener blocks
+    the event loop (``delete_from_elsewhere`` on SQLite). The app's shutdown still flushes."""
+    await app.state.audit.stop()
+
+
 def delete_from_elsewhere(database_url: str, table: str, ident: str) -> list[threading.Thread]:
     """Deletes the row ``ident`` of ``table`` (with what cascades) from a connection of its
     own, outside the event loop: a concurrent delete landing wherever the caller is (an
@@ -75,6 +82,9 @@ def delete_from_elsewhere(database_url: str, table: str, ident: str) -> list[thr
         thread.start()
         thread.join(timeout=1.0)
         return [thread]
+    # On SQLite the delete runs right here, in the listener, on the event loop's thread:
+    # an in-process writer of the app midway through a transaction (the audit trail's
+    # flush) could not finish meanwhile. Callers stop it first (``quiet_writers``).
     path = Path(database_url.removeprefix("sqlite+aiosqlite:///"))
     with sqlite3.connect(path, timeout=10) as connection:
         connection.execute("PRAGMA foreign_keys=ON")

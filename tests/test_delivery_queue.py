@@ -26,7 +26,7 @@ from officehub.kit.config import Settings
 from officehub.kit.worker import WorkerContext
 from officehub.webhooks.delivery import deliver_due, fan_out_events
 from officehub.webhooks.models import WebhookDeliveryAttempt
-from tests.helpers import OfficeFixture, delete_from_elsewhere
+from tests.helpers import OfficeFixture, delete_from_elsewhere, quiet_writers
 from tests.receiver import Reply, running_receiver
 from tests.test_webhook_workers import _start_worker, _stop
 from tests.webhook_helpers import create_webhook, deliveries
@@ -170,6 +170,7 @@ async def test_a_webhook_deleted_mid_flight_fails_no_other_outcome(
         await fan_out_events(ctx)
         deleted: list[str] = []
         threads: list[threading.Thread] = []
+        await quiet_writers(app)
         _delete_before_outcomes(app, settings, doomed["id"], deleted, threads)
         await deliver_due(ctx)
         for thread in threads:

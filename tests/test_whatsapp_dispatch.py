@@ -22,7 +22,7 @@ from officehub.kit.config import Settings
 from officehub.kit.timeutil import utcnow
 from officehub.templates.models import WhatsAppTemplate
 from tests import factories as f
-from tests.helpers import OfficeFixture, delete_from_elsewhere, error_of, outbox
+from tests.helpers import OfficeFixture, delete_from_elsewhere, error_of, outbox, quiet_writers
 from tests.whatsapp_platform import TOKEN, Platform, Scripted, error
 from tests.whatsapp_world import (
     PHONE_NUMBER_ID,
@@ -285,6 +285,8 @@ async def test_a_message_deleted_while_its_send_is_in_flight_is_dropped_quietly(
     doomed, kept = ids[0], ids[1:]
     deleted: list[str] = []
     threads: list[threading.Thread] = []
+
+    await quiet_writers(app)
 
     @event.listens_for(app.state.engine.sync_engine, "before_cursor_execute")
     def before(_conn: Connection, _cursor: Any, statement: str, *_args: Any) -> None:
