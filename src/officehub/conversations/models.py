@@ -71,9 +71,15 @@ class Conversation(IdMixin, TimestampMixin, Base):
             "sorted_at",
             "id",
         ),
-        # Routing: an inbox's queue in arrival order.
+        # Routing: an inbox's queue in arrival order (only queued rows: small, and never the
+        # narrowest index a count of an inbox's conversations could read instead).
         Index(
-            "ix_conversations_office_id_inbox_id_queued_at", "office_id", "inbox_id", "queued_at"
+            "ix_conversations_office_id_inbox_id_queued_at",
+            "office_id",
+            "inbox_id",
+            "queued_at",
+            sqlite_where=text("queued_at IS NOT NULL"),
+            postgresql_where=text("queued_at IS NOT NULL"),
         ),
         # Routing: each user's open conversations (capacity, least busy).
         Index(

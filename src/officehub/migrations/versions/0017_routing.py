@@ -57,6 +57,8 @@ def upgrade() -> None:
         "ix_conversations_office_id_inbox_id_queued_at",
         "conversations",
         ["office_id", "inbox_id", "queued_at"],
+        sqlite_where=sa.text("queued_at IS NOT NULL"),
+        postgresql_where=sa.text("queued_at IS NOT NULL"),
     )
     op.create_index(
         "ix_conversations_office_id_assigned_user_id_status",
