@@ -24,7 +24,7 @@ from typing import Any
 
 import httpx
 from fastapi import FastAPI
-from sqlalchemy import event, insert
+from sqlalchemy import event, func, insert, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.automation.models import AutomationRule
@@ -364,3 +364,60 @@ async def test_claiming_due_deliveries_reads_the_due_index(
     claim = the_one(sent, "UPDATE webhook_deliveries", "next_retry_at")
     found = await plan(session, claim, "webhook_deliveries")
     assert uses(found, "ix_webhook_deliveries_due"), found
+
+
+async def test_an_inboxs_routing_queue_reads_its_partial_index(
+    client: httpx.AsyncClient,
+    app: FastAPI,
+    session: AsyncSession,
+    office_a: OfficeFixture,
+) -> None:
+    """The queue (routing: open, unassigned, in arrival order) is read from the index of
+    queued rows only, however many conversations the inbox holds."""
+    now = utcnow()
+    inbox = await f.make_inbox(session, office_a.id)
+    integration = await f.make_integration(session, office_a.id, inbox.id)
+    people = await seed_contacts(session, office_a.id, ROWS)
+    rows = [
+        {
+            "id": new_id(),
+            "office_id": office_a.id,
+            "person_id": person,
+            "inbox_id": inbox.id,
+            "integration_id": integration.id,
+            "status": "OPEN" if n % 3 else "CLOSED",
+            "priority": "MEDIUM",
+            "created_at": now - timedelta(minutes=n),
+            "updated_at": now,
+            "sorted_at": now,
+            "is_fixed": False,
+            "queued_at": now - timedelta(minutes=n) if n % 100 == 1 else None,
+        }
+        for n, person in enumerate(people)
+    ]
+    await bulk(session, Conversation, rows)
+    await session.commit()
+    h = office_a.headers
+    policy = {"assignment": {"policy": "ROUND_ROBIN", "byLegalArea": False}}
+    assert (await client.patch(f"/inbox/{inbox.id}", json=policy, headers=h)).status_code == 200
+    body = {"name": "Ana", "email": "ana@example.com", "inboxIds": [inbox.id]}
+    user = await client.post("/user", json={**body, "availability": "OFFLINE"}, headers=h)
+    assert user.status_code == 201, user.text
+    with capturing(app) as sent:  # coming online serves the queue
+        r = await client.patch(
+            f"/user/{user.json()['id']}", json={"availability": "ONLINE"}, headers=h
+        )
+        assert r.status_code == 200, r.text
+    found = await plan(
+        session,
+        the_one(sent, "FROM conversations", "queued_at IS NOT NULL", "ORDER BY"),
+        "conversations",
+    )
+    assert uses(found, "ix_conversations_office_id_inbox_id_queued_at"), found
+    waiting = sum(1 for row in rows if row["queued_at"] is not None and row["status"] == "OPEN")
+    served = await session.scalar(
+        select(func.count())
+        .select_from(Conversation)
+        .where(Conversation.assigned_user_id == user.json()["id"])
+    )
+    assert served == waiting > 0
