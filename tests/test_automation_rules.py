@@ -267,6 +267,7 @@ CONDITION_VALUES = {
     "assignedToDepartmentId": "cdept0000001",
     "messageText": "oi",
     "templateName": "retorno_atendimento",
+    "withinBusinessHours": False,  # false is a condition too (issue 32)
 }
 
 

@@ -27,7 +27,7 @@ from officehub.events.models import ConsumerEvent, OutboxEvent
 from officehub.evidence.models import EvidenceKey
 from officehub.fast_messages.models import FastMessage
 from officehub.flows.models import CaseMovement, Flow, FlowSession
-from officehub.inboxes.models import Inbox, Integration
+from officehub.inboxes.models import Inbox, InboxBusinessHours, Integration
 from officehub.kit.job_leases import JobLease
 from officehub.kit.scheduled_jobs import ScheduledJob
 from officehub.legal_areas.models import LegalArea
@@ -74,6 +74,7 @@ __all__ = [
     "Funnel",
     "FunnelColumn",
     "Inbox",
+    "InboxBusinessHours",
     "Integration",
     "JobLease",
     "Lawyer",

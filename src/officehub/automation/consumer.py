@@ -63,6 +63,7 @@ async def handle_event(session: AsyncSession, event: OutboxEvent, ctx: WorkerCon
                     data,
                     event.conversation_id,
                     with_card=any(r.conditions.get("funnelColumnId") for r in rules),
+                    at=event.created_at,
                 )
             decision = decide(rule, subject, first_entry)
             if decision.branch != "skipped":

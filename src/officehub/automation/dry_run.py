@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -23,6 +24,7 @@ async def test_rule(
     conversation_id = body.conversation_id
     integration_id = body.integration_id
     given = body.model_fields_set - {"event"}
+    at: datetime | None = None
     if body.event_id is not None or not given:
         recorded = (
             await repository.get_event(session, office_id, body.event_id)
@@ -37,6 +39,7 @@ async def test_rule(
                 details=f"No {name} event recorded in this office; give the event's subject",
             )
         event_id, name, data = recorded.id, recorded.name, dict(recorded.data or {})
+        at = recorded.created_at
         conversation_id = recorded.conversation_id
         integration_id = recorded.integration_id
     else:
@@ -74,7 +77,7 @@ async def test_rule(
             raise ValidationFailed.field(
                 "body.conversationId", "not a conversation of this office"
             ) from exc
-    subject = await subject_of(session, office_id, name, data, conversation_id)
+    subject = await subject_of(session, office_id, name, data, conversation_id, at=at)
     decision = decide(rule, subject, None)
     reason = decision.reason
     if not rule.enabled:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import unicodedata
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -12,7 +13,10 @@ from officehub.automation.models import AutomationRule
 from officehub.automation.schemas import ConditionCheck
 from officehub.conversations import service as conversations
 from officehub.crm import service as crm
+from officehub.inboxes import service as inboxes
+from officehub.inboxes.business_hours import is_open
 from officehub.kit.errors import NotFound
+from officehub.kit.timeutil import as_utc, utcnow
 
 _CRM_ENTRY = {"crm.lead.moved": "toFunnelColumnId", "crm.lead.created": "funnelColumnId"}
 
@@ -31,6 +35,7 @@ class Subject:
     department_id: str | None = None
     message_text: str | None = None
     template_name: str | None = None
+    within_business_hours: bool | None = None
 
     def value(self, key: str) -> str | None:
         return {
@@ -41,7 +46,12 @@ class Subject:
             "assignedToDepartmentId": self.department_id,
             "messageText": self.message_text,
             "templateName": self.template_name,
+            "withinBusinessHours": _flag(self.within_business_hours),
         }[key]
+
+
+def _flag(value: bool | None) -> str | None:
+    return None if value is None else str(value).lower()
 
 
 async def subject_of(
@@ -52,6 +62,7 @@ async def subject_of(
     conversation_id: str | None,
     *,
     with_card: bool = True,
+    at: datetime | None = None,
 ) -> Subject:
     """``with_card``: also find the conversation's card (only a ``funnelColumnId``
     condition needs it on a non-CRM event; actions find it themselves)."""
@@ -72,6 +83,10 @@ async def subject_of(
             return subject
         subject.assigned_user_id = conversation.assigned_user_id
         subject.department_id = conversation.department_id
+        found = await inboxes.business_hours_of(session, office_id, conversation.inbox_id)
+        subject.within_business_hours = found is None or is_open(
+            found[0], as_utc(at) if at is not None else utcnow()
+        )
         if with_card and subject.card_id is None:
             try:
                 card = await crm.card_of_conversation(
@@ -105,8 +120,11 @@ def check_conditions(conditions: dict[str, Any], subject: Subject) -> list[Condi
         "assignedToDepartmentId",
         "messageText",
         "templateName",
+        "withinBusinessHours",
     ):
         expected = conditions.get(key)
+        if isinstance(expected, bool):
+            expected = str(expected).lower()
         if not expected:
             continue
         actual = subject.value(key)

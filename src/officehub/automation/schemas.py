@@ -36,6 +36,7 @@ CONDITION_KEYS = (
     "assigned_to_department_id",
     "message_text",
     "template_name",
+    "within_business_hours",
 )
 
 
@@ -65,10 +66,20 @@ class Conditions(StrictBodyModel):
     assigned_to_department_id: Ref | None = None
     message_text: Annotated[str, StringConstraints(max_length=1000)] | None = None
     template_name: Annotated[str, StringConstraints(max_length=512)] | None = None
+    within_business_hours: bool | None = Field(
+        None,
+        description="Whether the event happened within the business hours of the "
+        "conversation's inbox (an inbox without hours is always open)",
+    )
     restart_on_return: bool | None = None
 
     def effective(self) -> bool:
-        return any(getattr(self, key) for key in CONDITION_KEYS)
+        return any(_set(getattr(self, key)) for key in CONDITION_KEYS)
+
+
+def _set(value: object) -> bool:
+    """A string condition counts when non-empty; a boolean one when given (even false)."""
+    return value is not None if isinstance(value, bool) else bool(value)
 
 
 class Action(StrictBodyModel):

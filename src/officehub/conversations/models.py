@@ -107,6 +107,8 @@ class Conversation(IdMixin, TimestampMixin, Base):
     legal_area_id: Mapped[str | None] = mapped_column(String(32))
     # Routing: when it joined its inbox's queue (it waits for a person); null once assigned.
     queued_at: Mapped[datetime | None]
+    # When the inbox's away message was last sent here (issue 32): once per closed period.
+    away_sent_at: Mapped[datetime | None]
     last_message_at: Mapped[datetime | None]
     # The ad (Click-to-WhatsApp referral) the conversation came from, in the CRM card's
     # ``leadOrigin`` shape: kept here until a card of the conversation takes it.

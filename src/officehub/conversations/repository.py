@@ -475,3 +475,26 @@ async def forget_legal_area(session: AsyncSession, office_id: str, legal_area_id
         .values(legal_area_id=None, updated_at=Conversation.updated_at)
         .execution_options(synchronize_session=False)
     )
+
+
+async def claim_away_message(
+    session: AsyncSession, conversation: Conversation, period_start: datetime, at: datetime
+) -> bool:
+    """Marks the away message sent at ``at`` unless it already was in the closed period
+    that began at ``period_start``; True when this call marked it. One conditional UPDATE:
+    the row's lock makes concurrent inbound messages claim it once."""
+    stmt = (
+        update(Conversation)
+        .where(
+            Conversation.office_id == conversation.office_id,
+            Conversation.id == conversation.id,
+            or_(Conversation.away_sent_at.is_(None), Conversation.away_sent_at < period_start),
+        )
+        .values(away_sent_at=at)
+        .returning(Conversation.id)
+        .execution_options(synchronize_session=False)
+    )
+    claimed = (await session.execute(stmt)).first() is not None
+    if claimed:
+        set_committed_value(conversation, "away_sent_at", at)
+    return claimed

@@ -590,3 +590,11 @@ async def latest_of_person(
     stmt = repository.newest_first(office_id, person_id).limit(1)
     found: Conversation | None = (await session.scalars(stmt)).first()
     return found
+
+
+async def claim_away_message(
+    session: AsyncSession, conversation: Conversation, period_start: datetime, at: datetime
+) -> bool:
+    """Whether this inbound message is the one that gets the inbox's away message of the
+    closed period that began at ``period_start`` (once per conversation per period)."""
+    return await repository.claim_away_message(session, conversation, period_start, at)

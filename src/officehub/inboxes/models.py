@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import ForeignKey, Index, String, false
@@ -59,3 +60,30 @@ class Integration(IdMixin, TimestampMixin, Base):
     bridge: Mapped[dict[str, Any] | None] = mapped_column(
         SealedJSON("integrations.bridge", BRIDGE_SECRETS)
     )
+
+
+class InboxBusinessHours(Base):
+    """An inbox's business hours (``GET|PUT /inbox/{id}/business-hours``); no row: always
+    open. ``week``, ``closed_dates``, ``open_dates`` and ``away_message`` in the API's shape
+    (``officehub.inboxes.business_hours.Hours.of`` reads them)."""
+
+    __tablename__ = "inbox_business_hours"
+
+    inbox_id: Mapped[str] = mapped_column(
+        ForeignKey("inboxes.id", ondelete="CASCADE"), primary_key=True
+    )
+    office_id: Mapped[str] = mapped_column(ForeignKey("offices.id", ondelete="CASCADE"))
+    timezone: Mapped[str] = mapped_column(String(64))
+    week: Mapped[list[dict[str, Any]]] = mapped_column(JSONType)
+    closed_dates: Mapped[list[str]] = mapped_column(JSONType)
+    open_dates: Mapped[list[str]] = mapped_column(JSONType)
+    away_message: Mapped[dict[str, Any] | None] = mapped_column(JSONType)
+    updated_at: Mapped[datetime]
+
+    def settings(self) -> dict[str, Any]:
+        return {
+            "timezone": self.timezone,
+            "week": self.week,
+            "closedDates": self.closed_dates,
+            "openDates": self.open_dates,
+        }

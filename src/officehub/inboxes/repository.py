@@ -3,7 +3,7 @@ from __future__ import annotations
 from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.inboxes.models import Inbox, Integration
+from officehub.inboxes.models import Inbox, InboxBusinessHours, Integration
 from officehub.kit.pagination import PageParams, paginate
 from officehub.kit.repository import get_scoped, scoped
 
@@ -79,3 +79,10 @@ async def set_round_robin_cursor(
         .values(round_robin_cursor=user_id, updated_at=Inbox.updated_at)
         .execution_options(synchronize_session="fetch")
     )
+
+
+async def get_business_hours(
+    session: AsyncSession, office_id: str, inbox_id: str
+) -> InboxBusinessHours | None:
+    record = await session.get(InboxBusinessHours, inbox_id)
+    return record if record is not None and record.office_id == office_id else None

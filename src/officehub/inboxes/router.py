@@ -6,6 +6,8 @@ from fastapi import Query, Request
 
 from officehub.inboxes import service
 from officehub.inboxes.schemas import (
+    BusinessHoursIn,
+    BusinessHoursOut,
     InboxCreate,
     InboxOut,
     InboxUpdate,
@@ -57,6 +59,32 @@ async def update_inbox(
 )
 async def delete_inbox(id: PathId, office: OfficeDep, session: SessionDep) -> InboxOut:
     return InboxOut.model_validate(await service.delete_inbox(session, office.office_id, id))
+
+
+@router.get(
+    "/inbox/{id}/business-hours",
+    response_model=BusinessHoursOut | None,
+    responses=error_responses(400, 401, 404),
+    summary="An inbox's business hours (null: none, always open)",
+)
+async def read_business_hours(
+    id: PathId, office: OfficeDep, session: SessionDep
+) -> BusinessHoursOut | None:
+    record = await service.get_business_hours(session, office.office_id, id)
+    return None if record is None else BusinessHoursOut.model_validate(record)
+
+
+@router.put(
+    "/inbox/{id}/business-hours",
+    response_model=BusinessHoursOut,
+    responses=error_responses(400, 401, 404),
+    summary="Set an inbox's business hours and away message",
+)
+async def put_business_hours(
+    id: PathId, body: BusinessHoursIn, office: OfficeDep, session: SessionDep
+) -> BusinessHoursOut:
+    record = await service.put_business_hours(session, office.office_id, id, body)
+    return BusinessHoursOut.model_validate(record)
 
 
 @router.post(

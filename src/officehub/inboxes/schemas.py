@@ -1,13 +1,15 @@
 from __future__ import annotations
 
 import re
+from datetime import date
 from typing import Annotated, Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import AfterValidator, Field, StringConstraints, field_validator
 from typing_extensions import TypeAliasType
 
 from officehub.kit.id_params import Id, ServerId
-from officehub.kit.schemas import HOST_URL_PATTERN, ApiModel, BodyModel
+from officehub.kit.schemas import HOST_URL_PATTERN, ApiModel, BodyModel, StrictBodyModel
 from officehub.kit.timeutil import Timestamp
 from officehub.webhooks.validation import check_url
 
@@ -239,3 +241,59 @@ class IntegrationOut(ApiModel):
         if isinstance(value, dict) and "secret" in value:
             return public_bridge(value)
         return value
+
+
+# Business hours (issue 32): officehub.inboxes.business_hours reads them.
+
+OpenTime = Annotated[str, StringConstraints(pattern=r"^([01][0-9]|2[0-3]):[0-5][0-9]$")]
+CloseTime = Annotated[str, StringConstraints(pattern=r"^(([01][0-9]|2[0-3]):[0-5][0-9]|24:00)$")]
+
+
+class OpenRange(StrictBodyModel):
+    """One open range of a weekday, in the inbox's time zone; ``close`` may be ``24:00``."""
+
+    day: int = Field(ge=0, le=6, description="0 = Monday … 6 = Sunday")
+    open: OpenTime
+    close: CloseTime
+
+
+class AwayMessage(StrictBodyModel):
+    text: str = Field(min_length=1, max_length=4096)
+
+
+def _zone(value: str) -> str:
+    try:
+        ZoneInfo(value)
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise ValueError("not an IANA time zone") from exc
+    return value
+
+
+class BusinessHoursIn(StrictBodyModel):
+    """The whole setting (PUT replaces it). Closed: outside the week's ranges, on
+    ``closedDates`` and on Brazil's national public holidays unless in ``openDates``."""
+
+    timezone: Annotated[str, StringConstraints(min_length=1, max_length=64)] = Field(
+        description="An IANA time zone name, e.g. America/Sao_Paulo"
+    )
+    week: list[OpenRange] = Field(max_length=70)
+    closed_dates: list[date] = Field(default_factory=list, max_length=366)
+    open_dates: list[date] = Field(
+        default_factory=list,
+        max_length=366,
+        description="National holidays the inbox opens on (its weekday's ranges apply)",
+    )
+    away_message: AwayMessage | None = Field(
+        None, description="Sent once per conversation per closed period; null: none"
+    )
+
+    _check_zone = field_validator("timezone")(_zone)
+
+
+class BusinessHoursOut(ApiModel):
+    timezone: str
+    week: list[OpenRange]
+    closed_dates: list[date]
+    open_dates: list[date]
+    away_message: AwayMessage | None
+    updated_at: Timestamp

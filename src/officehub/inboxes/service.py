@@ -6,6 +6,7 @@ import httpx
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.inboxes import repository
+from officehub.inboxes.business_hours import Hours, minutes
 from officehub.inboxes.hooks import (
     InboxDeleting,
     InboxRoutingChanged,
@@ -14,13 +15,15 @@ from officehub.inboxes.hooks import (
     inbox_routing_changed,
     integration_deleting,
 )
-from officehub.inboxes.models import Inbox, Integration
+from officehub.inboxes.models import Inbox, InboxBusinessHours, Integration
 from officehub.inboxes.schemas import (
     BridgeSettingsIn,
+    BusinessHoursIn,
     InboxCreate,
     InboxUpdate,
     IntegrationCreate,
     IntegrationUpdate,
+    OpenRange,
     WebchatSettingsIn,
     WhatsAppSettingsIn,
 )
@@ -28,6 +31,7 @@ from officehub.kit.errors import Conflict, NotFound, ValidationFailed
 from officehub.kit.pagination import PageParams
 from officehub.kit.repository import flush_or_conflict, lock_office
 from officehub.kit.schemas import BodyModel
+from officehub.kit.timeutil import utcnow
 from officehub.webhooks.ssrf import is_blocked, literal_address
 
 OFFICIAL = "WHATSAPP_OFFICIAL"
@@ -285,3 +289,62 @@ async def delete_integration(session: AsyncSession, office_id: str, ident: str) 
     await integration_deleting.fire(IntegrationDeleting(session, office_id, ident))
     await repository.delete(session, integration)
     return integration
+
+
+# Business hours (issue 32).
+
+
+async def get_business_hours(
+    session: AsyncSession, office_id: str, inbox_id: str
+) -> InboxBusinessHours | None:
+    """None: the inbox has none (always open)."""
+    await get_inbox(session, office_id, inbox_id)
+    return await repository.get_business_hours(session, office_id, inbox_id)
+
+
+def _check_week(week: list[OpenRange]) -> None:
+    """Each range opens before it closes; ranges of one day do not overlap."""
+    for index, item in enumerate(week):
+        if minutes(item.open) >= minutes(item.close):
+            raise ValidationFailed.field(f"body.week[{index}].close", "must be after open")
+    for index, item in enumerate(week):
+        for earlier in week[:index]:
+            if earlier.day == item.day and (
+                minutes(item.open) < minutes(earlier.close)
+                and minutes(earlier.open) < minutes(item.close)
+            ):
+                raise ValidationFailed.field(
+                    f"body.week[{index}].open", "overlaps another range of the same day"
+                )
+
+
+async def put_business_hours(
+    session: AsyncSession, office_id: str, inbox_id: str, body: BusinessHoursIn
+) -> InboxBusinessHours:
+    _check_week(body.week)
+    await get_inbox(session, office_id, inbox_id, for_change=True)
+    record = await repository.get_business_hours(session, office_id, inbox_id)
+    if record is None:
+        record = InboxBusinessHours(office_id=office_id, inbox_id=inbox_id)
+        session.add(record)
+    record.timezone = body.timezone
+    record.week = [r.model_dump(mode="json") for r in body.week]
+    record.closed_dates = [d.isoformat() for d in body.closed_dates]
+    record.open_dates = [d.isoformat() for d in body.open_dates]
+    record.away_message = (
+        body.away_message.model_dump(mode="json") if body.away_message is not None else None
+    )
+    record.updated_at = utcnow()
+    await session.flush()
+    return record
+
+
+async def business_hours_of(
+    session: AsyncSession, office_id: str, inbox_id: str
+) -> tuple[Hours, dict[str, Any] | None] | None:
+    """For the away message and rules: the inbox's hours and away message, None when it
+    has none (always open)."""
+    record = await repository.get_business_hours(session, office_id, inbox_id)
+    if record is None:
+        return None
+    return Hours.of(record.settings()), record.away_message

@@ -22,12 +22,13 @@ from officehub.conversations.models import Conversation, Message
 from officehub.events.catalogue import Event
 from officehub.events.service import PendingEvent, emit, emit_many
 from officehub.inboxes import service as inboxes
+from officehub.inboxes.business_hours import closed_period_start
 from officehub.kit.actor import acting, current_actor
 from officehub.kit.errors import Conflict, NotFound, ValidationFailed
 from officehub.kit.ids import new_id
 from officehub.kit.pagination import PageParams, paginate
 from officehub.kit.storage import Storage, is_valid_key
-from officehub.kit.timeutil import isoformat, utcnow
+from officehub.kit.timeutil import as_utc, isoformat, utcnow
 from officehub.messages import events, repository
 from officehub.messages.schemas import (
     FallbackTemplate,
@@ -61,6 +62,7 @@ async def receive(
     )
     out = await _emit(session, conversation, events.RECEIVED, message)
     await _answer_keyword(session, conversation, message)
+    await _answer_away(session, conversation, message)
     return out
 
 
@@ -569,6 +571,7 @@ async def receive_from_channel(
         return None
     out = await _emit(session, conversation, events.RECEIVED, message)
     await _answer_keyword(session, conversation, message)
+    await _answer_away(session, conversation, message)
     return out
 
 
@@ -605,6 +608,35 @@ async def _answer_keyword(
         direction="OUTBOUND",
         type="TEXT",
         text=answer.format(out=keywords.opt_out[0], back=keywords.opt_in[0]),
+        media_url=None,
+        status="QUEUED",
+    )
+    await _emit(session, conversation, events.SENT, reply)
+
+
+async def _answer_away(session: AsyncSession, conversation: Conversation, message: Message) -> None:
+    """Outside the inbox's business hours, a client's first message of a closed period
+    gets the inbox's away message, once per conversation per closed period, through the
+    conversation's channel (issue 32). The conditional update of the conversation's
+    ``away_sent_at`` decides which of concurrent messages it answers."""
+    found = await inboxes.business_hours_of(session, conversation.office_id, conversation.inbox_id)
+    if found is None:
+        return
+    hours, away = found
+    if not away or not away.get("text"):
+        return
+    at = as_utc(message.created_at)
+    start = closed_period_start(hours, at)
+    if start is None:
+        return
+    if not await conversations.claim_away_message(session, conversation, start, at):
+        return
+    reply = await _store(
+        session,
+        conversation,
+        direction="OUTBOUND",
+        type="TEXT",
+        text=str(away["text"]),
         media_url=None,
         status="QUEUED",
     )
