@@ -40,8 +40,8 @@ def _hours(week: list[dict[str, Any]], tz: str = SP, **extra: Any) -> Hours:
     return Hours.of({"timezone": tz, "week": week, **extra})
 
 
-def _at(tz: str, *fields: int) -> datetime:
-    return datetime(*fields, tzinfo=ZoneInfo(tz)).astimezone(UTC)  # type: ignore[arg-type]
+def _at(tz: str, year: int, month: int, day: int, hour: int, minute: int = 0) -> datetime:
+    return datetime(year, month, day, hour, minute, tzinfo=ZoneInfo(tz)).astimezone(UTC)
 
 
 # The pure rules.
@@ -291,7 +291,8 @@ async def test_a_new_closed_period_sends_the_away_message_again(
         headers=office_a.headers,
     )
     assert r.status_code == 200
-    start = _at(SP, *(today - timedelta(days=1)).timetuple()[:3], 0, 0)
+    yesterday = today - timedelta(days=1)
+    start = _at(SP, yesterday.year, yesterday.month, yesterday.day, 0)
     for sent_at, expected in ((start + timedelta(minutes=1), 0), (start - timedelta(minutes=1), 1)):
         await session.execute(
             update(Conversation).where(Conversation.id == cid).values(away_sent_at=sent_at)

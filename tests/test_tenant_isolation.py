@@ -75,6 +75,10 @@ MATRIX: dict[tuple[str, str], Probe | str] = {
     ("GET", "/inbox/{id}"): _at(id="inbox"),
     ("PATCH", "/inbox/{id}"): _at(lambda i: {"name": "B"}, id="inbox"),
     ("DELETE", "/inbox/{id}"): _at(id="inbox"),
+    ("GET", "/inbox/{id}/business-hours"): _at(id="inbox"),
+    ("PUT", "/inbox/{id}/business-hours"): _at(
+        lambda i: {"timezone": "UTC", "week": [], "awayMessage": {"text": "B"}}, id="inbox"
+    ),
     ("POST", "/integration"): _refers(
         lambda i: {"inboxId": i["inbox"], "type": "WEBCHAT", "name": "B"}
     ),
