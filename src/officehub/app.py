@@ -64,6 +64,7 @@ from officehub.kit.operation_ids import operation_id
 from officehub.kit.ratelimit import RateLimiter
 from officehub.kit.request_guards import guard_request
 from officehub.kit.stream_slots import StreamSlots
+from officehub.kit.timeutil import utcnow
 from officehub.kit.worker import Worker, WorkerContext
 from officehub.live.hub import StreamHub
 from officehub.mounted_routers import domain_routers
@@ -153,6 +154,7 @@ def create_app(settings: Settings | None = None, *, embedded_worker: bool = Fals
         settings.redis_url,
         f"{settings.redis_key_prefix}:webchat-visitor",
     )
+    app.state.totp_clock = utcnow  # TOTP codes are checked against it (tests step their own)
     app.state.login_throttle = LoginThrottle(
         settings.login_email_failure_limits,
         settings.login_address_failure_limits,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from officehub.accounts.models import UserSession, UserToken
+from officehub.accounts.models import UserRecoveryCode, UserSession, UserToken, UserTotp
 from officehub.audit.models import AuditEntry
 from officehub.automation.models import (
     AutomationPause,
@@ -94,8 +94,10 @@ __all__ = [
     "User",
     "UserInbox",
     "UserLegalArea",
+    "UserRecoveryCode",
     "UserSession",
     "UserToken",
+    "UserTotp",
     "WebchatVisitor",
     "Webhook",
     "WebhookDelivery",

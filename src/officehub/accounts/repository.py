@@ -9,13 +9,15 @@ from typing import Any
 from sqlalchemy import delete, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.accounts.models import UserSession, UserToken
+from officehub.accounts.models import UserRecoveryCode, UserSession, UserToken, UserTotp
 from officehub.kit.pagination import PageParams, paginate
 from officehub.kit.repository import scoped
 from officehub.users.models import User, UserInbox, email_key
 
 
-async def add(session: AsyncSession, record: UserToken | UserSession) -> None:
+async def add(
+    session: AsyncSession, record: UserToken | UserSession | UserTotp | UserRecoveryCode
+) -> None:
     session.add(record)
     await session.flush()
 
@@ -133,3 +135,65 @@ async def purge_ended(session: AsyncSession, now: datetime, idle_since: datetime
         delete(UserToken).where(or_(UserToken.used_at.is_not(None), UserToken.expires_at <= now))
     )
     return int(sessions.rowcount) + int(tokens.rowcount)
+
+
+async def totp_of(session: AsyncSession, office_id: str, user_id: str) -> UserTotp | None:
+    stmt = scoped(UserTotp, office_id).where(UserTotp.user_id == user_id)
+    return (await session.scalars(stmt)).first()
+
+
+async def take_step(
+    session: AsyncSession, totp_id: str, step: int, confirm_at: datetime | None
+) -> bool:
+    """Records ``step`` as the last accepted one if it is later than the recorded one:
+    ``True`` for the one request that did (the update holds the row's lock, so a concurrent
+    taker of the same step finds it taken). ``confirm_at``: also activates an enrolment
+    (only one not yet active)."""
+    stmt = update(UserTotp).where(
+        UserTotp.id == totp_id,
+        or_(UserTotp.last_step.is_(None), UserTotp.last_step < step),
+    )
+    values: dict[str, Any] = {"last_step": step}
+    if confirm_at is not None:
+        stmt = stmt.where(UserTotp.confirmed_at.is_(None))
+        values["confirmed_at"] = confirm_at
+    else:
+        stmt = stmt.where(UserTotp.confirmed_at.is_not(None))
+    result: Any = await session.execute(
+        stmt.values(**values).execution_options(synchronize_session=False)
+    )
+    return int(result.rowcount) == 1
+
+
+async def spend_recovery_code(
+    session: AsyncSession, office_id: str, user_id: str, code_hash: str, now: datetime
+) -> bool:
+    result: Any = await session.execute(
+        update(UserRecoveryCode)
+        .where(
+            UserRecoveryCode.office_id == office_id,
+            UserRecoveryCode.user_id == user_id,
+            UserRecoveryCode.code_hash == code_hash,
+            UserRecoveryCode.used_at.is_(None),
+        )
+        .values(used_at=now)
+        .execution_options(synchronize_session=False)
+    )
+    return int(result.rowcount) == 1
+
+
+async def drop_recovery_codes(session: AsyncSession, office_id: str, user_id: str) -> None:
+    await session.execute(
+        delete(UserRecoveryCode).where(
+            UserRecoveryCode.office_id == office_id, UserRecoveryCode.user_id == user_id
+        )
+    )
+
+
+async def drop_totp(session: AsyncSession, office_id: str, user_id: str) -> bool:
+    """Removes the user's TOTP and recovery codes; ``True`` if there was one."""
+    await drop_recovery_codes(session, office_id, user_id)
+    result: Any = await session.execute(
+        delete(UserTotp).where(UserTotp.office_id == office_id, UserTotp.user_id == user_id)
+    )
+    return int(result.rowcount) == 1

@@ -1,29 +1,48 @@
 from __future__ import annotations
 
-from fastapi import Request, Response
+from datetime import datetime
 
-from officehub.accounts import service
+from fastapi import Request, Response
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from officehub.accounts import service, totp
 from officehub.accounts.schemas import (
     AcceptedOut,
     InviteAccept,
     InviteOut,
     LoginBody,
+    LoginTotpBody,
     MeOut,
     PasswordResetCreate,
     PasswordResetOut,
+    RecoveryCodesOut,
     SessionEnded,
     SessionOut,
     SignedIn,
+    TotpConfirm,
+    TotpEnrolment,
+    TotpProof,
+    TotpRequired,
+    TotpState,
 )
 from officehub.accounts.throttle import LoginThrottle
-from officehub.kit.auth import ADMIN, SESSION_COOKIE, ActorDep, OfficeDep, role_override
+from officehub.kit.auth import (
+    ADMIN,
+    ADMIN_SCOPE,
+    SESSION_COOKIE,
+    ActorDep,
+    OfficeDep,
+    role_override,
+    scope_override,
+)
 from officehub.kit.config import Settings
 from officehub.kit.db import SessionDep
-from officehub.kit.errors import error_responses
+from officehub.kit.errors import ValidationFailed, error_responses
 from officehub.kit.id_params import PathId
 from officehub.kit.indexed_router import Router
 from officehub.kit.pagination import Page, PageDep
-from officehub.kit.storage import StorageDep
+from officehub.kit.storage import Storage, StorageDep
+from officehub.kit.timeutil import utcnow
 from officehub.users import service as users
 
 router = Router(tags=["Accounts"])
@@ -37,6 +56,42 @@ def _settings(request: Request) -> Settings:
 def _throttle(request: Request) -> LoginThrottle:
     throttle: LoginThrottle = request.app.state.login_throttle
     return throttle
+
+
+def _address(request: Request) -> str:
+    return request.client.host if request.client else "unknown"
+
+
+def _totp_now(request: Request) -> datetime:
+    """The clock TOTP codes are checked against (``app.state.totp_clock``: tests step it)."""
+    now: datetime = getattr(request.app.state, "totp_clock", utcnow)()
+    return now
+
+
+def _one_factor(body: TotpProof) -> None:
+    if (body.code is None) == (body.recovery_code is None):
+        raise ValidationFailed.field("code", "send either code or recoveryCode (one of them)")
+
+
+async def _signed_in(
+    request: Request,
+    response: Response,
+    session: AsyncSession,
+    storage: Storage,
+    created: service.NewSession,
+) -> SignedIn:
+    settings = _settings(request)
+    response.set_cookie(
+        SESSION_COOKIE,
+        created.token,
+        max_age=settings.session_absolute_seconds,
+        path="/",
+        secure=settings.public_url.startswith("https://"),
+        httponly=True,
+        samesite="lax",
+    )
+    user = (await users.present(session, storage, created.user.office_id, [created.user]))[0]
+    return SignedIn(user=user, csrf_token=created.csrf_token)
 
 
 @router.post(
@@ -88,9 +143,10 @@ async def accept_invite(
 
 @router.post(
     "/auth/login",
-    response_model=SignedIn,
+    response_model=SignedIn | TotpRequired,
     responses=error_responses(400, 401, 429),
-    summary="Sign in: sets the session cookie and answers the CSRF token",
+    summary="Sign in: sets the session cookie and answers the CSRF token (a user with TOTP: "
+    "a challenge for POST /auth/login/totp, no session yet)",
 )
 async def login(
     body: LoginBody,
@@ -98,28 +154,47 @@ async def login(
     response: Response,
     session: SessionDep,
     storage: StorageDep,
-) -> SignedIn:
-    settings = _settings(request)
+) -> SignedIn | TotpRequired:
     created = await service.sign_in(
         session,
         _throttle(request),
         body.email,
         body.password,
-        request.client.host if request.client else "unknown",
+        _address(request),
         request.headers.get("user-agent"),
-        settings.session_absolute_seconds,
+        _settings(request).session_absolute_seconds,
     )
-    response.set_cookie(
-        SESSION_COOKIE,
-        created.token,
-        max_age=settings.session_absolute_seconds,
-        path="/",
-        secure=settings.public_url.startswith("https://"),
-        httponly=True,
-        samesite="lax",
+    if isinstance(created, service.Challenge):
+        return TotpRequired(challenge=created.token, expires_at=created.expires_at)
+    return await _signed_in(request, response, session, storage, created)
+
+
+@router.post(
+    "/auth/login/totp",
+    response_model=SignedIn,
+    responses=error_responses(400, 401, 429),
+    summary="Sign in's second step: the challenge and a TOTP code (or a recovery code)",
+)
+async def login_totp(
+    body: LoginTotpBody,
+    request: Request,
+    response: Response,
+    session: SessionDep,
+    storage: StorageDep,
+) -> SignedIn:
+    _one_factor(body)
+    created = await service.sign_in_totp(
+        session,
+        _throttle(request),
+        body.challenge,
+        body.code,
+        body.recovery_code,
+        _address(request),
+        request.headers.get("user-agent"),
+        _settings(request).session_absolute_seconds,
+        _totp_now(request),
     )
-    user = (await users.present(session, storage, created.user.office_id, [created.user]))[0]
-    return SignedIn(user=user, csrf_token=created.csrf_token)
+    return await _signed_in(request, response, session, storage, created)
 
 
 @router.post(
@@ -183,3 +258,68 @@ async def list_my_sessions(actor: ActorDep, session: SessionDep, page: PageDep) 
 async def end_my_session(id: PathId, actor: ActorDep, session: SessionDep) -> SessionEnded:
     await service.end_session(session, actor, id)
     return SessionEnded(id=id)
+
+
+@router.post(
+    "/me/totp",
+    status_code=201,
+    response_model=TotpEnrolment,
+    responses=error_responses(400, 401, 403, 409),
+    summary="Start a TOTP enrolment: a new secret, active once confirmed",
+)
+async def start_totp(actor: ActorDep, session: SessionDep) -> TotpEnrolment:
+    service.require_user(actor)
+    enrolment = await totp.start(session, actor.office_id, actor.id)
+    return TotpEnrolment(secret=enrolment.secret, otpauth_uri=enrolment.uri)
+
+
+@router.post(
+    "/me/totp/confirm",
+    response_model=RecoveryCodesOut,
+    responses=error_responses(400, 401, 403, 409),
+    summary="Activate TOTP with a current code; answers ten one-use recovery codes, once",
+)
+async def confirm_totp(
+    body: TotpConfirm, request: Request, actor: ActorDep, session: SessionDep
+) -> RecoveryCodesOut:
+    service.require_user(actor)
+    codes = await totp.confirm(session, actor.office_id, actor.id, body.code, _totp_now(request))
+    return RecoveryCodesOut(recovery_codes=codes)
+
+
+@router.delete(
+    "/me/totp",
+    response_model=TotpState,
+    responses=error_responses(400, 401, 403, 409, 429),
+    summary="Disable TOTP with a current code or a recovery code",
+)
+async def disable_totp(
+    body: TotpProof, request: Request, actor: ActorDep, session: SessionDep
+) -> TotpState:
+    service.require_user(actor)
+    _one_factor(body)
+    user = await users.get_user(session, actor.office_id, actor.id)
+    throttle, address = _throttle(request), _address(request)
+    wait = await throttle.locked_for(user.email, address)
+    if wait is not None:
+        raise service.locked(wait, "wrong passwords or codes")
+    now = _totp_now(request)
+    if not await totp.disable(
+        session, actor.office_id, actor.id, body.code, body.recovery_code, now
+    ):
+        await throttle.failed(user.email, address)
+        field = "code" if body.code is not None else "recoveryCode"
+        raise ValidationFailed.field(field, totp.WRONG_CODE, code="INVALID_CODE")
+    return TotpState(user_id=actor.id, totp_active=False)
+
+
+@router.delete(
+    "/user/{id}/totp",
+    response_model=TotpState,
+    responses=error_responses(400, 401, 403, 404),
+    openapi_extra={**scope_override(ADMIN_SCOPE), **role_override(ADMIN)},
+    summary="Reset a user's TOTP (a lost phone): they sign in with the password alone",
+)
+async def reset_totp(id: PathId, office: OfficeDep, session: SessionDep) -> TotpState:
+    await totp.reset(session, office.office_id, id)
+    return TotpState(user_id=id, totp_active=False)

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 from typing_extensions import TypeAliasType
@@ -70,3 +70,46 @@ class SessionOut(ApiModel):
 
 class SessionEnded(ApiModel):
     id: ServerId
+
+
+TotpCodeText = Annotated[
+    str, Field(pattern=r"^[0-9]{6}$", description="The 6 digits the authenticator app shows")
+]
+RecoveryCodeText = Annotated[
+    str, Field(min_length=1, max_length=64, description="One of the recovery codes (once)")
+]
+
+
+class TotpEnrolment(ApiModel):
+    secret: str = Field(description="Base32; shown once, stored sealed")
+    otpauth_uri: str = Field(description="For the authenticator app (a QR code of it)")
+
+
+class TotpConfirm(BodyModel):
+    code: TotpCodeText
+
+
+class TotpProof(BodyModel):
+    """A current code or a recovery code: one of the two."""
+
+    code: TotpCodeText | None = None
+    recovery_code: RecoveryCodeText | None = None
+
+
+class LoginTotpBody(TotpProof):
+    challenge: str = Field(min_length=1, max_length=200)
+
+
+class RecoveryCodesOut(ApiModel):
+    recovery_codes: list[str] = Field(description="Shown once: only their hashes are kept")
+
+
+class TotpRequired(ApiModel):
+    totp_required: Literal[True] = True
+    challenge: str = Field(description="For POST /auth/login/totp: one use, 5 minutes")
+    expires_at: Timestamp
+
+
+class TotpState(ApiModel):
+    user_id: ServerId
+    totp_active: bool

@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.accounts import repository
+from officehub.accounts import repository, totp
 from officehub.accounts.models import UserSession, UserToken
 from officehub.accounts.passwords import (
     check_password,
@@ -36,6 +36,9 @@ from officehub.users.models import User
 
 INVITE = "invite"
 RESET = "reset"
+CHALLENGE = "totp"
+"""A sign-in's second step: the token ``POST /auth/login`` answers a user with TOTP."""
+CHALLENGE_LIFETIME = timedelta(minutes=5)
 LINK_LIFETIME = timedelta(hours=72)
 TOUCH_EVERY = timedelta(seconds=60)
 """A session's ``last_seen_at`` is written at most this often (the idle timeout's grain)."""
@@ -92,7 +95,12 @@ async def accept_link(session: AsyncSession, token: str, password: str) -> User:
     sessions."""
     record = await repository.token_by_hash(session, hash_key(token))
     now = utcnow()
-    if record is None or record.used_at is not None or record.expires_at <= now:
+    if (
+        record is None
+        or record.purpose not in (INVITE, RESET)
+        or record.used_at is not None
+        or record.expires_at <= now
+    ):
         raise _unusable()
     user = await users.get_user(session, record.office_id, record.user_id)
     check_password(password, user.name, user.email)
@@ -129,6 +137,20 @@ class NewSession:
     record: UserSession
 
 
+@dataclass(frozen=True)
+class Challenge:
+    """The password was right and the user has TOTP: no session yet, this token instead."""
+
+    token: str
+    expires_at: datetime
+
+
+def locked(wait: int, what: str = "wrong passwords") -> RateLimited:
+    return RateLimited(
+        details=f"Too many {what}; retry in {wait} s", headers={"Retry-After": str(wait)}
+    )
+
+
 async def sign_in(
     session: AsyncSession,
     throttle: LoginThrottle,
@@ -137,18 +159,16 @@ async def sign_in(
     address: str,
     user_agent: str | None,
     lifetime_seconds: int,
-) -> NewSession:
-    """A new session for the user of ``email`` (any case) and ``password``.
+) -> NewSession | Challenge:
+    """A new session for the user of ``email`` (any case) and ``password``; for a user with
+    an active TOTP, a challenge (one-use, 5 min, kept hashed) for ``POST /auth/login/totp``.
 
     Wrong passwords are counted per email and per address; once either is over its limit
     every sign-in there answers 429 until the window ends. An unknown email, a wrong
     password and an inactive user answer alike (401, the same time spent hashing)."""
     wait = await throttle.locked_for(email, address)
     if wait is not None:
-        raise RateLimited(
-            details=f"Too many wrong passwords; retry in {wait} s",
-            headers={"Retry-After": str(wait)},
-        )
+        raise locked(wait)
     user = await repository.sign_in_user(session, email)
     matches = await verify_password(None if user is None else user.password_hash, password)
     if user is None or not matches or not user.is_active or user.password_hash is None:
@@ -156,6 +176,24 @@ async def sign_in(
         raise Unauthorized(WRONG_CREDENTIALS, code="INVALID_CREDENTIALS")
     if needs_rehash(user.password_hash):
         user.password_hash = await hash_password(password)
+    if await totp.active(session, user) is not None:
+        token, now = secrets.token_urlsafe(32), utcnow()
+        challenge = UserToken(
+            office_id=user.office_id,
+            user_id=user.id,
+            purpose=CHALLENGE,
+            token_hash=hash_key(token),
+            created_at=now,
+            expires_at=now + CHALLENGE_LIFETIME,
+        )
+        await repository.add(session, challenge)
+        return Challenge(token, challenge.expires_at)
+    return await _new_session(session, user, user_agent, lifetime_seconds)
+
+
+async def _new_session(
+    session: AsyncSession, user: User, user_agent: str | None, lifetime_seconds: int
+) -> NewSession:
     token, csrf = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
     now = utcnow()
     record = UserSession(
@@ -170,6 +208,52 @@ async def sign_in(
     )
     await repository.add(session, record)
     return NewSession(user, token, csrf, record)
+
+
+async def sign_in_totp(
+    session: AsyncSession,
+    throttle: LoginThrottle,
+    challenge: str,
+    code: str | None,
+    recovery_code: str | None,
+    address: str,
+    user_agent: str | None,
+    lifetime_seconds: int,
+    now: datetime,
+) -> NewSession:
+    """The second step: the challenge and a current code (or a recovery code) make the
+    session. A wrong, used or replayed code answers 401 ``INVALID_CODE`` and counts as a
+    wrong password of the user's email and of the address (the same 429 lock); the
+    challenge stays usable until it expires or succeeds (400 ``INVALID_TOKEN`` then)."""
+    record = await repository.token_by_hash(session, hash_key(challenge))
+    if (
+        record is None
+        or record.purpose != CHALLENGE
+        or record.used_at is not None
+        or record.expires_at <= utcnow()
+    ):
+        raise _no_challenge()
+    user = await users.get_user(session, record.office_id, record.user_id)
+    wait = await throttle.locked_for(user.email, address)
+    if wait is not None:
+        raise locked(wait, "wrong passwords or codes")
+    factor = await totp.active(session, user)
+    if factor is None or not user.is_active or user.password_hash is None:
+        raise _no_challenge()
+    if not await totp.use_factor(session, factor, code, recovery_code, now):
+        await throttle.failed(user.email, address)
+        raise Unauthorized("Wrong code", details=totp.WRONG_CODE, code="INVALID_CODE")
+    if not await repository.spend_token(session, record.id, utcnow()):
+        raise _no_challenge()
+    return await _new_session(session, user, user_agent, lifetime_seconds)
+
+
+def _no_challenge() -> ValidationFailed:
+    return ValidationFailed(
+        "Invalid or expired challenge",
+        details="challenge: unknown, used or expired: sign in again",
+        code="INVALID_TOKEN",
+    )
 
 
 def require_user(actor: Actor) -> str:
@@ -225,5 +309,5 @@ async def reset_by_email(
 async def on_user_deactivated(event: UserDeactivated) -> None:
     """A deactivated user's sessions and open links go with the change."""
     await repository.end_sessions_of(event.session, event.office_id, event.user_id)
-    for purpose in (INVITE, RESET):
+    for purpose in (INVITE, RESET, CHALLENGE):
         await repository.drop_open_tokens(event.session, event.office_id, event.user_id, purpose)

@@ -42,6 +42,7 @@ KEYLESS_PATHS = frozenset(
         "/redoc",
         "/console",
         "/auth/login",
+        "/auth/login/totp",
         "/auth/invite/accept",
     }
 )
