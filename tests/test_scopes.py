@@ -68,7 +68,7 @@ async def test_every_route_states_its_scope_in_the_openapi_document(
         if path.startswith("/integration/partner/contacts/"):
             expected = "edit:customer"
         elif path in {"/people/{id}/erase", "/people/{id}/legal-hold", "/people/{id}/export"} or (
-            (method, path) == ("PATCH", "/office")
+            (method, path) in {("PATCH", "/office"), ("DELETE", "/user/{id}/totp")}
         ):
             expected = "admin"
         elif path.startswith("/webhooks") and path != "/webhooks/events":
@@ -93,7 +93,15 @@ async def test_every_route_refuses_a_key_lacking_its_scope_with_403_naming_it(
 
 # A signed-in user's own sessions: any key is refused 403 there, whatever its scopes
 # (test_accounts.py::test_session_routes_need_a_signed_in_user).
-SESSION_ONLY = {("GET", "/me/sessions"), ("DELETE", "/me/sessions/{id}"), ("POST", "/auth/logout")}
+SESSION_ONLY = {
+    ("GET", "/me/sessions"),
+    ("DELETE", "/me/sessions/{id}"),
+    ("POST", "/auth/logout"),
+    # tests/test_totp.py::test_totp_routes_need_a_signed_in_user
+    ("POST", "/me/totp"),
+    ("POST", "/me/totp/confirm"),
+    ("DELETE", "/me/totp"),
+}
 
 
 async def test_a_key_with_only_a_routes_scope_is_not_refused(

@@ -12,9 +12,10 @@ from typing import Any
 import httpx
 import pytest
 from fastapi import FastAPI
-from sqlalchemy import text
+from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from officehub.accounts.models import UserTotp
 from officehub.app import create_app
 from officehub.kit.config import Settings
 from officehub.kit.db import create_engine
@@ -29,6 +30,7 @@ from officehub.kit.encryption import (
     parse_key,
 )
 from tests import factories as f
+from tests.accounts_helpers import signed_in
 from tests.helpers import OfficeFixture
 from tests.test_cli import officehub
 from tests.test_scopes import _to, empty_database_url  # noqa: F401 - the fixture
@@ -256,6 +258,10 @@ async def test_secrets_rotate_reseals_every_secret_under_a_new_key(
 ) -> None:
     ids = await _store_secrets(client, session, office_a)
     assert (await client.get("/office/evidence-key", headers=office_a.headers)).status_code == 200
+    async with signed_in(app, office_a) as user:  # a TOTP secret (issue 29) is sealed too
+        started = await user.request("POST", "/me/totp")
+        assert started.status_code == 201, started.text
+    totp_secret = started.json()["secret"]
     old = parse_key((Path(settings.data_dir) / KEY_FILE).read_text())
     env = {**os.environ, "OFFICEHUB_DATA_DIR": str(settings.data_dir)}
     result = await officehub(database_url, "secrets", "rotate", "--json", env=env)
@@ -267,6 +273,9 @@ async def test_secrets_rotate_reseals_every_secret_under_a_new_key(
     sealed = _sealed_values(await _raw(app))
     assert len(sealed) == 6
     assert {value[len(PREFIX) :].split(":")[0] for value in sealed} == {new.ident}
+    async with app.state.sessionmaker() as s:
+        raw_totp = (await s.execute(text("SELECT secret FROM user_totp"))).scalar_one()
+    assert raw_totp.startswith(f"{PREFIX}{new.ident}:") and totp_secret not in raw_totp
     # A process that holds only the new key reads every secret.
     saved = dict(keyring.keys), keyring.current
     keyring.keys.clear()
@@ -280,6 +289,8 @@ async def test_secrets_rotate_reseals_every_secret_under_a_new_key(
                 assert r.json()["secret"] == WEBHOOK_SECRET
                 r = await c.get("/office/evidence-key", headers=office_a.headers)
                 assert r.status_code == 200
+            async with fresh.state.sessionmaker() as s:
+                assert (await s.scalars(select(UserTotp.secret))).one() == totp_secret
     finally:
         keyring.keys.clear()
         keyring.keys.update(saved[0])

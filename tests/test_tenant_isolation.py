@@ -109,6 +109,11 @@ MATRIX: dict[tuple[str, str], Probe | str] = {
     ("DELETE", "/me/sessions/{id}"): (
         "the signed-in user's own only: another's is 404 (test_accounts); a key is 403"
     ),
+    ("POST", "/auth/login/totp"): "keyless: the challenge names the user (test_totp)",
+    ("POST", "/me/totp"): "the signed-in user's own; a key is 403 (test_totp)",
+    ("POST", "/me/totp/confirm"): "the signed-in user's own; a key is 403 (test_totp)",
+    ("DELETE", "/me/totp"): "the signed-in user's own; a key is 403 (test_totp)",
+    ("DELETE", "/user/{id}/totp"): _at(id="user"),
     ("POST", "/tag"): _refers(
         lambda i: {"name": "b", "color": "#000000", "inboxId": i["inbox"], "modules": ["crm"]}
     ),
