@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field
 from typing_extensions import TypeAliasType
@@ -89,8 +89,20 @@ class TotpConfirm(BodyModel):
     code: TotpCodeText
 
 
+def _only(field: str, absent: str) -> dict[str, Any]:
+    """JSON Schema: ``field`` is sent (a string) and ``absent`` is not (or is null)."""
+    return {
+        "required": [field],
+        "properties": {field: {"type": "string"}, absent: {"type": "null"}},
+    }
+
+
 class TotpProof(BodyModel):
     """A current code or a recovery code: one of the two."""
+
+    SCHEMA_RULES: ClassVar[dict[str, Any]] = {
+        "oneOf": [_only("code", "recoveryCode"), _only("recoveryCode", "code")]
+    }
 
     code: TotpCodeText | None = None
     recovery_code: RecoveryCodeText | None = None
