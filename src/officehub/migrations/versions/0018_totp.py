@@ -2,7 +2,7 @@
 secret sealed at rest, the last accepted time step) and the hashed one-use recovery codes.
 
 Revision ID: 0018_totp
-Revises: 0017_consent
+Revises: 0018_hours (chained after it so there is one head; the lead renumbers)
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from alembic import op
 from officehub.migrations.types import ident, ts
 
 revision = "0018_totp"
-down_revision = "0017_consent"
+down_revision = "0018_hours"
 branch_labels = None
 depends_on = None
 
