@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import io
-import os
-import sys
 import tempfile
 import time
 import zipfile
@@ -27,7 +25,7 @@ from pathlib import Path
 import httpx
 from sqlalchemy import insert
 
-from bench.upload_memory import free_port, reset_peak, status_kib
+from bench.server import free_port, reset_peak, served, status_kib
 from officehub.conversations.models import Message
 from officehub.kit.config import Settings
 from officehub.kit.db import create_engine, create_sessionmaker
@@ -119,37 +117,18 @@ async def measure(messages: int, media_bytes: int, check: bool) -> str:
         key, contact_id = await _seed(tmp, messages, media_bytes, public_url)
         seeded = time.perf_counter() - seeding
         env = {
-            **os.environ,
             "OFFICEHUB_DATABASE_URL": f"sqlite+aiosqlite:///{tmp / 'bench.db'}",
             "OFFICEHUB_DATA_DIR": str(tmp / "data"),
             "OFFICEHUB_SIGNING_KEY": "bench",
             "OFFICEHUB_PUBLIC_URL": public_url,
         }
-        server = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "uvicorn",
-            "--factory",
-            "officehub.app:create_app",
-            "--port",
-            str(port),
-            "--log-level",
-            "warning",
-            env=env,
-        )
-        try:
+        async with served(env, port) as (_base, pid):
             headers = {"x-service-api-key": key}
             async with httpx.AsyncClient(base_url=public_url, timeout=600) as client:
-                for _ in range(600):  # a minute: a loaded machine starts slowly
-                    try:
-                        if (await client.get("/healthz")).status_code == 200:
-                            break
-                    except httpx.TransportError:
-                        await asyncio.sleep(0.1)
                 warm = await client.get(f"/people/{contact_id}", headers=headers)
                 assert warm.status_code == 200, warm.text
-                before = status_kib(server.pid, "VmRSS")
-                reset_peak(server.pid)
+                before = status_kib(pid, "VmRSS")
+                reset_peak(pid)
                 started = time.perf_counter()
                 size = 0
                 kept = io.BytesIO() if check else None
@@ -161,13 +140,10 @@ async def measure(messages: int, media_bytes: int, check: bool) -> str:
                         if kept is not None:
                             kept.write(chunk)
                 elapsed = time.perf_counter() - started
-                peak = status_kib(server.pid, "VmHWM")
+                peak = status_kib(pid, "VmHWM")
             if kept is not None:
                 names = zipfile.ZipFile(kept).namelist()
                 assert sum(n.startswith("media/") for n in names) == max(1, messages // EVERY)
-        finally:
-            server.terminate()
-            await server.wait()
     return (
         f"{messages:>7,} messages, {media_bytes / 1e6:>6,.0f} MB media: "
         f"zip {size / 1e6:,.1f} MB in {elapsed:.1f} s ({size / elapsed / 1e6:.0f} MB/s); "

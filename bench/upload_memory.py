@@ -10,9 +10,6 @@ the upload streamed over HTTP, and reads the server's ``VmHWM`` (peak resident s
 from __future__ import annotations
 
 import asyncio
-import os
-import socket
-import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator
@@ -20,6 +17,7 @@ from pathlib import Path
 
 import httpx
 
+from bench.server import reset_peak, served, status_kib
 from officehub.kit.config import Settings
 from officehub.kit.db import create_engine, create_sessionmaker
 from officehub.migrate import migrate_async
@@ -45,25 +43,6 @@ async def body(size: int) -> AsyncIterator[bytes]:
     yield f"\r\n--{BOUNDARY}--\r\n".encode()
 
 
-def status_kib(pid: int, field: str) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith(field + ":"):
-            return int(line.split()[1])
-    raise RuntimeError(field)
-
-
-def reset_peak(pid: int) -> None:
-    """Sets the process's peak RSS (``VmHWM``) back to its current RSS."""
-    Path(f"/proc/{pid}/clear_refs").write_text("5")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
 async def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         url = f"sqlite+aiosqlite:///{Path(tmp) / 'bench.db'}"
@@ -81,56 +60,32 @@ async def main() -> None:
             conversation = await f.make_conversation(s, office.id, contact.id, integration)
             await s.commit()
         await engine.dispose()
-        port = free_port()
         env = {
-            **os.environ,
             "OFFICEHUB_DATABASE_URL": url,
             "OFFICEHUB_DATA_DIR": str(settings.data_dir),
             "OFFICEHUB_SIGNING_KEY": "bench",
         }
-        server = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "uvicorn",
-            "--factory",
-            "officehub.app:create_app",
-            "--port",
-            str(port),
-            "--log-level",
-            "warning",
-            env=env,
-        )
-        try:
-            base = f"http://127.0.0.1:{port}"
+        async with served(env) as (base, pid):
             headers = {
                 "x-service-api-key": key,
                 "content-type": f"multipart/form-data; boundary={BOUNDARY}",
             }
             path = f"/conversation/{conversation.id}/template-header-media"
             async with httpx.AsyncClient(base_url=base, timeout=120) as client:
-                for _ in range(600):  # a minute: a loaded machine starts slowly
-                    try:
-                        if (await client.get("/healthz")).status_code == 200:
-                            break
-                    except httpx.TransportError:
-                        await asyncio.sleep(0.1)
                 warm = await client.post(path, content=body(1_000_000), headers=headers)
                 assert warm.status_code == 201, warm.text
-                before = status_kib(server.pid, "VmRSS")
-                reset_peak(server.pid)
+                before = status_kib(pid, "VmRSS")
+                reset_peak(pid)
                 started = time.perf_counter()
                 r = await client.post(path, content=body(SIZE), headers=headers)
                 elapsed = time.perf_counter() - started
-                peak = status_kib(server.pid, "VmHWM")
+                peak = status_kib(pid, "VmHWM")
             print(
                 f"{SIZE / 1e6:.0f} MB PDF header media upload: status {r.status_code}, "
                 f"{elapsed:.1f} s "
                 f"({SIZE / elapsed / 1e6:.0f} MB/s); server RSS before {before / 1024:.1f} MiB, "
                 f"peak during {peak / 1024:.1f} MiB, growth {(peak - before) / 1024:.1f} MiB"
             )
-        finally:
-            server.terminate()
-            await server.wait()
 
 
 if __name__ == "__main__":
