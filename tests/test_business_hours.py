@@ -26,9 +26,11 @@ from officehub.inboxes.business_hours import (
 )
 from officehub.inboxes.models import InboxBusinessHours
 from officehub.kit.config import Settings
+from officehub.templates.models import WhatsAppTemplate
 from tests import factories as f
 from tests.automation_helpers import automation_worker, create_rule, runs
 from tests.helpers import OfficeFixture, error_of
+from tests.whatsapp_world import official_integration
 
 pytestmark = pytest.mark.anyio
 SP = "America/Sao_Paulo"
@@ -138,7 +140,10 @@ async def test_put_and_get_business_hours(
     r = await client.put(path, json=BODY, headers=office_a.headers)
     assert r.status_code == 200, r.text
     out = r.json()
-    assert {k: out[k] for k in BODY} == BODY and out["updatedAt"].endswith("Z")
+    # The away message's other kinds answer null: {text} | {fastMessageId} | {templateName}.
+    unset = {"fastMessageId": None, "templateName": None, "language": None}
+    assert {k: out[k] for k in BODY} == {**BODY, "awayMessage": {**BODY["awayMessage"], **unset}}
+    assert out["updatedAt"].endswith("Z")
     assert (await client.get(path, headers=office_a.headers)).json() == out
     r = await client.put(
         path, json={"timezone": "UTC", "week": [], "awayMessage": None}, headers=office_a.headers
@@ -166,7 +171,12 @@ async def test_put_and_get_business_hours(
         ),
         ({"closedDates": ["27/11/2026"]}, "body.closedDates.0"),
         ({"awayMessage": {"text": ""}}, "body.awayMessage.text"),
-        ({"awayMessage": {"fastMessageId": "cxxxxxxxxxxxx"}}, "body.awayMessage"),
+        ({"awayMessage": {"fastMessageId": "cxxxxxxxxxxxx"}}, "body.awayMessage.fastMessageId"),
+        ({"awayMessage": {}}, "body.awayMessage"),
+        ({"awayMessage": {"text": "Fechado", "templateName": "fechado"}}, "body.awayMessage"),
+        ({"awayMessage": {"text": "Fechado", "language": "pt_BR"}}, "body.awayMessage"),
+        ({"awayMessage": {"templateName": "nao_existe"}}, "body.awayMessage.templateName"),
+        ({"awayMessage": {"text": "x", "html": "<b>x</b>"}}, "body.awayMessage.html"),
     ],
 )
 async def test_bad_business_hours_are_400_naming_the_field_and_change_nothing(
@@ -399,3 +409,157 @@ async def test_within_business_hours_false_runs_the_rule_when_closed(
     await automation_worker(app, settings).run_until_idle()
     assert [r["branch"] for r in await runs(client, office_a, closed["id"])] == ["then"]
     assert [r["branch"] for r in await runs(client, office_a, opened["id"])] == ["else"]
+
+
+# The away message as a fast message or a template.
+
+
+async def _put_away(
+    client: httpx.AsyncClient, office: OfficeFixture, inbox_id: str, away: dict[str, Any]
+) -> httpx.Response:
+    return await client.put(
+        f"/inbox/{inbox_id}/business-hours",
+        json={"timezone": SP, "week": [], "awayMessage": away},
+        headers=office.headers,
+    )
+
+
+async def test_the_away_message_may_be_a_text_fast_message_sent_as_it_stands(
+    client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    inbox_id, cid = await _conversation(session, office_a)
+    fast = await client.post(
+        "/fast-message",
+        json={"inboxId": inbox_id, "title": "Fora do horário", "kind": "TEXT", "text": "Antigo"},
+        headers=office_a.headers,
+    )
+    assert fast.status_code == 201, fast.text
+    r = await _put_away(client, office_a, inbox_id, {"fastMessageId": fast.json()["id"]})
+    assert r.status_code == 200, r.text
+    assert r.json()["awayMessage"]["fastMessageId"] == fast.json()["id"]
+    assert r.json()["awayMessage"]["text"] is None
+    edited = await client.patch(
+        f"/fast-message/{fast.json()['id']}",
+        json={"text": "Voltamos segunda às 9h."},
+        headers=office_a.headers,
+    )
+    assert edited.status_code == 200, edited.text
+    await _inbound(client, office_a, cid)
+    [sent] = await _outbound(session, cid)
+    assert (sent.type, sent.text, sent.status) == ("TEXT", "Voltamos segunda às 9h.", "QUEUED")
+
+
+async def test_a_fast_message_that_is_not_text_or_of_another_office_is_refused_as_away_message(
+    client: httpx.AsyncClient,
+    session: AsyncSession,
+    office_a: OfficeFixture,
+    office_b: OfficeFixture,
+) -> None:
+    inbox_id, _cid = await _conversation(session, office_a)
+    sequence = await client.post(
+        "/fast-message",
+        json={
+            "inboxId": inbox_id,
+            "title": "Sequência",
+            "kind": "SEQUENCE",
+            "blocks": [{"kind": "TEXT", "text": "Oi", "typingSeconds": 1, "waitSeconds": 0}],
+        },
+        headers=office_a.headers,
+    )
+    assert sequence.status_code == 201, sequence.text
+    other_inbox = await f.make_inbox(session, office_b.id)
+    await session.commit()
+    theirs = await client.post(
+        "/fast-message",
+        json={"inboxId": other_inbox.id, "title": "t", "kind": "TEXT", "text": "deles"},
+        headers=office_b.headers,
+    )
+    assert theirs.status_code == 201, theirs.text
+    for ident in (sequence.json()["id"], theirs.json()["id"]):
+        r = await _put_away(client, office_a, inbox_id, {"fastMessageId": ident})
+        assert r.status_code == 400, r.text
+        assert "body.awayMessage.fastMessageId" in error_of(r)["details"]
+    assert (
+        await client.get(f"/inbox/{inbox_id}/business-hours", headers=office_a.headers)
+    ).json() is None
+
+
+async def test_a_deleted_away_fast_message_sends_nothing_and_the_message_is_kept(
+    client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    inbox_id, cid = await _conversation(session, office_a)
+    fast = await client.post(
+        "/fast-message",
+        json={"inboxId": inbox_id, "title": "t", "kind": "TEXT", "text": "Fechado"},
+        headers=office_a.headers,
+    )
+    r = await _put_away(client, office_a, inbox_id, {"fastMessageId": fast.json()["id"]})
+    assert r.status_code == 200, r.text
+    gone = await client.delete(f"/fast-message/{fast.json()['id']}", headers=office_a.headers)
+    assert gone.status_code == 200, gone.text
+    await _inbound(client, office_a, cid)
+    assert await _outbound(session, cid) == []
+    session.expire_all()
+    inbound = (await session.scalars(select(Message).where(Message.conversation_id == cid))).all()
+    assert [m.direction for m in inbound] == ["INBOUND"]
+
+
+async def _official_conversation(
+    session: AsyncSession,
+    office: OfficeFixture,
+    *,
+    category: str = "UTILITY",
+    body: str = "Fechados",
+) -> tuple[str, str]:
+    integration = await official_integration(session, office.id)
+    session.add(
+        WhatsAppTemplate(
+            office_id=office.id,
+            integration_id=integration.id,
+            name="fora_do_horario",
+            language="pt_BR",
+            status="APPROVED",
+            category="UTILITY",
+            components=[{"type": "BODY", "text": body}],
+        )
+    )
+    contact = await f.make_contact(session, office.id)
+    conversation = await f.make_conversation(session, office.id, contact.id, integration)
+    await session.commit()
+    return integration.inbox_id, conversation.id
+
+
+async def test_the_away_message_may_be_an_approved_template(
+    client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    inbox_id, cid = await _official_conversation(session, office_a)
+    away = {"templateName": "fora_do_horario", "language": "pt_BR"}
+    r = await _put_away(client, office_a, inbox_id, away)
+    assert r.status_code == 200, r.text
+    assert r.json()["awayMessage"] | away == r.json()["awayMessage"]
+    await _inbound(client, office_a, cid)
+    [sent] = await _outbound(session, cid)
+    assert (sent.type, sent.template_name, sent.status) == ("TEMPLATE", "fora_do_horario", "QUEUED")
+    assert sent.payload is not None and sent.payload["language"] == "pt_BR"
+    assert sent.payload["variables"] == []
+
+
+async def test_an_away_template_the_channel_cannot_send_sends_nothing_and_keeps_the_message(
+    client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    """A template with a placeholder (no value to fill it) and the same template named on
+    an inbox whose channel has no templates (a plain WhatsApp number): nothing sent, the
+    client's message stored."""
+    inbox_id, cid = await _official_conversation(session, office_a, body="Olá {{1}}")
+    r = await _put_away(client, office_a, inbox_id, {"templateName": "fora_do_horario"})
+    assert r.status_code == 200, r.text
+    await _inbound(client, office_a, cid)
+    assert await _outbound(session, cid) == []
+    plain_inbox, plain_cid = await _conversation(session, office_a)
+    r = await _put_away(client, office_a, plain_inbox, {"templateName": "fora_do_horario"})
+    assert r.status_code == 200, r.text
+    await _inbound(client, office_a, plain_cid)
+    assert await _outbound(session, plain_cid) == []
+    for conversation_id in (cid, plain_cid):
+        stmt = select(Message).where(Message.conversation_id == conversation_id)
+        assert [m.direction for m in (await session.scalars(stmt)).all()] == ["INBOUND"]

@@ -217,7 +217,7 @@ _ENTRY_SCRIPT = textwrap.dedent(
 
 ALL_REQUIRED = (
     "contact.deleting,contact.erasing,contact.merging,conversation.tags_changed,"
-    "inbox.deleting,inbox.routing_changed,integration.deleting"
+    "inbox.away_message_checking,inbox.deleting,inbox.routing_changed,integration.deleting"
 )
 
 

@@ -35,6 +35,7 @@ from officehub.dashboard import subscribers as dashboard_subscribers
 from officehub.flows import interest as flows_interest
 from officehub.kit.auth import use_key_resolver, use_session_resolver
 from officehub.kit.repository import person_ids
+from officehub.messages import subscribers as messages_subscribers
 from officehub.offices import service as offices
 from officehub.users.hooks import user_deactivated
 from officehub.webchat import subscribers as webchat_subscribers
@@ -56,6 +57,7 @@ def install() -> None:
     cases_subscribers.install()
     case_notices_subscribers.install()
     channels_subscribers.install()
+    messages_subscribers.install()
     webchat_subscribers.install()
     # After those that name what an erasure takes (conversations, crm, cases).
     automation_subscribers.install()

@@ -46,3 +46,22 @@ class InboxRoutingChanged:
 
 
 inbox_routing_changed: Hook[InboxRoutingChanged] = Hook("inbox.routing_changed", required=True)
+
+
+@dataclass(frozen=True)
+class AwayMessageChecking:
+    """An inbox's away message names a fast message or a template (records of upper
+    domains): a subscriber refuses with a 400 naming the field when it is not one the
+    office can send. The inbox is locked."""
+
+    session: AsyncSession
+    office_id: str
+    inbox_id: str
+    fast_message_id: str | None
+    template_name: str | None
+    language: str | None
+
+
+away_message_checking: Hook[AwayMessageChecking] = Hook(
+    "inbox.away_message_checking", required=True
+)

@@ -5,7 +5,7 @@ from datetime import date
 from typing import Annotated, Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import AfterValidator, Field, StringConstraints, field_validator
+from pydantic import AfterValidator, Field, StringConstraints, field_validator, model_validator
 from typing_extensions import TypeAliasType
 
 from officehub.kit.id_params import Id, ServerId
@@ -258,7 +258,35 @@ class OpenRange(StrictBodyModel):
 
 
 class AwayMessage(StrictBodyModel):
-    text: str = Field(min_length=1, max_length=4096)
+    """Exactly one of ``text``, ``fastMessageId`` (a TEXT fast message of the office) or
+    ``templateName`` (an APPROVED WhatsApp template with no placeholder and no media header;
+    ``language`` picks one when it is approved in several)."""
+
+    text: str | None = Field(None, min_length=1, max_length=4096)
+    fast_message_id: Id | None = None
+    template_name: str | None = Field(None, min_length=1, max_length=512)
+    language: str | None = Field(
+        None, min_length=2, max_length=15, description="With templateName only"
+    )
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> AwayMessage:
+        given = [v for v in (self.text, self.fast_message_id, self.template_name) if v is not None]
+        if len(given) != 1:
+            raise ValueError("exactly one of text, fastMessageId or templateName")
+        if self.language is not None and self.template_name is None:
+            raise ValueError("language goes with templateName only")
+        return self
+
+
+class AwayMessageOut(ApiModel):
+    """The away message as set: one of ``text``, ``fastMessageId``, ``templateName`` (with
+    its ``language``); the others null."""
+
+    text: str | None = None
+    fast_message_id: ServerId | None = None
+    template_name: str | None = None
+    language: str | None = None
 
 
 def _zone(value: str) -> str:
@@ -295,5 +323,5 @@ class BusinessHoursOut(ApiModel):
     week: list[OpenRange]
     closed_dates: list[date]
     open_dates: list[date]
-    away_message: AwayMessage | None
+    away_message: AwayMessageOut | None
     updated_at: Timestamp

@@ -8,9 +8,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from officehub.inboxes import repository
 from officehub.inboxes.business_hours import Hours, minutes
 from officehub.inboxes.hooks import (
+    AwayMessageChecking,
     InboxDeleting,
     InboxRoutingChanged,
     IntegrationDeleting,
+    away_message_checking,
     inbox_deleting,
     inbox_routing_changed,
     integration_deleting,
@@ -331,9 +333,19 @@ async def put_business_hours(
     record.week = [r.model_dump(mode="json") for r in body.week]
     record.closed_dates = [d.isoformat() for d in body.closed_dates]
     record.open_dates = [d.isoformat() for d in body.open_dates]
-    record.away_message = (
-        body.away_message.model_dump(mode="json") if body.away_message is not None else None
-    )
+    away = body.away_message
+    if away is not None and away.text is None:
+        await away_message_checking.fire(
+            AwayMessageChecking(
+                session,
+                office_id,
+                inbox_id,
+                away.fast_message_id,
+                away.template_name,
+                away.language,
+            )
+        )
+    record.away_message = away.model_dump(mode="json", exclude_none=True) if away else None
     record.updated_at = utcnow()
     await session.flush()
     return record

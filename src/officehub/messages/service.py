@@ -7,6 +7,7 @@ conversation's integration.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -21,8 +22,10 @@ from officehub.conversations import service as conversations
 from officehub.conversations.models import Conversation, Message
 from officehub.events.catalogue import Event
 from officehub.events.service import PendingEvent, emit, emit_many
+from officehub.fast_messages import service as fast_messages
 from officehub.inboxes import service as inboxes
 from officehub.inboxes.business_hours import closed_period_start
+from officehub.inboxes.hooks import AwayMessageChecking
 from officehub.kit.actor import acting, current_actor
 from officehub.kit.errors import Conflict, NotFound, ValidationFailed
 from officehub.kit.ids import new_id
@@ -41,6 +44,8 @@ from officehub.messages.schemas import (
 )
 from officehub.offices import settings as office_settings
 from officehub.templates import service as templates
+
+logger = logging.getLogger("officehub.messages")
 
 
 async def receive(
@@ -623,7 +628,7 @@ async def _answer_away(session: AsyncSession, conversation: Conversation, messag
     if found is None:
         return
     hours, away = found
-    if not away or not away.get("text"):
+    if not away:
         return
     at = as_utc(message.created_at)
     start = closed_period_start(hours, at)
@@ -631,16 +636,83 @@ async def _answer_away(session: AsyncSession, conversation: Conversation, messag
         return
     if not await conversations.claim_away_message(session, conversation, start, at):
         return
+    if away.get("template_name"):
+        await _away_template(session, conversation, away)
+        return
+    text = await _away_text(session, conversation, away)
+    if text is None:
+        return
     reply = await _store(
         session,
         conversation,
         direction="OUTBOUND",
         type="TEXT",
-        text=str(away["text"]),
+        text=text,
         media_url=None,
         status="QUEUED",
     )
     await _emit(session, conversation, events.SENT, reply)
+
+
+async def _away_text(
+    session: AsyncSession, conversation: Conversation, away: dict[str, Any]
+) -> str | None:
+    """The away message's text: its own, or its TEXT fast message's as it stands now (None
+    when that fast message was deleted or is no longer text: nothing is sent)."""
+    if away.get("text"):
+        return str(away["text"])
+    try:
+        fast = await fast_messages.get_fast_message(
+            session, conversation.office_id, str(away.get("fast_message_id"))
+        )
+    except NotFound:
+        fast = None
+    if fast is None or fast.kind != "TEXT" or not fast.text:
+        logger.warning(
+            "inbox %s: the away message's fast message is gone or not text; none sent",
+            conversation.inbox_id,
+        )
+        return None
+    return fast.text
+
+
+async def _away_template(
+    session: AsyncSession, conversation: Conversation, away: dict[str, Any]
+) -> None:
+    """The away message as an approved template of the conversation's channel, with no
+    variables. A channel with no such template (web chat, another number, a template since
+    paused or given placeholders, a marketing template to a client who opted out) gets
+    none: the inbound message is stored all the same."""
+    body = OutboundIn(template_name=str(away["template_name"]), language=away.get("language"))
+    try:
+        await _send_template(session, conversation, body.template_name or "", body, None)
+    except (Conflict, ValidationFailed) as exc:
+        logger.warning(
+            "inbox %s: the away message's template was not sent (%s)",
+            conversation.inbox_id,
+            exc.code,
+        )
+
+
+async def check_away_message(payload: AwayMessageChecking) -> None:
+    """An inbox's away message may name only a TEXT fast message of the office, or a
+    template approved on one of the office's WhatsApp numbers (400 naming the field)."""
+    session, office_id = payload.session, payload.office_id
+    if payload.fast_message_id is not None:
+        field = "body.awayMessage.fastMessageId"
+        try:
+            fast = await fast_messages.get_fast_message(session, office_id, payload.fast_message_id)
+        except NotFound as exc:
+            raise ValidationFailed.field(field, "not a fast message of this office") from exc
+        if fast.kind != "TEXT":
+            raise ValidationFailed.field(field, f"a {fast.kind} fast message; only TEXT is sent")
+    if payload.template_name is not None and not await templates.has_approved_template(
+        session, office_id, None, payload.template_name
+    ):
+        raise ValidationFailed.field(
+            "body.awayMessage.templateName",
+            f"{payload.template_name!r} is not an APPROVED template of the office",
+        )
 
 
 async def external_id_known(session: AsyncSession, office_id: str, external_id: str) -> bool:
