@@ -262,7 +262,8 @@ async def test_reply_in_a_conversation_on_a_phone_sized_screen(
         )
         assert inbound.status_code == 201
         await page.get_by_role("button", name="Refresh").click()
-        await expect(page.get_by_text("Olá, preciso de ajuda")).to_be_visible(timeout=TIMEOUT)
+        shown = page.locator("#message-list").get_by_text("Olá, preciso de ajuda")
+        await expect(shown).to_be_visible(timeout=TIMEOUT)
         await page.get_by_role("button", name="Send reply").click()
         sent = page.locator(".message.outbound", has_text="Bom dia, Carla")
         await expect(sent).to_be_visible(timeout=TIMEOUT)

@@ -80,10 +80,11 @@ async function route() {
 }
 
 /** A person signed in (or came back to a signed-in tab): the views learn who, and a
- * session opens the live stream. */
+ * session or a key opens the live stream. */
 function began() {
   for (const view of Object.values(VIEWS)) view.signedIn?.(me);
-  if (me?.user && !getKey()) live.start();
+  if (getKey()) live.start(getKey());
+  else if (me?.user) live.start();
   else live.stop();
 }
 

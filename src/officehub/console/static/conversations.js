@@ -39,13 +39,13 @@ export function reset() {
   clear(pane(), h("p", { class: "empty" }, t("conversations.choose")));
 }
 
-/** Who is signed in (null for an API key): "Mine" and the alerts are theirs. A session
- * also gets the live stream. */
+/** Who is signed in (null for an API key): "Mine" and the alerts are theirs. The live
+ * stream updates the list either way (a key's console reads it with fetch: live.js). */
 export function signedIn(me) {
   state.me = me?.user ? me : null;
   document.getElementById("tab-mine").hidden = !state.me;
   state.unsubscribe?.();
-  state.unsubscribe = state.me ? live.subscribe(onLiveEvent) : null;
+  state.unsubscribe = live.subscribe(onLiveEvent);
 }
 
 function bind() {
