@@ -38,6 +38,7 @@ from tests.browser import launched_browser, new_page  # noqa: E402
 from tests.receiver import Reply, running_receiver  # noqa: E402
 from tests.server import running_server  # noqa: E402
 
+PASSWORD = "Ipê-amarelo no quintal 42"  # noqa: S105 (a demo account on a throwaway server)
 CLIENTS = [
     ("Maria Souza", "+5511987650001"),
     ("João Pereira", "+5511987650002"),
@@ -189,6 +190,14 @@ async def seed(app: FastAPI, office: Office, receiver_url: str, failing_url: str
         },
     )
     await office.call("PATCH", f"/conversation/{first}", json={"assignedUserId": users[0]["id"]})
+    # Ana Lima signs in with her own account (an administrator): invited, her password set.
+    await office.call("PATCH", f"/user/{users[0]['id']}", json={"role": "ADMIN"})
+    invite = await office.call("POST", f"/user/{users[0]['id']}/invite")
+    accepted = await office.client.post(
+        "/auth/invite/accept", json={"token": invite["token"], "password": PASSWORD}
+    )
+    if accepted.status_code != 200:
+        raise RuntimeError(f"accepting the invitation: {accepted.status_code} {accepted.text}")
 
 
 async def enter_with_key(page: Page, base: str, key: str) -> None:
@@ -223,6 +232,32 @@ async def shoot(page: Page, base: str, key: str, out: Path) -> None:
     await page.screenshot(path=out / "console-webhooks.png", full_page=True)
 
 
+async def shoot_signed_in(page: Page, base: str, office: Office, out: Path) -> None:
+    """The sign-in page, then Ana Lima's live inbox: a client writes while it is open."""
+    await page.goto(f"{base}/console")
+    await page.get_by_label("E-mail").wait_for()
+    await page.screenshot(path=out / "console-login.png")
+    await page.get_by_label("E-mail").fill("ana@example.com")
+    await page.get_by_label("Senha").fill(PASSWORD)
+    await page.get_by_role("button", name="Entrar com e-mail").click()
+    await page.locator("#who").wait_for()
+    await page.get_by_role("link", name="Conversas").click()
+    await page.locator('#live[data-state="on"]').wait_for()
+    listed = await office.call("GET", "/conversation", params={"limit": 20})
+    writer = listed["data"][-1]  # a client further down the list writes; it rises to the top
+    await office.call(
+        "POST",
+        f"/conversation/{writer['id']}/messages/inbound",
+        json={"text": "Boa tarde! A audiência foi remarcada?"},
+    )
+    await page.locator(".conversation-item", has_text="A audiência foi remarcada?").wait_for()
+    await page.wait_for_function(
+        "[...document.querySelectorAll('.conversation-item .name')]"
+        ".every(n => n.textContent !== '…')"
+    )
+    await page.screenshot(path=out / "console-live.png", full_page=True)
+
+
 async def main(out: Path) -> None:
     with tempfile.TemporaryDirectory() as folder:
         url = f"sqlite+aiosqlite:///{folder}/officehub.db"
@@ -253,6 +288,8 @@ async def main(out: Path) -> None:
                 async with launched_browser() as browser:
                     async with new_page(browser, 1280, 860) as page:
                         await shoot(page, base, key, out)
+                    async with new_page(browser, 1280, 860) as page:
+                        await shoot_signed_in(page, base, Office(client, key), out)
                     async with new_page(browser, 390, 844) as phone:
                         await enter_with_key(phone, base, key)
                         await phone.locator(".card .tag").first.wait_for()
