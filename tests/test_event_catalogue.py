@@ -23,6 +23,11 @@ from officehub.templates.service import PlatformUpdate
 from tests import factories as f
 from tests.datajud_standin import movement, running_datajud
 from tests.helpers import OfficeFixture, outbox
+from tests.webhook_helpers import Clock
+
+
+async def no_wait(_seconds: float) -> None:
+    return None
 
 
 async def emit_every_event(
@@ -89,6 +94,15 @@ async def emit_every_event(
         await watcher.run(
             WorkerContext(conf, app.state.engine, app.state.sessionmaker), only_case=case["id"]
         )
+        # a day of failed checks: case.source.stale; the next answer: case.source.recovered
+        datajud.down.add("tjsp")
+        silent, clock = Watcher(sleep=no_wait), Clock()
+        ctx = WorkerContext(conf, app.state.engine, app.state.sessionmaker, clock=clock)
+        for _ in range(2):
+            clock.advance(hours=24)
+            await silent.run(ctx, only_case=case["id"])
+        datajud.down.discard("tjsp")
+        await silent.run(ctx, only_case=case["id"])
     # the petition made a case notice (case.notice.created); approved, it is sent at once
     quiet_off = {"quietHours": {"enabled": False}}
     assert (await client.put("/case-notice-settings", json=quiet_off, headers=h)).is_success

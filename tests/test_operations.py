@@ -83,7 +83,14 @@ async def test_docs_are_served(client: httpx.AsyncClient) -> None:
 
 CONTRACT_EVENTS = {"chat.message.status"}  # the contract's event table adds it
 # case watch (issue 16), case notices (issue 31)
-CASE_EVENTS = {"case.movement.created", "case.updated", "case.notice.created", "case.notice.sent"}
+CASE_EVENTS = {
+    "case.movement.created",
+    "case.updated",
+    "case.notice.created",
+    "case.notice.sent",
+    "case.source.stale",
+    "case.source.recovered",
+}
 # The WhatsApp channel (issue 24): a reaction, edit or deletion changes a stored message; the
 # platform changes a template (docs/decisions.md).
 CHANNEL_EVENTS = {"chat.message.updated", "template.updated"}
@@ -97,7 +104,7 @@ async def test_event_catalogue_lists_the_spec_and_contract_events(
     body = r.json()
     names = {e["name"] for e in body["data"]}
     assert names == SPEC_EVENTS | CONTRACT_EVENTS | CASE_EVENTS | CHANNEL_EVENTS == EVENT_NAMES
-    assert body["totalResults"] == 21 and body["totalPages"] == 1
+    assert body["totalResults"] == 23 and body["totalPages"] == 1
     for entry in body["data"]:
         assert entry["group"] in {"CRM", "Chat", "Contact", "Case", "Template", "Test"}
         assert entry["description"] and isinstance(entry["examplePayload"], dict)

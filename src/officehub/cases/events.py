@@ -7,6 +7,7 @@ from pydantic import Field
 from officehub.cases.schemas import CaseMovementOut, CaseOut
 from officehub.events.catalogue import declare
 from officehub.kit.id_params import ServerId
+from officehub.kit.timeutil import Timestamp
 
 
 class CaseMovementPayload(CaseMovementOut):
@@ -22,5 +23,20 @@ class CaseUpdatedPayload(CaseOut):
     )
 
 
+class CaseSourceStalePayload(CaseOut):
+    failing_since: Timestamp = Field(
+        description="The first failed check since DataJud last answered usefully"
+    )
+    error: str | None = Field(description="Why the last check failed (no personal data)")
+
+
+class CaseSourceRecoveredPayload(CaseOut):
+    stale_from: Timestamp = Field(
+        description="When the case had gone stale (its sourceStaleSince until this answer)"
+    )
+
+
 MOVEMENT_CREATED = declare("case.movement.created", CaseMovementPayload)
 UPDATED = declare("case.updated", CaseUpdatedPayload)
+SOURCE_STALE = declare("case.source.stale", CaseSourceStalePayload)
+SOURCE_RECOVERED = declare("case.source.recovered", CaseSourceRecoveredPayload)

@@ -16,7 +16,10 @@ class Case(IdMixin, TimestampMixin, Base):
     cases across offices through the partial index (hence ``_due``) and moves
     ``next_check_at`` past its lease (renewed while it checks) under ``claim_token``.
     ``history_at``: when the case's past movements were first stored (those are not
-    announced; later ones are).
+    announced; later ones are). ``source_failing_since``: the first failed check since
+    DataJud last gave a usable answer; ``source_stale_since``: when that silence lasted
+    ``datajud_stale_after_seconds`` and ``case.source.stale`` was emitted (both null once it
+    answers again).
     """
 
     __tablename__ = "cases"
@@ -48,6 +51,8 @@ class Case(IdMixin, TimestampMixin, Base):
     history_at: Mapped[datetime | None]
     check_status: Mapped[str | None] = mapped_column(String(16))
     check_error: Mapped[str | None] = mapped_column(String(300))
+    source_failing_since: Mapped[datetime | None]
+    source_stale_since: Mapped[datetime | None]
     claim_token: Mapped[str | None] = mapped_column(String(64))
     """The watcher's claim while it checks the case (``kit.queue``)."""
 

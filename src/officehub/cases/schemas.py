@@ -51,6 +51,10 @@ class CaseOut(ApiModel):
     check_status: CaseCheckStatus | None = Field(
         description="The last check: found on DataJud, not (yet) there, or failed"
     )
+    source_stale_since: Timestamp | None = Field(
+        description="When DataJud's silence on this case (every check failing for a day) made "
+        "case.source.stale; null while it answers"
+    )
     created_at: Timestamp
     updated_at: Timestamp
 

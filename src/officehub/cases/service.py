@@ -67,6 +67,7 @@ def case_out(case: Case) -> CaseOut:
         last_checked_at=case.last_checked_at,
         last_movement_at=case.last_movement_at,
         check_status=case.check_status,
+        source_stale_since=case.source_stale_since,
         created_at=case.created_at,
         updated_at=case.updated_at,
     )
@@ -202,6 +203,8 @@ async def update_case(
     if "watch" in sent and body.watch is not None and body.watch != case.watch:
         case.watch = body.watch
         case.next_check_at = first_check_at(utcnow()) if body.watch else None
+        # an unwatched case is not asked: no silence to report (a re-watch starts afresh)
+        case.source_failing_since = case.source_stale_since = None
     await session.flush()
     after = (case.conversation_id, case.legal_area_id, case.watch)
     changes = [
@@ -269,6 +272,47 @@ async def emit_movement(
 async def emit_updated(session: AsyncSession, case: Case, changes: list[str]) -> None:
     data = events.CaseUpdatedPayload(**dict(case_out(case)), changes=changes)
     await emit(session, case.office_id, events.UPDATED, data)
+
+
+async def _recorded_with(session: AsyncSession, case: Case) -> tuple[str | None, str | None]:
+    """The conversation (the case's, else the contact's latest) and integration a case's
+    source event is recorded with, as ``case.movement.created`` is: automation rules treat
+    it alike."""
+    conversation_id = await recipient_conversation(session, case)
+    if conversation_id is None:
+        return None, None
+    conversation = await conversations.get_conversation(session, case.office_id, conversation_id)
+    return conversation_id, conversation.integration_id
+
+
+async def emit_stale(
+    session: AsyncSession, case: Case, failing_since: datetime, error: str | None
+) -> None:
+    data = events.CaseSourceStalePayload(
+        **dict(case_out(case)), failing_since=failing_since, error=error
+    )
+    conversation_id, integration_id = await _recorded_with(session, case)
+    await emit(
+        session,
+        case.office_id,
+        events.SOURCE_STALE,
+        data,
+        conversation_id=conversation_id,
+        integration_id=integration_id,
+    )
+
+
+async def emit_recovered(session: AsyncSession, case: Case, stale_from: datetime) -> None:
+    data = events.CaseSourceRecoveredPayload(**dict(case_out(case)), stale_from=stale_from)
+    conversation_id, integration_id = await _recorded_with(session, case)
+    await emit(
+        session,
+        case.office_id,
+        events.SOURCE_RECOVERED,
+        data,
+        conversation_id=conversation_id,
+        integration_id=integration_id,
+    )
 
 
 async def latest_by_case(

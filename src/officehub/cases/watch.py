@@ -14,7 +14,9 @@ so cases (and offices) spread out.
 
 The first answer that has the case stores its history without announcing it; every
 movement stored after that emits ``case.movement.created``, and a check that stores
-movements or changes the status emits ``case.updated``.
+movements or changes the status emits ``case.updated``. A case whose checks have all failed
+for ``datajud_stale_after_seconds`` (since the first failure) emits ``case.source.stale``
+once; its next usable answer emits ``case.source.recovered``.
 """
 
 from __future__ import annotations
@@ -251,11 +253,19 @@ class Watcher:
             report.checked += 1
             previous = case.check_status
             changes: list[str] = []
+            went_stale: datetime | None = None  # failing since, when this check made it stale
+            stale_since = case.source_stale_since
             if answer.error is not None:
                 report.failed += 1
                 case.check_status, case.check_error = "ERROR", answer.error[:300]
                 case.next_check_at = now + _jittered(min(interval, ERROR_RETRY))
+                failing_since = case.source_failing_since or now
+                case.source_failing_since = failing_since
+                stale_after = timedelta(seconds=ctx.settings.datajud_stale_after_seconds)
+                if stale_since is None and now - failing_since >= stale_after:
+                    case.source_stale_since, went_stale = now, failing_since
             else:
+                case.source_failing_since = case.source_stale_since = None
                 case.last_checked_at = now
                 case.check_error = None
                 case.next_check_at = now + _jittered(interval)
@@ -275,7 +285,13 @@ class Watcher:
                             await _announce(session, case, added, now)
             if case.check_status != previous:
                 changes.append("checkStatus")
+            if case.source_stale_since != stale_since:
+                changes.append("sourceStaleSince")
             await session.flush()
+            if went_stale is not None:
+                await service.emit_stale(session, case, went_stale, case.check_error)
+            elif stale_since is not None and case.source_stale_since is None:
+                await service.emit_recovered(session, case, stale_since)
             if changes:
                 await service.emit_updated(session, case, changes)
 

@@ -99,6 +99,7 @@ _CASE: dict[str, Any] = {
     "lastCheckedAt": _AT,
     "lastMovementAt": "2026-01-01T09:30:00.000Z",
     "checkStatus": "OK",
+    "sourceStaleSince": None,
     "createdAt": _AT,
     "updatedAt": _AT,
 }
@@ -286,6 +287,26 @@ EVENT_TYPES: tuple[EventType, ...] = (
         "A case changed: its conversation, legal area or watch (PATCH), or a DataJud check "
         "stored movements or changed its status (changes names what)",
         {**_CASE, "changes": ["movements"]},
+    ),
+    EventType(
+        "case.source.stale",
+        "Case",
+        "DataJud has given no usable answer for a watched case (errors, timeouts, 5xx) for "
+        "a day since its first failed check (OFFICEHUB_DATAJUD_STALE_AFTER_SECONDS); once, "
+        "until it answers again",
+        {
+            **_CASE,
+            "checkStatus": "ERROR",
+            "sourceStaleSince": "2026-01-02T12:00:00.000Z",
+            "failingSince": _AT,
+            "error": "HTTP 503",
+        },
+    ),
+    EventType(
+        "case.source.recovered",
+        "Case",
+        "DataJud answered again for a case that had gone stale (staleFrom: when it had)",
+        {**_CASE, "staleFrom": "2026-01-02T12:00:00.000Z"},
     ),
     EventType(
         "template.updated",

@@ -271,6 +271,12 @@ class Settings(BaseSettings):
     datajud_batch_size: int = Field(
         200, ge=1, description="Watched cases the watcher claims per run"
     )
+    datajud_stale_after_seconds: float = Field(
+        24 * 3600,
+        gt=0,
+        description="A watched case whose checks have all failed this long (since the first "
+        "failure) makes case.source.stale",
+    )
 
     session_idle_seconds: int = Field(
         2 * 3600,
