@@ -73,6 +73,7 @@ async def test_create_read_list_update_delete_rule(
         "priority",
         "createdAt",
         "updatedAt",
+        "warnings",
     }
     assert rule["officeId"] == office_a.id and rule["integrationId"] is None
     assert rule["enabled"] is True and rule["priority"] == 3

@@ -121,6 +121,11 @@ class RulePatch(BodyModel):
     _check_priority = field_validator("priority")(_finite)
 
 
+class RuleWarning(ApiModel):
+    code: str = Field(description="CASE_NOTICES_TELL_TOO")
+    message: str
+
+
 class RuleOut(ApiModel):
     id: ServerId
     office_id: ServerId
@@ -134,6 +139,12 @@ class RuleOut(ApiModel):
     priority: float
     created_at: Timestamp
     updated_at: Timestamp
+    warnings: list[RuleWarning] = Field(
+        default_factory=list,
+        description="What the office should know about the rule as saved (it still runs): "
+        "CASE_NOTICES_TELL_TOO, an enabled rule sending the client a message on "
+        "case.movement.created while case notices tell the client of movements too",
+    )
 
 
 class ActionOutcome(ApiModel):

@@ -18,6 +18,7 @@ from officehub.automation.schemas import (
     RuleCreate,
     RuleOut,
     RulePatch,
+    RuleWarning,
     RunOut,
 )
 from officehub.automation.templates import is_approved_template
@@ -51,8 +52,32 @@ async def get_rule(
     return rule
 
 
+CASE_NOTICES_TELL_TOO = "CASE_NOTICES_TELL_TOO"
+_SENDS = frozenset({"SEND_FAST_MESSAGE", "SCHEDULE_MESSAGE"})
+
+
+def warnings_of(rule: AutomationRule) -> list[RuleWarning]:
+    """An enabled rule that messages the client on ``case.movement.created`` tells what
+    case notices tell too (docs/decisions.md, "Double notices"): said, not prevented."""
+    actions = [*rule.actions, *(rule.else_actions or [])]
+    if (
+        rule.enabled
+        and rule.trigger_event == "case.movement.created"
+        and any(a.get("action") in _SENDS for a in actions)
+    ):
+        return [
+            RuleWarning(
+                code=CASE_NOTICES_TELL_TOO,
+                message="Case notices also tell the client of new movements (GET "
+                "/case-notice-settings): with both, the client hears twice. Set the notice "
+                "categories to NEVER, or drop this rule's send, to tell once",
+            )
+        ]
+    return []
+
+
 def rule_out(rule: AutomationRule) -> RuleOut:
-    return RuleOut.model_validate(rule)
+    return RuleOut.model_validate(rule).model_copy(update={"warnings": warnings_of(rule)})
 
 
 def stored_conditions(conditions: Conditions | None) -> dict[str, Any]:
