@@ -31,6 +31,9 @@ class CaseNoticeOut(ApiModel):
         description="Where it is sent: the case's conversation, else the contact's latest"
     )
     case_number: str
+    movement_description: str = Field(
+        description="The movement's name on DataJud (with its tabled complements)"
+    )
     category: MovementCategory
     explanation: str = Field(description="The movement explained (what the text began as)")
     text: str = Field(description="What the client is sent (the lawyer may edit it)")

@@ -172,11 +172,19 @@ def compose(first: str | None, number: str, date: str, explanation: str) -> str:
     return text[:1024]
 
 
-async def notice_out(session: AsyncSession, notice: CaseNotice) -> CaseNoticeOut:
+async def notice_out(
+    session: AsyncSession, notice: CaseNotice, description: str | None = None
+) -> CaseNoticeOut:
+    """``description``: the movement's name when the caller has it (a list reads them at
+    once), else read here."""
     status = None
     if notice.message_id is not None:
         status = await messages.delivery_status(session, notice.office_id, notice.message_id)
+    if description is None:
+        found = await cases.movements_by_ids(session, notice.office_id, (notice.movement_id,))
+        description = found[0].description if found else ""
     return CaseNoticeOut(
+        movement_description=description,
         id=notice.id,
         case_id=notice.case_id,
         movement_id=notice.movement_id,
@@ -291,7 +299,9 @@ async def list_notices(
     rows, total = await repository.list_notices(
         session, office_id, params, status=status, case_id=case_id, visible=visible
     )
-    return [await notice_out(session, n) for n in rows], total
+    moves = await cases.movements_by_ids(session, office_id, tuple(n.movement_id for n in rows))
+    names = {m.id: m.description for m in moves}
+    return [await notice_out(session, n, names.get(n.movement_id)) for n in rows], total
 
 
 def _closed(notice: CaseNotice, action: str) -> Conflict:

@@ -124,6 +124,7 @@ _CASE_NOTICE: dict[str, Any] = {
     "personId": _PERSON["id"],
     "conversationId": _CONVERSATION["id"],
     "caseNumber": _CASE["number"],
+    "movementDescription": "Julgamento - Com Resolução do Mérito - Procedência",
     "category": "decision",
     "explanation": "O juiz deu razão ao pedido: a ação foi julgada procedente. Ainda pode "
     "haver recurso da outra parte.",

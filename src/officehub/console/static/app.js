@@ -10,8 +10,9 @@ import * as board from "./board.js";
 import * as conversations from "./conversations.js";
 import * as clientsMap from "./map.js";
 import * as webhooks from "./webhooks.js";
+import * as notices from "./notices.js";
 
-const VIEWS = { board, conversations, map: clientsMap, webhooks };
+const VIEWS = { board, conversations, map: clientsMap, webhooks, notices };
 const DEFAULT_VIEW = "board";
 let current = null;
 let me = null;

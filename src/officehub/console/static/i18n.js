@@ -44,6 +44,11 @@ export function t(key, values = {}) {
     (values[name] === undefined ? whole : String(values[name])));
 }
 
+/** Whether the catalogue has `key`. */
+export function has(key) {
+  return catalogue[key] !== undefined;
+}
+
 /** Fills the page's texts: `data-i18n="key"` sets the text, `data-i18n-attr="attr:key;…"`
  * sets attributes (aria-label, title…). */
 export function translatePage(root = document) {

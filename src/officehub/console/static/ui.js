@@ -1,6 +1,6 @@
 // Small DOM helpers. Text from the API is only ever set as text (never parsed as HTML).
 
-import { formatDateTime, t } from "./i18n.js";
+import { formatDateTime, has, t } from "./i18n.js";
 
 export function h(tag, attrs = {}, ...children) {
   const element = document.createElement(tag);
@@ -59,9 +59,12 @@ export function showError(error, context = "") {
   const httpStatus = error?.status ? `${error.status} ` : "";
   const lead = context ? `${context}: ` : "";
   const explain = code === "OUTSIDE_SERVICE_WINDOW" ? t("error.outsideWindow") : "";
+  // A refusal the catalogue knows by its code is said in the console's language; the
+  // API's own words stay below, in the details.
+  const message = has(`apiError.${code}`) ? t(`apiError.${code}`) : (error?.message ?? String(error));
   clear(
     box,
-    h("p", {}, h("strong", {}, `${lead}${httpStatus}${code}`), ` ${error?.message ?? String(error)}`),
+    h("p", {}, h("strong", {}, `${lead}${httpStatus}${code}`), ` ${message}`),
     error?.details ? h("p", { class: "details" }, error.details) : null,
     explain ? h("p", {}, explain) : null,
     h("button", { type: "button", class: "link", onclick: clearError }, t("common.dismiss")),
