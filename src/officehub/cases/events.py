@@ -19,7 +19,8 @@ class CaseMovementPayload(CaseMovementOut):
 
 class CaseUpdatedPayload(CaseOut):
     changes: list[str] = Field(
-        description="What changed: conversationId, legalAreaId, watch, movements, checkStatus"
+        description="What changed: conversationId, legalAreaId, watch, movements, checkStatus, "
+        "sourceStaleSince"
     )
 
 
