@@ -4,6 +4,7 @@ makes ``case.source.stale`` once, shows ``sourceStaleSince``, and its next answe
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 from typing import Any
 
@@ -238,3 +239,29 @@ async def test_a_stale_source_triggers_an_automation_rule_on_the_cases_conversat
     assert [run["branch"] for run in await runs(client, office_a, rule["id"])] == ["then"]
     r = await client.get(f"/conversation/{w.conversation.id}", headers=h)
     assert w.tag.id in {t["id"] for t in r.json()["tags"]}
+
+
+async def test_two_watchers_checking_a_silent_case_at_once_make_one_stale_event(
+    app: FastAPI,
+    settings: Settings,
+    client: httpx.AsyncClient,
+    session: AsyncSession,
+    office_a: OfficeFixture,
+) -> None:
+    """Two workers (or a worker and ``cases sync --case``) asking at the same moment: the
+    case's claim and its row, locked by the first write before it is read, let one record
+    the stale moment; the silence is reported once."""
+    contact = await f.make_contact(session, office_a.id)
+    await session.commit()
+    clock = Clock()
+    async with running_datajud() as datajud:
+        conf = datajud.settings(settings)
+        case = await watched(client, office_a, contact.id, datajud)
+        datajud.down.add("tjsp")
+        await check(app, conf, Watcher(sleep=no_sleep), clock, case["id"])
+        clock.advance(hours=25)
+        datajud.delay = 0.05  # both claims are taken before either answer is recorded
+        await asyncio.gather(
+            *(check(app, conf, Watcher(sleep=no_sleep), clock, case["id"]) for _ in range(2))
+        )
+    assert len(await outbox(app, office_a.id, "case.source.stale")) == 1
