@@ -85,6 +85,8 @@ templates_app = typer.Typer(help="Official-channel message templates.")
 app.add_typer(templates_app, name="templates")
 cases_app = typer.Typer(help="Court cases watched on DataJud.")
 app.add_typer(cases_app, name="cases")
+publications_app = typer.Typer(help="Court publications of the office's lawyers (DJEN).")
+app.add_typer(publications_app, name="publications")
 user_app = typer.Typer(help="Users who sign in.", no_args_is_help=True)
 app.add_typer(user_app, name="user")
 people_app = typer.Typer(help="Contacts (people).", no_args_is_help=True)
@@ -877,6 +879,48 @@ def cases_sync(
     report = asyncio.run(run())
     _print(report.as_dict(), as_json)
     if report.failed or (case is not None and report.checked == 0):
+        raise typer.Exit(1)
+
+
+@publications_app.command("sync")
+def publications_sync(
+    office: Annotated[
+        str | None, typer.Option("--office", help="Every lawyer of this office id, due or not.")
+    ] = None,
+    lawyer: Annotated[
+        str | None, typer.Option("--lawyer", help="Only this lawyer id, due or not.")
+    ] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Ask DJEN now for the publications of the lawyers due (or of --office / --lawyer) and
+    store the new ones; exit 1 when a lawyer's sync failed."""
+    from officehub.hook_subscriptions import install as install_hooks
+    from officehub.kit.worker import WorkerContext
+    from officehub.publications.sync import Report, Syncer
+
+    settings = _settings()
+    _require_database(settings)
+    migrate(settings.database_url)
+    install_hooks()  # a publication's event goes to the outbox's consumers
+
+    async def run() -> Report:
+        engine = create_engine(settings.database_url)
+        try:
+            ctx = WorkerContext(settings, engine, create_sessionmaker(engine))
+            syncer, total = Syncer(), Report()
+            by_hand = office is not None or lawyer is not None
+            for _batch in range(_SYNC_BATCHES):
+                report = await syncer.run(ctx, only_office=office, only_lawyer=lawyer)
+                total.add(report)
+                if by_hand or report.lawyers == 0:
+                    break
+            return total
+        finally:
+            await engine.dispose()
+
+    report = asyncio.run(run())
+    _print(report.as_dict(), as_json)
+    if report.failed:
         raise typer.Exit(1)
 
 

@@ -18,6 +18,7 @@ from officehub.events.consumers import consumer_job
 from officehub.events.retention import OUTBOX_PURGE_JOB
 from officehub.hook_subscriptions import install as install_hooks
 from officehub.kit.worker import PeriodicJob, QueueJob
+from officehub.publications.sync import SYNC_JOB as PUBLICATIONS_SYNC_JOB
 from officehub.webhooks.actions import ACTION_PURGE_JOB, deliver_actions_due
 from officehub.webhooks.delivery import PURGE_JOB, deliver_due
 
@@ -48,4 +49,5 @@ def periodic_jobs() -> list[PeriodicJob]:
         WATCH_JOB,
         ACCOUNTS_PURGE_JOB,
         CASE_NOTICES_JOB,
+        PUBLICATIONS_SYNC_JOB,
     ]

@@ -33,7 +33,7 @@ from officehub.kit.scheduled_jobs import ScheduledJob
 from officehub.legal_areas.models import LegalArea
 from officehub.messages.models import ReadReceipt
 from officehub.offices.models import ApiKey, Office, OfficeSettings
-from officehub.publications.models import CourtHoliday, Lawyer
+from officehub.publications.models import CourtHoliday, Lawyer, Publication
 from officehub.tags.models import Tag
 from officehub.templates.models import WhatsAppTemplate
 from officehub.tickets.models import Ticket, TicketAssignee, TicketDepartment, TicketStatus
@@ -84,6 +84,7 @@ __all__ = [
     "OfficeSettings",
     "OutboxEvent",
     "PartnerLink",
+    "Publication",
     "ReadReceipt",
     "ScheduledJob",
     "Tag",

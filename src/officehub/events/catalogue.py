@@ -117,6 +117,33 @@ _CASE_MOVEMENT: dict[str, Any] = {
     "court": "tjsp",
     "conversationId": _CONVERSATION["id"],
 }
+_PUBLICATION: dict[str, Any] = {
+    "id": "cm3k9x2f7000gabcd1234efgh",
+    "lawyerId": "cm3k9x2f7000habcd1234efgh",
+    "caseId": _CASE["id"],
+    "ticketId": "cm3k9x2f7000iabcd1234efgh",
+    "djenId": 248164095,
+    "hash": "geNaPz7wY5Efy1Mc8T9ewzlYBMJpDr",
+    "madeAvailableOn": "2026-03-27",
+    "publishedOn": "2026-03-30",
+    "court": "TJSP",
+    "kind": "Intimação",
+    "category": "INTIMATION",
+    "organ": "27ª Vara Cível da Comarca da Capital",
+    "text": "Intimação da sentença proferida nos autos.",
+    "caseNumber": "1009131-52.2024.8.26.0224",
+    "link": None,
+    "certificateUrl": "https://comunicaapi.pje.jus.br/api/v1/comunicacao/"
+    "geNaPz7wY5Efy1Mc8T9ewzlYBMJpDr/certidao",
+    "read": False,
+    "readAt": None,
+    "deadlineDays": 5,
+    "deadlineDaysSource": "KIND",
+    "deadlineAt": "2026-04-06",
+    "deadlineCalendar": "CPC_BUSINESS_DAYS",
+    "createdAt": _AT,
+    "updatedAt": _AT,
+}
 _CASE_NOTICE: dict[str, Any] = {
     "id": "cm3k9x2f7000eabcd1234efgh",
     "caseId": _CASE["id"],
@@ -258,6 +285,14 @@ EVENT_TYPES: tuple[EventType, ...] = (
         "A new movement of a watched case was found on DataJud (conversationId: the case's "
         "conversation, else the contact's latest; null when the contact has none)",
         _CASE_MOVEMENT,
+    ),
+    EventType(
+        "case.publication.created",
+        "Case",
+        "A new court publication (DJEN) naming a lawyer of the office was stored, linked to "
+        "the office's case of its number when there is one, with its deadline when it has "
+        "one (deadlineAt) and the ticket it opened for the lawyer",
+        _PUBLICATION,
     ),
     EventType(
         "case.notice.created",

@@ -12,6 +12,7 @@ import ipaddress
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import Field, PrivateAttr, field_validator, model_validator
@@ -278,6 +279,22 @@ class Settings(BaseSettings):
         "failure) makes case.source.stale",
     )
 
+    djen_url: str = Field(
+        "https://comunicaapi.pje.jus.br",
+        description="Base URL of the CNJ's public communications API (DJEN; operator "
+        "configuration, http or https only)",
+    )
+    djen_timeout_seconds: float = Field(30.0, gt=0, description="Timeout of one DJEN call")
+    djen_requests_per_second: float = Field(
+        1.0, gt=0, description="DJEN calls one sync makes per second at most (politeness)"
+    )
+    djen_interval_seconds: float = Field(
+        24 * 3600, gt=0, description="How often each lawyer's publications are synced"
+    )
+    djen_lookback_days: int = Field(
+        7, ge=1, le=60, description="Days a lawyer's first sync looks back"
+    )
+
     session_idle_seconds: int = Field(
         2 * 3600,
         ge=60,
@@ -310,6 +327,22 @@ class Settings(BaseSettings):
         except (ZoneInfoNotFoundError, ValueError) as exc:
             raise ValueError(f"{value!r} is not an IANA time zone") from exc
         return value
+
+    @field_validator("djen_url")
+    @classmethod
+    def _djen_http_url(cls, value: str) -> str:
+        parsed = urlsplit(value.strip())
+        if parsed.scheme not in ("http", "https") or not parsed.hostname:
+            raise ValueError("an http(s) URL with a host, such as https://comunicaapi.pje.jus.br")
+        if parsed.username or parsed.password or parsed.query or parsed.fragment:
+            raise ValueError("a base URL without credentials, query or fragment")
+        try:
+            literal = ipaddress.ip_address(parsed.hostname.strip("[]"))
+        except ValueError:
+            literal = None
+        if literal is not None and (literal.is_link_local or literal.is_multicast):
+            raise ValueError("not a link-local or multicast address (the cloud's metadata)")
+        return value.strip().rstrip("/")
 
     @field_validator("trusted_proxies")
     @classmethod

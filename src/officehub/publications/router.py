@@ -1,9 +1,14 @@
 from __future__ import annotations
 
+import datetime as dt
+from typing import Annotated
+
+from fastapi import Query, Request
+
 from officehub.kit.auth import OfficeDep
 from officehub.kit.db import SessionDep
 from officehub.kit.errors import error_responses
-from officehub.kit.id_params import PathId
+from officehub.kit.id_params import Id, PathId
 from officehub.kit.indexed_router import Router
 from officehub.kit.pagination import Page, PageDep
 from officehub.publications import service
@@ -12,6 +17,8 @@ from officehub.publications.schemas import (
     CourtHolidayOut,
     LawyerCreate,
     LawyerOut,
+    PublicationOut,
+    PublicationUpdate,
 )
 
 router = Router(tags=["Publications"])
@@ -71,3 +78,63 @@ async def delete_court_holiday(
     id: PathId, office: OfficeDep, session: SessionDep
 ) -> CourtHolidayOut:
     return await service.delete_holiday(session, office.office_id, id)
+
+
+def _djen_url(request: Request) -> str:
+    return str(request.app.state.settings.djen_url)
+
+
+@router.get(
+    "/publications",
+    response_model=Page[PublicationOut],
+    responses=error_responses(400, 401),
+    summary="The office's court publications (DJEN), newest first",
+)
+async def list_publications(
+    request: Request,
+    office: OfficeDep,
+    session: SessionDep,
+    page: PageDep,
+    lawyer_id: Annotated[Id | None, Query(alias="lawyerId")] = None,
+    case_id: Annotated[Id | None, Query(alias="caseId")] = None,
+    since: Annotated[
+        dt.date | None, Query(alias="from", description="Made available on or after (aaaa-mm-dd)")
+    ] = None,
+    until: Annotated[
+        dt.date | None, Query(alias="to", description="Made available on or before (aaaa-mm-dd)")
+    ] = None,
+    unread: Annotated[bool | None, Query(description="Only the unread (true) or read")] = None,
+) -> Page[PublicationOut]:
+    items, total = await service.list_publications(
+        session,
+        office.office_id,
+        page,
+        _djen_url(request),
+        lawyer_id=lawyer_id,
+        case_id=case_id,
+        since=since,
+        until=until,
+        unread=unread,
+    )
+    return Page[PublicationOut].of(items, total, page)
+
+
+@router.get(
+    "/publications/{id}", response_model=PublicationOut, responses=error_responses(400, 401, 404)
+)
+async def get_publication(
+    id: PathId, request: Request, office: OfficeDep, session: SessionDep
+) -> PublicationOut:
+    return await service.get_publication(session, office.office_id, id, _djen_url(request))
+
+
+@router.patch(
+    "/publications/{id}",
+    response_model=PublicationOut,
+    responses=error_responses(400, 401, 404),
+    summary="Choose the period in business days (recounts deadlineAt) or mark read/unread",
+)
+async def update_publication(
+    id: PathId, body: PublicationUpdate, request: Request, office: OfficeDep, session: SessionDep
+) -> PublicationOut:
+    return await service.update_publication(session, office.office_id, id, body, _djen_url(request))

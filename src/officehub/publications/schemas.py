@@ -53,3 +53,50 @@ class CourtHolidayOut(ApiModel):
     date: dt.date
     name: str
     created_at: Timestamp
+
+
+Category = Literal["INTIMATION", "CITATION", "OTHER"]
+
+
+class PublicationOut(ApiModel):
+    id: ServerId
+    lawyer_id: ServerId | None = Field(description="The lawyer whose sync found it first")
+    case_id: ServerId | None = Field(description="The office's case of its number, when any")
+    ticket_id: ServerId | None = Field(description="The ticket it opened for the lawyer")
+    djen_id: int = Field(description="DJEN's id of the communication")
+    hash: str | None = Field(description="DJEN's hash of the communication (its certificate)")
+    made_available_on: dt.date = Field(description="DJEN's data_disponibilizacao")
+    published_on: dt.date = Field(
+        description="When it counts as published: the next business day (Lei 11.419 art. 4)"
+    )
+    court: str = Field(description="The court's acronym (siglaTribunal)")
+    kind: str = Field(description="DJEN's tipoComunicacao, as given")
+    category: Category = Field(description="INTIMATION, CITATION or OTHER, from the kind")
+    organ: str = Field(description="The court body (nomeOrgao)")
+    text: str
+    case_number: str | None = Field(description="NNNNNNN-DD.AAAA.J.TR.OOOO, when given")
+    link: str | None = Field(description="DJEN's link to the document, when given")
+    certificate_url: str | None = Field(description="DJEN's certificate of the communication")
+    read: bool
+    read_at: Timestamp | None
+    deadline_days: int | None = Field(description="The period's length in business days")
+    deadline_days_source: Literal["KIND", "LAWYER"] | None = Field(
+        description="KIND: the default of an intimation (CPC art. 218 §3); LAWYER: chosen"
+    )
+    deadline_at: dt.date | None = Field(description="The period's last day, when it has one")
+    deadline_calendar: str | None = Field(
+        description="The calendar counted: CPC business days (arts. 219, 220, 224), national "
+        "holidays, Carnival and the office's court holidays"
+    )
+    created_at: Timestamp
+    updated_at: Timestamp
+
+
+class PublicationUpdate(BodyModel):
+    deadline_days: int | None = Field(
+        None,
+        ge=1,
+        le=365,
+        description="The period in business days (recomputes deadlineAt); null removes it",
+    )
+    read: bool | None = Field(None, description="Marks the publication read or unread")

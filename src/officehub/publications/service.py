@@ -3,22 +3,35 @@ courts' local holidays (which deadlines skip, ``publications.deadlines``)."""
 
 from __future__ import annotations
 
+import unicodedata
 from datetime import date, timedelta
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from officehub.cases.numbers import CaseNumber
 from officehub.kit.errors import Conflict, NotFound
 from officehub.kit.pagination import PageParams
 from officehub.kit.repository import flush_or_conflict
-from officehub.publications import deadlines, repository
-from officehub.publications.models import CourtHoliday, Lawyer
+from officehub.kit.timeutil import utcnow
+from officehub.publications import deadlines, djen, repository
+from officehub.publications.models import CourtHoliday, Lawyer, Publication
 from officehub.publications.schemas import (
+    Category,
     CourtHolidayCreate,
     CourtHolidayOut,
     LawyerCreate,
     LawyerOut,
     Oab,
+    PublicationOut,
+    PublicationUpdate,
 )
+
+CALENDAR = "CPC_BUSINESS_DAYS"
+"""``publications.deadlines``: business days (CPC arts. 219, 220, 224), the national
+holidays, Carnival, the recess and the office's court holidays."""
+INTIMATION_DAYS = 5
+"""An intimation's period when the lawyer chose none: CPC art. 218 §3 (no period set by law
+or by the judge: five days)."""
 
 LAWYER_EXISTS = "LAWYER_EXISTS"
 COURT_HOLIDAY_EXISTS = "COURT_HOLIDAY_EXISTS"
@@ -115,3 +128,112 @@ async def office_deadline(
         session, office_id, published, published + timedelta(days=2 * 366 + days)
     )
     return deadlines.deadline(published, days, local)
+
+
+def category_of(kind: str) -> Category:
+    """INTIMATION or CITATION from DJEN's ``tipoComunicacao`` (accents and case aside)."""
+    plain = unicodedata.normalize("NFKD", kind).encode("ascii", "ignore").decode().lower()
+    if plain.startswith("intimacao"):
+        return "INTIMATION"
+    if plain.startswith("citacao"):
+        return "CITATION"
+    return "OTHER"
+
+
+def certificate_url(base_url: str, hash_: str | None) -> str | None:
+    if not hash_:
+        return None
+    return f"{base_url.rstrip('/')}{djen.PATH}/{hash_}/certidao"
+
+
+def publication_out(publication: Publication, base_url: str) -> PublicationOut:
+    p = publication
+    return PublicationOut(
+        id=p.id,
+        lawyer_id=p.lawyer_id,
+        case_id=p.case_id,
+        ticket_id=p.ticket_id,
+        djen_id=p.djen_id,
+        hash=p.hash,
+        made_available_on=p.made_available,
+        published_on=p.published_on,
+        court=p.court,
+        kind=p.kind,
+        category=p.category,
+        organ=p.organ,
+        text=p.text,
+        case_number=CaseNumber(p.case_number).formatted if p.case_number else None,
+        link=p.link,
+        certificate_url=certificate_url(base_url, p.hash),
+        read=p.read_at is not None,
+        read_at=p.read_at,
+        deadline_days=p.deadline_days,
+        deadline_days_source=p.deadline_days_source,
+        deadline_at=p.deadline_at,
+        deadline_calendar=p.deadline_calendar,
+        created_at=p.created_at,
+        updated_at=p.updated_at,
+    )
+
+
+async def get_publication(
+    session: AsyncSession, office_id: str, ident: str, base_url: str
+) -> PublicationOut:
+    found = await repository.get_publication(session, office_id, ident)
+    if found is None:
+        raise NotFound.of("Publication", ident)
+    return publication_out(found, base_url)
+
+
+async def list_publications(
+    session: AsyncSession,
+    office_id: str,
+    params: PageParams,
+    base_url: str,
+    *,
+    lawyer_id: str | None = None,
+    case_id: str | None = None,
+    since: date | None = None,
+    until: date | None = None,
+    unread: bool | None = None,
+) -> tuple[list[PublicationOut], int]:
+    rows, total = await repository.list_publications(
+        session,
+        office_id,
+        params,
+        lawyer_id=lawyer_id,
+        case_id=case_id,
+        since=since,
+        until=until,
+        unread=unread,
+    )
+    return [publication_out(r, base_url) for r in rows], total
+
+
+async def update_publication(
+    session: AsyncSession, office_id: str, ident: str, body: PublicationUpdate, base_url: str
+) -> PublicationOut:
+    """``deadlineDays`` (the lawyer's choice) recounts ``deadlineAt``; null removes the
+    deadline. ``read`` marks it read (keeping the first time) or unread."""
+    found = await repository.get_publication(session, office_id, ident, for_change=True)
+    if found is None:
+        raise NotFound.of("Publication", ident)
+    sent = body.model_fields_set
+    if "deadline_days" in sent:
+        if body.deadline_days is None:
+            found.deadline_days = found.deadline_days_source = None
+            found.deadline_at = found.deadline_calendar = None
+        else:
+            found.deadline_days, found.deadline_days_source = body.deadline_days, "LAWYER"
+            found.deadline_at = await office_deadline(
+                session, office_id, found.published_on, body.deadline_days
+            )
+            found.deadline_calendar = CALENDAR
+    if "read" in sent and body.read is not None:
+        if not body.read:
+            found.read_at = None
+        elif found.read_at is None:
+            found.read_at = utcnow()
+    found.updated_at = utcnow()
+    await session.flush()
+    return publication_out(found, base_url)
