@@ -5,7 +5,7 @@ from typing import Annotated
 
 from fastapi import Query, Request
 
-from officehub.kit.auth import OfficeDep
+from officehub.kit.auth import ROLES, OfficeDep, role_override
 from officehub.kit.db import SessionDep
 from officehub.kit.errors import error_responses
 from officehub.kit.id_params import Id, PathId
@@ -133,6 +133,7 @@ async def get_publication(
     response_model=PublicationOut,
     responses=error_responses(400, 401, 404),
     summary="Choose the period in business days (recounts deadlineAt) or mark read/unread",
+    openapi_extra=role_override(*ROLES),  # the office's lawyers work their publications
 )
 async def update_publication(
     id: PathId, body: PublicationUpdate, request: Request, office: OfficeDep, session: SessionDep
