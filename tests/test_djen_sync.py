@@ -157,16 +157,29 @@ async def test_a_publication_naming_two_lawyers_of_the_office_is_stored_once(
 async def test_two_syncs_at_once_store_each_publication_once(
     app: FastAPI, settings: Settings, client: httpx.AsyncClient, office_a: OfficeFixture
 ) -> None:
-    await add_lawyer(client, office_a)
+    # two lawyers of the office named on the same 30 publications, synced at the same time
+    # by separate runs (each its own lawyer, so neither claim skips the other): only the
+    # unique index keeps one of each
+    ana = await add_lawyer(client, office_a)
+    bruno = await add_lawyer(client, office_a, OTHER_LAWYER)
+    items = [communication(1000 + i, "2026-03-26") for i in range(30)]
+    for item in items:
+        second = json.loads(json.dumps(item["destinatarioadvogados"][0]))
+        second["advogado"].update(numero_oab="654321", uf_oab="SP")
+        item["destinatarioadvogados"].append(second)
     async with running_djen() as djen:
-        djen.add(*(communication(1000 + i, "2026-03-26") for i in range(30)))
+        djen.add(*items)
         djen.delay = 0.01
         ctx = ctx_for(app, djen.settings(settings))
         reports = await asyncio.gather(
-            *(Syncer(sleep=no_sleep).run(ctx, only_office=office_a.id) for _ in range(3))
+            *(
+                Syncer(sleep=no_sleep).run(ctx, only_lawyer=lawyer["id"])
+                for lawyer in (ana, bruno, ana, bruno)
+            )
         )
+    assert sum(r.failed for r in reports) == 0
     assert sum(r.new for r in reports) == 30
-    assert sum(r.duplicates for r in reports) == 60
+    assert sum(r.duplicates for r in reports) >= 30
     assert await count(app, Publication, office_a.id) == 30
     assert await count(app, Ticket, office_a.id) == 30
     assert len(await outbox(app, office_a.id, "case.publication.created")) == 30
