@@ -6,7 +6,7 @@ Each returns the flushed record; the caller's session commits.
 from __future__ import annotations
 
 import itertools
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 from sqlalchemy import select
@@ -19,6 +19,7 @@ from officehub.departments.models import Department
 from officehub.inboxes.models import Inbox, Integration
 from officehub.kit.timeutil import utcnow
 from officehub.legal_areas.models import LegalArea
+from officehub.publications.models import Publication
 from officehub.tags.models import Tag
 from officehub.users.models import User
 
@@ -215,3 +216,45 @@ async def make_card(
         ),
     )
     return card
+
+
+_djen_ids = itertools.count(1)
+
+
+async def make_publication(
+    session: AsyncSession,
+    office_id: str,
+    *,
+    lawyer_id: str | None = None,
+    case_id: str | None = None,
+    made_available: date = date(2026, 3, 27),
+    **more: Any,
+) -> Publication:
+    """An intimation as the DJEN sync stores it (published the next business day, its
+    default five business days counted)."""
+    djen_id = next(_djen_ids)
+    values: dict[str, Any] = {
+        "office_id": office_id,
+        "lawyer_id": lawyer_id,
+        "case_id": case_id,
+        "djen_id": djen_id,
+        "hash": f"factory-hash-{djen_id}",
+        "made_available": made_available,
+        "published_on": date(2026, 3, 30),
+        "court": "TJSP",
+        "kind": "Intimação",
+        "category": "INTIMATION",
+        "organ": "1ª Vara Cível",
+        "text": "Intimem-se.",
+        "case_number": "10091315220248260224",
+        "link": None,
+        "deadline_days": 5,
+        "deadline_days_source": "KIND",
+        "deadline_at": date(2026, 4, 7),
+        "deadline_calendar": "CPC_BUSINESS_DAYS",
+        **more,
+    }
+    publication = Publication(**values)
+    session.add(publication)
+    await session.flush()
+    return publication

@@ -40,6 +40,7 @@ class Others:
     device: str
     legal_area: str
     case: str
+    lawyer: str
 
 
 # (route, query parameter, which of office B's records it names)
@@ -67,6 +68,8 @@ FILTERS: list[tuple[str, str, str]] = [
     ("/cases", "conversationId", "conversation"),
     ("/cases", "legalAreaId", "legal_area"),
     ("/case-notices", "caseId", "case"),
+    ("/publications", "lawyerId", "lawyer"),
+    ("/publications", "caseId", "case"),
 ]
 
 HISTORY_FILTERS: list[tuple[str, str]] = [
@@ -108,6 +111,9 @@ async def others(
     case_body = {"number": "1009131-52.2024.8.26.0224", "personId": contact.id}
     case = await client.post("/cases", json=case_body, headers=office_b.headers)
     assert case.status_code == 201, case.text
+    lawyer_body = {"name": "Dra. B", "oab": {"number": "123456", "uf": "SP"}}
+    lawyer = await client.post("/lawyers", json=lawyer_body, headers=office_b.headers)
+    assert lawyer.status_code == 201, lawyer.text
     return Others(
         inbox.id,
         user.id,
@@ -121,6 +127,7 @@ async def others(
         "5511999990000",
         legal_area.id,
         case.json()["id"],
+        lawyer.json()["id"],
     )
 
 

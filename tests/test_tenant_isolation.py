@@ -326,6 +326,11 @@ MATRIX: dict[tuple[str, str], Probe | str] = {
     ("POST", "/court-holidays"): NO_RECORD,
     ("GET", "/court-holidays"): NO_RECORD,
     ("DELETE", "/court-holidays/{id}"): _at(id="court_holiday"),
+    ("GET", "/publications"): _filter(lawyerId="lawyer", caseId="case"),
+    ("GET", "/publications/{id}"): _at(id="publication"),
+    ("PATCH", "/publications/{id}"): _at(
+        lambda i: {"read": True, "deadlineDays": 10}, id="publication"
+    ),
 }
 
 # The spec gives this route's errors no ``code`` (``templates/router.py``).
@@ -359,6 +364,7 @@ SNAPSHOT = (
     "/case-notices/{notice}",
     "/lawyers",
     "/court-holidays",
+    "/publications/{publication}",
 )
 
 
@@ -460,6 +466,11 @@ async def _office_a_world(
     lawyer = {"name": "Dra. A", "oab": {"number": "123456", "uf": "SP"}}
     ids["lawyer"] = await created("/lawyers", lawyer)
     ids["court_holiday"] = await created("/court-holidays", {"date": "2026-01-25", "name": "A"})
+    publication = await f.make_publication(
+        session, a.id, lawyer_id=ids["lawyer"], case_id=ids["case"]
+    )
+    await session.commit()
+    ids["publication"] = publication.id
     link = await client.post(
         f"/integration/partner/contacts/{world.contact.id}/link",
         json={"partner": {"id": "cpartner0001", "name": "Maria"}},

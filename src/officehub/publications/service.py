@@ -8,6 +8,7 @@ from datetime import date, timedelta
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from officehub.cases import repository as cases
 from officehub.cases.numbers import CaseNumber
 from officehub.kit.errors import Conflict, NotFound
 from officehub.kit.pagination import PageParams
@@ -197,6 +198,10 @@ async def list_publications(
     until: date | None = None,
     unread: bool | None = None,
 ) -> tuple[list[PublicationOut], int]:
+    if lawyer_id is not None and await repository.get_lawyer(session, office_id, lawyer_id) is None:
+        raise NotFound.of("Lawyer", lawyer_id)
+    if case_id is not None and await cases.get_case(session, office_id, case_id) is None:
+        raise NotFound.of("Case", case_id)
     rows, total = await repository.list_publications(
         session,
         office_id,
