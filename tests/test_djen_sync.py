@@ -208,8 +208,10 @@ async def test_an_intimation_carries_its_deadline_in_business_days(
     first = by_id[1]
     assert (first["madeAvailableOn"], first["publishedOn"]) == ("2026-03-27", "2026-03-30")
     assert (first["deadlineDays"], first["deadlineDaysSource"]) == (5, "KIND")
-    assert (first["deadlineAt"], first["deadlineCalendar"]) == ("2026-04-07", "CPC_BUSINESS_DAYS")
-    assert by_id[3]["deadlineAt"] == "2026-04-09"
+    assert (first["deadlineOn"], first["deadlineCalendar"]) == ("2026-04-07", "CPC_BUSINESS_DAYS")
+    assert by_id[3]["deadlineOn"] == "2026-04-09"
+    # the end of that day in the office's time zone (São Paulo, UTC-3)
+    assert first["deadlineAt"] == "2026-04-08T02:59:59.999Z"
     # a kind with no period of its own has no deadline until the lawyer chooses one
     assert by_id[2]["category"] == "OTHER" and by_id[2]["deadlineAt"] is None
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import httpx
 from fastapi import FastAPI
@@ -17,11 +17,13 @@ from officehub.kit.config import Settings
 from officehub.kit.timeutil import utcnow
 from officehub.kit.worker import Worker, WorkerContext
 from officehub.messages import service as messages
+from officehub.publications.sync import Syncer
 from officehub.templates import service as templates
 from officehub.templates.models import WhatsAppTemplate
 from officehub.templates.service import PlatformUpdate
 from tests import factories as f
 from tests.datajud_standin import movement, running_datajud
+from tests.djen_standin import documented_answer, running_djen
 from tests.helpers import OfficeFixture, outbox
 from tests.webhook_helpers import Clock
 
@@ -103,6 +105,14 @@ async def emit_every_event(
             await silent.run(ctx, only_case=case["id"])
         datajud.down.discard("tjsp")
         await silent.run(ctx, only_case=case["id"])
+    # a publication of the office's lawyer found on DJEN (case.publication.created)
+    lawyer = {"name": "Dra. Ana Lima", "oab": {"number": "123456", "uf": "SP"}}
+    assert (await client.post("/lawyers", json=lawyer, headers=h)).is_success
+    async with running_djen() as djen:
+        djen.add(*documented_answer()["items"])
+        djen_ctx = WorkerContext(djen.settings(settings), app.state.engine, app.state.sessionmaker)
+        djen_ctx.clock = lambda: datetime(2026, 3, 30, 12, tzinfo=UTC)
+        await Syncer().run(djen_ctx, only_office=office_a.id)
     # the petition made a case notice (case.notice.created); approved, it is sent at once
     quiet_off = {"quietHours": {"enabled": False}}
     assert (await client.put("/case-notice-settings", json=quiet_off, headers=h)).is_success

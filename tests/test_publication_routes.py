@@ -83,7 +83,7 @@ async def test_a_publication_is_read_by_id(
         w["ana"],
         "1009131-52.2024.8.26.0224",
     )
-    assert (body["deadlineAt"], body["deadlineDays"], body["read"]) == ("2026-04-07", 5, False)
+    assert (body["deadlineOn"], body["deadlineDays"], body["read"]) == ("2026-04-07", 5, False)
 
 
 async def test_the_period_the_lawyer_chooses_recounts_the_deadline(
@@ -97,12 +97,12 @@ async def test_the_period_the_lawyer_chooses_recounts_the_deadline(
     assert r.status_code == 200, r.text
     body = r.json()
     assert (body["deadlineDays"], body["deadlineDaysSource"]) == (15, "LAWYER")
-    assert (body["deadlineAt"], body["deadlineCalendar"]) == ("2026-04-22", "CPC_BUSINESS_DAYS")
+    assert (body["deadlineOn"], body["deadlineCalendar"]) == ("2026-04-22", "CPC_BUSINESS_DAYS")
     # a court holiday of the office counts when the period is recounted
     holiday = {"date": "2026-04-06", "name": "Feriado forense"}
     assert (await client.post("/court-holidays", json=holiday, headers=h)).is_success
     r = await client.patch(path, json={"deadlineDays": 15}, headers=h)
-    assert r.json()["deadlineAt"] == "2026-04-23"
+    assert r.json()["deadlineOn"] == "2026-04-23"
     # null removes the deadline; read and unread again
     r = await client.patch(path, json={"deadlineDays": None, "read": True}, headers=h)
     assert (r.json()["deadlineAt"], r.json()["deadlineDays"], r.json()["read"]) == (

@@ -6,6 +6,7 @@ from typing import Annotated
 from fastapi import Query, Request
 
 from officehub.kit.auth import ROLES, OfficeDep, role_override
+from officehub.kit.config import Settings
 from officehub.kit.db import SessionDep
 from officehub.kit.errors import error_responses
 from officehub.kit.id_params import Id, PathId
@@ -80,8 +81,9 @@ async def delete_court_holiday(
     return await service.delete_holiday(session, office.office_id, id)
 
 
-def _djen_url(request: Request) -> str:
-    return str(request.app.state.settings.djen_url)
+def _settings(request: Request) -> Settings:
+    settings: Settings = request.app.state.settings
+    return settings
 
 
 @router.get(
@@ -109,7 +111,7 @@ async def list_publications(
         session,
         office.office_id,
         page,
-        _djen_url(request),
+        _settings(request),
         lawyer_id=lawyer_id,
         case_id=case_id,
         since=since,
@@ -125,7 +127,7 @@ async def list_publications(
 async def get_publication(
     id: PathId, request: Request, office: OfficeDep, session: SessionDep
 ) -> PublicationOut:
-    return await service.get_publication(session, office.office_id, id, _djen_url(request))
+    return await service.get_publication(session, office.office_id, id, _settings(request))
 
 
 @router.patch(
@@ -138,4 +140,4 @@ async def get_publication(
 async def update_publication(
     id: PathId, body: PublicationUpdate, request: Request, office: OfficeDep, session: SessionDep
 ) -> PublicationOut:
-    return await service.update_publication(session, office.office_id, id, body, _djen_url(request))
+    return await service.update_publication(session, office.office_id, id, body, _settings(request))

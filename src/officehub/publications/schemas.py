@@ -55,7 +55,10 @@ class CourtHolidayOut(ApiModel):
     created_at: Timestamp
 
 
-Category = Literal["INTIMATION", "CITATION", "OTHER"]
+PublicationCategory = TypeAliasType(
+    "PublicationCategory", Literal["INTIMATION", "CITATION", "OTHER"]
+)
+DeadlineDaysSource = TypeAliasType("DeadlineDaysSource", Literal["KIND", "LAWYER"])
 
 
 class PublicationOut(ApiModel):
@@ -71,7 +74,9 @@ class PublicationOut(ApiModel):
     )
     court: str = Field(description="The court's acronym (siglaTribunal)")
     kind: str = Field(description="DJEN's tipoComunicacao, as given")
-    category: Category = Field(description="INTIMATION, CITATION or OTHER, from the kind")
+    category: PublicationCategory = Field(
+        description="INTIMATION, CITATION or OTHER, from the kind"
+    )
     organ: str = Field(description="The court body (nomeOrgao)")
     text: str
     case_number: str | None = Field(description="NNNNNNN-DD.AAAA.J.TR.OOOO, when given")
@@ -80,10 +85,14 @@ class PublicationOut(ApiModel):
     read: bool
     read_at: Timestamp | None
     deadline_days: int | None = Field(description="The period's length in business days")
-    deadline_days_source: Literal["KIND", "LAWYER"] | None = Field(
+    deadline_days_source: DeadlineDaysSource | None = Field(
         description="KIND: the default of an intimation (CPC art. 218 §3); LAWYER: chosen"
     )
-    deadline_at: dt.date | None = Field(description="The period's last day, when it has one")
+    deadline_on: dt.date | None = Field(description="The period's last day, when it has one")
+    deadline_at: Timestamp | None = Field(
+        description="The end of that day in the office's time zone (an electronic filing is "
+        "timely until midnight, Lei 11.419 art. 3)"
+    )
     deadline_calendar: str | None = Field(
         description="The calendar counted: CPC business days (arts. 219, 220, 224), national "
         "holidays, Carnival and the office's court holidays"

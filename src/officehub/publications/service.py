@@ -4,12 +4,14 @@ courts' local holidays (which deadlines skip, ``publications.deadlines``)."""
 from __future__ import annotations
 
 import unicodedata
-from datetime import date, timedelta
+from datetime import date, datetime, time, timedelta
+from zoneinfo import ZoneInfo
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.cases import repository as cases
 from officehub.cases.numbers import CaseNumber
+from officehub.kit.config import Settings
 from officehub.kit.errors import Conflict, NotFound
 from officehub.kit.pagination import PageParams
 from officehub.kit.repository import flush_or_conflict
@@ -17,12 +19,12 @@ from officehub.kit.timeutil import utcnow
 from officehub.publications import deadlines, djen, repository
 from officehub.publications.models import CourtHoliday, Lawyer, Publication
 from officehub.publications.schemas import (
-    Category,
     CourtHolidayCreate,
     CourtHolidayOut,
     LawyerCreate,
     LawyerOut,
     Oab,
+    PublicationCategory,
     PublicationOut,
     PublicationUpdate,
 )
@@ -131,7 +133,7 @@ async def office_deadline(
     return deadlines.deadline(published, days, local)
 
 
-def category_of(kind: str) -> Category:
+def category_of(kind: str) -> PublicationCategory:
     """INTIMATION or CITATION from DJEN's ``tipoComunicacao`` (accents and case aside)."""
     plain = unicodedata.normalize("NFKD", kind).encode("ascii", "ignore").decode().lower()
     if plain.startswith("intimacao"):
@@ -147,8 +149,15 @@ def certificate_url(base_url: str, hash_: str | None) -> str | None:
     return f"{base_url.rstrip('/')}{djen.PATH}/{hash_}/certidao"
 
 
-def publication_out(publication: Publication, base_url: str) -> PublicationOut:
+def end_of_day(day: date, time_zone: str) -> datetime:
+    """The last instant of ``day`` in the time zone."""
+    zone = ZoneInfo(time_zone)
+    return datetime.combine(day + timedelta(days=1), time(), zone) - timedelta(milliseconds=1)
+
+
+def publication_out(publication: Publication, settings: Settings) -> PublicationOut:
     p = publication
+    at = end_of_day(p.deadline_at, settings.time_zone) if p.deadline_at else None
     return PublicationOut(
         id=p.id,
         lawyer_id=p.lawyer_id,
@@ -165,12 +174,13 @@ def publication_out(publication: Publication, base_url: str) -> PublicationOut:
         text=p.text,
         case_number=CaseNumber(p.case_number).formatted if p.case_number else None,
         link=p.link,
-        certificate_url=certificate_url(base_url, p.hash),
+        certificate_url=certificate_url(settings.djen_url, p.hash),
         read=p.read_at is not None,
         read_at=p.read_at,
         deadline_days=p.deadline_days,
         deadline_days_source=p.deadline_days_source,
-        deadline_at=p.deadline_at,
+        deadline_on=p.deadline_at,
+        deadline_at=at,
         deadline_calendar=p.deadline_calendar,
         created_at=p.created_at,
         updated_at=p.updated_at,
@@ -178,19 +188,19 @@ def publication_out(publication: Publication, base_url: str) -> PublicationOut:
 
 
 async def get_publication(
-    session: AsyncSession, office_id: str, ident: str, base_url: str
+    session: AsyncSession, office_id: str, ident: str, settings: Settings
 ) -> PublicationOut:
     found = await repository.get_publication(session, office_id, ident)
     if found is None:
         raise NotFound.of("Publication", ident)
-    return publication_out(found, base_url)
+    return publication_out(found, settings)
 
 
 async def list_publications(
     session: AsyncSession,
     office_id: str,
     params: PageParams,
-    base_url: str,
+    settings: Settings,
     *,
     lawyer_id: str | None = None,
     case_id: str | None = None,
@@ -212,11 +222,11 @@ async def list_publications(
         until=until,
         unread=unread,
     )
-    return [publication_out(r, base_url) for r in rows], total
+    return [publication_out(r, settings) for r in rows], total
 
 
 async def update_publication(
-    session: AsyncSession, office_id: str, ident: str, body: PublicationUpdate, base_url: str
+    session: AsyncSession, office_id: str, ident: str, body: PublicationUpdate, settings: Settings
 ) -> PublicationOut:
     """``deadlineDays`` (the lawyer's choice) recounts ``deadlineAt``; null removes the
     deadline. ``read`` marks it read (keeping the first time) or unread."""
@@ -241,4 +251,4 @@ async def update_publication(
             found.read_at = utcnow()
     found.updated_at = utcnow()
     await session.flush()
-    return publication_out(found, base_url)
+    return publication_out(found, settings)

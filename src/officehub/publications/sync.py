@@ -376,7 +376,7 @@ async def _announce(
         session,
         publication.office_id,
         events.PUBLICATION_CREATED,
-        service.publication_out(stored, base_url),
+        service.publication_out(stored, ctx.settings),
     )
 
 
