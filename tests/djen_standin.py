@@ -79,6 +79,8 @@ class Djen:
     requests: list[dict[str, str]] = field(default_factory=list)
     every: int = 0
     """Items answered for every registration not named by ``items`` (benchmarks)."""
+    every_day: str = "2026-03-27"
+    """The day those are made available."""
     delay: float = 0.0
 
     @property
@@ -105,7 +107,7 @@ class Djen:
         if not found and self.every:
             base = int(number) * 1000
             found = [
-                communication(base + i, "2026-03-27", oab=(number, uf)) for i in range(self.every)
+                communication(base + i, self.every_day, oab=(number, uf)) for i in range(self.every)
             ]
         return found
 

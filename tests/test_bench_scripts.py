@@ -28,6 +28,7 @@ SCRIPTS = [
     ("keyless_bodies", "--quick"),
     ("upload_memory", "--quick"),
     ("case_watch", "--cases", "50", "--no-tracemalloc"),
+    ("djen_sync", "--lawyers", "10", "--no-tracemalloc"),
     ("request_cpu", "--quick"),
     ("client_export", "--quick"),
 ]

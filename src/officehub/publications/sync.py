@@ -242,8 +242,9 @@ class Syncer:
             added = await store(session, lawyer.office_id, lawyer.id, found)
             report.new += len(added)
             report.duplicates += len(found) - len(added)
+            status_id = await _status_id(session, lawyer.office_id) if added else ""
             for publication in added:
-                await _announce(session, ctx, publication, lawyer)
+                await _announce(session, ctx, publication, lawyer, status_id)
 
 
 def _claimed(lawyer: Lawyer) -> _Claimed:
@@ -352,7 +353,11 @@ def ticket_text(
 
 
 async def _announce(
-    session: AsyncSession, ctx: WorkerContext, publication: Publication, lawyer: _Claimed
+    session: AsyncSession,
+    ctx: WorkerContext,
+    publication: Publication,
+    lawyer: _Claimed,
+    status_id: str,
 ) -> None:
     """The lawyer's ticket, then ``case.publication.created``."""
     base_url = ctx.settings.djen_url
@@ -365,7 +370,7 @@ async def _announce(
         TicketCreate(
             title=title,
             description=description,
-            status_id=await _status_id(session, publication.office_id),
+            status_id=status_id,
             priority="HIGH" if publication.deadline_at is not None else "MEDIUM",
         ),
     )
