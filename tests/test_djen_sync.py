@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
@@ -408,3 +409,22 @@ def test_the_fixture_is_djens_documented_answer() -> None:
     }
     assert documented <= set(item)
     assert date.fromisoformat(item["data_disponibilizacao"]) == date(2026, 3, 27)
+
+
+async def test_the_sync_logs_no_lawyers_registration_or_name(
+    app: FastAPI,
+    settings: Settings,
+    client: httpx.AsyncClient,
+    office_a: OfficeFixture,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    await add_lawyer(client, office_a)
+    caplog.set_level(logging.DEBUG)
+    async with running_djen() as djen:
+        djen.add(communication(1, "2026-03-27"))
+        ctx = ctx_for(app, djen.settings(settings))
+        assert (await Syncer(sleep=no_sleep).run(ctx, only_office=office_a.id)).new == 1
+        djen.script = [Reply(503)] * MAX_TRIES
+        assert (await Syncer(sleep=no_sleep).run(ctx, only_office=office_a.id)).failed == 1
+    assert "comunicacao" in caplog.text  # the requests were logged, their query withheld
+    assert "123456" not in caplog.text and "Ana Lima" not in caplog.text
