@@ -21,11 +21,13 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.events.catalogue import BY_NAME
+from officehub.jobs import periodic_jobs
 from officehub.kit.config import Settings
-from officehub.kit.worker import WorkerContext
+from officehub.kit.worker import Worker, WorkerContext
+from officehub.publications import sync as sync_module
 from officehub.publications.djen import PAGE_SIZE
 from officehub.publications.models import Lawyer, Publication
-from officehub.publications.sync import ERROR_RETRY, MAX_TRIES, Pacer, Syncer
+from officehub.publications.sync import ERROR_RETRY, MAX_TRIES, SYNC_JOB, Pacer, Syncer
 from officehub.tickets.models import Ticket
 from tests import factories as f
 from tests.djen_standin import Reply, communication, documented_answer, running_djen
@@ -428,3 +430,20 @@ async def test_the_sync_logs_no_lawyers_registration_or_name(
         assert (await Syncer(sleep=no_sleep).run(ctx, only_office=office_a.id)).failed == 1
     assert "comunicacao" in caplog.text  # the requests were logged, their query withheld
     assert "123456" not in caplog.text and "Ana Lima" not in caplog.text
+
+
+async def test_the_worker_runs_the_daily_sync_job(
+    app: FastAPI, settings: Settings, client: httpx.AsyncClient, office_a: OfficeFixture
+) -> None:
+    await add_lawyer(client, office_a)
+    assert SYNC_JOB in periodic_jobs()
+    async with running_djen() as djen:
+        djen.add(communication(1, "2026-03-27"))
+        worker = Worker(ctx_for(app, djen.settings(settings)), [], [SYNC_JOB])
+        await worker.run_once()
+        running = sync_module._running.get("batch")  # a long batch goes on in the background
+        if running is not None:
+            await asyncio.wait_for(running, timeout=30)
+        assert len(djen.requests) == 1
+    [publication] = await publications(client, office_a)
+    assert publication["djenId"] == 1 and publication["ticketId"] is not None
