@@ -2,8 +2,8 @@
 lawyer of the office, once per office by DJEN id and by hash, with its deadline), and the
 lawyers' sync state (``next_sync_at``, ``synced_through``).
 
-Revision ID: 0019_djen
-Revises: 0018_totp
+Revision ID: 0020_djen
+Revises: 0019_stale
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from alembic import op
 
 from officehub.migrations.types import ident, ts
 
-revision = "0019_djen"
-down_revision = "0018_totp"
+revision = "0020_djen"
+down_revision = "0019_stale"
 branch_labels = None
 depends_on = None
 
