@@ -257,6 +257,8 @@ async def test_configured_keywords_replace_the_defaults(
     assert r.json() == {
         "optOutKeywords": ["SAIR", "PARAR", "STOP"],
         "optInKeywords": ["VOLTAR"],
+        "retentionDays": {"closedConversations": None, "webhookDeliveries": None},
+        "timeZone": "America/Sao_Paulo",
         "updatedAt": None,
     }
     r = await client.patch(

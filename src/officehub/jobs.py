@@ -12,6 +12,8 @@ from officehub.cases.watch import WATCH_JOB
 from officehub.channels.dispatcher import download_media, send_queued, send_read_receipts
 from officehub.channels.template_sync import TEMPLATE_SYNC_JOB
 from officehub.contacts.erasure import JOB_HANDLERS as ERASURE_JOBS
+from officehub.conversations.retention import JOB_HANDLERS as RETENTION_JOBS
+from officehub.conversations.retention import RETENTION_JOB
 from officehub.crm.overdue import OVERDUE_JOB
 from officehub.events import registry
 from officehub.events.consumers import consumer_job
@@ -28,7 +30,7 @@ def queue_jobs() -> list[QueueJob]:
     return [
         # One job per outbox consumer, as each registered itself in ``install_hooks``.
         *(consumer_job(consumer) for consumer in registry.consumers()),
-        scheduled_runner({**AUTOMATION_JOBS, **ERASURE_JOBS}),
+        scheduled_runner({**AUTOMATION_JOBS, **ERASURE_JOBS, **RETENTION_JOBS}),
         deliver_due,
         deliver_actions_due,
         send_queued,
@@ -50,4 +52,5 @@ def periodic_jobs() -> list[PeriodicJob]:
         ACCOUNTS_PURGE_JOB,
         CASE_NOTICES_JOB,
         PUBLICATIONS_SYNC_JOB,
+        RETENTION_JOB,
     ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from datetime import datetime
+from typing import Any
 
 from officehub.audit.models import AuditEntry
 from officehub.kit.timeutil import isoformat
@@ -25,6 +26,7 @@ def entry_hash(entry: AuditEntry) -> str:
         record_id=entry.record_id,
         person_id=entry.person_id,
         previous_hash=entry.previous_hash,
+        details=entry.details,
     )
 
 
@@ -41,7 +43,10 @@ def hash_of(
     record_id: str | None,
     person_id: str | None,
     previous_hash: str,
+    details: dict[str, Any] | None = None,
 ) -> str:
+    """``details`` (a system run's counts) is hashed only when present, so the hashes of
+    the entries written before it existed still check."""
     fields = [
         office_id,
         seq,
@@ -55,4 +60,8 @@ def hash_of(
         person_id,
         previous_hash,
     ]
-    return hashlib.sha256(json.dumps(fields, separators=(",", ":")).encode()).hexdigest()
+    if details is not None:
+        fields.append(details)
+    return hashlib.sha256(
+        json.dumps(fields, separators=(",", ":"), sort_keys=True).encode()
+    ).hexdigest()

@@ -1,11 +1,12 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import BigInteger, ForeignKey, Index, String
 from sqlalchemy.orm import Mapped, mapped_column
 
-from officehub.kit.db import Base, IdMixin
+from officehub.kit.db import Base, IdMixin, JSONType
 
 
 class AuditEntry(IdMixin, Base):
@@ -33,5 +34,7 @@ class AuditEntry(IdMixin, Base):
     record_id: Mapped[str | None] = mapped_column(String(64))
     # The contact concerned, by id only (no foreign key: the trail outlives an erasure).
     person_id: Mapped[str | None] = mapped_column(String(32))
+    # What a system run did, as counts (``{"closedConversations": 3}``): no personal data.
+    details: Mapped[dict[str, Any] | None] = mapped_column(JSONType)
     previous_hash: Mapped[str] = mapped_column(String(64))
     hash: Mapped[str] = mapped_column(String(64))

@@ -21,6 +21,7 @@ from collections import defaultdict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import insert, select, text
 from sqlalchemy.exc import IntegrityError
@@ -59,6 +60,7 @@ class Pending:
     record_type: str
     record_id: str | None
     person_id: str | None
+    details: dict[str, Any] | None = None
 
 
 class AuditRecorder:
@@ -159,37 +161,57 @@ class AuditRecorder:
     ) -> None:
         if session.get_bind().dialect.name == "sqlite":
             await session.execute(text("BEGIN IMMEDIATE"))
-        persons = await _persons(session, office_id, entries)
-        head = (
-            await session.execute(
-                select(AuditEntry.seq, AuditEntry.hash)
-                .where(AuditEntry.office_id == office_id)
-                .order_by(AuditEntry.seq.desc())
-                .limit(1)
-            )
-        ).first()
-        seq, previous = (0, GENESIS) if head is None else (head.seq, head.hash)
-        rows = []
-        for entry in entries:
-            seq += 1
-            person_id = entry.person_id or persons.get((entry.record_type, entry.record_id))
-            row = AuditEntry(
-                id=new_id(),
-                office_id=office_id,
-                seq=seq,
-                at=entry.at,
-                actor_kind=entry.actor.kind,
-                actor_id=entry.actor.id,
-                actor_address=entry.actor.address[:64],
-                action=entry.action,
-                record_type=entry.record_type,
-                record_id=entry.record_id,
-                person_id=person_id,
-                previous_hash=previous,
-            )
-            row.hash = previous = entry_hash(row)
-            rows.append({c.key: getattr(row, c.key) for c in AuditEntry.__table__.columns})
-        await session.execute(insert(AuditEntry), rows)
+        await _append_entries(session, office_id, entries)
+
+
+async def append_now(session: AsyncSession, entry: Pending) -> None:
+    """Appends one entry in the caller's transaction (the worker's: the entry commits with
+    the change it reports, or neither does). A concurrent writer taking the same ``seq``
+    fails this savepoint only; it reads the head again and retries."""
+    for attempt in range(_RETRIES):
+        try:
+            async with session.begin_nested():
+                await _append_entries(session, entry.office_id, [entry])
+            return
+        except IntegrityError:
+            if attempt == _RETRIES - 1:
+                raise
+            await asyncio.sleep(0.01 * (attempt + 1))
+
+
+async def _append_entries(session: AsyncSession, office_id: str, entries: list[Pending]) -> None:
+    persons = await _persons(session, office_id, entries)
+    head = (
+        await session.execute(
+            select(AuditEntry.seq, AuditEntry.hash)
+            .where(AuditEntry.office_id == office_id)
+            .order_by(AuditEntry.seq.desc())
+            .limit(1)
+        )
+    ).first()
+    seq, previous = (0, GENESIS) if head is None else (head.seq, head.hash)
+    rows = []
+    for entry in entries:
+        seq += 1
+        person_id = entry.person_id or persons.get((entry.record_type, entry.record_id))
+        row = AuditEntry(
+            id=new_id(),
+            office_id=office_id,
+            seq=seq,
+            at=entry.at,
+            actor_kind=entry.actor.kind,
+            actor_id=entry.actor.id,
+            actor_address=entry.actor.address[:64],
+            action=entry.action,
+            record_type=entry.record_type,
+            record_id=entry.record_id,
+            person_id=person_id,
+            details=entry.details,
+            previous_hash=previous,
+        )
+        row.hash = previous = entry_hash(row)
+        rows.append({c.key: getattr(row, c.key) for c in AuditEntry.__table__.columns})
+    await session.execute(insert(AuditEntry), rows)
 
 
 async def _persons(

@@ -38,6 +38,7 @@ def entry_out(entry: AuditEntry) -> AuditEntryOut:
         record_type=entry.record_type,
         record_id=entry.record_id,
         person_id=entry.person_id,
+        details=entry.details,
         previous_hash=entry.previous_hash,
         hash=entry.hash,
     )

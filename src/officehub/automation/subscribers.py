@@ -8,9 +8,11 @@ that name what an erasure takes (conversations, crm, cases).
 from __future__ import annotations
 
 from sqlalchemy import delete
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.automation.models import AutomationRun, CardColumnEntry
 from officehub.contacts.hooks import ContactErasing, contact_erasing
+from officehub.conversations.hooks import ConversationsErasing, conversations_erasing
 from officehub.events.service import events_mentioning
 from officehub.kit.repository import batches
 
@@ -19,8 +21,17 @@ async def forget_runs_of_erased_contact(event: ContactErasing) -> None:
     """Erasure: the rule runs of the person's conversations, or of events naming any record
     of theirs, are deleted (a run keeps what its actions did, which may quote the client),
     and so are the column entries of their cards."""
-    session, office_id = event.session, event.office_id
-    mentions = sorted(event.mentions)
+    await forget_runs_naming(event.session, event.office_id, sorted(event.mentions))
+
+
+async def forget_runs_of_erased_conversations(event: ConversationsErasing) -> None:
+    """Retention: the rule runs of the erased conversations, or of events naming them."""
+    await forget_runs_naming(
+        event.session, event.office_id, sorted({*event.conversation_ids, *event.mentions})
+    )
+
+
+async def forget_runs_naming(session: AsyncSession, office_id: str, mentions: list[str]) -> None:
     for chunk in batches(mentions, 500):
         await session.execute(
             delete(AutomationRun).where(
@@ -43,3 +54,4 @@ async def forget_runs_of_erased_contact(event: ContactErasing) -> None:
 def install() -> None:
     """Subscribes automation to its hooks; calling it again changes nothing."""
     contact_erasing.subscribe(forget_runs_of_erased_contact)
+    conversations_erasing.subscribe(forget_runs_of_erased_conversations)

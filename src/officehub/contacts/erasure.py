@@ -17,6 +17,7 @@ data (the clients map's) may stay; its cached copy is dropped (dashboard).
 from __future__ import annotations
 
 import logging
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -106,13 +107,8 @@ async def erase_contact(session: AsyncSession, office_id: str, ident: str) -> Co
     await repository.delete_contact(session, contact)
     mentions = sorted(erasing.mentions)
     # After the cascades: the events they emitted (crm.lead.deleted) name the records too.
-    forgotten = await events_mentioning(session, office_id, mentions)
-    await forget_deliveries(session, office_id, forgotten, mentions)
-    await forget_events(session, office_id, forgotten)
-    await forget_jobs_mentioning(session, office_id, mentions)
     now = utcnow()
-    add_job(session, office_id, ERASED_JOB, {"files": sorted(erasing.files)}, now, now)
-    await session.flush()
+    forgotten = await forget_derived(session, office_id, mentions, erasing.files, now)
     await emit(
         session,
         office_id,
@@ -123,10 +119,30 @@ async def erase_contact(session: AsyncSession, office_id: str, ident: str) -> Co
         "contact %s erased: %d records named, %d events and %d files forgotten",
         contact.id,
         len(mentions),
-        len(forgotten),
+        forgotten,
         len(erasing.files),
     )
     return ContactErasedOut(id=contact.id, erased_at=now)
+
+
+async def forget_derived(
+    session: AsyncSession,
+    office_id: str,
+    mentions: list[str],
+    files: set[str],
+    now: datetime,
+) -> int:
+    """What an erasure leaves behind once its rows are deleted: the outbox events, webhook
+    and ``FIRE_WEBHOOK`` deliveries and scheduled jobs naming any of ``mentions`` are
+    deleted, and ``ERASED_JOB`` is queued for ``files`` (and the vacuum). Also the
+    retention job's path (``conversations.retention``). Returns the events forgotten."""
+    forgotten = await events_mentioning(session, office_id, mentions)
+    await forget_deliveries(session, office_id, forgotten, mentions)
+    await forget_events(session, office_id, forgotten)
+    await forget_jobs_mentioning(session, office_id, mentions)
+    add_job(session, office_id, ERASED_JOB, {"files": sorted(files)}, now, now)
+    await session.flush()
+    return len(forgotten)
 
 
 async def clean_up_erased(session: AsyncSession, job: ScheduledJob, ctx: WorkerContext) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -21,3 +21,18 @@ class ConversationTagsChanged:
 conversation_tags_changed: Hook[ConversationTagsChanged] = Hook(
     "conversation.tags_changed", required=True
 )
+
+
+@dataclass(frozen=True)
+class ConversationsErasing:
+    """Fired when conversations are erased (retention), before their rows go: an upper
+    domain removes what it keeps of them that no database cascade reaches (rule runs), and
+    may add to ``mentions`` more ids whose events, deliveries and jobs must be forgotten."""
+
+    session: AsyncSession
+    office_id: str
+    conversation_ids: list[str]
+    mentions: set[str] = field(default_factory=set)
+
+
+conversations_erasing: Hook[ConversationsErasing] = Hook("conversations.erasing", required=True)

@@ -81,6 +81,14 @@ class Conversation(IdMixin, TimestampMixin, Base):
             sqlite_where=text("queued_at IS NOT NULL"),
             postgresql_where=text("queued_at IS NOT NULL"),
         ),
+        # Retention: an office's closed conversations by when they were closed.
+        Index(
+            "ix_conversations_office_id_closed_at",
+            "office_id",
+            "closed_at",
+            sqlite_where=text("status = 'CLOSED'"),
+            postgresql_where=text("status = 'CLOSED'"),
+        ),
         # Routing: each user's open conversations (capacity, least busy).
         Index(
             "ix_conversations_office_id_assigned_user_id_status",
@@ -110,6 +118,8 @@ class Conversation(IdMixin, TimestampMixin, Base):
     # When the inbox's away message was last sent here (issue 32): once per closed period.
     away_sent_at: Mapped[datetime | None]
     last_message_at: Mapped[datetime | None]
+    # When it was last closed (null while open): retention counts from it.
+    closed_at: Mapped[datetime | None]
     # The ad (Click-to-WhatsApp referral) the conversation came from, in the CRM card's
     # ``leadOrigin`` shape: kept here until a card of the conversation takes it.
     lead_origin: Mapped[dict[str, Any] | None] = mapped_column(JSONType)

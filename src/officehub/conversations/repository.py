@@ -12,6 +12,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm.attributes import set_committed_value
 
+from officehub.contacts.models import Contact
 from officehub.conversations.models import (
     Conversation,
     ConversationNote,
@@ -498,3 +499,53 @@ async def claim_away_message(
     if claimed:
         set_committed_value(conversation, "away_sent_at", at)
     return claimed
+
+
+async def claim_expired_closed(
+    session: AsyncSession, office_id: str, closed_before: datetime, limit: int
+) -> list[str]:
+    """Up to ``limit`` of the office's conversations closed at or before ``closed_before``
+    whose client is not under legal hold, oldest closing first, locked with their contact
+    (PostgreSQL: rows another transaction holds are skipped, so two workers never take the
+    same one, and a hold being set waits for this transaction or is seen)."""
+    stmt = (
+        select(Conversation.id)
+        .join(Contact, Contact.id == Conversation.person_id)
+        .where(
+            Conversation.office_id == office_id,
+            Conversation.status == "CLOSED",
+            Conversation.closed_at <= closed_before,
+            Contact.office_id == office_id,
+            Contact.legal_hold.is_(False),
+        )
+        .order_by(Conversation.closed_at, Conversation.id)
+        .limit(limit)
+        .with_for_update(of=[Conversation, Contact], skip_locked=True)
+    )
+    return list(await session.scalars(stmt))
+
+
+async def media_links_of_conversations(
+    session: AsyncSession, office_id: str, conversation_ids: Sequence[str]
+) -> list[tuple[str, str]]:
+    """``(message id, media URL)`` of every message of these conversations with a link."""
+    rows = await session.execute(
+        select(Message.id, Message.media_url).where(
+            Message.office_id == office_id,
+            Message.conversation_id.in_(conversation_ids),
+            Message.media_url.is_not(None),
+        )
+    )
+    return [(row[0], row[1]) for row in rows if row[1] is not None]
+
+
+async def delete_conversations(
+    session: AsyncSession, office_id: str, conversation_ids: Sequence[str]
+) -> None:
+    """Deletes the conversations; the database cascades take their messages, notes, tags,
+    read marks and flow sessions."""
+    await session.execute(
+        delete(Conversation).where(
+            Conversation.office_id == office_id, Conversation.id.in_(conversation_ids)
+        )
+    )

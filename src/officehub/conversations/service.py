@@ -466,6 +466,7 @@ async def _change(
             if other is not None:
                 raise _already_open(other.id)
         conversation.status = status
+        conversation.closed_at = utcnow() if status == "CLOSED" else None
         conversation.queued_at = None
         diff.updated = True
     if priority is not _UNSET and priority != conversation.priority:

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from officehub.kit.auth import Actor as Caller
 
-ActorKind = Literal["apikey", "user"]
+ActorKind = Literal["apikey", "user", "system"]
 
 
 @dataclass(frozen=True)
@@ -27,8 +27,15 @@ class Actor:
 
     @property
     def label(self) -> str:
-        """``apikey:<id>`` or ``user:<id>``: how a record names who did something."""
+        """``apikey:<id>``, ``user:<id>`` or ``system:<name>``: how a record names who did
+        something."""
         return f"{self.kind}:{self.id}"
+
+
+def system_actor(name: str) -> Actor:
+    """The service itself acting, not a person: the worker (``worker:retention``) or an
+    operator's command (``cli:keys-create``). No address: no request came in."""
+    return Actor("system", name, "")
 
 
 current_actor: ContextVar[Actor | None] = ContextVar("officehub_actor", default=None)

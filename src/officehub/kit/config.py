@@ -240,6 +240,12 @@ class Settings(BaseSettings):
     )
     whatsapp_timeout_seconds: float = Field(10.0, description="Timeout of one platform call")
     dispatch_batch_size: int = Field(100, description="Outbound messages a worker claims at once")
+    retention_batch_size: int = Field(
+        100,
+        ge=1,
+        description="Closed conversations (and, apart, webhook delivery logs) one retention "
+        "transaction removes",
+    )
     dispatch_concurrency: int = Field(20, description="Conversations a worker sends to at once")
     dispatch_integration_concurrency: int = Field(
         10, ge=1, description="Of those, at most this many through one integration (at most half)"

@@ -41,4 +41,10 @@ class OfficeSettings(Base):
     # the defaults (``SAIR``, ``PARAR``, ``STOP``; ``VOLTAR``).
     opt_out_keywords: Mapped[list[str] | None] = mapped_column(JSONType)
     opt_in_keywords: Mapped[list[str] | None] = mapped_column(JSONType)
+    # Retention (issue 30): closed conversations erased, and webhook delivery logs deleted,
+    # this many days after closing (after being made); null: kept (off).
+    closed_conversations_days: Mapped[int | None]
+    webhook_deliveries_days: Mapped[int | None]
+    # The office's IANA time zone; null: ``DEFAULT_TIME_ZONE`` (``offices.settings``).
+    time_zone: Mapped[str | None] = mapped_column(String(64))
     updated_at: Mapped[datetime]

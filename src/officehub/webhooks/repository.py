@@ -313,6 +313,35 @@ async def purge_expired(session: AsyncSession, now: datetime, limit: int) -> int
     return len(found)
 
 
+async def purge_logs_before(
+    session: AsyncSession, office_id: str, before: datetime, limit: int
+) -> int:
+    """Deletes up to ``limit`` of the office's finished webhook and ``FIRE_WEBHOOK``
+    delivery logs (with their attempts) made at or before ``before``; a delivery still
+    pending or retrying stays. Rows another worker holds are skipped (PostgreSQL)."""
+    removed = 0
+    for model in (WebhookDelivery, ActionDelivery):
+        table: Any = model.__table__
+        ids = list(
+            await session.scalars(
+                select(table.c.id)
+                .where(
+                    table.c.office_id == office_id,
+                    table.c.created_at <= before,
+                    table.c.status.not_in(("PENDING", "RETRYING")),
+                )
+                .limit(limit - removed)
+                .with_for_update(skip_locked=True)
+            )
+        )
+        if ids:
+            await _forget(session, model, table.c.id.in_(ids))
+        removed += len(ids)
+        if removed >= limit:
+            break
+    return removed
+
+
 async def forget_deliveries(
     session: AsyncSession, office_id: str, event_ids: Sequence[str], mentions: Sequence[str]
 ) -> None:

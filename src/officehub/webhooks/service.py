@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import secrets as secrets_module
 from collections.abc import Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import httpx
@@ -212,6 +212,14 @@ async def retry_delivery(session: AsyncSession, office_id: str, ident: str) -> W
         "Only a FAILED or RETRYING delivery can be retried",
         details=f"delivery {ident} is {record.status}",
     )
+
+
+async def purge_logs_before(
+    session: AsyncSession, office_id: str, before: datetime, limit: int
+) -> int:
+    """Retention: up to ``limit`` of the office's finished delivery logs older than
+    ``before`` go; how many."""
+    return await repository.purge_logs_before(session, office_id, before, limit)
 
 
 async def forget_deliveries(
