@@ -424,3 +424,29 @@ async def test_config_says_where_each_value_comes_from(tmp_path: Path) -> None:
     masked = json_of(await officehub(None, "config", "--json", cwd=tmp_path, env=given))
     assert masked["settings"]["OFFICEHUB_SIGNING_KEY"] == "********"
     assert masked["sources"]["OFFICEHUB_SIGNING_KEY"] == "environment"
+
+
+async def test_cli_changes_are_audited_with_a_system_actor(
+    database_url: str, client: httpx.AsyncClient, app: FastAPI
+) -> None:
+    office = json_of(await officehub(database_url, "office", "create", "Z", "--json"))
+    args = ["apikey", "create", "--office", office["id"], "--json"]
+    admin = json_of(await officehub(database_url, *args))
+    other = json_of(await officehub(database_url, *args, "--name", "outra"))
+    json_of(await officehub(database_url, "apikey", "revoke", other["id"], "--json"))
+    headers = {"x-service-api-key": admin["key"]}
+    r = await client.get("/audit-log", params={"actorId": "cli:apikey-revoke"}, headers=headers)
+    assert r.status_code == 200, r.text
+    [revoked] = r.json()["data"]
+    assert revoked["actor"] == {"kind": "system", "id": "cli:apikey-revoke", "address": ""}
+    assert (revoked["action"], revoked["recordType"], revoked["recordId"]) == (
+        "revokeApiKey",
+        "apikey",
+        other["id"],
+    )
+    r = await client.get("/audit-log", params={"action": "createApiKey"}, headers=headers)
+    made = r.json()["data"]
+    assert [e["recordId"] for e in made] == [other["id"], admin["id"]]
+    assert {e["actor"]["id"] for e in made} == {"cli:apikey-create"}
+    verified = await officehub(database_url, "audit", "verify", "--json")
+    assert verified.returncode == 0, verified.stdout + verified.stderr

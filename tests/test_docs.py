@@ -220,6 +220,7 @@ NOT_OUR_FIELDS = {
     "TemplateOut.id",
     "ReplyContent.id",
     "PricingConversation.id",
+    "AuditActor.id",  # a key's or user's id, or a system actor's name (worker:retention)
 }
 NOT_OUR_IDS = {
     "whatsappId",

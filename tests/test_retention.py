@@ -16,6 +16,7 @@ from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.audit.models import AuditEntry
+from officehub.audit.service import first_break
 from officehub.automation.scheduled import scheduled_runner
 from officehub.contacts.erasure import JOB_HANDLERS as ERASURE_JOBS
 from officehub.conversations.models import Conversation, ConversationNote, Message
@@ -340,6 +341,8 @@ async def test_retention_runs_in_batches_and_writes_one_audit_entry_with_counts(
     [shown] = r.json()["data"]
     assert shown["actor"] == {"kind": "system", "id": "worker:retention", "address": ""}
     assert shown["details"]["closedConversations"] == 3
+    checked, broken = await first_break(session, office_a.id)
+    assert broken is None and checked > 0  # the details are in the entry's hash
 
 
 async def test_one_offices_failing_run_does_not_stop_the_others(

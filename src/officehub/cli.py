@@ -38,7 +38,7 @@ from officehub.kit.db import DatabaseTimeouts, create_engine, create_sessionmake
 from officehub.kit.errors import ServiceError
 from officehub.kit.gc_tuning import settle_heap
 from officehub.kit.logs import configure_logging
-from officehub.kit.timeutil import isoformat
+from officehub.kit.timeutil import isoformat, utcnow
 from officehub.migrate import migrate
 from officehub.offices import service as offices
 from officehub.offices.models import Office
@@ -194,6 +194,34 @@ def _in_session(work: Callable[[AsyncSession], Awaitable[T]]) -> T:
         if exc.status_code == 404:
             exc.details = f"{exc.details} (database: {_database_label(settings)})".lstrip()
         raise
+
+
+async def _audited(
+    session: AsyncSession,
+    office_id: str,
+    command: str,
+    action: str,
+    record_type: str,
+    record_id: str | None,
+) -> None:
+    """An operator's command that changed an office goes in its audit trail, in the
+    command's transaction, the actor being the service itself (``system``,
+    ``cli:<command>``): the CLI knows no person."""
+    from officehub.audit.recorder import Pending, append_now
+    from officehub.kit.actor import system_actor
+
+    await append_now(
+        session,
+        Pending(
+            office_id=office_id,
+            at=utcnow(),
+            actor=system_actor(f"cli:{command}"),
+            action=action,
+            record_type=record_type,
+            record_id=record_id,
+            person_id=None,
+        ),
+    )
 
 
 # --- commands -------------------------------------------------------------------------------
@@ -510,7 +538,9 @@ def office_rename(office_id: str, name: str, as_json: JsonFlag = False) -> None:
     """Rename an office."""
 
     async def work(session: AsyncSession) -> dict[str, Any]:
-        return _office_out(await offices.rename_office(session, office_id, name))
+        renamed = await offices.rename_office(session, office_id, name)
+        await _audited(session, office_id, "office-rename", "renameOffice", "office", office_id)
+        return _office_out(renamed)
 
     _print(_in_session(work), as_json)
 
@@ -562,6 +592,9 @@ def apikey_create(
 
     async def work(session: AsyncSession) -> dict[str, Any]:
         created = await offices.create_api_key(session, office, name, permission or None)
+        await _audited(
+            session, office, "apikey-create", "createApiKey", "apikey", created.record.id
+        )
         return {
             "id": created.record.id,
             "key": created.key,
@@ -608,6 +641,9 @@ def apikey_revoke(key_id: str, as_json: JsonFlag = False) -> None:
 
     async def work(session: AsyncSession) -> dict[str, Any]:
         record = await offices.revoke_api_key(session, key_id)
+        await _audited(
+            session, record.office_id, "apikey-revoke", "revokeApiKey", "apikey", record.id
+        )
         revoked_at = record.revoked_at
         return {"id": record.id, "revokedAt": isoformat(revoked_at) if revoked_at else None}
 
@@ -630,6 +666,9 @@ def user_reset_password(
 
     async def work(session: AsyncSession) -> dict[str, Any]:
         user, link = await accounts.reset_by_email(session, email, office, public_url)
+        await _audited(
+            session, user.office_id, "user-reset-password", "resetPassword", "user", user.id
+        )
         return {
             "userId": user.id,
             "officeId": user.office_id,
