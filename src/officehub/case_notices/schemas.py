@@ -98,8 +98,10 @@ class CaseNoticeSettingsIn(BodyModel):
     )
     template_language: Annotated[str, StringConstraints(min_length=2, max_length=16)] | None = None
     quiet_hours: QuietHours = Field(default_factory=QuietHours)
-    time_zone: Annotated[str, StringConstraints(min_length=1, max_length=64)] = Field(
-        "America/Sao_Paulo", description="IANA time zone of the office (quiet hours, dates)"
+    time_zone: Annotated[str, StringConstraints(min_length=1, max_length=64)] | None = Field(
+        None,
+        description="IANA time zone of the quiet hours and the notices' dates; omitted or "
+        "null: the office's (`GET|PATCH /office` `timeZone`) when saved",
     )
 
 

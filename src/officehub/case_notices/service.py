@@ -37,6 +37,7 @@ from officehub.kit.repository import flush_or_conflict
 from officehub.kit.timeutil import utcnow
 from officehub.messages import service as messages
 from officehub.messages.schemas import FallbackTemplate, OutboundIn
+from officehub.offices.settings import DEFAULT_TIME_ZONE, office_zone_name
 from officehub.templates import service as templates
 
 PENDING, APPROVED, SENT, DISCARDED, FAILED = "PENDING", "APPROVED", "SENT", "DISCARDED", "FAILED"
@@ -60,8 +61,9 @@ class Rules:
     quiet: Quiet
 
 
-def _defaults() -> CaseNoticeSettingsIn:
-    return CaseNoticeSettingsIn()
+def _defaults(zone_name: str) -> CaseNoticeSettingsIn:
+    """No settings saved: the defaults, in the office's time zone."""
+    return CaseNoticeSettingsIn(time_zone=zone_name)
 
 
 def _zone(name: str) -> ZoneInfo:
@@ -82,14 +84,14 @@ def _rules(body: CaseNoticeSettingsIn) -> Rules:
             parse_clock(quiet.from_),
             parse_clock(quiet.until),
             quiet.sundays,
-            _zone(body.time_zone),
+            _zone(body.time_zone or DEFAULT_TIME_ZONE),
         ),
     )
 
 
-def _settings_in(row: CaseNoticeSettings | None) -> CaseNoticeSettingsIn:
+def _settings_in(row: CaseNoticeSettings | None, zone_name: str) -> CaseNoticeSettingsIn:
     if row is None:
-        return _defaults()
+        return _defaults(zone_name)
     return CaseNoticeSettingsIn(
         categories=CategoryPolicies.model_validate(row.categories),
         template_name=row.template_name,
@@ -104,30 +106,38 @@ def _settings_in(row: CaseNoticeSettings | None) -> CaseNoticeSettingsIn:
     )
 
 
+async def _stored(session: AsyncSession, office_id: str) -> CaseNoticeSettingsIn:
+    row = await repository.get_settings(session, office_id)
+    return _settings_in(row, "" if row else await office_zone_name(session, office_id))
+
+
 async def rules_of(session: AsyncSession, office_id: str) -> Rules:
-    return _rules(_settings_in(await repository.get_settings(session, office_id)))
+    return _rules(await _stored(session, office_id))
 
 
-def _settings_out(row: CaseNoticeSettings | None) -> CaseNoticeSettingsOut:
-    body = _settings_in(row)
+def _settings_out(row: CaseNoticeSettings | None, zone_name: str) -> CaseNoticeSettingsOut:
+    body = _settings_in(row, zone_name)
     return CaseNoticeSettingsOut(
         categories=body.categories,
         template_name=body.template_name,
         template_language=body.template_language,
         quiet_hours=body.quiet_hours,
-        time_zone=body.time_zone,
+        time_zone=body.time_zone or zone_name,
         updated_at=None if row is None else row.updated_at,
     )
 
 
 async def read_settings(session: AsyncSession, office_id: str) -> CaseNoticeSettingsOut:
-    return _settings_out(await repository.get_settings(session, office_id))
+    row = await repository.get_settings(session, office_id)
+    return _settings_out(row, await office_zone_name(session, office_id))
 
 
 async def put_settings(
     session: AsyncSession, office_id: str, body: CaseNoticeSettingsIn
 ) -> CaseNoticeSettingsOut:
-    _zone(body.time_zone)
+    # Not sent: the office's time zone (GET|PATCH /office) as it is now.
+    zone_name = body.time_zone or await office_zone_name(session, office_id)
+    _zone(zone_name)
     values: dict[str, Any] = {
         "categories": body.categories.model_dump(),
         "template_name": body.template_name,
@@ -136,7 +146,7 @@ async def put_settings(
         "quiet_from": body.quiet_hours.from_,
         "quiet_until": body.quiet_hours.until,
         "quiet_sundays": body.quiet_hours.sundays,
-        "time_zone": body.time_zone,
+        "time_zone": zone_name,
     }
     row = await repository.lock_settings(session, office_id)
     if row is None:
@@ -154,7 +164,7 @@ async def put_settings(
         for key, value in values.items():
             setattr(row, key, value)
         await session.flush()
-    return _settings_out(row)
+    return _settings_out(row, zone_name)
 
 
 def local_date(at: datetime, zone: ZoneInfo) -> str:

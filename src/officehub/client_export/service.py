@@ -50,6 +50,7 @@ from officehub.kit.repository import scoped
 from officehub.kit.storage import Storage, own_media_key
 from officehub.kit.timeutil import as_utc, isoformat, utcnow
 from officehub.offices.models import Office
+from officehub.offices.settings import office_zone_name
 from officehub.tags.models import Tag
 
 PAGE = 500
@@ -250,6 +251,9 @@ async def export_chunks(
         office = await session.scalar(select(Office).where(Office.id == office_id))
         if contact is None or office is None:  # gone since the route checked
             raise NotFound("Contact not found", details=f"No contact {contact_id}")
+        # Dates in the README are the office's: its time zone stands in for the server's.
+        zone_name = await office_zone_name(session, office_id)
+        settings = settings.model_copy(update={"time_zone": zone_name})
         tag_rows = list(
             await session.scalars(
                 scoped(Tag, office_id)

@@ -18,8 +18,10 @@ from typing import Annotated
 from fastapi import Path, Request
 from fastapi.responses import Response
 
+from officehub.kit.auth import SESSION_COOKIE, lookup_session
 from officehub.kit.errors import NotFound
 from officehub.kit.indexed_router import Router
+from officehub.offices.settings import DEFAULT_TIME_ZONE, office_zone_name
 
 router = Router(include_in_schema=False)
 
@@ -79,10 +81,24 @@ async def console_page(request: Request) -> Response:
     it carries the office's time zone (dates are shown in it)."""
     body, media_type = _asset("index.html")
     root = html.escape(str(request.scope.get("root_path", "")).rstrip("/"))
-    settings = getattr(request.app.state, "settings", None)
-    zone = html.escape(getattr(settings, "time_zone", "") or "America/Sao_Paulo")
+    zone = html.escape(await _zone_of(request))
     body = body.replace(ROOT_MARK, root.encode()).replace(TIME_ZONE_MARK, zone.encode())
     return Response(body, media_type=media_type, headers=SECURITY_HEADERS)
+
+
+async def _zone_of(request: Request) -> str:
+    """The time zone of the signed-in user's office (the session cookie the page is loaded
+    with), else the server's setting: a page loaded before signing in, or used with an API
+    key, shows the server's until it is loaded again signed in."""
+    token = request.cookies.get(SESSION_COOKIE)
+    state = request.app.state
+    if token and getattr(state, "sessionmaker", None) is not None:
+        outcome = await lookup_session(state, token)
+        if outcome.office is not None:
+            async with state.sessionmaker() as session:
+                return await office_zone_name(session, outcome.office.office_id)
+    settings = getattr(state, "settings", None)
+    return getattr(settings, "time_zone", "") or DEFAULT_TIME_ZONE
 
 
 @router.get(CONSOLE_PATH + "/{name}")

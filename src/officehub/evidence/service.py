@@ -47,6 +47,7 @@ from officehub.kit.storage import Storage, own_media_key
 from officehub.kit.timeutil import isoformat, utcnow
 from officehub.messages import service as messages
 from officehub.offices import service as offices
+from officehub.offices.settings import office_zone_name
 from officehub.users import service as users
 
 _SPOOL = 8 * 1024 * 1024
@@ -181,7 +182,8 @@ async def build_bundle(
         session, office_id, {m.sent_by for m in rows if m.sent_by is not None}
     )
     key = await office_key(sessionmaker, office_id, with_private=True)
-    zone = ZoneInfo(settings.time_zone)
+    zone_name = await office_zone_name(session, office_id)
+    zone = ZoneInfo(zone_name)
     now = utcnow()
     spool: IO[bytes] = tempfile.SpooledTemporaryFile(max_size=_SPOOL)
     entries: list[dict[str, Any]] = []
@@ -212,7 +214,7 @@ async def build_bundle(
             Line(texts.CHANNEL, f"{integration.name} ({integration.type})"),
             Line(texts.CONVERSATION, conversation.id),
             Line(texts.GENERATED, brazilian_time(now, zone)),
-            Line(texts.TIME_ZONE, settings.time_zone),
+            Line(texts.TIME_ZONE, zone_name),
             Line(texts.KEY, key.fingerprint),
             Line(texts.MESSAGE_COUNT, str(len(rows))),
         ]
@@ -221,7 +223,7 @@ async def build_bundle(
         manifest = {
             "format": FORMAT,
             "generatedAt": isoformat(now),
-            "timeZone": settings.time_zone,
+            "timeZone": zone_name,
             "keyFingerprint": key.fingerprint,
             "office": {"id": office.id, "name": office.name},
             "conversation": {

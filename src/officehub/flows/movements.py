@@ -9,11 +9,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
+from zoneinfo import ZoneInfo
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.cases import service as cases
 from officehub.flows import repository
+from officehub.kit.timeutil import as_utc
 
 MAX_LISTED = 10
 MAX_CASES = 5
@@ -59,9 +61,13 @@ class RecordedMovements:
 ADAPTER: MovementsAdapter = RecordedMovements()
 
 
-def describe(found: Sequence[Movement]) -> str:
+def describe(found: Sequence[Movement], zone: ZoneInfo) -> str:
+    """The client's answer; each date the movement's day in the office's time zone."""
     if not found:
         return "Nenhuma movimentação encontrada."
     lines = ["Movimentações encontradas:"]
-    lines += [f"{m.occurred_at:%d/%m/%Y} - {m.case_number}: {m.description}" for m in found]
+    lines += [
+        f"{as_utc(m.occurred_at).astimezone(zone):%d/%m/%Y} - {m.case_number}: {m.description}"
+        for m in found
+    ]
     return "\n".join(lines)

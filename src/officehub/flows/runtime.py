@@ -46,6 +46,7 @@ from officehub.kit.timeutil import isoformat
 from officehub.kit.worker import WorkerContext
 from officehub.messages import service as messages
 from officehub.messages.schemas import FallbackTemplate, OutboundIn
+from officehub.offices.settings import office_zone
 from officehub.tickets import service as tickets
 from officehub.tickets.schemas import TicketCreate
 from officehub.webhooks import actions as action_deliveries
@@ -392,7 +393,7 @@ async def _perform(turn: Turn, step: SystemStep, meta: StepMetadata) -> tuple[bo
         await _send_text(turn, step.id, UNVERIFIED_REFUSAL, "SENT")
         return False, "refused: the contact is not verified"
     found = await movements.ADAPTER.search(session, office_id, conversation.person_id)
-    text = movements.describe(found)
+    text = movements.describe(found, await office_zone(session, office_id))
     await _send_text(turn, step.id, text, "SENT")
     return False, f"{len(found)} movements"
 

@@ -87,6 +87,10 @@ def zone_name(found: OfficeSettings) -> str:
     return found.time_zone or DEFAULT_TIME_ZONE
 
 
+async def office_zone_name(session: AsyncSession, office_id: str) -> str:
+    return zone_name(await read_settings(session, office_id))
+
+
 async def office_zone(session: AsyncSession, office_id: str) -> ZoneInfo:
     """The office's time zone (its setting, else ``DEFAULT_TIME_ZONE``): how dates are
     shown to its people and its clients."""
