@@ -507,3 +507,40 @@ async def test_a_file_fetched_while_its_client_is_erased_is_not_kept(
         assert await download == 1
     stored = settings.data_dir / "files" / "inbound-media"
     assert [p for p in stored.rglob("*") if p.is_file()] == []
+
+
+async def test_erasure_scrubs_tickets_quoting_the_client(
+    app: FastAPI,
+    client: httpx.AsyncClient,
+    session: AsyncSession,
+    settings: Settings,
+    office_a: OfficeFixture,
+) -> None:
+    erased = await f.make_contact(session, office_a.id, name=NAME, phone=PHONE)
+    kept = await f.make_contact(session, office_a.id, name="Outra Pessoa", phone=None)
+    await session.commit()
+    status = await client.post(
+        "/ticket-statuses", json={"name": "Aberto"}, headers=office_a.headers
+    )
+    assert status.status_code == 201, status.text
+    made = {}
+    for key, title, description in (
+        ("quoting", f"Ligar para {NAME.upper()}", f"Telefone {PHONE[1:]}; falar com {NAME}"),
+        ("other", "Ligar para Outra Pessoa", "nada do cliente apagado"),
+    ):
+        r = await client.post(
+            "/ticket",
+            json={"title": title, "description": description, "statusId": status.json()["id"]},
+            headers=office_a.headers,
+        )
+        assert r.status_code == 201, r.text
+        made[key] = r.json()["id"]
+    r = await client.post(f"/people/{erased.id}/erase", headers=admin(office_a))
+    assert r.status_code == 200, r.text
+    assert await rows_naming(app, [NAME, PHONE, PHONE[1:]]) == []
+    scrubbed = (await client.get(f"/ticket/{made['quoting']}", headers=office_a.headers)).json()
+    assert scrubbed["title"] == "Ligar para [dado apagado]"
+    assert scrubbed["description"] == "Telefone [dado apagado]; falar com [dado apagado]"
+    other = (await client.get(f"/ticket/{made['other']}", headers=office_a.headers)).json()
+    assert other["title"] == "Ligar para Outra Pessoa"
+    assert (await client.get(f"/people/{kept.id}", headers=office_a.headers)).status_code == 200

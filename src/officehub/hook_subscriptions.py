@@ -37,6 +37,7 @@ from officehub.kit.auth import use_key_resolver, use_session_resolver
 from officehub.kit.repository import person_ids
 from officehub.messages import subscribers as messages_subscribers
 from officehub.offices import service as offices
+from officehub.tickets import subscribers as tickets_subscribers
 from officehub.users.hooks import user_deactivated
 from officehub.webchat import subscribers as webchat_subscribers
 from officehub.webhooks import interest as webhooks_interest
@@ -59,6 +60,7 @@ def install() -> None:
     channels_subscribers.install()
     messages_subscribers.install()
     webchat_subscribers.install()
+    tickets_subscribers.install()
     # After those that name what an erasure takes (conversations, crm, cases).
     automation_subscribers.install()
     dashboard_subscribers.install()

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlalchemy import ColumnElement, select
+from sqlalchemy import ColumnElement, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.kit.pagination import PageParams, paginate
@@ -118,3 +118,19 @@ async def set_departments(
     await lock_rows(session, Ticket, office_id, Ticket.id == ticket_id)
     owner = ("ticket_id", ticket_id)
     await replace_set(session, TicketDepartment, office_id, owner, "department_id", department_ids)
+
+
+async def tickets_quoting(
+    session: AsyncSession, office_id: str, needles: Sequence[str]
+) -> list[Ticket]:
+    """The office's tickets whose title or description holds any of ``needles`` (any case;
+    on SQLite, any ASCII case), locked for change."""
+    quoted = [
+        column.ilike(f"%{needle}%", escape="\\")
+        for needle in (
+            n.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") for n in needles
+        )
+        for column in (Ticket.title, Ticket.description)
+    ]
+    stmt = scoped(Ticket, office_id).where(or_(*quoted)).order_by(Ticket.id).with_for_update()
+    return list(await session.scalars(stmt))
