@@ -1,7 +1,8 @@
 // The console's words: one catalogue per language (strings.pt-BR.js, strings.en.js), no
 // people-facing text anywhere else. Portuguese by default; the choice is kept in
 // localStorage. Dates are Brazilian (dd/mm/aaaa HH:mm) in the office's time zone, which
-// the page carries in <meta name="officehub-time-zone"> (the server's setting).
+// the page carries in <meta name="officehub-time-zone"> (the signed-in user's office's setting,
+// else the server's: console/router.py).
 
 import ptBR from "./strings.pt-BR.js";
 import en from "./strings.en.js";
