@@ -217,7 +217,8 @@ _ENTRY_SCRIPT = textwrap.dedent(
 
 ALL_REQUIRED = (
     "contact.deleting,contact.erasing,contact.merging,conversation.tags_changed,"
-    "inbox.away_message_checking,inbox.deleting,inbox.routing_changed,integration.deleting"
+    "conversations.erasing,inbox.away_message_checking,inbox.deleting,inbox.routing_changed,"
+    "integration.deleting"
 )
 
 

@@ -421,3 +421,9 @@ async def test_two_workers_running_at_once_never_erase_a_conversation_twice(
     )
     assert len(details) == 2
     assert sum(d["closedConversations"] for d in details if d) == len(arranged)
+
+
+def test_the_worker_runs_the_retention_job() -> None:
+    from officehub.jobs import periodic_jobs
+
+    assert RETENTION_JOB in periodic_jobs()
