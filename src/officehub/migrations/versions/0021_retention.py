@@ -4,8 +4,8 @@ periods (closed conversations, webhook delivery logs) and the IANA time zone;
 change) with a partial index for the retention job; ``audit_entries.details`` (the counts a
 system run reports).
 
-Revision ID: 0019_retention
-Revises: 0018_totp
+Revision ID: 0021_retention
+Revises: 0020_djen
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from alembic import op
 
 from officehub.migrations.types import JSON, ts
 
-revision = "0019_retention"
-down_revision = "0018_totp"
+revision = "0021_retention"
+down_revision = "0020_djen"
 branch_labels = None
 depends_on = None
 
