@@ -14,6 +14,7 @@ from officehub.channels.template_sync import TEMPLATE_SYNC_JOB
 from officehub.contacts.erasure import JOB_HANDLERS as ERASURE_JOBS
 from officehub.conversations.retention import JOB_HANDLERS as RETENTION_JOBS
 from officehub.conversations.retention import RETENTION_JOB
+from officehub.conversations.sla_breaches import SLA_BREACH_JOB
 from officehub.crm.overdue import OVERDUE_JOB
 from officehub.events import registry
 from officehub.events.consumers import consumer_job
@@ -45,6 +46,7 @@ def periodic_jobs() -> list[PeriodicJob]:
         PURGE_JOB,
         ACTION_PURGE_JOB,
         OVERDUE_JOB,
+        SLA_BREACH_JOB,
         RUNS_PURGE_JOB,
         OUTBOX_PURGE_JOB,
         TEMPLATE_SYNC_JOB,

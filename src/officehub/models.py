@@ -34,6 +34,7 @@ from officehub.legal_areas.models import LegalArea
 from officehub.messages.models import ReadReceipt
 from officehub.offices.models import ApiKey, Office, OfficeSettings
 from officehub.publications.models import CourtHoliday, Lawyer, Publication
+from officehub.sla.models import SlaPolicy
 from officehub.tags.models import Tag
 from officehub.templates.models import WhatsAppTemplate
 from officehub.tickets.models import Ticket, TicketAssignee, TicketDepartment, TicketStatus
@@ -87,6 +88,7 @@ __all__ = [
     "Publication",
     "ReadReceipt",
     "ScheduledJob",
+    "SlaPolicy",
     "Tag",
     "Ticket",
     "TicketAssignee",

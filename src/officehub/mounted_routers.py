@@ -27,6 +27,7 @@ from officehub.messages.router import router as messages_router
 from officehub.offices.router import router as offices_router
 from officehub.partner_links.router import router as partner_links_router
 from officehub.publications.router import router as publications_router
+from officehub.sla.router import router as sla_router
 from officehub.tags.router import router as tags_router
 from officehub.templates.router import router as templates_router
 from officehub.tickets.router import router as tickets_router
@@ -38,6 +39,7 @@ from officehub.webhooks.router import router as webhooks_router
 def domain_routers() -> list[Router]:
     return [
         inboxes_router,
+        sla_router,
         departments_router,
         users_router,
         accounts_router,

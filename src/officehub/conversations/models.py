@@ -96,6 +96,14 @@ class Conversation(IdMixin, TimestampMixin, Base):
             "assigned_user_id",
             "status",
         ),
+        # SLA (issue 32): the breach job's queue, across offices (only rows with a due
+        # time still to watch).
+        Index(
+            "ix_conversations_sla_check_due",
+            "sla_check_at",
+            sqlite_where=text("sla_check_at IS NOT NULL"),
+            postgresql_where=text("sla_check_at IS NOT NULL"),
+        ),
     )
 
     office_id: Mapped[str] = mapped_column(ForeignKey("offices.id", ondelete="CASCADE"))
@@ -120,6 +128,28 @@ class Conversation(IdMixin, TimestampMixin, Base):
     last_message_at: Mapped[datetime | None]
     # When it was last closed (null while open): retention counts from it.
     closed_at: Mapped[datetime | None]
+    # Service levels (issue 32): the times reports count from, kept whatever the policy.
+    # The client's first inbound message; the first response to it (an outbound message a
+    # person or an API key sent); the client's oldest unanswered message after that (the
+    # next response's anchor) and the last response; when the resolution clock started
+    # (the first inbound message, or the reopen) and when it was closed.
+    first_inbound_at: Mapped[datetime | None]
+    first_response_at: Mapped[datetime | None]
+    awaiting_since: Mapped[datetime | None]
+    last_response_at: Mapped[datetime | None]
+    resolution_started_at: Mapped[datetime | None]
+    resolved_at: Mapped[datetime | None]
+    # The policy that applies (no foreign key: its deletion recomputes) and its due times;
+    # each breach is stamped once (a new next-response due clears its stamp).
+    sla_policy_id: Mapped[str | None] = mapped_column(String(32))
+    first_response_due_at: Mapped[datetime | None]
+    next_response_due_at: Mapped[datetime | None]
+    resolution_due_at: Mapped[datetime | None]
+    first_response_breached_at: Mapped[datetime | None]
+    next_response_breached_at: Mapped[datetime | None]
+    resolution_breached_at: Mapped[datetime | None]
+    # The earliest due time not yet met nor reported (the breach job's queue), else null.
+    sla_check_at: Mapped[datetime | None]
     # The ad (Click-to-WhatsApp referral) the conversation came from, in the CRM card's
     # ``leadOrigin`` shape: kept here until a card of the conversation takes it.
     lead_origin: Mapped[dict[str, Any] | None] = mapped_column(JSONType)

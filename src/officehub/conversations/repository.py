@@ -22,6 +22,7 @@ from officehub.conversations.models import (
 )
 from officehub.inboxes.models import Inbox
 from officehub.kit.integrity import violates
+from officehub.kit.queue import take
 from officehub.kit.repository import get_scoped, insert_ignoring_duplicates, scoped
 from officehub.kit.timeutil import utcnow
 from officehub.tags.models import Tag
@@ -549,3 +550,43 @@ async def delete_conversations(
             Conversation.office_id == office_id, Conversation.id.in_(conversation_ids)
         )
     )
+def sla_due(now: datetime, batch: int) -> Select[tuple[str]]:
+    """Conversations with a due time passed and not yet reported, across offices (the
+    breach job's queue), through the partial ``sla_check_at`` index."""
+    return (
+        select(Conversation.id)
+        .where(Conversation.sla_check_at.is_not(None), Conversation.sla_check_at <= now)
+        .order_by(Conversation.sla_check_at)
+        .limit(batch)
+    )
+
+
+async def claim_sla_due(session: AsyncSession, now: datetime, batch: int) -> list[Conversation]:
+    """Taken for this transaction (``kit.queue.take``: ``FOR UPDATE SKIP LOCKED`` on
+    PostgreSQL, so concurrent workers take different conversations), read afresh."""
+    ids = await take(session, sla_due(now, batch))
+    if not ids:
+        return []
+    stmt = (
+        select(Conversation)
+        .where(Conversation.id.in_(ids))
+        .order_by(Conversation.sla_check_at)
+        .execution_options(populate_existing=True)
+    )
+    return list((await session.scalars(stmt)).all())
+
+
+async def open_in_inbox_for_change(
+    session: AsyncSession, office_id: str, inbox_id: str
+) -> list[Conversation]:
+    """The inbox's open conversations, write-locked in id order (``SELECT … FOR UPDATE``
+    on PostgreSQL; SQLite's writing request holds the database) and read afresh."""
+    stmt = (
+        scoped(Conversation, office_id)
+        .where(Conversation.inbox_id == inbox_id, Conversation.status == "OPEN")
+        .order_by(Conversation.id)
+        .execution_options(populate_existing=True)
+    )
+    if session.get_bind().dialect.name == "postgresql":
+        stmt = stmt.with_for_update(of=Conversation)
+    return list((await session.scalars(stmt)).all())

@@ -58,6 +58,20 @@ class Responsable(ApiModel):
     name: str
 
 
+class SlaOut(ApiModel):
+    """The service level the conversation follows (issue 32); due times count only within
+    its inbox's business hours. A due is null until its clock starts (the client's first
+    message; a message unanswered since a response)."""
+
+    policy_id: ServerId
+    first_response_due_at: Timestamp | None
+    next_response_due_at: Timestamp | None = Field(
+        description="While a client message awaits an answer after the first response"
+    )
+    resolution_due_at: Timestamp | None
+    breached_at: Timestamp | None = Field(description="When it first missed a due time")
+
+
 class ConversationOut(ApiModel):
     id: ServerId
     person_id: ServerId
@@ -78,6 +92,15 @@ class ConversationOut(ApiModel):
     )
     last_message: LastMessage | None
     responsables: list[Responsable] = Field(description="The assigned user, if any")
+    sla: SlaOut | None = Field(None, description="Null when no SLA policy applies")
+    first_inbound_at: Timestamp | None = Field(None, description="The client's first message")
+    first_response_at: Timestamp | None = Field(
+        None, description="The first answer a person or an API key sent after it"
+    )
+    awaiting_since: Timestamp | None = Field(
+        None, description="The client's oldest message unanswered since the last response"
+    )
+    resolved_at: Timestamp | None = Field(None, description="When it was last closed")
     created_at: Timestamp
     updated_at: Timestamp
 

@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.contacts import service as contacts
 from officehub.contacts.schemas import TagRef
-from officehub.conversations import events, repository, routing
+from officehub.conversations import events, repository, routing, sla
 from officehub.conversations.hooks import ConversationTagsChanged, conversation_tags_changed
 from officehub.conversations.models import Conversation, ConversationNote
 from officehub.conversations.schemas import (
@@ -28,6 +28,7 @@ from officehub.conversations.schemas import (
     NoteIn,
     NoteOut,
     Responsable,
+    SlaOut,
 )
 from officehub.departments import service as departments
 from officehub.events.catalogue import Event
@@ -37,7 +38,7 @@ from officehub.kit.auth import Actor, OfficeContext
 from officehub.kit.errors import Conflict, NotFound, ValidationFailed
 from officehub.kit.pagination import PageParams, paginate
 from officehub.kit.repository import flush_or_conflict, lock_office
-from officehub.kit.timeutil import utcnow
+from officehub.kit.timeutil import as_utc, utcnow
 from officehub.legal_areas import service as legal_areas
 from officehub.tags import service as tags
 from officehub.tags.models import Tag
@@ -98,7 +99,31 @@ def conversation_out(
             "unread_count": max(conversation.inbound_count - marked, 0),
             "last_message": last,
             "responsables": responsables,
+            "sla": sla_out(conversation),
         }
+    )
+
+
+def sla_out(conversation: Conversation) -> SlaOut | None:
+    """The conversation's service level (null when no policy applies); ``breachedAt``: the
+    earliest breach stamp it holds."""
+    if conversation.sla_policy_id is None:
+        return None
+    stamps = [
+        t
+        for t in (
+            conversation.first_response_breached_at,
+            conversation.next_response_breached_at,
+            conversation.resolution_breached_at,
+        )
+        if t is not None
+    ]
+    return SlaOut(
+        policy_id=conversation.sla_policy_id,
+        first_response_due_at=conversation.first_response_due_at,
+        next_response_due_at=conversation.next_response_due_at,
+        resolution_due_at=conversation.resolution_due_at,
+        breached_at=min(as_utc(t) for t in stamps) if stamps else None,
     )
 
 
@@ -213,6 +238,7 @@ async def open_conversation(
         inbound_count=0,
         inbound_read=0,
     )
+    await sla.refresh(session, conversation)
     if not await repository.add_open(session, conversation):
         # A concurrent reopen won the partial unique index: answer its conversation.
         existing = await repository.find_open(session, office_id, body.person_id, integration.id)
@@ -357,9 +383,16 @@ async def record_message(
     type: str,
     user_id: str | None,
     inbound: bool,
+    responds: bool = False,
 ) -> None:
     """Keeps the message as the conversation's last (when it is the newest) and counts an
-    inbound one, in the message's transaction: the list never reads messages."""
+    inbound one, in the message's transaction: the list never reads messages. The service
+    levels' times move too (``responds``: an outbound message a person or an API key sent;
+    the caller holds the conversation's row)."""
+    if inbound:
+        await sla.on_inbound(session, conversation, at)
+    elif responds:
+        await sla.on_response(session, conversation, at)
     await session.flush()
     await repository.keep_last_message(
         session,
@@ -412,6 +445,8 @@ class _Diff:
     updated: bool = False
     assigned: bool = False
     tags: bool = False
+    sla: bool = False
+    status: bool = False
 
 
 async def _change(
@@ -468,10 +503,10 @@ async def _change(
         conversation.status = status
         conversation.closed_at = utcnow() if status == "CLOSED" else None
         conversation.queued_at = None
-        diff.updated = True
+        diff.updated = diff.sla = diff.status = True
     if priority is not _UNSET and priority != conversation.priority:
         conversation.priority = priority
-        diff.updated = True
+        diff.updated = diff.sla = True
     if assigned_user_id is not _UNSET and assigned_user_id != conversation.assigned_user_id:
         if assigned_user_id is not None:
             await users.get_user(session, office_id, assigned_user_id)
@@ -482,7 +517,7 @@ async def _change(
         if legal_area_id is not None:
             await legal_areas.get_legal_area(session, office_id, legal_area_id)
         conversation.legal_area_id = legal_area_id
-        diff.updated = True
+        diff.updated = diff.sla = True
     if department_id is not _UNSET and department_id != conversation.department_id:
         if department_id is not None:
             await departments.get_department(session, office_id, department_id)
@@ -509,6 +544,11 @@ async def _change(
             )
         )[0]
     conversation.updated_at = utcnow()
+    if diff.sla:
+        if diff.status:
+            await sla.on_status(session, conversation, status, conversation.updated_at)
+        else:
+            await sla.refresh(session, conversation)
     await flush_or_conflict(session, _already_open(""))
     new_tags = await tags_of(session, office_id, ident) if diff.tags else before_tags
     # The events carry the conversation as an API key reads it (the office's read mark).

@@ -16,7 +16,7 @@ from officehub.contacts.hooks import (
     contact_erasing,
     contact_merging,
 )
-from officehub.conversations import repository, service
+from officehub.conversations import repository, service, sla
 from officehub.conversations.schemas import ConversationPatch
 from officehub.inboxes.hooks import (
     InboxDeleting,
@@ -28,6 +28,7 @@ from officehub.inboxes.hooks import (
 )
 from officehub.kit.errors import Conflict
 from officehub.legal_areas.hooks import LegalAreaDeleting, legal_area_deleting
+from officehub.sla.hooks import SlaPoliciesChanged, sla_policies_changed
 from officehub.tags.hooks import TagDeleting, tag_deleting
 from officehub.users.hooks import UserRoutingChanged, user_routing_changed
 
@@ -119,6 +120,16 @@ async def forget_deleted_legal_area(event: LegalAreaDeleting) -> None:
     await repository.forget_legal_area(event.session, event.office_id, event.legal_area_id)
 
 
+async def recompute_sla(event: SlaPoliciesChanged) -> None:
+    """A policy of the inbox changed: each open conversation follows the policy that now
+    applies, with due times from its kept anchors (no event)."""
+    for conversation in await repository.open_in_inbox_for_change(
+        event.session, event.office_id, event.inbox_id
+    ):
+        await sla.refresh(event.session, conversation)
+    await event.session.flush()
+
+
 def install() -> None:
     """Subscribes conversations to its hooks; calling it again changes nothing."""
     inbox_deleting.subscribe(refuse_inbox_with_conversations)
@@ -129,3 +140,4 @@ def install() -> None:
     user_routing_changed.subscribe(route_for_user)
     inbox_routing_changed.subscribe(route_for_inbox)
     legal_area_deleting.subscribe(forget_deleted_legal_area)
+    sla_policies_changed.subscribe(recompute_sla)

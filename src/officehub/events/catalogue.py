@@ -62,6 +62,11 @@ _CONVERSATION: dict[str, Any] = {
     "unreadCount": 0,
     "lastMessage": None,
     "responsables": [],
+    "sla": None,
+    "firstInboundAt": None,
+    "firstResponseAt": None,
+    "awaitingSince": None,
+    "resolvedAt": None,
 }
 _MESSAGE: dict[str, Any] = {
     "id": "cm3k9x2f70007abcd1234efgh",
@@ -234,6 +239,25 @@ EVENT_TYPES: tuple[EventType, ...] = (
             "assignedUserId": "cm3k9x2f70009abcd1234efgh",
             "previousAssignedUserId": None,
             "previousDepartmentId": None,
+        },
+    ),
+    EventType(
+        "chat.sla.breached",
+        "Chat",
+        "A conversation missed a due time of its SLA policy (first response, next response "
+        "or resolution): once per due time",
+        {
+            **_CONVERSATION,
+            "firstInboundAt": _AT,
+            "sla": {
+                "policyId": "cm3k9x2f7000aabcd1234efgh",
+                "firstResponseDueAt": _AT,
+                "nextResponseDueAt": None,
+                "resolutionDueAt": _AT,
+                "breachedAt": _AT,
+            },
+            "breach": "FIRST_RESPONSE",
+            "dueAt": _AT,
         },
     ),
     EventType("chat.message.received", "Chat", "An inbound message was stored", _MESSAGE),

@@ -110,3 +110,46 @@ def closed_period_start(hours: Hours, at: datetime) -> datetime | None:
             return end
         day -= timedelta(days=1)
     return NEVER_OPEN
+
+
+SEARCH_DAYS = 800
+"""How far ahead the due-time walks look for open time (then: no due time)."""
+
+
+def add_business_minutes(hours: Hours | None, start: datetime, minutes: int) -> datetime | None:
+    """The instant ``minutes`` of open time after ``start`` (SLA first and next response):
+    closed time does not count. No hours: always open. None when the inbox is open too
+    little in the next ``SEARCH_DAYS`` days."""
+    if hours is None:
+        return start + timedelta(minutes=minutes)
+    remaining = timedelta(minutes=minutes)
+    day = start.astimezone(ZoneInfo(hours.timezone)).date()
+    for _ in range(SEARCH_DAYS):
+        for o, c in hours.ranges(day):
+            end = _local(hours, day, c)
+            if end <= start:
+                continue
+            begin = max(start, _local(hours, day, o))
+            if remaining <= end - begin:
+                return begin + remaining
+            remaining -= end - begin
+        day += timedelta(days=1)
+    return None
+
+
+def add_business_days(hours: Hours | None, start: datetime, days: int) -> datetime | None:
+    """The end of the ``days``-th open day after ``start``'s local date (SLA resolution; the
+    day it starts does not count, as in a legal deadline): its last closing time. No hours:
+    ``days`` × 24 h. None when there are not that many open days in ``SEARCH_DAYS``."""
+    if hours is None:
+        return start + timedelta(days=days)
+    day = start.astimezone(ZoneInfo(hours.timezone)).date()
+    counted = 0
+    for _ in range(SEARCH_DAYS):
+        day += timedelta(days=1)
+        ranges = hours.ranges(day)
+        if ranges:
+            counted += 1
+            if counted == days:
+                return _local(hours, day, ranges[-1][1])
+    return None

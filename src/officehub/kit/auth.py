@@ -111,6 +111,8 @@ TAG_ROLES: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "Departments": (EVERYONE, ADMINS),
     "Users": (EVERYONE, ADMINS),
     "Legal areas": (EVERYONE, ADMINS),
+    # Issue 32: service levels are the office's settings; everyone sees the due times.
+    "SLA policies": (EVERYONE, ADMINS),
     "Tags": (EVERYONE, MANAGERS),
     "Fast messages": (EVERYONE, MANAGERS),
     "Tickets": (EVERYONE, EVERYONE),

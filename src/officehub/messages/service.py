@@ -615,6 +615,7 @@ async def _answer_keyword(
         text=answer.format(out=keywords.opt_out[0], back=keywords.opt_in[0]),
         media_url=None,
         status="QUEUED",
+        automated=True,
     )
     await _emit(session, conversation, events.SENT, reply)
 
@@ -650,6 +651,7 @@ async def _answer_away(session: AsyncSession, conversation: Conversation, messag
         text=text,
         media_url=None,
         status="QUEUED",
+        automated=True,
     )
     await _emit(session, conversation, events.SENT, reply)
 
@@ -865,11 +867,15 @@ async def _store(
     forwarded: bool = False,
     record_time: bool = True,
     user_id: str | None = None,
+    automated: bool = False,
 ) -> Message:
     """The one place a message is created (API, channels, web chat, bridge, flows,
     automation): it becomes the conversation's last message in the same transaction. An
-    outbound message sent by a signed-in user names them there (``lastMessage.userId``)."""
+    outbound message sent by a signed-in user names them there (``lastMessage.userId``).
+    ``automated``: the service's own answer inside a client's request (away message,
+    keyword answer): no one sent it (``sent_by`` None), so it is no SLA response."""
     now = utcnow()
+    sent_by = acting() if direction == "OUTBOUND" and not automated else None
     actor = current_actor.get()
     if user_id is None and direction == "OUTBOUND" and actor is not None and actor.kind == "user":
         user_id = actor.id
@@ -892,7 +898,7 @@ async def _store(
             content=content,
             reply_to_id=reply_to_id,
             forwarded=forwarded,
-            sent_by=acting() if direction == "OUTBOUND" else None,
+            sent_by=sent_by,
             status_history=[{"status": status, "at": isoformat(now)}],
         ),
     )
@@ -906,6 +912,7 @@ async def _store(
             type=type,
             user_id=user_id,
             inbound=direction == "INBOUND",
+            responds=sent_by is not None and type != "NOTE",
         )
     return message
 
