@@ -390,7 +390,8 @@ async def test_a_client_message_after_a_response_sets_the_next_response_due(
     read = await _read(client, office_a, cid)
     assert read["awaitingSince"] is None and read["sla"]["nextResponseDueAt"] is None
     row = await session.scalar(select(Conversation).where(Conversation.id == cid))
-    assert row is not None and isoformat(as_utc(row.last_response_at)) == reply["createdAt"]  # type: ignore[arg-type]
+    assert row is not None and row.last_response_at is not None
+    assert isoformat(as_utc(row.last_response_at)) == reply["createdAt"]
 
 
 async def test_closing_resolves_and_reopening_restarts_the_resolution_clock(

@@ -550,7 +550,9 @@ async def delete_conversations(
             Conversation.office_id == office_id, Conversation.id.in_(conversation_ids)
         )
     )
-def sla_due(now: datetime, batch: int) -> Select[tuple[str]]:
+
+
+def sla_due(now: datetime, batch: int) -> Select[str]:
     """Conversations with a due time passed and not yet reported, across offices (the
     breach job's queue), through the partial ``sla_check_at`` index."""
     return (

@@ -140,7 +140,7 @@ def add_business_minutes(hours: Hours | None, start: datetime, minutes: int) -> 
 def add_business_days(hours: Hours | None, start: datetime, days: int) -> datetime | None:
     """The end of the ``days``-th open day after ``start``'s local date (SLA resolution; the
     day it starts does not count, as in a legal deadline): its last closing time. No hours:
-    ``days`` × 24 h. None when there are not that many open days in ``SEARCH_DAYS``."""
+    ``days`` times 24 h. None when there are not that many open days in ``SEARCH_DAYS``."""
     if hours is None:
         return start + timedelta(days=days)
     day = start.astimezone(ZoneInfo(hours.timezone)).date()
