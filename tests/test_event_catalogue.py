@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.cases.watch import Watcher
 from officehub.conversations.models import Message
+from officehub.conversations.sla_breaches import SLA_BREACH_JOB
 from officehub.crm.overdue import OVERDUE_JOB
 from officehub.events.catalogue import BY_NAME, EVENT_NAMES
 from officehub.events.models import OutboxEvent
@@ -53,6 +54,13 @@ async def emit_every_event(
 
     person = (await client.post("/people", json={"name": "Maria"}, headers=h)).json()
     await client.patch(f"/people/{person['id']}", json={"name": "Maria S."}, headers=h)
+    policy = {
+        "inboxId": inbox.id,
+        "firstResponseMinutes": 60,
+        "nextResponseMinutes": 60,
+        "resolutionBusinessDays": 1,
+    }
+    assert (await client.post("/sla-policies", json=policy, headers=h)).status_code == 201
     body = {"personId": person["id"], "inboxId": inbox.id, "integrationId": integration.id}
     conversation = (await client.post("/conversation", json=body, headers=h)).json()
     cid = conversation["id"]
@@ -77,7 +85,7 @@ async def emit_every_event(
     await client.patch(f"/funnel-column-card/{card['id']}", json={"userId": user.id}, headers=h)
     later = utcnow() + timedelta(days=2)
     ctx = WorkerContext(settings, app.state.engine, app.state.sessionmaker, clock=lambda: later)
-    await Worker(ctx, [], [OVERDUE_JOB]).run_once()
+    await Worker(ctx, [], [OVERDUE_JOB, SLA_BREACH_JOB]).run_once()  # resolution: a day
     move = {"columnId": columns[1].id}
     await client.patch(f"/funnel-column-card/{card['id']}", json=move, headers=h)
     await client.request("DELETE", "/funnel-column-card", json={"ids": [card["id"]]}, headers=h)

@@ -53,6 +53,7 @@ FILTERS: list[tuple[str, str, str]] = [
     ("/conversation/notes", "conversationId", "conversation"),
     ("/tag", "inboxId", "inbox"),
     ("/integration", "inboxId", "inbox"),
+    ("/sla-policies", "inboxId", "inbox"),
     ("/fast-message", "inboxId", "inbox"),
     ("/ticket", "statusId", "status"),
     ("/ticket", "assigneeId", "user"),

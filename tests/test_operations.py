@@ -94,6 +94,7 @@ CASE_EVENTS = {
 # The WhatsApp channel (issue 24): a reaction, edit or deletion changes a stored message; the
 # platform changes a template (docs/decisions.md).
 CHANNEL_EVENTS = {"chat.message.updated", "template.updated"}
+SLA_EVENTS = {"chat.sla.breached"}  # service levels (issue 32)
 
 
 async def test_event_catalogue_lists_the_spec_and_contract_events(
@@ -103,8 +104,12 @@ async def test_event_catalogue_lists_the_spec_and_contract_events(
     assert r.status_code == 200
     body = r.json()
     names = {e["name"] for e in body["data"]}
-    assert names == SPEC_EVENTS | CONTRACT_EVENTS | CASE_EVENTS | CHANNEL_EVENTS == EVENT_NAMES
-    assert body["totalResults"] == 23 and body["totalPages"] == 1
+    assert (
+        names
+        == SPEC_EVENTS | CONTRACT_EVENTS | CASE_EVENTS | CHANNEL_EVENTS | SLA_EVENTS
+        == EVENT_NAMES
+    )
+    assert body["totalResults"] == 24 and body["totalPages"] == 1
     for entry in body["data"]:
         assert entry["group"] in {"CRM", "Chat", "Contact", "Case", "Template", "Test"}
         assert entry["description"] and isinstance(entry["examplePayload"], dict)

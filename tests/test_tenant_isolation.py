@@ -79,6 +79,18 @@ MATRIX: dict[tuple[str, str], Probe | str] = {
     ("PUT", "/inbox/{id}/business-hours"): _at(
         lambda i: {"timezone": "UTC", "week": [], "awayMessage": {"text": "B"}}, id="inbox"
     ),
+    ("POST", "/sla-policies"): _refers(
+        lambda i: {
+            "inboxId": i["inbox"],
+            "firstResponseMinutes": 10,
+            "nextResponseMinutes": 30,
+            "resolutionBusinessDays": 2,
+        }
+    ),
+    ("GET", "/sla-policies"): _filter(inboxId="inbox"),
+    ("GET", "/sla-policies/{id}"): _at(id="sla_policy"),
+    ("PATCH", "/sla-policies/{id}"): _at(lambda i: {"priority": "HIGH"}, id="sla_policy"),
+    ("DELETE", "/sla-policies/{id}"): _at(id="sla_policy"),
     ("POST", "/integration"): _refers(
         lambda i: {"inboxId": i["inbox"], "type": "WEBCHAT", "name": "B"}
     ),
@@ -344,6 +356,7 @@ SNAPSHOT = (
     "/user/{user}",
     "/tag/{tag}",
     "/legal-areas/{legal_area}",
+    "/sla-policies/{sla_policy}",
     "/ticket/{ticket}",
     "/fast-message/{fast_message}",
     "/people/{contact}",
@@ -409,6 +422,15 @@ async def _office_a_world(
     )
     ids["message"] = await created(
         f"/conversation/{world.conversation.id}/messages/inbound", {"text": "A"}
+    )
+    ids["sla_policy"] = await created(
+        "/sla-policies",
+        {
+            "inboxId": world.inbox.id,
+            "firstResponseMinutes": 10,
+            "nextResponseMinutes": 30,
+            "resolutionBusinessDays": 2,
+        },
     )
     ids["fast_message"] = await created(
         "/fast-message", {"inboxId": world.inbox.id, "title": "A", "kind": "TEXT", "text": "A"}
@@ -577,6 +599,7 @@ UNFILTERED = {
     "/automation-rules": "rule",
     "/ticket-statuses": "ticket_status",
     "/legal-areas": "legal_area",
+    "/sla-policies": "sla_policy",
 }
 # Reads without a path parameter that are no office list of records (or never end).
 NOT_A_LIST = {"/healthz", "/readyz", "/metrics", "/stream", "/webhooks/events"}
