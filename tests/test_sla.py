@@ -11,6 +11,7 @@ from zoneinfo import ZoneInfo
 
 import httpx
 from fastapi import FastAPI
+from playwright.async_api import Browser, expect
 from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -26,7 +27,9 @@ from officehub.kit.worker import WorkerContext
 from officehub.sla.rules import applicable
 from tests import factories as f
 from tests.automation_helpers import create_rule
+from tests.browser import new_page
 from tests.helpers import OfficeFixture, error_of, outbox
+from tests.test_console_browser import TIMEOUT, log_in_in_portuguese
 
 SP = "America/Sao_Paulo"
 WEEKDAYS = [{"day": d, "open": "09:00", "close": "18:00"} for d in range(5)]
@@ -662,3 +665,41 @@ async def test_sla_policies_need_a_key(client: httpx.AsyncClient) -> None:
         for headers in ({}, {"x-service-api-key": "wrong"}):
             r = await client.request(method, path, json={}, headers=headers)
             assert r.status_code == 401, (method, path)
+
+
+async def test_the_console_marks_breached_and_at_risk_conversations_in_the_list(
+    browser: Browser,
+    server_url: str,
+    app: FastAPI,
+    client: httpx.AsyncClient,
+    session: AsyncSession,
+    settings: Settings,
+    office_a: OfficeFixture,
+) -> None:
+    world = await _world(session, office_a, people=3)
+    await _policy(client, office_a, world.inbox_id, priority="HIGH", firstResponseMinutes=1)
+    await _policy(client, office_a, world.inbox_id, priority="MEDIUM")
+    breached = (await _open(client, office_a, world, 0, priority="HIGH"))["id"]
+    at_risk = (await _open(client, office_a, world, 1))["id"]
+    calm = (await _open(client, office_a, world, 2, priority="LOW"))["id"]
+    for cid in (breached, at_risk, calm):
+        await _inbound(client, office_a, cid)
+    clock = Clock(utcnow() + timedelta(minutes=2))
+    [ctx] = _contexts(app, settings, clock, n=1)
+    assert await report_breaches(ctx) == 1
+
+    async with new_page(browser, 1280, 800) as page:
+        await log_in_in_portuguese(page, server_url, office_a.key)
+        await page.get_by_role("link", name="Conversas").click()
+
+        def item(cid: str) -> Any:
+            return page.locator(f'.conversation-item[data-conversation-id="{cid}"]')
+
+        await expect(item(breached).locator(".badge.sla")).to_have_text(
+            "SLA vencido", timeout=TIMEOUT
+        )
+        await expect(item(at_risk).locator(".badge.sla")).to_have_text("SLA em risco")
+        await expect(item(calm)).to_be_visible()
+        await expect(item(calm).locator(".badge.sla")).to_have_count(0)
+    assert (await _read(client, office_a, breached))["sla"]["breachedAt"] is not None
+    assert (await _read(client, office_a, calm))["sla"] is None

@@ -13,6 +13,7 @@ import * as live from "./live.js";
 const PAGE_SIZE = 20;
 const MESSAGE_PAGE = 50;
 const FAST_SHOWN = 8;
+const SLA_AT_RISK_MINUTES = 30;
 const state = {
   bound: false, users: new Map(), departments: new Map(), integrations: new Map(),
   people: new Map(), tags: [], items: [], page: 1, totalPages: 1, selected: null,
@@ -182,6 +183,31 @@ function channelOf(conversation) {
   return type ? t(`channel.${type}`) : t("channel.unknown");
 }
 
+/** The SLA mark of a list item: breached (it missed a due time), at risk (a due time
+ * still to meet falls within SLA_AT_RISK_MINUTES), else none. */
+function slaMark(conversation) {
+  const sla = conversation.sla;
+  if (!sla) return null;
+  if (sla.breachedAt) {
+    return h("span", {
+      class: "badge danger sla", dataset: { sla: "breached" },
+      title: t("conversations.slaBreachedAt", { time: formatTime(sla.breachedAt) }),
+    }, t("conversations.slaBreached"));
+  }
+  if (conversation.status !== "OPEN") return null;
+  const dues = [
+    conversation.firstResponseAt ? null : sla.firstResponseDueAt,
+    sla.nextResponseDueAt, sla.resolutionDueAt,
+  ].filter(Boolean).map((iso) => new Date(iso).getTime());
+  if (!dues.length) return null;
+  const due = Math.min(...dues);
+  if (due - Date.now() > SLA_AT_RISK_MINUTES * 60_000) return null;
+  return h("span", {
+    class: "badge warn sla", dataset: { sla: "at-risk" },
+    title: t("conversations.slaDueAt", { time: formatTime(new Date(due).toISOString()) }),
+  }, t("conversations.slaAtRisk"));
+}
+
 function renderListItem(conversation) {
   const last = conversation.lastMessage;
   const assignee = conversation.assignedUserId
@@ -199,6 +225,7 @@ function renderListItem(conversation) {
   h("span", { class: "line" },
     h("span", { class: "name", dataset: { personId: conversation.personId } }, "…"),
     conversation.isFixed ? badge(t("conversations.pinned"), "info pinned") : null,
+    slaMark(conversation),
     conversation.unreadCount
       ? h("span", {
         class: "badge danger unread", title: t("conversations.unread", { count: conversation.unreadCount }),
@@ -691,7 +718,7 @@ async function onLiveEvent(name, body) {
     return;
   }
   const data = body.data ?? {};
-  if (name.startsWith("chat.conversation.")) {
+  if (name.startsWith("chat.conversation.") || name === "chat.sla.breached") {
     await refreshConversation(data.id);
     return;
   }
