@@ -2,8 +2,8 @@
 conversation the policy that applies, its due times and breaches, and the times reports
 count from (first inbound, first response, awaiting since, last response, resolution).
 
-Revision ID: 0019_sla
-Revises: 0018_totp
+Revision ID: 0022_sla
+Revises: 0021_retention
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from alembic import op
 
 from officehub.migrations.types import ident, ts
 
-revision = "0019_sla"
-down_revision = "0018_totp"
+revision = "0022_sla"
+down_revision = "0021_retention"
 branch_labels = None
 depends_on = None
 
