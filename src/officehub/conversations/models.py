@@ -126,19 +126,19 @@ class Conversation(IdMixin, TimestampMixin, Base):
     # When the inbox's away message was last sent here (issue 32): once per closed period.
     away_sent_at: Mapped[datetime | None]
     last_message_at: Mapped[datetime | None]
-    # When it was last closed (null while open): retention counts from it.
+    # When it was last closed (null while open, set by ``sla.on_status``): retention counts
+    # from it, and it is the resolution time reports read (``resolvedAt`` in the API).
     closed_at: Mapped[datetime | None]
     # Service levels (issue 32): the times reports count from, kept whatever the policy.
     # The client's first inbound message; the first response to it (an outbound message a
     # person or an API key sent); the client's oldest unanswered message after that (the
     # next response's anchor) and the last response; when the resolution clock started
-    # (the first inbound message, or the reopen) and when it was closed.
+    # (the first inbound message, or the reopen); when it was closed is ``closed_at``.
     first_inbound_at: Mapped[datetime | None]
     first_response_at: Mapped[datetime | None]
     awaiting_since: Mapped[datetime | None]
     last_response_at: Mapped[datetime | None]
     resolution_started_at: Mapped[datetime | None]
-    resolved_at: Mapped[datetime | None]
     # The policy that applies (no foreign key: its deletion recomputes) and its due times;
     # each breach is stamped once (a new next-response due clears its stamp).
     sla_policy_id: Mapped[str | None] = mapped_column(String(32))

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, StringConstraints
+from pydantic import AliasChoices, Field, StringConstraints
 from typing_extensions import TypeAliasType
 
 from officehub.contacts.schemas import TagRef
@@ -100,7 +100,11 @@ class ConversationOut(ApiModel):
     awaiting_since: Timestamp | None = Field(
         None, description="The client's oldest message unanswered since the last response"
     )
-    resolved_at: Timestamp | None = Field(None, description="When it was last closed")
+    resolved_at: Timestamp | None = Field(
+        None,
+        validation_alias=AliasChoices("closed_at", "resolved_at"),
+        description="When it was last closed",
+    )
     created_at: Timestamp
     updated_at: Timestamp
 

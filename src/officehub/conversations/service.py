@@ -501,7 +501,6 @@ async def _change(
             if other is not None:
                 raise _already_open(other.id)
         conversation.status = status
-        conversation.closed_at = utcnow() if status == "CLOSED" else None
         conversation.queued_at = None
         diff.updated = diff.sla = diff.status = True
     if priority is not _UNSET and priority != conversation.priority:

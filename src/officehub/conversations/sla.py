@@ -130,10 +130,10 @@ async def on_status(
     now, and a client message unanswered before the close is not awaited any more."""
     c = conversation
     if status == "CLOSED":
-        c.resolved_at = at
+        c.closed_at = at
         c.awaiting_since = None
     else:
-        c.resolved_at = None
+        c.closed_at = None
         if c.first_inbound_at is not None:
             c.resolution_started_at = at
     await refresh(session, c)

@@ -24,7 +24,6 @@ TIMES = (
     "awaiting_since",
     "last_response_at",
     "resolution_started_at",
-    "resolved_at",
     "first_response_due_at",
     "next_response_due_at",
     "resolution_due_at",
