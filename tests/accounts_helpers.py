@@ -6,12 +6,14 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
 import httpx
 from fastapi import FastAPI
 
 from officehub.kit.ids import new_id
+from officehub.kit.timeutil import utcnow
 from tests.helpers import OfficeFixture
 
 PASSWORD = "Ipê-amarelo no quintal 42"
@@ -35,6 +37,20 @@ class SignedInUser:
         if method.upper() not in ("GET", "HEAD", "OPTIONS"):
             headers.setdefault("x-csrf-token", self.csrf)
         return await self.client.request(method, path, headers=headers, **kwargs)
+
+
+class SteppedClock:
+    """The app's TOTP clock (``app.state.totp_clock``): real time at first, moved on a
+    step when a test asks."""
+
+    def __init__(self) -> None:
+        self.now = utcnow()
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def step(self) -> None:
+        self.now += timedelta(seconds=30)
 
 
 def app_client(app: FastAPI) -> httpx.AsyncClient:

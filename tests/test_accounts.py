@@ -356,6 +356,7 @@ async def test_me_names_the_signed_in_user_or_the_key(
         "officeId": office_a.id,
         "sessionId": None,
         "user": None,
+        "totpActive": False,
     }
     assert (await client.get("/me")).status_code == 401
 

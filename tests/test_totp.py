@@ -19,24 +19,18 @@ from officehub.audit.models import AuditEntry
 from officehub.kit.auth import SESSION_COOKIE, hash_key
 from officehub.kit.encryption import is_sealed
 from officehub.kit.timeutil import utcnow
-from tests.accounts_helpers import PASSWORD, SignedInUser, app_client, make_account, signed_in
+from tests.accounts_helpers import (
+    PASSWORD,
+    SignedInUser,
+    SteppedClock,
+    app_client,
+    make_account,
+    signed_in,
+)
 from tests.helpers import OfficeFixture, error_of
 from tests.server import concurrent_client, fire, running_server
 
 ID = "cxxxxxxxxxxxxxxxx"
-
-
-class SteppedClock:
-    """The app's TOTP clock: real time at first, moved on a step when a test asks."""
-
-    def __init__(self) -> None:
-        self.now = utcnow()
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def step(self) -> None:
-        self.now += timedelta(seconds=30)
 
 
 @dataclass
@@ -115,6 +109,19 @@ async def test_enrolment_answers_a_secret_and_otpauth_uri_and_is_inactive_until_
         assert len(codes) == 10 and len(set(codes)) == 10
         again = await user.request("POST", "/me/totp")
         assert again.status_code == 409 and error_of(again)["code"] == "TOTP_ACTIVE"
+
+
+async def test_me_tells_whether_totp_is_active(app: FastAPI, office_a: OfficeFixture) -> None:
+    async with signed_in(app, office_a) as user:
+        assert (await user.request("GET", "/me")).json()["totpActive"] is False
+        started = await user.request("POST", "/me/totp")
+        assert started.status_code == 201
+        # Started, not confirmed: not active yet.
+        assert (await user.request("GET", "/me")).json()["totpActive"] is False
+        clock = _clock(app)
+        code = pyotp.TOTP(started.json()["secret"]).at(clock.now)
+        assert (await user.request("POST", "/me/totp/confirm", json={"code": code})).is_success
+        assert (await user.request("GET", "/me")).json()["totpActive"] is True
 
 
 async def test_confirm_without_enrolment_is_409(app: FastAPI, office_a: OfficeFixture) -> None:

@@ -220,9 +220,11 @@ async def logout(
 @router.get("/me", response_model=MeOut, responses=error_responses(400, 401))
 async def read_me(actor: ActorDep, session: SessionDep, storage: StorageDep) -> MeOut:
     user = None
+    totp_active = False
     if actor.is_user:
         record = await users.get_user(session, actor.office_id, actor.id)
         user = (await users.present(session, storage, actor.office_id, [record]))[0]
+        totp_active = await totp.active(session, record) is not None
     return MeOut(
         kind=actor.kind,
         id=actor.id,
@@ -230,6 +232,7 @@ async def read_me(actor: ActorDep, session: SessionDep, storage: StorageDep) -> 
         office_id=actor.office_id,
         session_id=actor.session_id,
         user=user,
+        totp_active=totp_active,
     )
 
 

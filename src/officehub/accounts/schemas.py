@@ -57,6 +57,9 @@ class MeOut(ApiModel):
     office_id: ServerId
     session_id: ServerId | None
     user: UserOut | None
+    totp_active: bool = Field(
+        description="The user has an active TOTP second factor (always false for an API key)"
+    )
 
 
 class SessionOut(ApiModel):

@@ -1,9 +1,10 @@
-// The console's shell: sign in (email and password, or an integrator's API key), show who
-// is signed in, switch views by the URL's hash, choose the language, sign out.
+// The console's shell: sign in (email and password, then a TOTP or recovery code when the
+// account has the second factor; or an integrator's API key), show who is signed in, switch views by the URL's hash, choose the language, sign out.
 
 import { api, clearKey, getCsrfToken, getKey, isSignedIn, setCsrfToken, setKey } from "./api.js";
 import { language, setLanguage, t, translatePage } from "./i18n.js";
 import { announce, clearError, showError } from "./ui.js";
+import * as account from "./account.js";
 import * as alerts from "./alerts.js";
 import * as live from "./live.js";
 import * as board from "./board.js";
@@ -12,10 +13,11 @@ import * as clientsMap from "./map.js";
 import * as webhooks from "./webhooks.js";
 import * as notices from "./notices.js";
 
-const VIEWS = { board, conversations, map: clientsMap, webhooks, notices };
+const VIEWS = { board, conversations, map: clientsMap, webhooks, notices, account };
 const DEFAULT_VIEW = "board";
 let current = null;
 let me = null;
+let challenge = null;
 
 function section(name) {
   return document.getElementById(`view-${name}`);
@@ -113,9 +115,53 @@ async function signIn(event) {
     return;
   }
   password.value = "";
+  if (answer.totpRequired) {
+    // The password was right; the session comes with the second step.
+    challenge = answer.challenge;
+    askCode(true);
+    return;
+  }
+  await signedInAs(answer);
+}
+
+async function signedInAs(answer) {
   setCsrfToken(answer.csrfToken);
   me = { kind: "USER", id: answer.user.id, role: answer.user.role, user: answer.user };
   await entered();
+}
+
+function askCode(yes) {
+  document.getElementById("password-form").hidden = yes;
+  document.getElementById("code-form").hidden = !yes;
+  const code = document.getElementById("login-code");
+  code.value = "";
+  if (yes) code.focus();
+  else document.getElementById("login-email").focus();
+}
+
+async function sendCode(event) {
+  event.preventDefault();
+  const input = document.getElementById("login-code");
+  clearError();
+  let answer;
+  try {
+    answer = await api("POST", "/auth/login/totp", {
+      body: { challenge, ...account.proof(input.value) },
+    });
+  } catch (error) {
+    showError(error, t("login.title"));
+    // An unknown or expired challenge (5 minutes): the password again.
+    if (error.code === "INVALID_TOKEN") {
+      challenge = null;
+      askCode(false);
+    } else {
+      input.select();
+    }
+    return;
+  }
+  challenge = null;
+  askCode(false);
+  await signedInAs(answer);
 }
 
 async function logIn(event) {
@@ -164,6 +210,12 @@ languageSelect.value = language;
 languageSelect.addEventListener("change", () => setLanguage(languageSelect.value));
 document.getElementById("password-form").addEventListener("submit", signIn);
 document.getElementById("login-form").addEventListener("submit", logIn);
+document.getElementById("code-form").addEventListener("submit", sendCode);
+document.getElementById("code-cancel").addEventListener("click", () => {
+  challenge = null;
+  clearError();
+  askCode(false);
+});
 document.getElementById("logout").addEventListener("click", logOut);
 window.addEventListener("hashchange", () => route());
 route();
