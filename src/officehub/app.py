@@ -67,6 +67,7 @@ from officehub.kit.stream_slots import StreamSlots
 from officehub.kit.timeutil import utcnow
 from officehub.kit.worker import Worker, WorkerContext
 from officehub.live.hub import StreamHub
+from officehub.live.presence import PresenceTracker
 from officehub.mounted_routers import domain_routers
 from officehub.webchat.cors import WebchatCorsMiddleware
 
@@ -104,6 +105,7 @@ def create_app(settings: Settings | None = None, *, embedded_worker: bool = Fals
         app.state.sessionmaker = create_sessionmaker(engine)
         app.state.read_sessionmaker = create_read_sessionmaker(engine)
         app.state.stream_hub = StreamHub(app.state.read_sessionmaker, settings.database_url)
+        app.state.presence = PresenceTracker(app.state.sessionmaker, settings)
         app.state.audit = AuditRecorder(app.state.sessionmaker, settings.audit_flush_seconds)
         app.state.audit.start()
         worker_task: asyncio.Task[None] | None = None
@@ -118,6 +120,7 @@ def create_app(settings: Settings | None = None, *, embedded_worker: bool = Fals
             if worker is not None and worker_task is not None:
                 worker.stop()
                 await worker_task
+            await app.state.presence.stop()
             await app.state.stream_hub.close()
             await app.state.audit.stop()
             await engine.dispose()

@@ -21,6 +21,7 @@ from officehub.events.consumers import consumer_job
 from officehub.events.retention import OUTBOX_PURGE_JOB
 from officehub.hook_subscriptions import install as install_hooks
 from officehub.kit.worker import PeriodicJob, QueueJob
+from officehub.live.presence import PRESENCE_JOB
 from officehub.publications.sync import SYNC_JOB as PUBLICATIONS_SYNC_JOB
 from officehub.webhooks.actions import ACTION_PURGE_JOB, deliver_actions_due
 from officehub.webhooks.delivery import PURGE_JOB, deliver_due
@@ -55,4 +56,5 @@ def periodic_jobs() -> list[PeriodicJob]:
         CASE_NOTICES_JOB,
         PUBLICATIONS_SYNC_JOB,
         RETENTION_JOB,
+        PRESENCE_JOB,
     ]

@@ -38,7 +38,7 @@ from officehub.sla.models import SlaPolicy
 from officehub.tags.models import Tag
 from officehub.templates.models import WhatsAppTemplate
 from officehub.tickets.models import Ticket, TicketAssignee, TicketDepartment, TicketStatus
-from officehub.users.models import User, UserInbox, UserLegalArea
+from officehub.users.models import User, UserInbox, UserLegalArea, UserPresence
 from officehub.webchat.models import ClaimCode, WebchatVisitor
 from officehub.webhooks.models import Webhook, WebhookDelivery, WebhookDeliveryAttempt
 
@@ -97,6 +97,7 @@ __all__ = [
     "User",
     "UserInbox",
     "UserLegalArea",
+    "UserPresence",
     "UserRecoveryCode",
     "UserSession",
     "UserToken",

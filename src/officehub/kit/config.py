@@ -127,6 +127,13 @@ class Settings(BaseSettings):
     stream_heartbeat_seconds: float = Field(
         15.0, gt=0, le=120, description="GET /stream: a comment line after this long idle"
     )
+    presence_grace_seconds: float = Field(
+        60.0,
+        ge=0,
+        le=3600,
+        description="A signed-in user is OFFLINE this long after their last console stream "
+        "closed (a reload within it changes nothing); their first stream makes them ONLINE",
+    )
     stream_max_seconds: float = Field(
         600.0,
         gt=0,

@@ -11,6 +11,7 @@ from officehub.kit.indexed_router import Router
 from officehub.kit.stream_slots import StreamSlots, held
 from officehub.live import stream
 from officehub.live.hub import StreamHub
+from officehub.live.presence import PresenceTracker
 
 router = Router(tags=["Live"])
 
@@ -62,6 +63,16 @@ async def open_stream(
         heartbeat=settings.stream_heartbeat_seconds,
         lifetime=settings.stream_max_seconds,
     )
+    actor = office.actor
+    if actor is not None and actor.is_user:
+        # A signed-in user's console is there: their availability follows (users.presence).
+        tracker: PresenceTracker = state.presence
+        try:
+            connection = await tracker.open(actor)
+        except BaseException:
+            slots.give_back(keys)
+            raise
+        body = tracker.tracked(connection, body)
     return StreamingResponse(
         held(slots, keys, body),
         media_type="text/event-stream",

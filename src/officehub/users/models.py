@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from datetime import datetime
+
 from sqlalchemy import ForeignKey, Index, String, false, text, true
 from sqlalchemy.orm import Mapped, mapped_column, validates
 
@@ -83,3 +85,18 @@ class UserLegalArea(Base):
     legal_area_id: Mapped[str] = mapped_column(
         ForeignKey("legal_areas.id", ondelete="CASCADE"), primary_key=True
     )
+
+
+class UserPresence(IdMixin, Base):
+    """One open console connection of a signed-in user (a ``GET /stream``): ``seen_at`` is
+    refreshed while it is open, ``closed_at`` set when it ends. The user is present while a
+    row is open and fresh, or closed within the grace period (``users.presence``)."""
+
+    __tablename__ = "user_presence"
+    __table_args__ = (Index("ix_user_presence_office_id_user_id", "office_id", "user_id"),)
+
+    office_id: Mapped[str] = mapped_column(ForeignKey("offices.id", ondelete="CASCADE"))
+    user_id: Mapped[str] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    opened_at: Mapped[datetime]
+    seen_at: Mapped[datetime]
+    closed_at: Mapped[datetime | None]
