@@ -4,7 +4,17 @@ from collections import defaultdict
 from collections.abc import Sequence
 from functools import cache
 
-from sqlalchemy import String, bindparam, delete, exists, func, or_, select, update
+from sqlalchemy import (
+    ColumnElement,
+    String,
+    bindparam,
+    delete,
+    exists,
+    func,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.contacts.models import ConsentRecord, Contact, ContactTag, PartnerLink
@@ -47,10 +57,12 @@ async def contacts_page(
     name_fragment: str | None = None,
     phone_fragments: Sequence[str] = (),
     tag_ids: Sequence[str] = (),
+    scope: ColumnElement[bool] | None = None,
 ) -> tuple[list[Contact], int]:
     """A page of the office's contacts, by name, and how many there are in all; the search
     matches the name or the phone's digits (substrings; any of ``phone_fragments``, the
-    forms of one number)."""
+    forms of one number). ``scope``: the contacts a signed-in user may see (page and total
+    alike; such a list is built per request, the others are cached)."""
     query = _contacts_query(
         by_inbox=inbox_id is not None,
         by_name=bool(name_fragment),
@@ -58,6 +70,8 @@ async def contacts_page(
         by_tags=bool(tag_ids),
         fenced=session.get_bind().dialect.name == "postgresql",
     )
+    if scope is not None:
+        query = ListQuery(query.stmt.where(scope))
     values = {
         "office_id": office_id,
         "inbox_id": inbox_id,

@@ -15,6 +15,11 @@ from officehub.contacts.schemas import (
     LegalHoldIn,
     MergeIn,
 )
+from officehub.contacts.visibility import (
+    VisibleContact,
+    contacts_seen,
+    require_visible_contact,
+)
 from officehub.kit.auth import (
     ADMIN,
     ADMIN_SCOPE,
@@ -68,7 +73,13 @@ async def list_contacts(
     if len(ids) > MAX_TAG_FILTER:
         raise ValidationFailed.field("query.tagIds", f"at most {MAX_TAG_FILTER} tag ids")
     items, total = await service.list_contacts(
-        session, office.office_id, params, inbox_id=inbox_id, search=search, tag_ids=ids
+        session,
+        office.office_id,
+        params,
+        inbox_id=inbox_id,
+        search=search,
+        tag_ids=ids,
+        scope=await contacts_seen(session, office.who),
     )
     return Page[ContactOut].of(items, total, params)
 
@@ -79,7 +90,9 @@ async def list_contacts(
     responses=error_responses(400, 401, 404),
     summary="Read a contact",
 )
-async def read_contact(id: PathId, office: OfficeDep, session: SessionDep) -> ContactOut:
+async def read_contact(
+    id: PathId, _visible: VisibleContact, office: OfficeDep, session: SessionDep
+) -> ContactOut:
     return await service.read_contact(session, office.office_id, id)
 
 
@@ -90,7 +103,7 @@ async def read_contact(id: PathId, office: OfficeDep, session: SessionDep) -> Co
     summary="Change a contact",
 )
 async def update_contact(
-    id: PathId, body: ContactPatch, office: OfficeDep, session: SessionDep
+    id: PathId, _visible: VisibleContact, body: ContactPatch, office: OfficeDep, session: SessionDep
 ) -> ContactOut:
     return await service.update_contact(session, office.office_id, id, body)
 
@@ -103,7 +116,9 @@ async def update_contact(
     description="409 `LEGAL_HOLD` while the contact is under legal hold.",
     openapi_extra=role_override(ADMIN, SUPERVISOR),
 )
-async def delete_contact(id: PathId, office: OfficeDep, session: SessionDep) -> ContactOut:
+async def delete_contact(
+    id: PathId, _visible: VisibleContact, office: OfficeDep, session: SessionDep
+) -> ContactOut:
     return await service.delete_contact(session, office.office_id, id)
 
 
@@ -125,8 +140,9 @@ async def delete_contact(id: PathId, office: OfficeDep, session: SessionDep) -> 
     ),
 )
 async def merge_contact(
-    id: PathId, body: MergeIn, office: OfficeDep, session: SessionDep
+    id: PathId, _visible: VisibleContact, body: MergeIn, office: OfficeDep, session: SessionDep
 ) -> ContactOut:
+    await require_visible_contact(session, office.who, body.other_id)
     return await merge.merge_contacts(session, office.office_id, id, body.other_id)
 
 
@@ -142,7 +158,9 @@ async def merge_contact(
         "A verified contact is answered unchanged."
     ),
 )
-async def verify_contact(id: PathId, office: OfficeDep, session: SessionDep) -> ContactOut:
+async def verify_contact(
+    id: PathId, _visible: VisibleContact, office: OfficeDep, session: SessionDep
+) -> ContactOut:
     return await service.verify_contact(session, office.office_id, id)
 
 
@@ -210,7 +228,7 @@ async def erase_contact(
     ),
 )
 async def list_consents(
-    id: PathId, office: OfficeDep, session: SessionDep, params: PageDep
+    id: PathId, _visible: VisibleContact, office: OfficeDep, session: SessionDep, params: PageDep
 ) -> Page[ConsentOut]:
     items, total = await consent.list_consents(session, office.office_id, id, params)
     return Page[ConsentOut].of(items, total, params)
@@ -230,6 +248,6 @@ async def list_consents(
     ),
 )
 async def add_consent(
-    id: PathId, body: ConsentIn, office: OfficeDep, session: SessionDep
+    id: PathId, _visible: VisibleContact, body: ConsentIn, office: OfficeDep, session: SessionDep
 ) -> ConsentOut:
     return await consent.add_consent(session, office.office_id, id, body)

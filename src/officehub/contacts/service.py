@@ -4,6 +4,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
+from sqlalchemy import ColumnElement
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -74,7 +75,9 @@ async def list_contacts(
     inbox_id: str | None = None,
     search: str | None = None,
     tag_ids: Sequence[str] = (),
+    scope: ColumnElement[bool] | None = None,
 ) -> tuple[list[ContactOut], int]:
+    """``scope``: the contacts the caller may see (``contacts.visibility``); None: all."""
     if inbox_id is not None:
         await inboxes.get_inbox(session, office_id, inbox_id)
     await tags.get_tags(session, office_id, tag_ids)
@@ -87,6 +90,7 @@ async def list_contacts(
         name_fragment=name_fragment,
         phone_fragments=search_phone_digits(search) if search else [],
         tag_ids=tag_ids,
+        scope=scope,
     )
     found = await repository.tags_by_contact(session, office_id, [c.id for c in rows])
     return [contact_out(c, found.get(c.id, [])) for c in rows], total

@@ -10,13 +10,18 @@ from __future__ import annotations
 
 from urllib.parse import unquote, urlsplit
 
+from sqlalchemy import exists
+
 from officehub.contacts.hooks import (
     ContactErasing,
     ContactMerging,
     contact_erasing,
     contact_merging,
 )
-from officehub.conversations import repository, service, sla
+from officehub.contacts.models import Contact
+from officehub.contacts.visibility import ContactScoping, contact_scoping
+from officehub.conversations import repository, service, sla, visibility
+from officehub.conversations.models import Conversation
 from officehub.conversations.schemas import ConversationPatch
 from officehub.inboxes.hooks import (
     InboxDeleting,
@@ -130,6 +135,19 @@ async def recompute_sla(event: SlaPoliciesChanged) -> None:
     await event.session.flush()
 
 
+async def scope_contacts(event: ContactScoping) -> None:
+    """A SUPERVISOR or an AGENT sees a contact with a conversation they may see, and one
+    with no conversation at all (contacts.visibility)."""
+    seen = visibility.listed(event.actor)
+    if seen is None:
+        return
+    own = exists().where(
+        Conversation.office_id == event.office_id, Conversation.person_id == Contact.id
+    )
+    event.clauses.append(own.where(seen))
+    event.clauses.append(~own)
+
+
 def install() -> None:
     """Subscribes conversations to its hooks; calling it again changes nothing."""
     inbox_deleting.subscribe(refuse_inbox_with_conversations)
@@ -141,3 +159,4 @@ def install() -> None:
     inbox_routing_changed.subscribe(route_for_inbox)
     legal_area_deleting.subscribe(forget_deleted_legal_area)
     sla_policies_changed.subscribe(recompute_sla)
+    contact_scoping.subscribe(scope_contacts)

@@ -63,6 +63,7 @@ class ListQuery:
     SQLAlchemy finds the compiled forms by the statements' memoised cache keys."""
 
     def __init__(self, stmt: Select[Any]) -> None:
+        self.stmt = stmt
         self.page = stmt.limit(bindparam("page_limit", type_=Integer)).offset(
             bindparam("page_offset", type_=Integer)
         )
