@@ -28,6 +28,7 @@ from officehub.live.hub import stream_event
 from officehub.live.visibility import visible
 from officehub.offices import service as offices
 from tests import factories as f
+from tests.accounts_helpers import PASSWORD, make_account
 from tests.conftest import PG_URL, _test_settings
 from tests.helpers import OfficeFixture, error_of, outbox
 from tests.server import running_server
@@ -35,6 +36,9 @@ from tests.server_process import clean_env
 from tests.server_process import running_server as running_process
 
 WAIT = 15.0
+LIVE = 35.0
+"""What a session's stream waits for: on SQLite an event was seen, rarely, to wait for the
+hub's 30 s safety read (docs/decisions.md, the console's live inbox)."""
 
 
 @dataclass
@@ -378,3 +382,43 @@ def test_a_users_stream_gets_only_the_events_of_conversations_they_may_see() -> 
     assert visible(made("cconv", "cfamily", "cuser"), agent)
     assert not visible(made("cconv", "cfamily", "ccolleague"), agent)
     assert visible(made("cconv", "cfamily", "ccolleague"), session_of("SUPERVISOR"))
+
+
+async def test_a_supervisors_stream_gets_their_inboxs_events_and_none_of_another(
+    app: FastAPI, server_url: str, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    """End to end: a SUPERVISOR of the family inbox, signed in, on a real stream; the labour
+    inbox's conversation and message (recorded first) never reach it, the family's do."""
+    family = await _world(session, office_a)
+    labour_inbox = await f.make_inbox(session, office_a.id, "Trabalhista")
+    labour_channel = await f.make_integration(session, office_a.id, labour_inbox.id)
+    labour_client = await f.make_contact(session, office_a.id, "João Pereira", phone=None)
+    await session.commit()
+    labour = {
+        "personId": labour_client.id,
+        "inboxId": labour_inbox.id,
+        "integrationId": labour_channel.id,
+    }
+    async with httpx.AsyncClient(base_url=server_url, timeout=WAIT) as http:
+        _, email = await make_account(http, office_a, "SUPERVISOR", inbox_ids=[family["inboxId"]])
+        async with httpx.AsyncClient(base_url=server_url, timeout=WAIT) as boss:
+            r = await boss.post("/auth/login", json={"email": email, "password": PASSWORD})
+            assert r.status_code == 200, r.text
+            async with boss.stream("GET", "/stream") as response:
+                assert response.status_code == 200
+                reader = Reader(response)
+                try:
+                    hidden = await _opened_conversation(http, office_a, labour)
+                    await _inbound(http, office_a, hidden, "Sobre a rescisão")
+                    shown = await _opened_conversation(http, office_a, family)
+                    message = await _inbound(http, office_a, shown, "Sobre a pensão")
+                    seen: list[Sse] = []
+                    while not seen or seen[-1].data.get("data", {}).get("id") != message:
+                        seen.append(await reader.next(wait=LIVE))
+                finally:
+                    reader.task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await reader.task
+    assert {e.event for e in seen} >= {"chat.conversation.created", "chat.message.received"}
+    assert all(hidden not in json.dumps(e.data) for e in seen)
+    assert any(shown in json.dumps(e.data) for e in seen)

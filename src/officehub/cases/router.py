@@ -7,6 +7,8 @@ from fastapi import Query
 from officehub.cases import service
 from officehub.cases.schemas import CaseCreate, CaseMovementOut, CaseOut, CaseUpdate
 from officehub.cases.visibility import VisibleCase, cases_seen
+from officehub.contacts.visibility import require_visible_contact
+from officehub.conversations.visibility import visible_conversation
 from officehub.kit.auth import ActorDep, OfficeDep
 from officehub.kit.db import SessionDep
 from officehub.kit.errors import error_responses
@@ -27,6 +29,9 @@ CourtAlias = Annotated[str, Query(pattern=r"^[a-z0-9-]{2,16}$", description="Dat
     summary="Register a court case of a contact (watched on DataJud unless watch is false)",
 )
 async def create_case(body: CaseCreate, office: OfficeDep, session: SessionDep) -> CaseOut:
+    await require_visible_contact(session, office.who, body.person_id)
+    if body.conversation_id is not None:
+        await visible_conversation(session, office.who, body.conversation_id)
     return await service.create_case(session, office.office_id, body)
 
 
@@ -67,6 +72,8 @@ async def read_case(
 async def update_case(
     id: PathId, body: CaseUpdate, _visible: VisibleCase, office: OfficeDep, session: SessionDep
 ) -> CaseOut:
+    if body.conversation_id is not None:
+        await visible_conversation(session, office.who, body.conversation_id)
     return await service.update_case(session, office.office_id, id, body)
 
 

@@ -19,6 +19,7 @@ from officehub.conversations.visibility import (
     VisibleConversation,
     check_assignment,
     listed,
+    require_own_inbox,
     visible_conversation,
 )
 from officehub.kit.auth import ActorDep, OfficeDep
@@ -44,6 +45,7 @@ router = Router(tags=["Conversations"])
 async def open_conversation(
     body: ConversationIn, response: Response, office: OfficeDep, session: SessionDep
 ) -> ConversationOut:
+    require_own_inbox(office.who, body.inbox_id)
     out, created = await service.open_conversation(session, office.office_id, body)
     if not created:
         response.status_code = 200

@@ -45,6 +45,13 @@ def may_see_in(actor: Actor, inbox_id: str | None, assigned_user_id: str | None)
     return True
 
 
+def require_own_inbox(actor: Actor, inbox_id: str) -> None:
+    """404 ``Inbox not found`` when a SUPERVISOR or an AGENT puts work in an inbox not
+    theirs (a conversation opened there): what they could not see afterwards."""
+    if not sees_everything(actor) and inbox_id not in actor.inbox_ids:
+        raise NotFound.of("Inbox", inbox_id)
+
+
 def listed(actor: Actor) -> ColumnElement[bool] | None:
     """``may_see`` as the WHERE clause of a conversation list (page and total scoped alike);
     ``None`` for a key or an ADMIN (nothing to add)."""

@@ -113,11 +113,17 @@ async def renumber(session: AsyncSession, ordered: Sequence[FunnelColumn]) -> No
 
 
 async def list_columns(
-    session: AsyncSession, office_id: str, funnel_id: str | None, params: PageParams
+    session: AsyncSession,
+    office_id: str,
+    funnel_id: str | None,
+    params: PageParams,
+    seen: ColumnElement[bool] | None = None,
 ) -> tuple[list[FunnelColumn], int]:
     stmt = scoped(FunnelColumn, office_id).order_by(
         FunnelColumn.funnel_id, FunnelColumn.position, FunnelColumn.id
     )
+    if seen is not None:
+        stmt = stmt.where(seen)
     if funnel_id is not None:
         stmt = stmt.where(FunnelColumn.funnel_id == funnel_id)
     return await paginate(session, stmt, params)

@@ -6,7 +6,8 @@ from typing import Annotated
 
 from fastapi import Depends, Query
 
-from officehub.conversations.visibility import visible_conversation
+from officehub.contacts.visibility import require_visible_contact
+from officehub.conversations.visibility import require_own_inbox, visible_conversation
 from officehub.crm import service
 from officehub.crm.schemas import (
     CardCreate,
@@ -21,7 +22,16 @@ from officehub.crm.schemas import (
     FunnelOut,
     FunnelUpdate,
 )
-from officehub.crm.visibility import VisibleCard, VisibleFunnel, cards_seen, funnels_seen
+from officehub.crm.visibility import (
+    VisibleCard,
+    VisibleColumn,
+    VisibleFunnel,
+    cards_seen,
+    columns_seen,
+    funnels_seen,
+    require_column,
+    require_funnel,
+)
 from officehub.kit.auth import ADMIN, SUPERVISOR, ActorDep, OfficeDep, role_override
 from officehub.kit.db import SessionDep
 from officehub.kit.errors import ValidationFailed, error_responses
@@ -87,6 +97,7 @@ BoardQueryDep = Annotated[service.BoardQuery, Depends(board_query)]
     openapi_extra=_FUNNEL_SETUP,
 )
 async def create_funnel(body: FunnelCreate, office: OfficeDep, session: SessionDep) -> FunnelOut:
+    require_own_inbox(office.who, body.inbox_id)
     return await service.create_funnel(session, office.office_id, body)
 
 
@@ -133,7 +144,7 @@ async def read_funnel(
     openapi_extra=_FUNNEL_SETUP,
 )
 async def update_funnel(
-    id: PathId, body: FunnelUpdate, office: OfficeDep, session: SessionDep
+    id: PathId, _visible: VisibleFunnel, body: FunnelUpdate, office: OfficeDep, session: SessionDep
 ) -> FunnelOut:
     return await service.update_funnel(session, office.office_id, id, body)
 
@@ -145,7 +156,9 @@ async def update_funnel(
     summary="Delete an empty funnel and its columns",
     openapi_extra=_FUNNEL_SETUP,
 )
-async def delete_funnel(id: PathId, office: OfficeDep, session: SessionDep) -> FunnelOut:
+async def delete_funnel(
+    id: PathId, _visible: VisibleFunnel, office: OfficeDep, session: SessionDep
+) -> FunnelOut:
     return await service.delete_funnel(session, office.office_id, id)
 
 
@@ -164,7 +177,11 @@ async def list_columns(
     params: PageDep,
     funnel_id: Annotated[Id | None, Query(alias="funnelId")] = None,
 ) -> Page[ColumnOut]:
-    columns, total = await service.list_columns(session, office.office_id, funnel_id, params)
+    if funnel_id is not None:
+        await require_funnel(session, office.who, funnel_id)
+    columns, total = await service.list_columns(
+        session, office.office_id, funnel_id, params, columns_seen(office.who)
+    )
     return Page[ColumnOut].of(columns, total, params)
 
 
@@ -177,6 +194,7 @@ async def list_columns(
     openapi_extra=_FUNNEL_SETUP,
 )
 async def create_column(body: ColumnCreate, office: OfficeDep, session: SessionDep) -> ColumnOut:
+    await require_funnel(session, office.who, body.funnel_id)
     return await service.create_column(session, office.office_id, body)
 
 
@@ -188,7 +206,7 @@ async def create_column(body: ColumnCreate, office: OfficeDep, session: SessionD
     openapi_extra=_FUNNEL_SETUP,
 )
 async def update_column(
-    id: PathId, body: ColumnUpdate, office: OfficeDep, session: SessionDep
+    id: PathId, _visible: VisibleColumn, body: ColumnUpdate, office: OfficeDep, session: SessionDep
 ) -> ColumnOut:
     return await service.update_column(session, office.office_id, id, body)
 
@@ -200,7 +218,9 @@ async def update_column(
     summary="Delete an empty column",
     openapi_extra=_FUNNEL_SETUP,
 )
-async def delete_column(id: PathId, office: OfficeDep, session: SessionDep) -> ColumnOut:
+async def delete_column(
+    id: PathId, _visible: VisibleColumn, office: OfficeDep, session: SessionDep
+) -> ColumnOut:
     return await service.delete_column(session, office.office_id, id)
 
 
@@ -215,6 +235,12 @@ async def delete_column(id: PathId, office: OfficeDep, session: SessionDep) -> C
     summary="Create a card (one per contact and conversation)",
 )
 async def create_card(body: CardCreate, office: OfficeDep, session: SessionDep) -> CardDetail:
+    # A card goes on a column, about a contact and a conversation, the caller may all see.
+    who = office.who
+    await require_column(session, who, body.column_id)
+    await require_visible_contact(session, who, body.person_id)
+    if body.conversation_id is not None:
+        await visible_conversation(session, who, body.conversation_id)
     return await service.create_card(session, office.office_id, body)
 
 
@@ -269,4 +295,6 @@ async def read_card(
 async def update_card(
     id: PathId, body: CardUpdate, _visible: VisibleCard, office: OfficeDep, session: SessionDep
 ) -> CardDetail:
+    if body.column_id is not None:
+        await require_column(session, office.who, body.column_id)
     return await service.update_card(session, office.office_id, id, body)

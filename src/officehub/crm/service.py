@@ -609,11 +609,16 @@ async def list_funnels(
 
 
 async def list_columns(
-    session: AsyncSession, office_id: str, funnel_id: str | None, params: PageParams
+    session: AsyncSession,
+    office_id: str,
+    funnel_id: str | None,
+    params: PageParams,
+    seen: ColumnElement[bool] | None = None,
 ) -> tuple[list[ColumnOut], int]:
+    """``seen``: the columns the caller may see (``crm.visibility``); None: all."""
     if funnel_id is not None:
         await get_funnel(session, office_id, funnel_id)
-    columns, total = await repository.list_columns(session, office_id, funnel_id, params)
+    columns, total = await repository.list_columns(session, office_id, funnel_id, params, seen)
     return [column_out(c) for c in columns], total
 
 

@@ -4,6 +4,7 @@ from typing import Annotated
 
 from fastapi import Query
 
+from officehub.conversations.visibility import visible_conversation
 from officehub.kit.auth import ActorDep, OfficeDep
 from officehub.kit.db import SessionDep
 from officehub.kit.errors import error_responses
@@ -57,6 +58,8 @@ async def create_ticket_status(
     responses=error_responses(400, 401, 404, 409),
 )
 async def create_ticket(body: TicketCreate, office: OfficeDep, session: SessionDep) -> TicketOut:
+    if body.conversation_id is not None:
+        await visible_conversation(session, office.who, body.conversation_id)
     ticket = await service.create_ticket(session, office.office_id, body)
     return (await service.present(session, office.office_id, [ticket]))[0]
 
@@ -103,5 +106,7 @@ async def read_ticket(
 async def update_ticket(
     id: PathId, body: TicketUpdate, _visible: VisibleTicket, office: OfficeDep, session: SessionDep
 ) -> TicketOut:
+    if body.conversation_id is not None:
+        await visible_conversation(session, office.who, body.conversation_id)
     ticket = await service.update_ticket(session, office.office_id, id, body)
     return (await service.present(session, office.office_id, [ticket]))[0]
