@@ -11,6 +11,7 @@ import json
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -422,3 +423,24 @@ async def test_a_supervisors_stream_gets_their_inboxs_events_and_none_of_another
     assert {e.event for e in seen} >= {"chat.conversation.created", "chat.message.received"}
     assert all(hidden not in json.dumps(e.data) for e in seen)
     assert any(shown in json.dumps(e.data) for e in seen)
+
+
+async def test_an_event_stamped_after_the_first_stream_subscribed_is_sent_however_soon_it_committed(
+    database_url: str, tmp_path: Path, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    """The hub's first read counted as already sent every event of the last 10 s, including
+    one committed between the first stream's subscription and that read: the console saw it
+    only when something else about its conversation came, seconds later (decisions: the
+    console's live inbox). An event stamped a moment ahead, committed before the stream
+    opens, stands for that commit: its stamp is after the subscription."""
+    ahead = OutboxEvent(
+        office_id=office_a.id,
+        name="contact.updated",
+        data={"id": "cxxxxxxxxxxxxxxxxxxxxxxxx"},
+        created_at=utcnow() + timedelta(seconds=5),
+    )
+    session.add(ahead)
+    await session.commit()
+    async with served(database_url, tmp_path) as (_, http), opened(http, office_a) as stream:
+        got = await stream.next(wait=4.0)  # before the 30 s safety read could
+        assert got.id == ahead.id and got.event == "contact.updated"

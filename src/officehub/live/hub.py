@@ -72,6 +72,7 @@ class StreamHub:
         self._by_office: dict[str, set[Subscriber]] = {}
         self._seen: dict[str, datetime] = {}
         self._newest: datetime | None = None
+        self._started: datetime | None = None
         self._signal = asyncio.Event()
         self._ready = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -87,6 +88,8 @@ class StreamHub:
         subscriber = Subscriber(actor)
         self._by_office.setdefault(actor.office_id, set()).add(subscriber)
         if self._task is None:
+            # What is stamped from now on is this stream's, however soon it commits.
+            self._started = utcnow()
             self._task = asyncio.create_task(self._run(), name="officehub-stream-hub")
         return subscriber
 
@@ -173,6 +176,9 @@ class StreamHub:
         try:
             async with wakeup.listening(self._database_url, self._signal):
                 await self._start()
+                # A commit between the first stream's subscribe and this task's own
+                # subscription to the wake-ups woke nobody: read once now.
+                self._signal.set()
                 while not self._stopping:
                     with contextlib.suppress(TimeoutError):
                         await asyncio.wait_for(self._signal.wait(), SAFETY_READ_SECONDS)
@@ -189,14 +195,19 @@ class StreamHub:
             wakeup.unsubscribe(self._signal)
 
     async def _start(self) -> None:
-        """What was recorded lately counts as sent: a stream gets only later events (and
-        what its ``Last-Event-ID`` replay reads)."""
+        """What was recorded before the first stream subscribed counts as sent: a stream
+        gets only later events (and what its ``Last-Event-ID`` replay reads). An event
+        stamped after that moment is not, even if it committed before this read: counting
+        it as sent lost it (the stream saw it only once something else about its
+        conversation came, seconds later, or never)."""
+        started = self._started or utcnow()
         while True:
             try:
-                since = utcnow() - timedelta(seconds=LATE_COMMIT_SECONDS)
+                since = started - timedelta(seconds=LATE_COMMIT_SECONDS)
                 async with self._sessionmaker() as session:
                     for ident, at in await session.execute(_RECENT, {"since": since}):
-                        self._seen[ident] = at
+                        if at <= started:
+                            self._seen[ident] = at
                 self._newest = max(self._seen.values(), default=since)
                 self._ready.set()
                 return
