@@ -1,8 +1,8 @@
 """Issue 29, console presence: one ``user_presence`` row per open console connection of a
 signed-in user; a user's availability follows their presence (``users.presence``).
 
-Revision ID: 0019_presence
-Revises: 0018_totp
+Revision ID: 0023_presence
+Revises: 0022_sla
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from alembic import op
 
 from officehub.migrations.types import ident, ts
 
-revision = "0019_presence"
-down_revision = "0018_totp"
+revision = "0023_presence"
+down_revision = "0022_sla"
 branch_labels = None
 depends_on = None
 
