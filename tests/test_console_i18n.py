@@ -111,6 +111,7 @@ def test_every_key_the_console_uses_is_in_the_catalogue() -> None:
         "priority": ["LOW", "MEDIUM", "HIGH"],
         "delivery": ["PENDING", "RETRYING", "FAILED", "SUCCESS"],
         "role": ["ADMIN", "SUPERVISOR", "AGENT"],
+        "publications.source": ["KIND", "LAWYER"],
         "channel": ["WHATSAPP_OFFICIAL", "WHATSAPP", "INSTAGRAM", "WEBCHAT", "unknown"],
         "type": "TEXT TEMPLATE MEDIA NOTE LOCATION CONTACTS INTERACTIVE ORDER SYSTEM UNSUPPORTED "
         "REACTION".split(),

@@ -12,8 +12,9 @@ import * as conversations from "./conversations.js";
 import * as clientsMap from "./map.js";
 import * as webhooks from "./webhooks.js";
 import * as notices from "./notices.js";
+import * as publications from "./publications.js";
 
-const VIEWS = { board, conversations, map: clientsMap, webhooks, notices, account };
+const VIEWS = { board, conversations, map: clientsMap, webhooks, notices, publications, account };
 const DEFAULT_VIEW = "board";
 let current = null;
 let me = null;
