@@ -332,8 +332,11 @@ MATRIX: dict[tuple[str, str], Probe | str] = {
     ("POST", "/case-notices/{id}/discard"): _at(id="notice"),
     ("GET", "/case-notice-settings"): NO_RECORD,
     ("PUT", "/case-notice-settings"): NO_RECORD,
-    ("POST", "/lawyers"): NO_RECORD,
+    ("POST", "/lawyers"): _refers(
+        lambda i: {"name": "B", "oab": {"number": "777", "uf": "SP"}, "userId": i["user"]}
+    ),
     ("GET", "/lawyers"): NO_RECORD,
+    ("PATCH", "/lawyers/{id}"): _at(lambda i: {"name": "B"}, id="lawyer"),
     ("DELETE", "/lawyers/{id}"): _at(id="lawyer"),
     ("POST", "/court-holidays"): NO_RECORD,
     ("GET", "/court-holidays"): NO_RECORD,

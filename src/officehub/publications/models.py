@@ -27,6 +27,10 @@ class Lawyer(IdMixin, TimestampMixin, Base):
     name: Mapped[str] = mapped_column(String(200))
     oab_number: Mapped[str] = mapped_column(String(7))
     oab_uf: Mapped[str] = mapped_column(String(2))
+    user_id: Mapped[str | None] = mapped_column(String(32))
+    """The office's user who is this lawyer: their publications' tickets are assigned to
+    them. No foreign key (SQLite cannot add one to a table others refer to without a batch
+    copy); users are never deleted, and one not of the office or inactive is not assigned."""
     next_sync_at: Mapped[datetime | None]
     """When the daily sync next asks DJEN for the lawyer (null: at its next run)."""
     synced_through: Mapped[date | None] = mapped_column(Date)

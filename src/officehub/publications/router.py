@@ -18,6 +18,7 @@ from officehub.publications.schemas import (
     CourtHolidayOut,
     LawyerCreate,
     LawyerOut,
+    LawyerUpdate,
     PublicationOut,
     PublicationUpdate,
 )
@@ -40,6 +41,18 @@ async def create_lawyer(body: LawyerCreate, office: OfficeDep, session: SessionD
 async def list_lawyers(office: OfficeDep, session: SessionDep, page: PageDep) -> Page[LawyerOut]:
     items, total = await service.list_lawyers(session, office.office_id, page)
     return Page[LawyerOut].of(items, total, page)
+
+
+@router.patch(
+    "/lawyers/{id}",
+    response_model=LawyerOut,
+    responses=error_responses(400, 401, 404),
+    summary="Rename a lawyer or link it to the office's user who is the lawyer",
+)
+async def update_lawyer(
+    id: PathId, body: LawyerUpdate, office: OfficeDep, session: SessionDep
+) -> LawyerOut:
+    return await service.update_lawyer(session, office.office_id, id, body)
 
 
 @router.delete("/lawyers/{id}", response_model=LawyerOut, responses=error_responses(400, 401, 404))

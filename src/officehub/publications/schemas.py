@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 from pydantic import Field, StringConstraints
 from typing_extensions import TypeAliasType
 
-from officehub.kit.id_params import ServerId
+from officehub.kit.id_params import Id, ServerId
 from officehub.kit.schemas import ApiModel, BodyModel, non_blank_schema
 from officehub.kit.timeutil import Timestamp
 
@@ -31,15 +31,28 @@ class Oab(BodyModel):
     uf: Uf = Field(description="The state of the registration")
 
 
+USER_ID_DESCRIPTION = (
+    "The office's user who is this lawyer: the tickets of the lawyer's publications are "
+    "assigned to them"
+)
+
+
 class LawyerCreate(BodyModel):
     name: Name
     oab: Oab
+    user_id: Id | None = Field(None, description=USER_ID_DESCRIPTION)
+
+
+class LawyerUpdate(BodyModel):
+    name: Name | None = Field(None, description="The lawyer's name (null keeps it)")
+    user_id: Id | None = Field(None, description=USER_ID_DESCRIPTION + "; null unlinks")
 
 
 class LawyerOut(ApiModel):
     id: ServerId
     name: str
     oab: Oab
+    user_id: ServerId | None = Field(description=USER_ID_DESCRIPTION)
     created_at: Timestamp
 
 

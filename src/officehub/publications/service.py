@@ -23,11 +23,14 @@ from officehub.publications.schemas import (
     CourtHolidayOut,
     LawyerCreate,
     LawyerOut,
+    LawyerUpdate,
     Oab,
     PublicationCategory,
     PublicationOut,
     PublicationUpdate,
 )
+from officehub.users import repository as user_records
+from officehub.users import service as users
 
 CALENDAR = "CPC_BUSINESS_DAYS"
 """``publications.deadlines``: business days (CPC arts. 219, 220, 224), the national
@@ -45,6 +48,7 @@ def lawyer_out(lawyer: Lawyer) -> LawyerOut:
         id=lawyer.id,
         name=lawyer.name,
         oab=Oab(number=lawyer.oab_number, uf=lawyer.oab_uf),
+        user_id=lawyer.user_id,
         created_at=lawyer.created_at,
     )
 
@@ -65,9 +69,13 @@ def _lawyer_exists(number: str, uf: str) -> Conflict:
 
 async def create_lawyer(session: AsyncSession, office_id: str, body: LawyerCreate) -> LawyerOut:
     number, uf = body.oab.number, body.oab.uf
+    if body.user_id is not None:
+        await users.get_user(session, office_id, body.user_id)
     if await repository.find_lawyer(session, office_id, number, uf) is not None:
         raise _lawyer_exists(number, uf)
-    lawyer = Lawyer(office_id=office_id, name=body.name, oab_number=number, oab_uf=uf)
+    lawyer = Lawyer(
+        office_id=office_id, name=body.name, oab_number=number, oab_uf=uf, user_id=body.user_id
+    )
     await repository.add(session, lawyer)
     await flush_or_conflict(session, _lawyer_exists(number, uf))
     return lawyer_out(lawyer)
@@ -78,6 +86,32 @@ async def list_lawyers(
 ) -> tuple[list[LawyerOut], int]:
     rows, total = await repository.list_lawyers(session, office_id, params)
     return [lawyer_out(r) for r in rows], total
+
+
+async def update_lawyer(
+    session: AsyncSession, office_id: str, ident: str, body: LawyerUpdate
+) -> LawyerOut:
+    """``name`` (null keeps it) and ``userId`` (a user of the office; null unlinks)."""
+    lawyer = await repository.get_lawyer(session, office_id, ident, for_change=True)
+    if lawyer is None:
+        raise NotFound.of("Lawyer", ident)
+    if body.user_id is not None:
+        await users.get_user(session, office_id, body.user_id)
+    if body.name is not None:
+        lawyer.name = body.name
+    if "user_id" in body.model_fields_set:
+        lawyer.user_id = body.user_id
+    await session.flush()
+    return lawyer_out(lawyer)
+
+
+async def assignee_of(session: AsyncSession, office_id: str, lawyer: Lawyer) -> list[str]:
+    """Whom the lawyer's publication's ticket is assigned to: the linked user when they are
+    still an active user of the office, else nobody."""
+    if lawyer.user_id is None:
+        return []
+    user = await user_records.get_user(session, office_id, lawyer.user_id)
+    return [user.id] if user is not None and user.is_active else []
 
 
 async def delete_lawyer(session: AsyncSession, office_id: str, ident: str) -> LawyerOut:

@@ -243,8 +243,9 @@ class Syncer:
             report.new += len(added)
             report.duplicates += len(found) - len(added)
             status_id = await _status_id(session, lawyer.office_id) if added else ""
+            assignees = await service.assignee_of(session, lawyer.office_id, row) if added else []
             for publication in added:
-                await _announce(session, ctx, publication, lawyer, status_id)
+                await _announce(session, ctx, publication, lawyer, status_id, assignees)
 
 
 def _claimed(lawyer: Lawyer) -> _Claimed:
@@ -358,8 +359,10 @@ async def _announce(
     publication: Publication,
     lawyer: _Claimed,
     status_id: str,
+    assignees: list[str],
 ) -> None:
-    """The lawyer's ticket, then ``case.publication.created``."""
+    """The lawyer's ticket (assigned to the lawyer's user, when linked), then
+    ``case.publication.created``."""
     base_url = ctx.settings.djen_url
     title, description = ticket_text(
         publication, lawyer, service.certificate_url(base_url, publication.hash)
@@ -372,6 +375,7 @@ async def _announce(
             description=description,
             status_id=status_id,
             priority="HIGH" if publication.deadline_at is not None else "MEDIUM",
+            assignee_ids=assignees,
         ),
     )
     stored = await session.get_one(Publication, publication.id)
