@@ -128,12 +128,13 @@ async def test_lawyer_user_link_refuses_bad_input_naming_the_field(
     ):
         r = await client.post("/lawyers", json=body, headers=h)
         assert r.status_code == 400 and field in error_of(r)["details"], (body, r.text)
-    for body, field in (
+    patches: list[tuple[dict[str, Any], str]] = [
         ({"userId": "bad id"}, "body.userId"),
         ({"userId": ["x"]}, "body.userId"),
         ({"name": "  "}, "body.name"),
         ({"name": "A" * 201}, "body.name"),
-    ):
+    ]
+    for body, field in patches:
         r = await client.patch(f"/lawyers/{lawyer['id']}", json=body, headers=h)
         assert r.status_code == 400 and field in error_of(r)["details"], (body, r.text)
     assert (await client.patch("/lawyers/bad id", json={}, headers=h)).status_code == 400
