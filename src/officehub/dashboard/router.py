@@ -1,14 +1,16 @@
 from __future__ import annotations
 
-from typing import Annotated
+from datetime import date
+from typing import Annotated, Literal
 
-from fastapi import Depends, Request
+from fastapi import Depends, Query, Request, Response
 
-from officehub.dashboard import service
-from officehub.dashboard.schemas import ClientsMapOut
-from officehub.kit.auth import OfficeDep
+from officehub.dashboard import reports, service
+from officehub.dashboard.schemas import ClientsMapOut, ConversationReport
+from officehub.kit.auth import ActorDep, OfficeDep
 from officehub.kit.db import SessionDep
 from officehub.kit.errors import error_responses
+from officehub.kit.id_params import Id
 from officehub.kit.indexed_router import Router
 
 router = Router(tags=["Dashboard"])
@@ -34,3 +36,50 @@ async def get_clients_map(
     cache: Annotated[service.ClientsMapCache, Depends(get_cache)],
 ) -> ClientsMapOut:
     return ClientsMapOut(data=await service.clients_map(session, office.office_id, cache))
+
+
+ReportGroup = Literal["day", "inbox", "user", "legalArea", "channel"]
+CSV_TYPE = "text/csv; charset=utf-8"
+
+
+@router.get(
+    "/reports/conversations",
+    response_model=ConversationReport,
+    responses={
+        200: {
+            "description": "The report as JSON, or as CSV (`format=csv` or `Accept: text/csv`)",
+            "content": {"text/csv": {"schema": {"type": "string"}}},
+        },
+        **error_responses(400, 401, 404),
+    },
+    summary="Conversations opened and closed, response and resolution times, SLA compliance",
+    description="Days are the office's (`GET /office` `timeZone`), `from` and `to` included, "
+    f"at most {reports.MAX_DAYS} days (`to` before `from` or further: 400 `query.to`). Each "
+    "measure counts on the day of its event: `opened` at creation, `closed`, resolution "
+    "times and SLA compliance at the last close, first-response times at the first "
+    "response. Percentiles are nearest-rank. A SUPERVISOR's report covers their inboxes.",
+)
+async def conversation_report(
+    request: Request,
+    actor: ActorDep,
+    session: SessionDep,
+    date_from: Annotated[date, Query(alias="from", description="First local day (YYYY-MM-DD)")],
+    date_to: Annotated[date, Query(alias="to", description="Last local day, included")],
+    group_by: Annotated[ReportGroup, Query(alias="groupBy")] = "day",
+    inbox_id: Annotated[Id | None, Query(alias="inboxId")] = None,
+    format: Annotated[Literal["json", "csv"] | None, Query()] = None,
+) -> ConversationReport | Response:
+    report = await service.conversation_report(
+        session, actor, date_from, date_to, group_by, inbox_id
+    )
+    wants_csv = format == "csv" or (
+        format is None and "text/csv" in request.headers.get("accept", "").lower()
+    )
+    if not wants_csv:
+        return report
+    name = f"relatorio-conversas-{date_from.isoformat()}-{date_to.isoformat()}-{group_by}.csv"
+    return Response(
+        service.report_csv(report),
+        media_type=CSV_TYPE,
+        headers={"Content-Disposition": f'attachment; filename="{name}"'},
+    )
