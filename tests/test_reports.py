@@ -18,9 +18,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from officehub.conversations.models import Conversation
 from officehub.dashboard.reports import bounds, nearest_rank, offsets
 from officehub.inboxes.models import Integration
+from officehub.kit.ids import new_id
 from tests import factories as f
 from tests.accounts_helpers import signed_in
 from tests.helpers import OfficeFixture, error_of
+from tests.test_query_plans import ROWS, bulk, capturing, plan, seed_contacts, the_one, uses
 
 SP = ZoneInfo("America/Sao_Paulo")
 PATH = "/reports/conversations"
@@ -372,3 +374,46 @@ async def test_no_key_is_401(client: httpx.AsyncClient) -> None:
     assert (await client.get(PATH, params=params)).status_code == 401
     bad = {"x-service-api-key": "nope"}
     assert (await client.get(PATH, params=params, headers=bad)).status_code == 401
+
+
+async def test_the_report_reads_each_range_through_its_index(
+    client: httpx.AsyncClient, app: FastAPI, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    """Opened by ``(office_id, created_at)``, closed by the partial ``(office_id,
+    closed_at)``, first responses by ``(office_id, first_response_at)``: only the range's
+    rows are read, however many the office holds (bench/conversation_reports.py times it)."""
+    world = await _world(session, office_a)
+    people = await seed_contacts(session, office_a.id, 50)
+    rows = []
+    for n in range(ROWS):
+        created = _sp(1, 9) - timedelta(hours=n)
+        rows.append(
+            {
+                "id": new_id(),
+                "office_id": office_a.id,
+                "person_id": people[n % len(people)],
+                "inbox_id": world.integration.inbox_id,
+                "integration_id": world.integration.id,
+                "status": "CLOSED",
+                "priority": "MEDIUM",
+                "created_at": created,
+                "updated_at": created,
+                "first_inbound_at": created,
+                "first_response_at": created + timedelta(minutes=5),
+                "resolution_started_at": created,
+                "closed_at": created + timedelta(hours=2),
+            }
+        )
+    await bulk(session, Conversation, rows)
+    await session.commit()
+    with capturing(app) as sent:
+        await _report(
+            client, office_a, groupBy="channel", **{"from": "2026-10-20", "to": "2026-10-31"}
+        )
+    found = await plan(session, the_one(sent, "JOIN integrations", "row_number"), "conversations")
+    for index in (
+        "ix_conversations_office_id_created_at",
+        "ix_conversations_office_id_closed_at",
+        "ix_conversations_office_id_first_response_at",
+    ):
+        assert uses(found, index), (index, found)
