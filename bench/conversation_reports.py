@@ -115,7 +115,7 @@ async def seed_office(url: str) -> World:
             for n in range(CONTACTS)
         ]
         await _bulk(session, Contact, contacts)
-        world.contacts = [c["id"] for c in contacts]
+        world.contacts = [str(c["id"]) for c in contacts]
         await session.commit()
     await engine.dispose()
     return world

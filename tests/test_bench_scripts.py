@@ -31,6 +31,7 @@ SCRIPTS = [
     ("djen_sync", "--lawyers", "10", "--no-tracemalloc"),
     ("request_cpu", "--quick"),
     ("client_export", "--quick"),
+    ("conversation_reports", "--quick"),
 ]
 
 

@@ -71,6 +71,7 @@ FILTERS: list[tuple[str, str, str]] = [
     ("/case-notices", "caseId", "case"),
     ("/publications", "lawyerId", "lawyer"),
     ("/publications", "caseId", "case"),
+    ("/reports/conversations", "inboxId", "inbox"),
 ]
 
 HISTORY_FILTERS: list[tuple[str, str]] = [

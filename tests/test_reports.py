@@ -171,13 +171,13 @@ async def test_medians_and_p90_are_the_nearest_rank_of_the_kept_times(
     await session.commit()
     report = await _report(client, office_a, **{"from": "2026-11-03", "to": "2026-11-04"})
     days = _by_key(report)
-    for day in responses:
-        row = days[day]
-        assert row["firstResponseMedianSeconds"] == nearest_rank(responses[day], 0.5)
-        assert row["firstResponseP90Seconds"] == nearest_rank(responses[day], 0.9)
-        assert row["resolutionMedianSeconds"] == nearest_rank(resolutions[day], 0.5)
-        assert row["resolutionP90Seconds"] == nearest_rank(resolutions[day], 0.9)
-        assert row["closed"] == len(resolutions[day])
+    for local_day in responses:
+        row = days[local_day]
+        assert row["firstResponseMedianSeconds"] == nearest_rank(responses[local_day], 0.5)
+        assert row["firstResponseP90Seconds"] == nearest_rank(responses[local_day], 0.9)
+        assert row["resolutionMedianSeconds"] == nearest_rank(resolutions[local_day], 0.5)
+        assert row["resolutionP90Seconds"] == nearest_rank(resolutions[local_day], 0.9)
+        assert row["closed"] == len(resolutions[local_day])
     every_response = responses["2026-11-03"] + responses["2026-11-04"]
     every_resolution = resolutions["2026-11-03"] + resolutions["2026-11-04"]
     totals = report["totals"]
@@ -348,8 +348,7 @@ async def test_bad_input_is_a_400_naming_the_field(
 ) -> None:
     ok = {"from": "2026-11-05", "to": "2026-11-05"}
     cases: list[tuple[dict[str, str], str]] = [
-        ({"to": "2026-11-05"}, "query.from"),
-        ({"from": "2026-11-05"}, "query.to"),
+        ({"from": "2999-01-01"}, "query.to"),  # after today, the default `to`
         ({**ok, "from": "05/11/2026"}, "query.from"),
         ({**ok, "to": "2026-02-30"}, "query.to"),
         ({"from": "2026-11-05", "to": "2026-11-04"}, "query.to"),
@@ -367,6 +366,18 @@ async def test_bad_input_is_a_400_naming_the_field(
         PATH, params={"from": "2025-11-05", "to": "2026-11-05"}, headers=office_a.headers
     )
     assert widest.status_code == 200 and len(widest.json()["rows"]) == 366
+
+
+async def test_without_dates_the_report_is_the_last_30_days_up_to_the_offices_today(
+    client: httpx.AsyncClient, office_a: OfficeFixture
+) -> None:
+    report = await _report(client, office_a)
+    today = datetime.now(SP).date()
+    keys = [row["key"] for row in report["rows"]]
+    assert len(keys) == 30 and keys[-1] in {today.isoformat(), (today - timedelta(1)).isoformat()}
+    assert report["to"] == keys[-1] and report["from"] == keys[0]
+    only_to = await _report(client, office_a, to="2026-11-30")
+    assert (only_to["from"], len(only_to["rows"])) == ("2026-11-01", 30)
 
 
 async def test_no_key_is_401(client: httpx.AsyncClient) -> None:

@@ -291,10 +291,7 @@ MATRIX: dict[tuple[str, str], Probe | str] = {
     ),
     ("POST", "/integration/{id}/whatsapp-templates/sync"): _at(id="integration"),
     ("GET", "/homepage-v2/get-clients-map"): NO_RECORD,
-    ("GET", "/reports/conversations"): (
-        "a report of the caller's office; another office's inboxId is 404, and another "
-        "office's counts nothing of ours (test_reports)"
-    ),
+    ("GET", "/reports/conversations"): Probe(query={"inboxId": "inbox"}),
     ("POST", "/flow"): _refers(
         lambda i: {
             "name": "B",

@@ -90,9 +90,7 @@ class Conversation(IdMixin, TimestampMixin, Base):
             postgresql_where=text("status = 'CLOSED'"),
         ),
         # Reports (issue 32): first responses made in a range of days.
-        Index(
-            "ix_conversations_office_id_first_response_at", "office_id", "first_response_at"
-        ),
+        Index("ix_conversations_office_id_first_response_at", "office_id", "first_response_at"),
         # Routing: each user's open conversations (capacity, least busy).
         Index(
             "ix_conversations_office_id_assigned_user_id_status",

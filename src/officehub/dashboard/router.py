@@ -53,7 +53,8 @@ CSV_TYPE = "text/csv; charset=utf-8"
         **error_responses(400, 401, 404),
     },
     summary="Conversations opened and closed, response and resolution times, SLA compliance",
-    description="Days are the office's (`GET /office` `timeZone`), `from` and `to` included, "
+    description="Days are the office's (`GET /office` `timeZone`), `from` and `to` included "
+    "(default: the last 30 days up to today), "
     f"at most {reports.MAX_DAYS} days (`to` before `from` or further: 400 `query.to`). Each "
     "measure counts on the day of its event: `opened` at creation, `closed`, resolution "
     "times and SLA compliance at the last close, first-response times at the first "
@@ -63,8 +64,14 @@ async def conversation_report(
     request: Request,
     actor: ActorDep,
     session: SessionDep,
-    date_from: Annotated[date, Query(alias="from", description="First local day (YYYY-MM-DD)")],
-    date_to: Annotated[date, Query(alias="to", description="Last local day, included")],
+    date_from: Annotated[
+        date | None,
+        Query(alias="from", description="First local day (YYYY-MM-DD); default: `to` - 29 days"),
+    ] = None,
+    date_to: Annotated[
+        date | None,
+        Query(alias="to", description="Last local day, included; default: the office's today"),
+    ] = None,
     group_by: Annotated[ReportGroup, Query(alias="groupBy")] = "day",
     inbox_id: Annotated[Id | None, Query(alias="inboxId")] = None,
     format: Annotated[Literal["json", "csv"] | None, Query()] = None,
@@ -77,7 +84,8 @@ async def conversation_report(
     )
     if not wants_csv:
         return report
-    name = f"relatorio-conversas-{date_from.isoformat()}-{date_to.isoformat()}-{group_by}.csv"
+    span = f"{report.date_from.isoformat()}-{report.date_to.isoformat()}"
+    name = f"relatorio-conversas-{span}-{group_by}.csv"
     return Response(
         service.report_csv(report),
         media_type=CSV_TYPE,

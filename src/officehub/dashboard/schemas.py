@@ -4,6 +4,7 @@ from datetime import date
 
 from pydantic import Field
 
+from officehub.kit.id_params import ServerId
 from officehub.kit.schemas import ApiModel
 from officehub.kit.timeutil import Timestamp
 
@@ -63,6 +64,6 @@ class ConversationReport(ApiModel):
     date_to: date = Field(alias="to")
     group_by: str
     time_zone: str
-    inbox_id: str | None
+    inbox_id: ServerId | None
     rows: list[ReportRow]
     totals: ReportFigures

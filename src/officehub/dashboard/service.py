@@ -16,6 +16,7 @@ from datetime import date, datetime, timedelta
 from functools import cache
 from importlib import resources
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -105,6 +106,7 @@ async def clients_map(session: AsyncSession, office_id: str, cache_: ClientsMapC
 
 # Conversation reports (issue 32).
 
+REPORT_DEFAULT_DAYS = 30
 REPORT_COLUMNS = (
     "key",
     "label",
@@ -144,22 +146,27 @@ def check_range(first: date, last: date) -> None:
 async def conversation_report(
     session: AsyncSession,
     actor: Actor,
-    first: date,
-    last: date,
+    first: date | None,
+    last: date | None,
     group_by: str,
     inbox_id: str | None,
 ) -> ConversationReport:
     """A SUPERVISOR's report covers their inboxes only (another inbox's ``inboxId`` is 404,
-    as another office's); an ADMIN's and a key's the whole office."""
-    check_range(first, last)
+    as another office's); an ADMIN's and a key's the whole office. Without ``to``: the
+    office's today; without ``from``: 30 days up to ``to``."""
     office_id = actor.office_id
+    zone = await office_zone_name(session, office_id)
+    if last is None:
+        last = utcnow().astimezone(ZoneInfo(zone)).date()
+    if first is None:
+        first = last - timedelta(days=REPORT_DEFAULT_DAYS - 1)
+    check_range(first, last)
     scope: frozenset[str] | None = None if sees_everything(actor) else actor.inbox_ids
     if inbox_id is not None:
         if scope is not None and inbox_id not in scope:
             raise NotFound.of("Inbox", inbox_id)
         await inboxes.get_inbox(session, office_id, inbox_id)
         scope = frozenset({inbox_id})
-    zone = await office_zone_name(session, office_id)
     query = reports.Query(office_id, first, last, zone, group_by, scope)
     found = await reports.conversations(session, query)
     names = await reports.labels(session, office_id, group_by, list(found.rows))

@@ -10,11 +10,12 @@ import * as live from "./live.js";
 import * as board from "./board.js";
 import * as conversations from "./conversations.js";
 import * as clientsMap from "./map.js";
+import * as reports from "./reports.js";
 import * as webhooks from "./webhooks.js";
 import * as notices from "./notices.js";
 import * as publications from "./publications.js";
 
-const VIEWS = { board, conversations, map: clientsMap, webhooks, notices, publications, account };
+const VIEWS = { board, conversations, map: clientsMap, reports, webhooks, notices, publications, account };
 const DEFAULT_VIEW = "board";
 let current = null;
 let me = null;
