@@ -288,6 +288,13 @@ async def test_csv_with_format_or_accept_has_the_same_numbers(
         assert rows[1]["firstResponseMedianSeconds"] == ""
         assert rows[2]["opened"] == str(as_json["totals"]["opened"])
     assert by_accept.text == by_format.text
+    json_wins = await client.get(
+        PATH,
+        params={**span, "format": "json"},
+        headers={**office_a.headers, "Accept": "text/csv"},
+    )
+    assert json_wins.headers["content-type"] == "application/json"
+    assert json_wins.json() == as_json
 
 
 async def test_a_supervisor_sees_only_their_inboxes(
