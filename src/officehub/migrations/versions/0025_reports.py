@@ -1,16 +1,16 @@
 """Issue 32, reports: conversations by when they were first answered (the first-response
 figures of ``GET /reports/conversations`` read a range of it).
 
-Revision ID: 0024_reports
-Revises: 0023_presence
+Revision ID: 0025_reports
+Revises: 0024_lawyer_user
 """
 
 from __future__ import annotations
 
 from alembic import op
 
-revision = "0024_reports"
-down_revision = "0023_presence"
+revision = "0025_reports"
+down_revision = "0024_lawyer_user"
 branch_labels = None
 depends_on = None
 
