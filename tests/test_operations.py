@@ -90,6 +90,7 @@ CASE_EVENTS = {
     "case.notice.sent",
     "case.source.stale",
     "case.source.recovered",
+    "case.publication.created",
 }
 # The WhatsApp channel (issue 24): a reaction, edit or deletion changes a stored message; the
 # platform changes a template (docs/decisions.md).
@@ -109,7 +110,7 @@ async def test_event_catalogue_lists_the_spec_and_contract_events(
         == SPEC_EVENTS | CONTRACT_EVENTS | CASE_EVENTS | CHANNEL_EVENTS | SLA_EVENTS
         == EVENT_NAMES
     )
-    assert body["totalResults"] == 24 and body["totalPages"] == 1
+    assert body["totalResults"] == 25 and body["totalPages"] == 1
     for entry in body["data"]:
         assert entry["group"] in {"CRM", "Chat", "Contact", "Case", "Template", "Test"}
         assert entry["description"] and isinstance(entry["examplePayload"], dict)
