@@ -358,6 +358,8 @@ async def test_bad_input_is_a_400_naming_the_field(
         ({"from": "2999-01-01"}, "query.to"),  # after today, the default `to`
         ({**ok, "from": "05/11/2026"}, "query.from"),
         ({**ok, "to": "2026-02-30"}, "query.to"),
+        ({"to": "0"}, "query.to"),  # a number is not a date (pydantic would read 1970-01-01)
+        ({**ok, "from": "20261105"}, "query.from"),
         ({"from": "2026-11-05", "to": "2026-11-04"}, "query.to"),
         ({"from": "2025-11-04", "to": "2026-11-05"}, "query.to"),  # 367 days
         ({**ok, "groupBy": "week"}, "query.groupBy"),

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-from datetime import date
 from typing import Annotated, Literal
 
 from fastapi import Depends, Query, Request, Response
@@ -12,6 +11,7 @@ from officehub.kit.db import SessionDep
 from officehub.kit.errors import error_responses
 from officehub.kit.id_params import Id
 from officehub.kit.indexed_router import Router
+from officehub.kit.schemas import IsoDate
 
 router = Router(tags=["Dashboard"])
 
@@ -65,11 +65,11 @@ async def conversation_report(
     actor: ActorDep,
     session: SessionDep,
     date_from: Annotated[
-        date | None,
+        IsoDate | None,
         Query(alias="from", description="First local day (YYYY-MM-DD); default: `to` - 29 days"),
     ] = None,
     date_to: Annotated[
-        date | None,
+        IsoDate | None,
         Query(alias="to", description="Last local day, included; default: the office's today"),
     ] = None,
     group_by: Annotated[ReportGroup, Query(alias="groupBy")] = "day",

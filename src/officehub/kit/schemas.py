@@ -164,6 +164,8 @@ def iso_text(value: Any) -> Any:
 
 IsoDateTime = Annotated[AwareDatetime, BeforeValidator(iso_text)]
 """An aware date-time parameter, as ISO 8601 text only."""
+IsoDate = Annotated[date, BeforeValidator(iso_text)]
+"""A date parameter, as ISO 8601 text only (``to=0`` is a 400, not 1970-01-01)."""
 
 
 def _state_text_rule(node: Any, pattern: str) -> None:

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import datetime as dt
 from typing import Annotated
 
 from fastapi import Query, Request
@@ -12,6 +11,7 @@ from officehub.kit.errors import error_responses
 from officehub.kit.id_params import Id, PathId
 from officehub.kit.indexed_router import Router
 from officehub.kit.pagination import Page, PageDep
+from officehub.kit.schemas import IsoDate
 from officehub.publications import service
 from officehub.publications.schemas import (
     CourtHolidayCreate,
@@ -30,7 +30,7 @@ router = Router(tags=["Publications"])
     "/lawyers",
     status_code=201,
     response_model=LawyerOut,
-    responses=error_responses(400, 401, 409),
+    responses=error_responses(400, 401, 404, 409),
     summary="Register a lawyer of the office by OAB registration",
 )
 async def create_lawyer(body: LawyerCreate, office: OfficeDep, session: SessionDep) -> LawyerOut:
@@ -102,7 +102,7 @@ def _settings(request: Request) -> Settings:
 @router.get(
     "/publications",
     response_model=Page[PublicationOut],
-    responses=error_responses(400, 401),
+    responses=error_responses(400, 401, 404),
     summary="The office's court publications (DJEN), newest first",
 )
 async def list_publications(
@@ -113,10 +113,10 @@ async def list_publications(
     lawyer_id: Annotated[Id | None, Query(alias="lawyerId")] = None,
     case_id: Annotated[Id | None, Query(alias="caseId")] = None,
     since: Annotated[
-        dt.date | None, Query(alias="from", description="Made available on or after (aaaa-mm-dd)")
+        IsoDate | None, Query(alias="from", description="Made available on or after (aaaa-mm-dd)")
     ] = None,
     until: Annotated[
-        dt.date | None, Query(alias="to", description="Made available on or before (aaaa-mm-dd)")
+        IsoDate | None, Query(alias="to", description="Made available on or before (aaaa-mm-dd)")
     ] = None,
     unread: Annotated[bool | None, Query(description="Only the unread (true) or read")] = None,
 ) -> Page[PublicationOut]:
