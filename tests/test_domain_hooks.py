@@ -216,7 +216,7 @@ _ENTRY_SCRIPT = textwrap.dedent(
 
 
 ALL_REQUIRED = (
-    "contact.deleting,contact.erasing,contact.merging,conversation.tags_changed,"
+    "contact.deleting,contact.erasing,contact.locking,contact.merging,conversation.tags_changed,"
     "conversations.erasing,inbox.away_message_checking,inbox.deleting,inbox.routing_changed,"
     "integration.deleting"
 )

@@ -26,8 +26,10 @@ from officehub.contacts import events, repository
 from officehub.contacts.hooks import (
     ContactDeleting,
     ContactErasing,
+    ContactLocking,
     contact_deleting,
     contact_erasing,
+    contact_locking,
 )
 from officehub.contacts.schemas import (
     ContactDeletedPayload,
@@ -99,6 +101,7 @@ async def set_legal_hold(
 async def erase_contact(session: AsyncSession, office_id: str, ident: str) -> ContactErasedOut:
     """Erases the contact and what derives from it (the module says what); 409
     ``LEGAL_HOLD`` under a legal hold. Emits ``contact.deleted`` with ids only."""
+    await contact_locking.fire(ContactLocking(session, office_id, ident))
     contact = await lock_contact(session, office_id, ident)
     refuse_held(contact)
     erasing = ContactErasing(session, office_id, contact.id, {contact.id})

@@ -23,6 +23,22 @@ contact_deleting: Hook[ContactDeleting] = Hook("contact.deleting", required=True
 
 
 @dataclass(frozen=True)
+class ContactLocking:
+    """Fired before a contact that is about to go (deletion, erasure) is locked: what must
+    be locked before it is locked first. Locks are taken conversations first, then their
+    contact, everywhere: a client's message locks its conversation and, in the same
+    transaction, needs its contact; a deletion that locked the contact first and then
+    waited for the conversation deadlocked with it on PostgreSQL."""
+
+    session: AsyncSession
+    office_id: str
+    contact_id: str
+
+
+contact_locking: Hook[ContactLocking] = Hook("contact.locking", required=True)
+
+
+@dataclass(frozen=True)
 class ContactMerging:
     """Fired while ``other_id`` is merged into ``kept_id`` (both rows locked), before the
     other's row goes: what an upper domain holds of the other moves to the kept one."""

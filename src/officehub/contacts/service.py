@@ -9,7 +9,12 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.contacts import events, repository
-from officehub.contacts.hooks import ContactDeleting, contact_deleting
+from officehub.contacts.hooks import (
+    ContactDeleting,
+    ContactLocking,
+    contact_deleting,
+    contact_locking,
+)
 from officehub.contacts.models import Contact
 from officehub.contacts.normalize import digits, fold, phone_forms, search_phone_digits, to_e164
 from officehub.contacts.schemas import (
@@ -337,6 +342,7 @@ async def delete_contact(session: AsyncSession, office_id: str, ident: str) -> C
     """Deletes the contact with its conversations, messages, notes, partner links and CRM
     cards; each card emits its ``crm.lead.deleted`` first (the crm domain's subscriber to
     ``contact_deleting``). 409 ``LEGAL_HOLD`` under a legal hold."""
+    await contact_locking.fire(ContactLocking(session, office_id, ident))
     contact = await get_contact(session, office_id, ident, for_change=True)
     refuse_held(contact)
     out = contact_out(contact, await tags_of(session, office_id, contact.id))

@@ -578,6 +578,20 @@ async def claim_sla_due(session: AsyncSession, now: datetime, batch: int) -> lis
     return list((await session.scalars(stmt)).all())
 
 
+async def lock_of_person(session: AsyncSession, office_id: str, person_id: str) -> None:
+    """Write-locks the contact's conversations in id order (PostgreSQL; SQLite's writing
+    request holds the database)."""
+    if session.get_bind().dialect.name != "postgresql":
+        return
+    stmt = (
+        select(Conversation.id)
+        .where(Conversation.office_id == office_id, Conversation.person_id == person_id)
+        .order_by(Conversation.id)
+        .with_for_update(of=Conversation)
+    )
+    await session.execute(stmt)
+
+
 async def open_in_inbox_for_change(
     session: AsyncSession, office_id: str, inbox_id: str
 ) -> list[Conversation]:

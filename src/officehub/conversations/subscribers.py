@@ -14,8 +14,10 @@ from sqlalchemy import exists
 
 from officehub.contacts.hooks import (
     ContactErasing,
+    ContactLocking,
     ContactMerging,
     contact_erasing,
+    contact_locking,
     contact_merging,
 )
 from officehub.contacts.models import Contact
@@ -148,12 +150,19 @@ async def scope_contacts(event: ContactScoping) -> None:
     event.clauses.append(~own)
 
 
+async def lock_conversations_of_contact(event: ContactLocking) -> None:
+    """Before a contact that is about to go is locked, its conversations are (id order):
+    conversations first, then their contact, as a client's message takes them."""
+    await repository.lock_of_person(event.session, event.office_id, event.contact_id)
+
+
 def install() -> None:
     """Subscribes conversations to its hooks; calling it again changes nothing."""
     inbox_deleting.subscribe(refuse_inbox_with_conversations)
     integration_deleting.subscribe(refuse_channel_with_conversations)
     tag_deleting.subscribe(take_tag_off_conversations)
     contact_merging.subscribe(conversations_follow_merge)
+    contact_locking.subscribe(lock_conversations_of_contact)
     contact_erasing.subscribe(name_what_an_erasure_takes)
     user_routing_changed.subscribe(route_for_user)
     inbox_routing_changed.subscribe(route_for_inbox)
