@@ -21,9 +21,11 @@ import hashlib
 import os
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -67,6 +69,60 @@ TARGETS = {
         frozenset({"create_rule", "update_rule", "has_effective_conditions"}),
         ["-k", "else or condition"],
     ),
+    # Webhook signatures: what is signed (timestamp and body), the header, the checks.
+    "signing": Target(
+        "src/officehub/webhooks/signing.py",
+        ["tests/test_webhook_delivery.py"],
+        pytest_args=["-k", "signature or verify"],
+    ),
+    # Keys and scopes, roles: which scope and roles a route needs, the key cache's expiry.
+    "keys": Target(
+        "src/officehub/kit/auth.py",
+        ["tests/test_auth.py", "tests/test_scopes.py", "tests/test_roles.py"],
+        frozenset(
+            {
+                "scope_of",
+                "roles_of",
+                "allowed_roles",
+                "require_role",
+                "require",
+                "who",
+                "get",
+                "put",
+                "resolve",
+                "hash_key",
+                "lookup_key",
+                "current_office",
+            }
+        ),
+    ),
+    # Tenant scoping: every read of a record is filtered by its office.
+    "scoping": Target(
+        "src/officehub/kit/repository.py",
+        ["tests/test_tenant_isolation.py", "tests/test_invariants.py"],
+        frozenset({"scoped", "_by_id", "get_scoped", "get_all_for_change", "mentioning"}),
+    ),
+    # Uniqueness and locking: conflicts answered 409, rows locked in order, sets replaced
+    # by their difference.
+    "locking": Target(
+        "src/officehub/kit/repository.py",
+        ["tests/test_invariants.py", "tests/test_races.py"],
+        frozenset(
+            {
+                "_by_id_for_update",
+                "lock_rows",
+                "flush_or_conflict",
+                "insert_or_conflict",
+                "insert_ignoring_duplicates",
+                "replace_set",
+                "lock_office",
+            }
+        ),
+    ),
+    # A flow's graph: dangling next steps, missing metadata, cycles without a wait.
+    "flow-graph": Target("src/officehub/flows/graph.py", ["tests/test_flows.py"]),
+    # Erasure of a client (LGPD): what is scrubbed, what is kept.
+    "erasure": Target("src/officehub/contacts/erasure.py", ["tests/test_erasure.py"]),
 }
 
 
@@ -85,10 +141,10 @@ def _spans(module: Path, functions: frozenset[str]) -> list[tuple[int, int]]:
     return spans
 
 
-def _digest() -> str:
-    """What the scratch copy is made of: src/, tests/ and pyproject.toml of the tree."""
+def _digest(parts: tuple[str, ...] = ("src", "tests", "pyproject.toml")) -> str:
+    """What the scratch copy is made of: by default src/, tests/ and pyproject.toml."""
     digest = hashlib.sha256()
-    for part in ("src", "tests", "pyproject.toml"):
+    for part in parts:
         paths = [ROOT / part] if (ROOT / part).is_file() else sorted((ROOT / part).rglob("*"))
         for path in paths:
             if path.is_file() and "__pycache__" not in path.parts and ".db" not in path.name:
@@ -97,23 +153,51 @@ def _digest() -> str:
     return digest.hexdigest()
 
 
-def _scratch(name: str) -> Path:
-    """A copy of src/, tests/ and pyproject.toml; made again (and the session started
-    over) when the working tree changed since."""
-    work = SCRATCH / name
-    tree, stamp = work / "tree", work / "digest"
-    digest = _digest()
-    if tree.exists() and stamp.exists() and stamp.read_text() == digest:
-        return work
-    if work.exists():
-        shutil.rmtree(work)
-    tree.mkdir(parents=True)
+def _copy_tree(tree: Path) -> None:
+    for part in ("src", "tests"):
+        if (tree / part).exists():
+            shutil.rmtree(tree / part)
     ignore = shutil.ignore_patterns("__pycache__", "*.db", "*.db-*")
     for part in ("src", "tests"):
         shutil.copytree(ROOT / part, tree / part, ignore=ignore)
     shutil.copy2(ROOT / "pyproject.toml", tree / "pyproject.toml")
+
+
+def _scratch(name: str, target: Target, fresh: bool) -> tuple[Path, bool]:
+    """A copy of src/, tests/ and pyproject.toml, and whether its survivors are to run
+    again. The session starts over when the target module changed (its mutants moved);
+    when only the rest of the tree changed (a test added to kill a survivor), the copy is
+    made again and the mutants that survived run again, the killed ones stay killed."""
+    work = SCRATCH / name
+    tree, stamp, module_stamp = work / "tree", work / "digest", work / "module-digest"
+    digest, module_digest = _digest(), _digest((target.module,))
+    same_module = module_stamp.exists() and module_stamp.read_text() == module_digest
+    if not fresh and tree.exists() and same_module:
+        if stamp.exists() and stamp.read_text() == digest:
+            return work, False
+        _copy_tree(tree)
+        stamp.write_text(digest)
+        return work, True
+    if work.exists():
+        shutil.rmtree(work)
+    tree.mkdir(parents=True)
+    _copy_tree(tree)
     stamp.write_text(digest)
-    return work
+    module_stamp.write_text(module_digest)
+    return work, False
+
+
+def _run_survivors_again(session: Path) -> int:
+    """Forgets the survivors' results (and the timeouts'): they run again."""
+    with use_db(str(session), WorkDB.Mode.open) as db:
+        again = [
+            job
+            for job, result in db.results
+            if result.worker_outcome != WorkerOutcome.SKIPPED and not result.is_killed
+        ]
+    with sqlite3.connect(session) as db:
+        db.executemany("DELETE FROM work_results WHERE job_id = ?", [(job,) for job in again])
+    return len(again)
 
 
 def _config(work: Path, target: Target) -> Path:
@@ -175,7 +259,7 @@ def _skip_outside(session: Path, module: Path, target: Target) -> None:
                 db.set_result(item.job_id, WorkResult(worker_outcome=WorkerOutcome.SKIPPED))
 
 
-def _report(session: Path, name: str) -> tuple[int, int, int]:
+def _report(session: Path, name: str) -> str:
     with use_db(str(session), WorkDB.Mode.open) as db:
         specs = {item.job_id: item.mutations[0] for item in db.work_items}
         results = dict(db.results)
@@ -183,67 +267,83 @@ def _report(session: Path, name: str) -> tuple[int, int, int]:
     killed = [job for job, r in ran.items() if r.is_killed]
     survived = [job for job, r in ran.items() if not r.is_killed]
     pending = [job for job in specs if job not in results]
-    print(f"{name}: {len(killed)} killed, {len(survived)} survived, {len(pending)} not run yet")
+    skipped = len(results) - len(ran)
+    lines = [
+        f"{name}: {len(specs)} mutants, {skipped} skipped (outside the rule or in an "
+        f"annotation), {len(killed)} killed, {len(survived)} survived, "
+        f"{len(pending)} not run yet"
+    ]
     for job in sorted(survived, key=lambda j: specs[j].start_pos):
         spec = specs[job]
-        print(f"  SURVIVED line {spec.start_pos[0]} ({spec.operator_name}):")
+        lines.append(f"  SURVIVED line {spec.start_pos[0]} ({spec.operator_name}):")
         for line in (ran[job].diff or "").splitlines():
             if line.startswith(("+", "-")) and not line.startswith(("+++", "---")):
-                print(f"    {line}")
-    return len(killed), len(survived), len(pending)
+                lines.append(f"    {line}")
+    return "\n".join(lines)
 
 
-def _exec(
-    name: str, config: Path, session: Path, cwd: Path, env: dict[str, str], budget: float
-) -> None:
-    """``cosmic-ray exec`` until done or out of budget; then its process group is ended and
-    the module restored (a mutant may have been in place)."""
+def _exec(config: Path, session: Path, cwd: Path, env: dict[str, str], budget: float) -> bool:
+    """``cosmic-ray exec`` until done (True) or out of budget (False); then its process
+    group is ended (the caller restores the module: a mutant may have been in place)."""
     proc = subprocess.Popen(  # noqa: S603 (the venv's cosmic-ray)
         [str(BIN / "cosmic-ray"), "exec", str(config), str(session)],
         cwd=cwd,
         env=env,
         start_new_session=True,
+        stdout=subprocess.DEVNULL,
     )
     try:
         proc.wait(timeout=budget)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait()
-        print(f"{name}: the budget of {budget:.0f} s ran out; run it again to go on")
+        return False
+    return True
 
 
-def run(name: str, budget: float) -> tuple[int, int, int]:
+def run(name: str, budget: float, fresh: bool = False) -> str:
+    """Runs one target within ``budget`` seconds; its report, as text."""
     target = TARGETS[name]
-    work = _scratch(name)
+    work, again = _scratch(name, target, fresh)
     config = _config(work, target)
     tree = work / "tree"
     env = {**os.environ, "PYTHONPATH": str(tree / "src")}
     session = work / "session.sqlite"
+    lines = []
     if not session.exists():
         subprocess.run(  # noqa: S603 (the venv's cosmic-ray)
             [str(BIN / "cosmic-ray"), "init", str(config), str(session)],
             cwd=tree,
             env=env,
             check=True,
+            stdout=subprocess.DEVNULL,
         )
         _skip_outside(session, tree / target.module, target)
+    elif again:
+        lines.append(f"{name}: the tests changed; {_run_survivors_again(session)} survivors again")
     started = time.monotonic()
-    _exec(name, config, session, tree, env, budget)
+    if not _exec(config, session, tree, env, budget):
+        lines.append(f"{name}: the budget of {budget:.0f} s ran out; run it again to go on")
     shutil.copy2(ROOT / target.module, tree / target.module)
-    print(f"{name}: {time.monotonic() - started:.0f} s")
-    return _report(session, name)
+    lines.append(f"{name}: {time.monotonic() - started:.0f} s")
+    return "\n".join([*lines, _report(session, name)])
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("targets", nargs="*", help=f"of {', '.join(TARGETS)} (default: all)")
     parser.add_argument("--budget", type=float, default=480.0, help="seconds per target")
+    parser.add_argument("--jobs", type=int, default=1, help="targets run at once")
+    parser.add_argument("--fresh", action="store_true", help="start the sessions over")
     args = parser.parse_args()
     unknown = set(args.targets) - TARGETS.keys()
     if unknown:
         parser.error(f"no target {', '.join(sorted(unknown))}; targets: {', '.join(TARGETS)}")
-    for name in args.targets or list(TARGETS):
-        run(name, args.budget)
+    names = args.targets or list(TARGETS)
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        running = [pool.submit(run, name, args.budget, args.fresh) for name in names]
+        for done in running:  # in the order asked, each as soon as it and those before end
+            print(done.result(), flush=True)
 
 
 if __name__ == "__main__":
