@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 from datetime import datetime, timedelta
+from email.utils import format_datetime
 from typing import Any
 
 import httpx
@@ -155,6 +156,34 @@ async def test_a_429_then_success_honours_retry_after(
     assert (await client.get(f"/cases/{case['id']}/movements", headers=office_a.headers)).json()[
         "totalResults"
     ] == 1
+
+
+async def test_a_retry_after_given_as_an_http_date_without_a_zone_is_read_as_utc(
+    app: FastAPI,
+    settings: Settings,
+    client: httpx.AsyncClient,
+    session: AsyncSession,
+    office_a: OfficeFixture,
+) -> None:
+    """RFC 9110 lets ``Retry-After`` be an HTTP date; one ending ``-0000`` parses with no
+    zone. It is UTC: the wait is the seconds to it (once a TypeError that ended the pass)."""
+    contact = await f.make_contact(session, office_a.id)
+    await session.commit()
+    waits: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        waits.append(seconds)
+
+    when = format_datetime(utcnow().replace(microsecond=0) + timedelta(seconds=20))
+    async with running_datajud() as datajud:
+        datajud.add("tjsp", TJSP_DIGITS, DISTRIBUTED)
+        datajud.script["tjsp"] = [Reply(429, {"Retry-After": when.replace("+0000", "-0000")})]
+        case = await add_case(client, office_a, contact.id)
+        await sync(app, datajud.settings(settings), Watcher(sleep=sleep), case["id"])
+        assert datajud.asked("tjsp") == 2
+    assert len(waits) == 1 and 10 < waits[0] <= 20
+    r = await client.get(f"/cases/{case['id']}", headers=office_a.headers)
+    assert r.json()["checkStatus"] == "OK"
 
 
 async def test_a_court_down_does_not_hold_up_the_others(

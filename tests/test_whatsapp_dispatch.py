@@ -430,6 +430,19 @@ async def test_outside_service_window_after_24_hours_is_409(
     assert error_of(r)["code"] == "OUTSIDE_SERVICE_WINDOW"
 
 
+async def test_inside_the_service_window_free_text_is_accepted_to_its_last_minute(
+    client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    """The contact wrote 23 h 59 min ago: the window is still open, a free text is queued
+    (201). (The window's edge, exactly 24 h, cannot be reached with a real clock.)"""
+    _, conversation_id = await _open_window(client, session, office_a)
+    inbound = await session.scalar(select(Message).where(Message.office_id == office_a.id))
+    assert inbound is not None
+    inbound.created_at = utcnow() - timedelta(hours=23, minutes=59)
+    await session.commit()
+    await _send(client, office_a, conversation_id, "Olá")
+
+
 async def test_outside_service_window_an_approved_template_is_accepted_and_sent(
     app: FastAPI,
     settings: Settings,

@@ -9,7 +9,6 @@ called with a plain client; the answer is read up to ``MAX_BODY`` bytes.
 
 from __future__ import annotations
 
-import email.utils
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -18,6 +17,7 @@ import httpx
 import orjson
 
 from officehub.kit.config import Settings
+from officehub.kit.outside import Refused, read_answer
 
 MAX_BODY = 16 * 1024 * 1024
 MAX_MOVEMENTS = 5000
@@ -25,23 +25,6 @@ MAX_MOVEMENTS = 5000
 MAX_DESCRIPTION = 4000
 MAX_COMPLEMENTS = 10
 MAX_COMPLEMENT = 200
-
-
-class Unavailable(Exception):
-    """DataJud did not answer usefully (429, 5xx, a network failure): try again later."""
-
-    def __init__(self, reason: str, retry_after: float | None = None) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.retry_after = retry_after
-
-
-class Refused(Exception):
-    """DataJud refused the request itself (another 4xx, a body that is not its answer)."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
 
 
 @dataclass(frozen=True)
@@ -57,20 +40,6 @@ def search_url(settings: Settings, alias: str) -> str:
     return f"{settings.datajud_url.rstrip('/')}/api_publica_{alias}/_search"
 
 
-def _retry_after(value: str | None) -> float | None:
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, (when - datetime.now(UTC)).total_seconds())
-
-
 async def search(
     client: httpx.AsyncClient, settings: Settings, alias: str, number: str
 ) -> list[Movement] | None:
@@ -80,24 +49,14 @@ async def search(
         "Authorization": f"APIKey {settings.datajud_api_key}",
         "Content-Type": "application/json",
     }
-    try:
-        async with client.stream(
-            "POST", search_url(settings, alias), content=orjson.dumps(body), headers=headers
-        ) as response:
-            if response.status_code == 429 or response.status_code >= 500:
-                raise Unavailable(
-                    f"HTTP {response.status_code}",
-                    _retry_after(response.headers.get("retry-after")),
-                )
-            if response.status_code != 200:
-                raise Refused(f"HTTP {response.status_code}")
-            raw = bytearray()
-            async for chunk in response.aiter_bytes():
-                raw += chunk
-                if len(raw) > MAX_BODY:
-                    raise Refused(f"answer larger than {MAX_BODY} bytes")
-    except httpx.TransportError as exc:
-        raise Unavailable(type(exc).__name__) from exc
+    raw = await read_answer(
+        client,
+        "POST",
+        search_url(settings, alias),
+        MAX_BODY,
+        content=orjson.dumps(body),
+        headers=headers,
+    )
     try:
         answer = orjson.loads(raw)
         hits = answer["hits"]["hits"]

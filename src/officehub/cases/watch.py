@@ -35,7 +35,7 @@ from officehub.cases import datajud, repository, service
 from officehub.cases.hooks import MovementsAnnounced, movements_announced
 from officehub.cases.models import Case, CaseMovement
 from officehub.cases.numbers import CaseNumber
-from officehub.kit import queue
+from officehub.kit import outside, queue
 from officehub.kit.db import is_sqlite
 from officehub.kit.ids import new_id
 from officehub.kit.timeutil import utcnow
@@ -207,10 +207,10 @@ class Watcher:
                 return None
             try:
                 movements = await datajud.search(client, ctx.settings, court, number)
-            except datajud.Refused as exc:
+            except outside.Refused as exc:
                 breaker.succeeded()  # the court answers; the request was the problem
                 return _Answer(error=exc.reason)
-            except datajud.Unavailable as exc:
+            except outside.Unavailable as exc:
                 reason = exc.reason
                 wait = exc.retry_after
                 if wait is None:

@@ -13,15 +13,15 @@ configuration (like DataJud's); the answer is read up to ``MAX_BODY`` bytes.
 
 from __future__ import annotations
 
-import email.utils
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import date
 from typing import Any
 
 import httpx
 import orjson
 
 from officehub.kit.config import Settings
+from officehub.kit.outside import Refused, read_answer
 
 PATH = "/api/v1/comunicacao"
 PAGE_SIZE = 100
@@ -30,23 +30,6 @@ MAX_PAGES = 100
 MAX_BODY = 32 * 1024 * 1024
 MAX_TEXT = 100_000
 MAX_FIELD = 500
-
-
-class Unavailable(Exception):
-    """DJEN did not answer usefully (429, 5xx, a network failure): try again later."""
-
-    def __init__(self, reason: str, retry_after: float | None = None) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.retry_after = retry_after
-
-
-class Refused(Exception):
-    """DJEN refused the request itself (another 4xx, a body that is not its answer)."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
 
 
 @dataclass(frozen=True)
@@ -84,22 +67,6 @@ def query(number: str, uf: str, start: date, end: date, page: int) -> dict[str, 
     }
 
 
-def retry_after(value: str | None) -> float | None:
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - datetime.now(UTC)).total_seconds())
-
-
 async def fetch_page(
     client: httpx.AsyncClient,
     settings: Settings,
@@ -112,23 +79,9 @@ async def fetch_page(
     """One page of the lawyer's communications made available from ``start`` to ``end``."""
     url = settings.djen_url.rstrip("/") + PATH
     params = query(number, uf, start, end, page)
-    try:
-        async with client.stream(
-            "GET", url, params=params, headers={"Accept": "application/json"}
-        ) as response:
-            if response.status_code == 429 or response.status_code >= 500:
-                raise Unavailable(
-                    f"HTTP {response.status_code}", retry_after(response.headers.get("retry-after"))
-                )
-            if response.status_code != 200:
-                raise Refused(f"HTTP {response.status_code}")
-            raw = bytearray()
-            async for chunk in response.aiter_bytes():
-                raw += chunk
-                if len(raw) > MAX_BODY:
-                    raise Refused(f"answer larger than {MAX_BODY} bytes")
-    except httpx.TransportError as exc:
-        raise Unavailable(type(exc).__name__) from exc
+    raw = await read_answer(
+        client, "GET", url, MAX_BODY, params=params, headers={"Accept": "application/json"}
+    )
     try:
         answer = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:

@@ -33,6 +33,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.cases.numbers import CaseNumber
 from officehub.events.service import emit
+from officehub.kit import outside
 from officehub.kit.ids import new_id
 from officehub.kit.pagination import PageParams
 from officehub.kit.timeutil import utcnow
@@ -154,7 +155,7 @@ class Syncer:
                 start = min(start, today)
                 try:
                     found = await self._fetch(ctx, client, pacer, lawyer, start, today, report)
-                except (djen.Unavailable, djen.Refused) as exc:
+                except (outside.Unavailable, outside.Refused) as exc:
                     report.failed += 1
                     logger.warning("lawyer %s: DJEN sync failed: %s", lawyer.id, exc.reason)
                     await self._put_off(ctx, lawyer.id, now + ERROR_RETRY)
@@ -208,7 +209,7 @@ class Syncer:
                 return await djen.fetch_page(
                     client, ctx.settings, lawyer.number, lawyer.uf, start, end, number
                 )
-            except djen.Unavailable as exc:
+            except outside.Unavailable as exc:
                 wait = exc.retry_after
                 if wait is None:
                     base = RATE_LIMITED_WAIT if exc.reason == "HTTP 429" else 2.0 * 2**attempt
