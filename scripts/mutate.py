@@ -33,6 +33,9 @@ from cosmic_ray.work_db import WorkDB, use_db
 from cosmic_ray.work_item import WorkerOutcome, WorkResult
 
 ROOT = Path(__file__).resolve().parent.parent
+PG_URL = os.environ.get(
+    "OFFICEHUB_MUTATE_DATABASE_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
+)
 SCRATCH = ROOT / ".mutate"
 BIN = Path(sys.executable).parent
 
@@ -44,6 +47,10 @@ class Target:
     # Only mutants inside these functions (the rule); empty: the whole module.
     functions: frozenset[str] = field(default_factory=frozenset)
     pytest_args: list[str] = field(default_factory=list)
+    # "postgresql": the tests run on PostgreSQL (OFFICEHUB_MUTATE_DATABASE_URL), where a row
+    # lock matters; on SQLite a writing request holds the database's lock from its BEGIN
+    # IMMEDIATE, so a mutant that drops a row lock cannot be told apart there.
+    database: str = "sqlite"
 
 
 TARGETS = {
@@ -63,11 +70,12 @@ TARGETS = {
         ["-k", "window"],
     ),
     # An automation rule's effective conditions, which the else-branch needs.
+    # Its PATCH reads the rule locked (PostgreSQL: the lock is seen there only).
     "conditions": Target(
         "src/officehub/automation/service.py",
         ["tests/test_automation_rules.py"],
         frozenset({"create_rule", "update_rule", "has_effective_conditions"}),
-        ["-k", "else or condition"],
+        database="postgresql",
     ),
     # Webhook signatures: what is signed (timestamp and body), the header, the checks.
     "signing": Target(
@@ -118,6 +126,7 @@ TARGETS = {
                 "lock_office",
             }
         ),
+        database="postgresql",
     ),
     # A flow's graph: dangling next steps, missing metadata, cycles without a wait.
     "flow-graph": Target("src/officehub/flows/graph.py", ["tests/test_flows.py"]),
@@ -167,10 +176,12 @@ def _scratch(name: str, target: Target, fresh: bool) -> tuple[Path, bool]:
     """A copy of src/, tests/ and pyproject.toml, and whether its survivors are to run
     again. The session starts over when the target module changed (its mutants moved);
     when only the rest of the tree changed (a test added to kill a survivor), the copy is
-    made again and the mutants that survived run again, the killed ones stay killed."""
+    made again and the mutants that survived run again, the killed ones stay killed (as
+    when the target's database changed)."""
     work = SCRATCH / name
     tree, stamp, module_stamp = work / "tree", work / "digest", work / "module-digest"
-    digest, module_digest = _digest(), _digest((target.module,))
+    # The database is part of the tree's stamp: survivors on SQLite run again on PostgreSQL.
+    digest, module_digest = _digest() + target.database, _digest((target.module,))
     same_module = module_stamp.exists() and module_stamp.read_text() == module_digest
     if not fresh and tree.exists() and same_module:
         if stamp.exists() and stamp.read_text() == digest:
@@ -295,8 +306,14 @@ def _exec(config: Path, session: Path, cwd: Path, env: dict[str, str], budget: f
     try:
         proc.wait(timeout=budget)
     except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait()
+        # SIGINT first: pytest ends as on Ctrl-C, running its teardown (the PostgreSQL
+        # databases of the test under way are dropped); then SIGKILL if it lingers.
+        os.killpg(proc.pid, signal.SIGINT)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
         return False
     return True
 
@@ -308,6 +325,9 @@ def run(name: str, budget: float, fresh: bool = False) -> str:
     config = _config(work, target)
     tree = work / "tree"
     env = {**os.environ, "PYTHONPATH": str(tree / "src")}
+    env.pop("OFFICEHUB_TEST_DATABASE_URL", None)
+    if target.database == "postgresql":
+        env["OFFICEHUB_TEST_DATABASE_URL"] = PG_URL
     session = work / "session.sqlite"
     lines = []
     if not session.exists():
@@ -325,7 +345,7 @@ def run(name: str, budget: float, fresh: bool = False) -> str:
     if not _exec(config, session, tree, env, budget):
         lines.append(f"{name}: the budget of {budget:.0f} s ran out; run it again to go on")
     shutil.copy2(ROOT / target.module, tree / target.module)
-    lines.append(f"{name}: {time.monotonic() - started:.0f} s")
+    lines.append(f"{name}: {time.monotonic() - started:.0f} s on {target.database}")
     return "\n".join([*lines, _report(session, name)])
 
 

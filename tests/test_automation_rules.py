@@ -13,6 +13,7 @@ from officehub.events.catalogue import EVENT_NAMES
 from tests import factories as f
 from tests.automation_helpers import create_rule
 from tests.helpers import OfficeFixture, error_of
+from tests.server import concurrent_client, fire
 
 ROUTES = [
     ("POST", "/automation-rules"),
@@ -24,6 +25,8 @@ ROUTES = [
     ("POST", "/automation-rules/cxxxxxxxxxxxx/test"),
 ]
 TAG_ACTION = "TAG_CONVERSATION"
+RACE_ROUNDS = 5
+RACE_PATCHES = 8
 
 
 @pytest.mark.parametrize(("method", "path"), ROUTES)
@@ -494,3 +497,29 @@ async def test_template_name_must_be_an_approved_template_of_the_catalogue(
             headers=office_a.headers,
         )
         assert r.status_code == 400 and "templateName" in error_of(r)["details"], name
+
+
+async def test_concurrent_patches_never_leave_else_actions_without_an_effective_condition(
+    server_url: str, office_a: OfficeFixture
+) -> None:
+    """One PATCH drops the rule's filter (its else-branch goes with it) while others add an
+    else-branch. The PATCH reads the rule locked, so in whatever order they land the rule
+    never ends with ``elseActions`` and no effective condition (the others are refused,
+    400, or come first and are cleared). Several rounds: each a fresh rule."""
+    pause = {"action": "PAUSE_AUTOMATION", "actionParams": {}}
+    async with concurrent_client(server_url) as client:
+        for _round in range(RACE_ROUNDS):
+            rule = await create_rule(client, office_a, conditions={"messageText": "oi"})
+            path = f"/automation-rules/{rule['id']}"
+            answers = await fire(
+                RACE_PATCHES,
+                lambda i, path=path: client.patch(
+                    path,
+                    json={"conditions": {}} if i == 0 else {"elseActions": [pause]},
+                    headers=office_a.headers,
+                ),
+            )
+            assert {a.status_code for a in answers} <= {200, 400}, [a.text for a in answers]
+            assert answers[0].status_code == 200, answers[0].text
+            stored = (await client.get(path, headers=office_a.headers)).json()
+            assert stored["conditions"] == {} and stored["elseActions"] is None, stored

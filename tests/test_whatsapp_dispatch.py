@@ -415,6 +415,41 @@ async def test_the_service_window_is_opened_only_by_the_contacts_inbound_message
     assert error_of(r)["code"] == "OUTSIDE_SERVICE_WINDOW"
 
 
+async def test_the_service_window_is_opened_only_by_this_conversations_contact(
+    client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    """Contacts who wrote a minute ago in the office's conversations made before and after
+    this one open no window here: only this conversation's own inbound messages count."""
+    integration = await official_integration(session, office_a.id)
+    made = []
+    for n, wrote in enumerate([True, False, True]):
+        contact = await f.make_contact(session, office_a.id, f"Cliente {n}")
+        conversation = await f.make_conversation(session, office_a.id, contact.id, integration)
+        if wrote:
+            session.add(
+                Message(
+                    office_id=office_a.id,
+                    conversation_id=conversation.id,
+                    direction="INBOUND",
+                    type="TEXT",
+                    text="Oi",
+                    status="RECEIVED",
+                    created_at=utcnow() - timedelta(minutes=1),
+                    external_id=f"wamid.in-{n}",
+                )
+            )
+        await session.commit()
+        made.append(conversation.id)
+    assert made == sorted(made)  # ids in time order: one before, one after the silent one
+    r = await client.post(
+        f"/conversation/{made[1]}/messages", json={"text": "Olá"}, headers=office_a.headers
+    )
+    assert r.status_code == 409, r.text
+    assert error_of(r)["code"] == "OUTSIDE_SERVICE_WINDOW"
+    await _send(client, office_a, made[0], "Olá")
+    await _send(client, office_a, made[2], "Olá")
+
+
 async def test_outside_service_window_after_24_hours_is_409(
     client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
 ) -> None:

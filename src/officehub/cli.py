@@ -18,7 +18,7 @@ import sys
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, Protocol, TypeVar
 
 import pydantic
 import typer
@@ -42,6 +42,9 @@ from officehub.kit.timeutil import isoformat, utcnow
 from officehub.migrate import migrate
 from officehub.offices import service as offices
 from officehub.offices.models import Office
+
+if TYPE_CHECKING:
+    from officehub.kit.worker import WorkerContext
 
 T = TypeVar("T")
 EXIT_BAD_INPUT = 2
@@ -871,7 +874,46 @@ def evidence_verify(
 
 
 _SYNC_BATCHES = 1000
-"""Batches one ``cases sync`` claims at most (by hand: one, of every case it names)."""
+"""Batches one ``cases sync`` or ``publications sync`` claims at most (by hand: one, of
+every record it names)."""
+
+
+class _BatchReport(Protocol):
+    def add(self, other: Any, /) -> None: ...
+
+    @property
+    def idle(self) -> bool: ...
+
+
+R = TypeVar("R", bound=_BatchReport)
+
+
+def _in_batches(
+    settings: Settings,
+    total: R,
+    batch_of: Callable[[WorkerContext], Callable[[], Awaitable[R]]],
+    by_hand: bool,
+) -> R:
+    """The reports, added into ``total``, of one batch after another (``batch_of`` gives
+    the pass, in a worker context of its own) until one finds nothing due, at most
+    ``_SYNC_BATCHES``; a single batch by hand (the records named are all in it)."""
+
+    from officehub.kit.worker import WorkerContext
+
+    async def run() -> R:
+        engine = create_engine(settings.database_url)
+        try:
+            one_batch = batch_of(WorkerContext(settings, engine, create_sessionmaker(engine)))
+            for _batch in range(_SYNC_BATCHES):
+                report = await one_batch()
+                total.add(report)
+                if by_hand or report.idle:
+                    break
+            return total
+        finally:
+            await engine.dispose()
+
+    return asyncio.run(run())
 
 
 @cases_app.command("sync")
@@ -887,35 +929,22 @@ def cases_sync(
     from officehub.cases.service import FIRST_CHECK_SPREAD
     from officehub.cases.watch import Report, Watcher
     from officehub.hook_subscriptions import install as install_hooks
-    from officehub.kit.worker import WorkerContext
 
     settings = _settings()
     _require_database(settings)
     migrate(settings.database_url)
     install_hooks()  # a check's events go to the outbox's consumers
 
-    async def run() -> Report:
-        engine = create_engine(settings.database_url)
-        try:
-            ctx = WorkerContext(settings, engine, create_sessionmaker(engine))
-            watcher, total = Watcher(), Report()
-            by_hand = case is not None or office is not None
-            # A case added a moment ago is not due yet (its first check is spread over a
-            # minute) but is expected to be looked up: every case never checked, once.
-            new_until = ctx.now() + FIRST_CHECK_SPREAD
-            for _batch in range(_SYNC_BATCHES):
-                report = await watcher.run(
-                    ctx, only_case=case, only_office=office, never_checked_until=new_until
-                )
-                for name in ("checked", "new_movements", "not_found", "failed", "put_off"):
-                    setattr(total, name, getattr(total, name) + getattr(report, name))
-                if by_hand or report.checked + report.put_off + report.failed == 0:
-                    break
-            return total
-        finally:
-            await engine.dispose()
+    def batch_of(ctx: WorkerContext) -> Callable[[], Awaitable[Report]]:
+        # A case added a moment ago is not due yet (its first check is spread over a
+        # minute) but is expected to be looked up: every case never checked, once.
+        watcher, new_until = Watcher(), ctx.now() + FIRST_CHECK_SPREAD
+        return lambda: watcher.run(
+            ctx, only_case=case, only_office=office, never_checked_until=new_until
+        )
 
-    report = asyncio.run(run())
+    by_hand = case is not None or office is not None
+    report = _in_batches(settings, Report(), batch_of, by_hand)
     _print(report.as_dict(), as_json)
     if report.failed or (case is not None and report.checked == 0):
         raise typer.Exit(1)
@@ -934,7 +963,6 @@ def publications_sync(
     """Ask DJEN now for the publications of the lawyers due (or of --office / --lawyer) and
     store the new ones; exit 1 when a lawyer's sync failed."""
     from officehub.hook_subscriptions import install as install_hooks
-    from officehub.kit.worker import WorkerContext
     from officehub.publications.sync import Report, Syncer
 
     settings = _settings()
@@ -942,22 +970,12 @@ def publications_sync(
     migrate(settings.database_url)
     install_hooks()  # a publication's event goes to the outbox's consumers
 
-    async def run() -> Report:
-        engine = create_engine(settings.database_url)
-        try:
-            ctx = WorkerContext(settings, engine, create_sessionmaker(engine))
-            syncer, total = Syncer(), Report()
-            by_hand = office is not None or lawyer is not None
-            for _batch in range(_SYNC_BATCHES):
-                report = await syncer.run(ctx, only_office=office, only_lawyer=lawyer)
-                total.add(report)
-                if by_hand or report.lawyers == 0:
-                    break
-            return total
-        finally:
-            await engine.dispose()
+    def batch_of(ctx: WorkerContext) -> Callable[[], Awaitable[Report]]:
+        syncer = Syncer()
+        return lambda: syncer.run(ctx, only_office=office, only_lawyer=lawyer)
 
-    report = asyncio.run(run())
+    by_hand = office is not None or lawyer is not None
+    report = _in_batches(settings, Report(), batch_of, by_hand)
     _print(report.as_dict(), as_json)
     if report.failed:
         raise typer.Exit(1)

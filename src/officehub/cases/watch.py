@@ -99,6 +99,15 @@ class Report:
             "putOff": self.put_off,
         }
 
+    def add(self, other: Report) -> None:
+        for name in ("checked", "new_movements", "not_found", "failed", "put_off"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+    @property
+    def idle(self) -> bool:
+        """Nothing was due: no case checked, failed or put off."""
+        return self.checked + self.put_off + self.failed == 0
+
 
 @dataclass(frozen=True)
 class _Answer:

@@ -84,6 +84,11 @@ class Report:
         for name in ("lawyers", "calls", "new", "duplicates", "skipped", "failed"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
+    @property
+    def idle(self) -> bool:
+        """No lawyer was due."""
+        return self.lawyers == 0
+
 
 @dataclass
 class Pacer:
