@@ -15,9 +15,15 @@ import pytest
 from fastapi import FastAPI
 
 from officehub.kit.config import Settings
-from officehub.webhooks.ssrf import AddressNotAllowed, GuardedBackend, Resolver, is_blocked
+from officehub.webhooks.ssrf import (
+    AddressNotAllowed,
+    GuardedBackend,
+    Resolver,
+    delivery_client,
+    is_blocked,
+)
 from tests.helpers import OfficeFixture
-from tests.receiver import running_receiver
+from tests.receiver import Reply, running_receiver
 from tests.webhook_helpers import create_webhook, deliveries, delivery_worker, emit_event
 
 BLOCKED = [
@@ -246,3 +252,41 @@ async def test_a_refusing_address_is_passed_over_for_the_next_and_a_public_peer_
         finally:
             await stream.aclose()
     assert landing.asked == ["93.184.216.34", "8.8.8.8"]
+
+
+async def test_when_every_address_refuses_the_last_refusal_is_the_error() -> None:
+    """The delivery records why it failed: the last address's own refusal, not a vaguer
+    error of the guard's."""
+    landing = _LandsLocally(9, refusing=frozenset({"93.184.216.34", "8.8.8.8"}))
+    guard = GuardedBackend(resolver=_answering("93.184.216.34", "8.8.8.8"), backend=landing)
+    with pytest.raises(httpcore.ConnectError, match=r"^8\.8\.8\.8 refused the connection$"):
+        await guard.connect_tcp("hooks.example.com", 443)
+    assert landing.asked == ["93.184.216.34", "8.8.8.8"]
+
+
+async def test_the_delivery_client_follows_no_redirect() -> None:
+    """A 302 is the receiver's answer (a failed delivery), never a second request to its
+    ``Location``, which could name an address the first check never saw."""
+    moved = Reply(302, headers={"location": "/elsewhere"})
+    async with running_receiver(lambda _n: moved) as receiver:
+        async with delivery_client(allow_private=True, timeout=5, connections=1) as client:
+            answer = await client.post(receiver.url, content=b"{}")
+    assert answer.status_code == 302
+    assert [r.body for r in receiver.received] == [b"{}"]
+
+
+async def test_the_delivery_client_takes_no_proxy_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``HTTP_PROXY`` and its kin in the process's environment are not used: through a
+    proxy, the peer the guard checks would be the proxy, not the receiver."""
+    async with running_receiver() as proxy, running_receiver() as receiver:
+        for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
+            monkeypatch.setenv(name, f"http://127.0.0.1:{proxy.port}")
+            monkeypatch.setenv(name.lower(), f"http://127.0.0.1:{proxy.port}")
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.delenv("no_proxy", raising=False)
+        async with delivery_client(allow_private=True, timeout=5, connections=1) as client:
+            answer = await client.post(receiver.url, content=b"{}")
+    assert answer.status_code == 200
+    assert len(receiver.received) == 1 and proxy.received == []
