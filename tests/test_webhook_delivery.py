@@ -432,6 +432,68 @@ def test_verify_refuses_an_old_timestamp_and_a_malformed_header() -> None:
         verify("secret-123", headers, body + b" ", now=1_000_000)
 
 
+SIGNED_AT = 1_764_000_000
+SIGNED_BODY = b'{"id":"c1"}'
+
+
+def _signed(*extra: str) -> dict[str, str]:
+    from officehub.webhooks.signing import signature_header
+
+    header = signature_header(["secret-123"], SIGNED_AT, SIGNED_BODY)
+    return {"X-Service-Signature": ",".join([header, *extra])}
+
+
+def test_verify_accepts_a_timestamp_exactly_at_the_tolerance_and_takes_it_by_keyword() -> None:
+    headers = _signed()
+    for now in (SIGNED_AT - 300, SIGNED_AT + 300):
+        assert verify("secret-123", headers, SIGNED_BODY, now=now)["id"] == "c1"
+    for now in (SIGNED_AT - 301, SIGNED_AT + 301):
+        with pytest.raises(WebhookVerificationError, match="tolerance"):
+            verify("secret-123", headers, SIGNED_BODY, now=now)
+    assert verify("secret-123", headers, SIGNED_BODY, tolerance=60, now=SIGNED_AT + 60)
+    with pytest.raises(WebhookVerificationError, match="tolerance"):
+        verify("secret-123", headers, SIGNED_BODY, tolerance=60, now=SIGNED_AT + 61)
+
+
+def test_verify_refuses_a_timestamp_of_zero_or_years_away() -> None:
+    from officehub.webhooks.signing import signature_header
+
+    for signed_at in (0, SIGNED_AT // 2 - 5):
+        headers = {"X-Service-Signature": signature_header(["k"], signed_at, SIGNED_BODY)}
+        with pytest.raises(WebhookVerificationError, match="tolerance"):
+            verify("k", headers, SIGNED_BODY, now=SIGNED_AT)
+
+
+def test_verify_ignores_unknown_parts_and_counts_only_v1_signatures() -> None:
+    """Parts other than ``t`` and ``v1`` (a later scheme, ``v0``) are ignored, whatever
+    their value; a valid HMAC under another name than ``v1`` is no signature."""
+    headers = _signed("a=7", "s=8", "x=9", "v0=abc", "v2=def")
+    assert verify("secret-123", headers, SIGNED_BODY, now=SIGNED_AT)["id"] == "c1"
+    from officehub.webhooks.signing import sign
+
+    valid = sign("secret-123", SIGNED_AT, SIGNED_BODY)
+    for name in ("a", "s", "v0", "v2", "x"):
+        headers = {"X-Service-Signature": f"t={SIGNED_AT},{name}={valid}"}
+        with pytest.raises(WebhookVerificationError, match="malformed"):
+            verify("secret-123", headers, SIGNED_BODY, now=SIGNED_AT)
+
+
+def test_verify_refuses_a_header_missing_its_timestamp_or_its_signature() -> None:
+    from officehub.webhooks.signing import sign
+
+    valid = sign("secret-123", SIGNED_AT, SIGNED_BODY)
+    for header in (f"v1={valid}", f"t=abc,v1={valid}", f"t={SIGNED_AT}", f"t=-5,v1={valid}"):
+        with pytest.raises(WebhookVerificationError, match="malformed"):
+            verify("secret-123", {"X-Service-Signature": header}, SIGNED_BODY, now=SIGNED_AT)
+
+
+def test_verify_finds_its_header_in_any_case_among_others() -> None:
+    signature = _signed()["X-Service-Signature"]
+    for name in ("x-service-signature", "X-SERVICE-SIGNATURE"):
+        headers = {"x-trace": "1", "zz": "2", name: signature, "a": "3"}
+        assert verify("secret-123", headers, SIGNED_BODY, now=SIGNED_AT)["id"] == "c1"
+
+
 def test_a_delivery_lease_is_short_whatever_the_batch() -> None:
     """Seconds, not a batch's worst case: the heartbeat renews it while an attempt runs
     (``tests/test_queue.py``), so a killed worker's deliveries are taken over quickly."""
