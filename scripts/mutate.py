@@ -53,6 +53,13 @@ class Target:
     database: str = "sqlite"
 
 
+KEY_CACHE_TESTS = (
+    "test_the_key_cache_forgets_after_its_ttl_and_starts_over_when_full",
+    "test_a_key_cache_of_ttl_zero_keeps_nothing",
+    "test_key_lookups_are_single_flight_per_key_hash",
+    "test_a_failed_key_lookup_fails_its_waiters_and_the_next_asks_again",
+)
+
 TARGETS = {
     # The SSRF guard: which addresses a delivery may connect to, and to which peer.
     "ssrf": Target("src/officehub/webhooks/ssrf.py", ["tests/test_webhook_ssrf.py"]),
@@ -86,7 +93,12 @@ TARGETS = {
     # Keys and scopes, roles: which scope and roles a route needs, the key cache's expiry.
     "keys": Target(
         "src/officehub/kit/auth.py",
-        ["tests/test_auth.py", "tests/test_scopes.py", "tests/test_roles.py"],
+        [
+            "tests/test_auth.py",
+            "tests/test_scopes.py",
+            "tests/test_roles.py",
+            *(f"tests/test_performance.py::{name}" for name in KEY_CACHE_TESTS),
+        ],
         frozenset(
             {
                 "scope_of",

@@ -611,3 +611,50 @@ async def test_every_problem_is_named(
         "NEXT_STEP_NOT_FOUND",
     )
     assert "step 's2': MISSING_METADATA" in details
+
+
+async def test_a_cycle_without_wait_is_refused_beside_the_flows_other_problems(
+    client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    """One save names every problem: a loop that never waits is found though other steps
+    lack their metadata or point nowhere (only duplicate ids stop the loop search, whose
+    steps would be ambiguous)."""
+    inbox_id = await _inbox(session, office_a.id)
+    steps = [
+        text("s1", "s2"),
+        text("s2", "s1"),
+        system("s3", "ADD_LABELS", None),
+        text("s4", "nowhere"),
+    ]
+    details = await _refused(client, office_a, inbox_id, steps, "s3", "MISSING_METADATA")
+    assert "step 's4': NEXT_STEP_NOT_FOUND" in details
+    assert "step 's1': CYCLE_WITHOUT_WAIT" in details and "s1 -> s2 -> s1" in details
+
+
+async def test_every_step_a_lists_options_reach_is_reachable_whatever_their_order(
+    client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    """The walk from the initial step goes on past a step reached twice: the menu's third
+    option leads to its second one, and the first is still reached (no warning)."""
+    inbox_id = await _inbox(session, office_a.id)
+    steps = [list_step("menu", "a", "b", "c"), text("a"), text("b"), text("c", "b")]
+    r = await client.post(
+        "/flow/", json=flow_body(inbox_id, steps, "menu"), headers=office_a.headers
+    )
+    assert r.status_code == 201, r.text
+    assert r.json()["warnings"] == []
+
+
+async def test_a_cycle_is_named_from_the_first_step_in_order_that_does_not_wait(
+    client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    """The same flow gives the same message on every save: the loop is walked from the
+    first step (in the flow's order) that does not wait, never from a list step, whose own
+    ``nextStepId`` the walk does not start from."""
+    inbox_id = await _inbox(session, office_a.id)
+    menu = {**list_step("menu", "b"), "nextStepId": "a"}
+    steps = [menu, text("b", "a"), text("a", "b")]
+    details = await _refused(
+        client, office_a, inbox_id, steps, "b", "CYCLE_WITHOUT_WAIT", initial="menu"
+    )
+    assert "b -> a -> b" in details

@@ -132,12 +132,13 @@ def test_the_key_cache_forgets_after_its_ttl_and_starts_over_when_full() -> None
     office = OfficeContext("office", "key", frozenset({"read"}))
     cache.put("a", office)
     assert cache.get("a") == office
-    now[0] += 0.99
+    now[0] = 100.99
     assert cache.get("a") == office
-    now[0] += 0.02
-    assert cache.get("a") is None
+    now[0] = 101.0
+    assert cache.get("a") is None  # exactly at its ttl: forgotten
     cache.put("a", office)
     cache.put("b", office)
+    assert (cache.get("a"), cache.get("b")) == (office, office)  # two fit
     cache.put("c", office)  # full: starts over with c alone
     assert (cache.get("a"), cache.get("b"), cache.get("c")) == (None, None, office)
 
@@ -146,6 +147,9 @@ def test_a_key_cache_of_ttl_zero_keeps_nothing() -> None:
     cache = KeyCache(ttl=0)
     cache.put("a", OfficeContext("office", "key", frozenset()))
     assert cache.get("a") is None
+    brief = KeyCache(ttl=0.5, clock=lambda: 100.0)  # under a second still keeps
+    brief.put("a", OfficeContext("office", "key", frozenset()))
+    assert brief.get("a") is not None
 
 
 async def test_key_lookups_are_single_flight_per_key_hash() -> None:

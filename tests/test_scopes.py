@@ -299,3 +299,17 @@ async def test_keys_holding_every_scope_get_admin_and_restricted_keys_do_not(
             assert _listed(rows["ckey-all"]) == every
     finally:
         await engine.dispose()
+
+
+def test_a_route_answering_get_and_head_needs_read_and_any_other_method_write() -> None:
+    """With no override and no tag of its own, a route that only reads (GET, and the HEAD
+    that goes with it) needs ``read``; one that may change anything needs ``write``. The
+    roles follow the same split of the tag's (reads, changes)."""
+    from officehub.kit.auth import EVERYONE, MANAGERS, READ, WRITE, roles_of, scope_of
+
+    assert scope_of({"GET"}, [], {}) == READ
+    assert scope_of({"GET", "HEAD"}, [], {}) == READ
+    assert scope_of({"GET", "POST"}, [], {}) == WRITE
+    assert scope_of({"DELETE"}, [], {}) == WRITE
+    assert roles_of({"GET", "HEAD"}, ["Tags"], {}) == EVERYONE
+    assert roles_of({"GET", "PATCH"}, ["Tags"], {}) == MANAGERS
