@@ -116,10 +116,11 @@ TARGETS = {
             }
         ),
     ),
-    # Tenant scoping: every read of a record is filtered by its office.
+    # Tenant scoping: every read of a record is filtered by its office (and the erasure's
+    # search for a contact's ids in other records' payloads, ``mentioning``).
     "scoping": Target(
         "src/officehub/kit/repository.py",
-        ["tests/test_tenant_isolation.py", "tests/test_invariants.py"],
+        ["tests/test_tenant_isolation.py", "tests/test_invariants.py", "tests/test_erasure.py"],
         frozenset({"scoped", "_by_id", "get_scoped", "get_all_for_change", "mentioning"}),
     ),
     # Uniqueness and locking: conflicts answered 409, rows locked in order, sets replaced
