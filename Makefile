@@ -48,12 +48,16 @@ fuzz: $(STAMP)
 
 # Mutation testing (cosmic-ray) of the rule modules against their own tests, in a scratch
 # copy under .mutate/; prints killed / survived per target and each survivor's diff. A
-# session resumes where its budget ran out. docs/testing.md holds the last report.
+# session resumes where its budget ran out; after a change to the tests only the survivors
+# run again. Two targets at a time (MUTATE_JOBS), one per core of a 2-core machine; the
+# targets marked postgresql need the test PostgreSQL (OFFICEHUB_MUTATE_DATABASE_URL).
+# docs/testing.md holds the last report.
 #   make mutate MUTATE=ssrf MUTATE_BUDGET=480   (targets: scripts/mutate.py TARGETS)
 MUTATE ?=
-MUTATE_BUDGET ?= 480
+MUTATE_BUDGET ?= 600
+MUTATE_JOBS ?= 2
 mutate: $(STAMP)
-	$(BIN)/python scripts/mutate.py --budget $(MUTATE_BUDGET) $(MUTATE)
+	$(BIN)/python scripts/mutate.py --budget $(MUTATE_BUDGET) --jobs $(MUTATE_JOBS) $(MUTATE)
 
 # Every script under bench/ with quick settings; rewrites the generated section of
 # docs/performance.md and its plots under docs/img/ (PostgreSQL at 127.0.0.1:5432).
