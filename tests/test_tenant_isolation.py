@@ -19,6 +19,7 @@ from datetime import timedelta
 from typing import Any
 
 import httpx
+import pytest
 from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -562,13 +563,29 @@ async def test_every_operation_has_an_isolation_entry(client: httpx.AsyncClient)
     assert MATRIX.keys() - operations == set(), "these MATRIX entries name no route"
 
 
+# Ids are time-ordered: an office filter that compared ids by order (``>=``) instead of
+# equality would leak one way only. Each test runs both ways: the records' office is the
+# one made first, then the one made second.
+BOTH_WAYS = pytest.mark.parametrize("owner", ["made-first", "made-second"])
+
+
+def _owner_and_other(
+    owner: str, office_a: OfficeFixture, office_b: OfficeFixture
+) -> tuple[OfficeFixture, OfficeFixture]:
+    assert office_a.id < office_b.id  # office_a is made first
+    return (office_a, office_b) if owner == "made-first" else (office_b, office_a)
+
+
+@BOTH_WAYS
 async def test_office_b_key_on_office_a_records_is_404_and_a_is_unchanged(
     app: FastAPI,
     client: httpx.AsyncClient,
     session: AsyncSession,
     office_a: OfficeFixture,
     office_b: OfficeFixture,
+    owner: str,
 ) -> None:
+    office_a, office_b = _owner_and_other(owner, office_a, office_b)
     ids = await _office_a_world(client, session, office_a)
     before = await _snapshot(client, office_a, ids)
     events_before = await _events(app, office_a, office_b)
@@ -609,12 +626,15 @@ UNFILTERED = {
 NOT_A_LIST = {"/healthz", "/readyz", "/metrics", "/stream", "/webhooks/events"}
 
 
+@BOTH_WAYS
 async def test_office_b_lists_without_a_filter_show_none_of_office_a_records(
     client: httpx.AsyncClient,
     session: AsyncSession,
     office_a: OfficeFixture,
     office_b: OfficeFixture,
+    owner: str,
 ) -> None:
+    office_a, office_b = _owner_and_other(owner, office_a, office_b)
     ids = await _office_a_world(client, session, office_a)
     for path, record in UNFILTERED.items():
         mine = await client.get(path, headers=office_a.headers)
