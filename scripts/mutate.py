@@ -19,6 +19,7 @@ import argparse
 import ast
 import hashlib
 import os
+import shlex
 import shutil
 import signal
 import sqlite3
@@ -47,12 +48,13 @@ class Target:
     # Only mutants inside these functions (the rule); empty: the whole module.
     functions: frozenset[str] = field(default_factory=frozenset)
     pytest_args: list[str] = field(default_factory=list)
-    # "postgresql": the tests run on PostgreSQL (OFFICEHUB_MUTATE_DATABASE_URL), where a row
-    # lock matters; on SQLite a writing request holds the database's lock from its BEGIN
-    # IMMEDIATE, so a mutant that drops a row lock cannot be told apart there.
-    database: str = "sqlite"
+    # The databases the tests run on, in turn (a mutant is killed when a run fails). A row
+    # lock matters on PostgreSQL (OFFICEHUB_MUTATE_DATABASE_URL); on SQLite a writing request
+    # holds the database's lock from its BEGIN IMMEDIATE, and the code has a branch for each.
+    databases: tuple[str, ...] = ("sqlite",)
 
 
+BOTH = ("sqlite", "postgresql")
 KEY_CACHE_TESTS = (
     "test_the_key_cache_forgets_after_its_ttl_and_starts_over_when_full",
     "test_a_key_cache_of_ttl_zero_keeps_nothing",
@@ -82,7 +84,7 @@ TARGETS = {
         "src/officehub/automation/service.py",
         ["tests/test_automation_rules.py"],
         frozenset({"create_rule", "update_rule", "has_effective_conditions"}),
-        database="postgresql",
+        databases=BOTH,
     ),
     # Webhook signatures: what is signed (timestamp and body), the header, the checks.
     "signing": Target(
@@ -122,6 +124,7 @@ TARGETS = {
         "src/officehub/kit/repository.py",
         ["tests/test_tenant_isolation.py", "tests/test_invariants.py", "tests/test_erasure.py"],
         frozenset({"scoped", "_by_id", "get_scoped", "get_all_for_change", "mentioning"}),
+        databases=BOTH,
     ),
     # Uniqueness and locking: conflicts answered 409, rows locked in order, sets replaced
     # by their difference.
@@ -139,7 +142,7 @@ TARGETS = {
                 "lock_office",
             }
         ),
-        database="postgresql",
+        databases=BOTH,
     ),
     # A flow's graph: dangling next steps, missing metadata, cycles without a wait.
     "flow-graph": Target("src/officehub/flows/graph.py", ["tests/test_flows.py"]),
@@ -193,8 +196,8 @@ def _scratch(name: str, target: Target, fresh: bool) -> tuple[Path, bool]:
     when the target's database changed)."""
     work = SCRATCH / name
     tree, stamp, module_stamp = work / "tree", work / "digest", work / "module-digest"
-    # The database is part of the tree's stamp: survivors on SQLite run again on PostgreSQL.
-    digest, module_digest = _digest() + target.database, _digest((target.module,))
+    # The databases are part of the tree's stamp: survivors on SQLite run again on both.
+    digest, module_digest = _digest() + "+".join(target.databases), _digest((target.module,))
     same_module = module_stamp.exists() and module_stamp.read_text() == module_digest
     if not fresh and tree.exists() and same_module:
         if stamp.exists() and stamp.read_text() == digest:
@@ -225,7 +228,9 @@ def _run_survivors_again(session: Path) -> int:
 
 
 def _config(work: Path, target: Target) -> Path:
-    command = [
+    """cosmic-ray's configuration; its test command is a script running the target's tests
+    on each of its databases in turn, stopping at the first failure."""
+    pytest = [
         str(BIN / "python"),
         "-m",
         "pytest",
@@ -236,15 +241,27 @@ def _config(work: Path, target: Target) -> Path:
         "-p",
         "no:randomly",
         *target.tests,
-        *(f"'{a}'" if " " in a else a for a in target.pytest_args),
+        *target.pytest_args,
     ]
+    runs = [
+        (
+            "env -u OFFICEHUB_TEST_DATABASE_URL"
+            if database == "sqlite"
+            else f"env OFFICEHUB_TEST_DATABASE_URL={shlex.quote(PG_URL)}"
+        )
+        + " "
+        + shlex.join(pytest)
+        for database in target.databases
+    ]
+    script = work / "run-tests.sh"
+    script.write_text("#!/bin/sh\nset -e\n" + "\n".join(runs) + "\n")
     config = work / "cosmic-ray.toml"
     config.write_text(
         "[cosmic-ray]\n"
         f'module-path = "{target.module}"\n'
-        "timeout = 120.0\n"
+        f"timeout = {120.0 * len(target.databases)}\n"
         "excluded-modules = []\n"
-        f'test-command = "{" ".join(command)}"\n'
+        f'test-command = "sh {script}"\n'
         "\n[cosmic-ray.distributor]\n"
         'name = "local"\n'
     )
@@ -338,9 +355,6 @@ def run(name: str, budget: float, fresh: bool = False) -> str:
     config = _config(work, target)
     tree = work / "tree"
     env = {**os.environ, "PYTHONPATH": str(tree / "src")}
-    env.pop("OFFICEHUB_TEST_DATABASE_URL", None)
-    if target.database == "postgresql":
-        env["OFFICEHUB_TEST_DATABASE_URL"] = PG_URL
     session = work / "session.sqlite"
     lines = []
     if not session.exists():
@@ -358,7 +372,7 @@ def run(name: str, budget: float, fresh: bool = False) -> str:
     if not _exec(config, session, tree, env, budget):
         lines.append(f"{name}: the budget of {budget:.0f} s ran out; run it again to go on")
     shutil.copy2(ROOT / target.module, tree / target.module)
-    lines.append(f"{name}: {time.monotonic() - started:.0f} s on {target.database}")
+    lines.append(f"{name}: {time.monotonic() - started:.0f} s on {' and '.join(target.databases)}")
     return "\n".join([*lines, _report(session, name)])
 
 

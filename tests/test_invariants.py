@@ -14,7 +14,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 from sqlalchemy import func, select, text
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.contacts.models import Contact
@@ -22,6 +22,7 @@ from officehub.conversations import repository as conversations_repository
 from officehub.conversations.models import Conversation, ConversationTag
 from officehub.crm.models import Card, FunnelColumn
 from officehub.kit.integrity import conflict_for
+from officehub.kit.repository import get_all_for_change, get_scoped
 from officehub.users.models import User
 from tests import factories as f
 from tests.crm_world import make_world
@@ -632,3 +633,51 @@ async def test_a_foreign_key_failure_is_not_a_duplicate(
     await session.rollback()
     conflict = conflict_for(caught.value)
     assert conflict.code == "REFERENCE_CONFLICT" and conflict.status_code == 409
+
+
+async def _row_free(app: FastAPI, table: str, ident: str) -> bool:
+    """Whether another connection can write-lock the row at once (no waiting): PostgreSQL
+    ``FOR UPDATE NOWAIT``; SQLite (one writer at a time) ``BEGIN IMMEDIATE`` with no busy
+    timeout."""
+    engine = app.state.engine
+    async with engine.connect() as conn:
+        try:
+            if engine.dialect.name == "postgresql":
+                async with conn.begin():
+                    await conn.execute(
+                        text(f"SELECT id FROM {table} WHERE id = :id FOR UPDATE NOWAIT"),  # noqa: S608
+                        {"id": ident},
+                    )
+            else:
+                await conn.exec_driver_sql("PRAGMA busy_timeout = 0")
+                await conn.exec_driver_sql("BEGIN IMMEDIATE")
+                await conn.exec_driver_sql("ROLLBACK")
+        except OperationalError:
+            return False
+        except DBAPIError as exc:  # asyncpg's LockNotAvailableError
+            if "lock" not in str(exc).lower():
+                raise
+            return False
+    return True
+
+
+@pytest.mark.parametrize("how", ["one", "all"])
+async def test_a_read_for_change_holds_the_row_until_its_transaction_ends(
+    app: FastAPI, session: AsyncSession, office_a: OfficeFixture, how: str
+) -> None:
+    """``get_scoped(for_change=True)`` and ``get_all_for_change`` lock what they read, also in
+    a transaction that did not begin with SQLite's write lock (a worker's): another writer
+    cannot take the row until the reader's transaction ends."""
+    contact = await f.make_contact(session, office_a.id)
+    await session.commit()
+    assert await _row_free(app, "contacts", contact.id)
+    async with app.state.sessionmaker() as reader, reader.begin():
+        if how == "one":
+            found = await get_scoped(reader, Contact, office_a.id, contact.id, for_change=True)
+            assert found is not None and found.id == contact.id
+        else:
+            where = Contact.id == contact.id
+            [found] = await get_all_for_change(reader, Contact, office_a.id, where)
+            assert found.id == contact.id
+        assert not await _row_free(app, "contacts", contact.id)
+    assert await _row_free(app, "contacts", contact.id)
