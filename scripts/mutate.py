@@ -354,6 +354,7 @@ def run(name: str, budget: float, fresh: bool = False) -> str:
     work, again = _scratch(name, target, fresh)
     config = _config(work, target)
     tree = work / "tree"
+    shutil.copy2(ROOT / target.module, tree / target.module)  # an earlier run killed mid-mutant
     env = {**os.environ, "PYTHONPATH": str(tree / "src")}
     session = work / "session.sqlite"
     lines = []
