@@ -478,6 +478,24 @@ async def test_inside_the_service_window_free_text_is_accepted_to_its_last_minut
     await _send(client, office_a, conversation_id, "Olá")
 
 
+async def test_a_reaction_keeps_to_the_service_window_as_free_text_does(
+    client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    """The office's reaction to the client's message goes out while the window is open and
+    is refused (409) once the client's last message is over 24 hours old."""
+    _, conversation_id = await _open_window(client, session, office_a)
+    inbound = await session.scalar(select(Message).where(Message.office_id == office_a.id))
+    assert inbound is not None
+    url = f"/conversation/{conversation_id}/messages/{inbound.id}/reaction"
+    r = await client.post(url, json={"emoji": "👍"}, headers=office_a.headers)
+    assert r.status_code == 200, r.text
+    inbound.created_at = utcnow() - timedelta(hours=24, minutes=1)
+    await session.commit()
+    r = await client.post(url, json={"emoji": "🙏"}, headers=office_a.headers)
+    assert r.status_code == 409, r.text
+    assert error_of(r)["code"] == "OUTSIDE_SERVICE_WINDOW"
+
+
 async def test_outside_service_window_an_approved_template_is_accepted_and_sent(
     app: FastAPI,
     settings: Settings,
