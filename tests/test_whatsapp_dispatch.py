@@ -353,6 +353,23 @@ async def test_other_channel_types_stay_queued(
     assert platform.sent == []
 
 
+def _row(
+    office_id: str, conversation_id: str, direction: str, ago: timedelta, external_id: str
+) -> Message:
+    """A message row written as if it came ``ago``: the contact's (INBOUND) or ours."""
+    inbound = direction == "INBOUND"
+    return Message(
+        office_id=office_id,
+        conversation_id=conversation_id,
+        direction=direction,
+        type="TEXT",
+        text="Oi" if inbound else "Olá Maria",
+        status="RECEIVED" if inbound else "DELIVERED",
+        created_at=utcnow() - ago,
+        external_id=external_id,
+    )
+
+
 # The 24-hour customer-service window
 
 
@@ -378,35 +395,14 @@ async def test_the_service_window_is_opened_only_by_the_contacts_inbound_message
     integration = await official_integration(session, office_a.id)
     contact = await f.make_contact(session, office_a.id)
     conversation = await f.make_conversation(session, office_a.id, contact.id, integration)
-    ours = Message(
-        office_id=office_a.id,
-        conversation_id=conversation.id,
-        direction="OUTBOUND",
-        type="TEXT",
-        text="Olá Maria",
-        status="DELIVERED",
-        created_at=utcnow() - timedelta(minutes=1),
-        external_id="wamid.out1",
-    )
-    session.add(ours)
+    session.add(_row(office_a.id, conversation.id, "OUTBOUND", timedelta(minutes=1), "wamid.out1"))
     await session.commit()
     r = await client.post(
         f"/conversation/{conversation.id}/messages", json={"text": "Olá"}, headers=office_a.headers
     )
     assert r.status_code == 409, r.text
     assert error_of(r)["code"] == "OUTSIDE_SERVICE_WINDOW"
-    session.add(
-        Message(
-            office_id=office_a.id,
-            conversation_id=conversation.id,
-            direction="INBOUND",
-            type="TEXT",
-            text="Oi",
-            status="RECEIVED",
-            created_at=utcnow() - timedelta(hours=25),
-            external_id="wamid.in-old",
-        )
-    )
+    session.add(_row(office_a.id, conversation.id, "INBOUND", timedelta(hours=25), "wamid.in-old"))
     await session.commit()
     r = await client.post(
         f"/conversation/{conversation.id}/messages", json={"text": "Olá"}, headers=office_a.headers
@@ -426,18 +422,8 @@ async def test_the_service_window_is_opened_only_by_this_conversations_contact(
         contact = await f.make_contact(session, office_a.id, f"Cliente {n}")
         conversation = await f.make_conversation(session, office_a.id, contact.id, integration)
         if wrote:
-            session.add(
-                Message(
-                    office_id=office_a.id,
-                    conversation_id=conversation.id,
-                    direction="INBOUND",
-                    type="TEXT",
-                    text="Oi",
-                    status="RECEIVED",
-                    created_at=utcnow() - timedelta(minutes=1),
-                    external_id=f"wamid.in-{n}",
-                )
-            )
+            minute = timedelta(minutes=1)
+            session.add(_row(office_a.id, conversation.id, "INBOUND", minute, f"wamid.in-{n}"))
         await session.commit()
         made.append(conversation.id)
     assert made == sorted(made)  # ids in time order: one before, one after the silent one
