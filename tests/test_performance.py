@@ -143,6 +143,18 @@ def test_the_key_cache_forgets_after_its_ttl_and_starts_over_when_full() -> None
     assert (cache.get("a"), cache.get("b"), cache.get("c")) == (None, None, office)
 
 
+def test_the_key_cache_never_holds_more_than_its_size() -> None:
+    """The bound holds at the default's scale too (sizes over 256 are no cached small ints
+    in CPython: an identity test in place of the comparison would never start over)."""
+    cache = KeyCache(ttl=60.0, size=1000, clock=lambda: 100.0)
+    office = OfficeContext("office", "key", frozenset({"read"}))
+    for n in range(1000):
+        cache.put(f"k{n}", office)
+    assert cache.get("k0") == office and cache.get("k999") == office
+    cache.put("k1000", office)  # full: starts over
+    assert (cache.get("k0"), cache.get("k999"), cache.get("k1000")) == (None, None, office)
+
+
 def test_a_key_cache_of_ttl_zero_keeps_nothing() -> None:
     cache = KeyCache(ttl=0)
     cache.put("a", OfficeContext("office", "key", frozenset()))
