@@ -56,6 +56,8 @@ class Target:
 
 BOTH = ("sqlite", "postgresql")
 KEY_CACHE_TESTS = (
+    "test_a_resolved_key_is_served_from_the_cache_without_a_query",
+    "test_concurrent_requests_with_an_uncached_key_cost_one_key_lookup",
     "test_the_key_cache_forgets_after_its_ttl_and_starts_over_when_full",
     "test_the_key_cache_never_holds_more_than_its_size",
     "test_a_key_cache_of_ttl_zero_keeps_nothing",
