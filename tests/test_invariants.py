@@ -21,8 +21,14 @@ from officehub.contacts.models import Contact
 from officehub.conversations import repository as conversations_repository
 from officehub.conversations.models import Conversation, ConversationTag
 from officehub.crm.models import Card, FunnelColumn
+from officehub.kit.errors import Conflict, ServiceError
 from officehub.kit.integrity import conflict_for
-from officehub.kit.repository import get_all_for_change, get_scoped
+from officehub.kit.repository import (
+    flush_or_conflict,
+    get_all_for_change,
+    get_scoped,
+    lock_office,
+)
 from officehub.users.models import User
 from tests import factories as f
 from tests.crm_world import make_world
@@ -681,3 +687,47 @@ async def test_a_read_for_change_holds_the_row_until_its_transaction_ends(
             assert found.id == contact.id
         assert not await _row_free(app, "contacts", contact.id)
     assert await _row_free(app, "contacts", contact.id)
+
+
+async def test_a_refused_flush_answers_the_callers_conflict_for_its_rule_only(
+    session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    """``flush_or_conflict``: the duplicate the caller guards against is the caller's own
+    conflict (its message); another refusal (a foreign key) is that rule's conflict, never
+    the caller's."""
+    world = await make_world(session, office_a.id)
+    await f.make_contact(session, office_a.id, phone="+5511911112222")
+    await session.commit()
+    funnel_id, contact_id, now = world.funnel.id, world.contact.id, world.contact.created_at
+    mine = Conflict("Já existe um contato com esse telefone", code="PHONE_TAKEN")
+
+    async def refused(record: Any) -> ServiceError:
+        session.add(record)
+        with pytest.raises(ServiceError) as caught:
+            await flush_or_conflict(session, mine)
+        await session.rollback()
+        return caught.value
+
+    twin = Contact(office_id=office_a.id, name="B", search_name="b", phone="+5511911112222")
+    assert await refused(twin) is mine
+    stray = Card(
+        office_id=office_a.id,
+        funnel_id=funnel_id,
+        column_id="c" + "0" * 24,
+        person_id=contact_id,
+        column_changed_at=now,
+    )
+    other = await refused(stray)
+    assert other is not mine and other.code == "REFERENCE_CONFLICT"
+
+
+async def test_the_office_lock_holds_until_its_transaction_ends(
+    app: FastAPI, office_a: OfficeFixture
+) -> None:
+    """``lock_office`` (routing's decisions), also in a transaction that did not begin with
+    SQLite's write lock: no other writer takes the office's row until it ends."""
+    assert await _row_free(app, "offices", office_a.id)
+    async with app.state.sessionmaker() as decider, decider.begin():
+        await lock_office(decider, office_a.id)
+        assert not await _row_free(app, "offices", office_a.id)
+    assert await _row_free(app, "offices", office_a.id)
