@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from typing import Any
 
 import httpx
@@ -511,14 +512,12 @@ async def test_concurrent_patches_never_leave_else_actions_without_an_effective_
         for _round in range(RACE_ROUNDS):
             rule = await create_rule(client, office_a, conditions={"messageText": "oi"})
             path = f"/automation-rules/{rule['id']}"
-            answers = await fire(
-                RACE_PATCHES,
-                lambda i, path=path: client.patch(
-                    path,
-                    json={"conditions": {}} if i == 0 else {"elseActions": [pause]},
-                    headers=office_a.headers,
-                ),
-            )
+
+            def patch(i: int, path: str = path) -> Awaitable[httpx.Response]:
+                body: dict[str, Any] = {"conditions": {}} if i == 0 else {"elseActions": [pause]}
+                return client.patch(path, json=body, headers=office_a.headers)
+
+            answers = await fire(RACE_PATCHES, patch)
             assert {a.status_code for a in answers} <= {200, 400}, [a.text for a in answers]
             assert answers[0].status_code == 200, answers[0].text
             stored = (await client.get(path, headers=office_a.headers)).json()
