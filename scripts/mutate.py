@@ -1,16 +1,18 @@
 """Mutation testing of the rule modules with cosmic-ray, each against its own tests.
 
-    make mutate                          # every target, each within its time budget
+    make mutate                          # every target, two at a time, each within its budget
     make mutate MUTATE=ssrf              # one target (names: see TARGETS)
-    make mutate MUTATE_BUDGET=300        # seconds per target (default 480)
+    make mutate MUTATE_BUDGET=300        # seconds per target (default 600)
+    python scripts/mutate.py --fresh ssrf    # start a target's session over
 
 Each target is a module (or a few functions of one: the rule, not the whole file) and the
-test files that hold its rules. The target runs in a scratch copy of the repository
-(``.mutate/<target>/``), never in the working tree: cosmic-ray edits the module in place,
-one mutant at a time, and runs the tests. A session is resumed where it stopped, so a
-budget too short for a target's mutants is finished by running it again. Prints, per
-target, killed / survived / not run yet, and each surviving mutant's diff. Equivalent
-mutants (no behaviour change) are listed in docs/testing.md.
+test files that hold its rules, run on SQLite or on both databases in turn. The target
+runs in a scratch copy of the repository (``.mutate/<target>/``), never in the working
+tree: cosmic-ray edits the module in place, one mutant at a time, and runs the tests. A
+session is resumed where it stopped, so a budget too short for a target's mutants is
+finished by running it again; after a change to the tests only the survivors run again.
+Prints, per target, killed / survived / not run yet, and each surviving mutant's diff.
+Equivalent mutants (no behaviour change) are listed in docs/testing.md.
 """
 
 from __future__ import annotations
