@@ -109,14 +109,22 @@ async def test_the_delivery_log_shows_a_failed_then_a_successful_attempt(
     assert run["actions"][0]["detail"] == f"delivery {done['id']}"
 
 
-async def _open_transactions(app: FastAPI) -> int:
-    """Other connections to this test's database with a transaction open."""
+async def _database_now(app: FastAPI) -> Any:
+    async with app.state.sessionmaker() as s:
+        return await s.scalar(text("SELECT clock_timestamp()"))
+
+
+async def _transactions_open_since(app: FastAPI, since: Any) -> int:
+    """Other connections to this test's database whose transaction began before ``since``
+    and is still open. A transaction begun later is another job's pass (the worker goes on
+    while the call is in flight): it did not span the call."""
     async with app.state.sessionmaker() as s:
         count = await s.scalar(
             text(
                 "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
-                " AND pid <> pg_backend_pid() AND xact_start IS NOT NULL"
-            )
+                " AND pid <> pg_backend_pid() AND xact_start < :since"
+            ),
+            {"since": since},
         )
         return int(count or 0)
 
@@ -136,13 +144,15 @@ async def test_no_database_transaction_is_open_while_the_receiver_holds_the_requ
         await _inbound(client, office_a, world.conversation.id)
         worker = asyncio.create_task(automation_worker(app, settings, Clock()).run_until_idle())
         await receiver.wait_for(1)
+        # The receiver holds the request: a transaction open since before now spans the call.
+        call_held_since = await _database_now(app) if PG_URL else None
         started = time.monotonic()
         async with app.state.sessionmaker() as s:
             await emit(s, office_a.id, "contact.created", {"id": "c0000000000written"})
             await s.commit()
         wrote_in = time.monotonic() - started
         in_flight = not worker.done()
-        open_transactions = await _open_transactions(app) if PG_URL else 0
+        open_transactions = await _transactions_open_since(app, call_held_since) if PG_URL else 0
         await worker
     assert in_flight and wrote_in < 1.5, wrote_in
     assert open_transactions == 0
