@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 from fastapi import FastAPI
-from sqlalchemy import func, select, text
+from sqlalchemy import func, select, text, update
 from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -22,13 +22,16 @@ from officehub.conversations import repository as conversations_repository
 from officehub.conversations.models import Conversation, ConversationTag
 from officehub.crm.models import Card, FunnelColumn
 from officehub.kit.errors import Conflict, ServiceError
+from officehub.kit.ids import new_id
 from officehub.kit.integrity import conflict_for
 from officehub.kit.repository import (
     flush_or_conflict,
     get_all_for_change,
     get_scoped,
+    insert_or_conflict,
     lock_office,
 )
+from officehub.kit.timeutil import utcnow
 from officehub.users.models import User
 from tests import factories as f
 from tests.crm_world import make_world
@@ -719,6 +722,80 @@ async def test_a_refused_flush_answers_the_callers_conflict_for_its_rule_only(
     )
     other = await refused(stray)
     assert other is not mine and other.code == "REFERENCE_CONFLICT"
+
+
+def _whole_contact(office_id: str, phone: str, inbox_id: str | None = None) -> Contact:
+    """A contact with every column set, as ``insert_or_conflict`` writes one (POST /people)."""
+    now = utcnow()
+    return Contact(
+        id=new_id(),
+        office_id=office_id,
+        inbox_id=inbox_id,
+        name="B",
+        search_name="b",
+        phone=phone,
+        is_blocked=False,
+        marketing_opt_out=False,
+        legal_hold=False,
+        verified=True,
+        created_at=now,
+        updated_at=now,
+    )
+
+
+async def test_a_refused_insert_answers_the_callers_conflict_for_its_rule_only(
+    session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    """``insert_or_conflict`` as ``flush_or_conflict``: the duplicate the caller guards
+    against is the caller's own conflict (its message), a foreign key's refusal that rule's."""
+    await f.make_contact(session, office_a.id, phone="+5511911112222")
+    await session.commit()
+    mine = Conflict("Já existe um contato com esse telefone", code="PHONE_TAKEN")
+
+    async def refused(record: Contact) -> ServiceError:
+        with pytest.raises(ServiceError) as caught:
+            await insert_or_conflict(session, record, mine)
+        await session.rollback()
+        return caught.value
+
+    assert await refused(_whole_contact(office_a.id, "+5511911112222")) is mine
+    stray = _whole_contact(office_a.id, "+5511933334444", inbox_id="c" + "0" * 24)
+    other = await refused(stray)
+    assert other is not mine and other.code == "REFERENCE_CONFLICT"
+    assert await _count_contacts(session, office_a.id) == 1
+
+
+async def _count_contacts(session: AsyncSession, office_id: str) -> int:
+    stmt = select(func.count()).select_from(Contact).where(Contact.office_id == office_id)
+    return int(await session.scalar(stmt) or 0)
+
+
+@pytest.mark.parametrize("how", ["one", "all"])
+async def test_a_read_for_change_sees_the_locked_rows_values_not_an_earlier_reads(
+    app: FastAPI, session: AsyncSession, office_a: OfficeFixture, how: str
+) -> None:
+    """A session that read a row before (its identity map holds the object, unexpired) and
+    then reads it for change gets the row as it is now, changed by another writer in
+    between: the change decides on the locked values (``populate_existing``)."""
+    contact = await f.make_contact(session, office_a.id, name="Antes")
+    await session.commit()
+    async with app.state.sessionmaker() as reader:
+        async with reader.begin():
+            earlier = await get_scoped(reader, Contact, office_a.id, contact.id)
+            assert earlier is not None and earlier.name == "Antes"
+        async with app.state.sessionmaker() as writer, writer.begin():
+            await writer.execute(
+                update(Contact).where(Contact.id == contact.id).values(name="Depois")
+            )
+        async with reader.begin():
+            if how == "one":
+                found = await get_scoped(reader, Contact, office_a.id, contact.id, for_change=True)
+            else:
+                [found] = await get_all_for_change(
+                    reader, Contact, office_a.id, Contact.id == contact.id
+                )
+            assert found is earlier  # the session's one object for the row, refreshed
+            assert found.name == "Depois"
 
 
 async def test_the_office_lock_holds_until_its_transaction_ends(
