@@ -21,6 +21,7 @@ from officehub.contacts.models import Contact
 from officehub.conversations import repository as conversations_repository
 from officehub.conversations.models import Conversation, ConversationTag
 from officehub.crm.models import Card, FunnelColumn
+from officehub.kit.db import Base
 from officehub.kit.errors import Conflict, ServiceError
 from officehub.kit.ids import new_id
 from officehub.kit.integrity import conflict_for
@@ -32,6 +33,7 @@ from officehub.kit.repository import (
     lock_office,
 )
 from officehub.kit.timeutil import utcnow
+from officehub.offices.models import Office
 from officehub.users.models import User
 from tests import factories as f
 from tests.crm_world import make_world
@@ -644,18 +646,18 @@ async def test_a_foreign_key_failure_is_not_a_duplicate(
     assert conflict.code == "REFERENCE_CONFLICT" and conflict.status_code == 409
 
 
-async def _row_free(app: FastAPI, table: str, ident: str) -> bool:
+async def _row_free(app: FastAPI, model: type[Base], ident: str) -> bool:
     """Whether another connection can write-lock the row at once (no waiting): PostgreSQL
     ``FOR UPDATE NOWAIT``; SQLite (one writer at a time) ``BEGIN IMMEDIATE`` with no busy
     timeout."""
     engine = app.state.engine
+    table: Any = model.__table__
     async with engine.connect() as conn:
         try:
             if engine.dialect.name == "postgresql":
                 async with conn.begin():
                     await conn.execute(
-                        text(f"SELECT id FROM {table} WHERE id = :id FOR UPDATE NOWAIT"),  # noqa: S608
-                        {"id": ident},
+                        select(table.c.id).where(table.c.id == ident).with_for_update(nowait=True)
                     )
             else:
                 await conn.exec_driver_sql("PRAGMA busy_timeout = 0")
@@ -679,7 +681,7 @@ async def test_a_read_for_change_holds_the_row_until_its_transaction_ends(
     cannot take the row until the reader's transaction ends."""
     contact = await f.make_contact(session, office_a.id)
     await session.commit()
-    assert await _row_free(app, "contacts", contact.id)
+    assert await _row_free(app, Contact, contact.id)
     async with app.state.sessionmaker() as reader, reader.begin():
         if how == "one":
             found = await get_scoped(reader, Contact, office_a.id, contact.id, for_change=True)
@@ -688,8 +690,8 @@ async def test_a_read_for_change_holds_the_row_until_its_transaction_ends(
             where = Contact.id == contact.id
             [found] = await get_all_for_change(reader, Contact, office_a.id, where)
             assert found.id == contact.id
-        assert not await _row_free(app, "contacts", contact.id)
-    assert await _row_free(app, "contacts", contact.id)
+        assert not await _row_free(app, Contact, contact.id)
+    assert await _row_free(app, Contact, contact.id)
 
 
 async def test_a_refused_flush_answers_the_callers_conflict_for_its_rule_only(
@@ -803,8 +805,8 @@ async def test_the_office_lock_holds_until_its_transaction_ends(
 ) -> None:
     """``lock_office`` (routing's decisions), also in a transaction that did not begin with
     SQLite's write lock: no other writer takes the office's row until it ends."""
-    assert await _row_free(app, "offices", office_a.id)
+    assert await _row_free(app, Office, office_a.id)
     async with app.state.sessionmaker() as decider, decider.begin():
         await lock_office(decider, office_a.id)
-        assert not await _row_free(app, "offices", office_a.id)
-    assert await _row_free(app, "offices", office_a.id)
+        assert not await _row_free(app, Office, office_a.id)
+    assert await _row_free(app, Office, office_a.id)
