@@ -694,6 +694,30 @@ async def test_a_read_for_change_holds_the_row_until_its_transaction_ends(
     assert await _row_free(app, Contact, contact.id)
 
 
+async def _row_as_stored(app: FastAPI, contact_id: str) -> dict[str, Any]:
+    async with app.state.sessionmaker() as s:
+        row = (await s.execute(select(Contact.__table__).where(Contact.id == contact_id))).one()
+        return dict(row._mapping)
+
+
+@pytest.mark.parametrize("how", ["one", "all"])
+async def test_a_lock_changes_nothing_in_the_row(
+    app: FastAPI, session: AsyncSession, office_a: OfficeFixture, how: str
+) -> None:
+    """Locking a row for change, also where SQLite's lock is a no-op ``UPDATE`` (a transaction
+    that did not begin with the write lock), leaves every column as it was: ``updatedAt``
+    (an ``onupdate`` column) included."""
+    contact = await f.make_contact(session, office_a.id)
+    await session.commit()
+    before = await _row_as_stored(app, contact.id)
+    async with app.state.sessionmaker() as reader, reader.begin():
+        if how == "one":
+            assert await get_scoped(reader, Contact, office_a.id, contact.id, for_change=True)
+        else:
+            assert await get_all_for_change(reader, Contact, office_a.id, Contact.id == contact.id)
+    assert await _row_as_stored(app, contact.id) == before
+
+
 async def test_a_refused_flush_answers_the_callers_conflict_for_its_rule_only(
     session: AsyncSession, office_a: OfficeFixture
 ) -> None:
