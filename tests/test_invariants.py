@@ -20,7 +20,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from officehub.contacts.models import Contact
 from officehub.conversations import repository as conversations_repository
 from officehub.conversations.models import Conversation, ConversationTag
-from officehub.crm.models import Card, FunnelColumn
+from officehub.crm import repository as crm_repository
+from officehub.crm.models import Card, Funnel, FunnelColumn
 from officehub.kit.db import Base
 from officehub.kit.errors import Conflict, ServiceError
 from officehub.kit.ids import new_id
@@ -36,6 +37,7 @@ from officehub.kit.timeutil import utcnow
 from officehub.offices.models import Office
 from officehub.users.models import User
 from tests import factories as f
+from tests.conftest import PG_URL
 from tests.crm_world import make_world
 from tests.helpers import OfficeFixture, error_of, outbox
 from tests.server import concurrent_client, fire
@@ -646,10 +648,11 @@ async def test_a_foreign_key_failure_is_not_a_duplicate(
     assert conflict.code == "REFERENCE_CONFLICT" and conflict.status_code == 409
 
 
-async def _row_free(app: FastAPI, model: type[Base], ident: str) -> bool:
+async def _row_free(app: FastAPI, model: type[Base], ident: str, *, key_kept: bool = False) -> bool:
     """Whether another connection can write-lock the row at once (no waiting): PostgreSQL
-    ``FOR UPDATE NOWAIT``; SQLite (one writer at a time) ``BEGIN IMMEDIATE`` with no busy
-    timeout."""
+    ``FOR UPDATE NOWAIT`` (``key_kept``: ``FOR NO KEY UPDATE NOWAIT``, what an ``UPDATE`` of
+    columns outside any key takes); SQLite (one writer at a time) ``BEGIN IMMEDIATE`` with no
+    busy timeout."""
     engine = app.state.engine
     table: Any = model.__table__
     async with engine.connect() as conn:
@@ -657,7 +660,9 @@ async def _row_free(app: FastAPI, model: type[Base], ident: str) -> bool:
             if engine.dialect.name == "postgresql":
                 async with conn.begin():
                     await conn.execute(
-                        select(table.c.id).where(table.c.id == ident).with_for_update(nowait=True)
+                        select(table.c.id)
+                        .where(table.c.id == ident)
+                        .with_for_update(nowait=True, key_share=key_kept)
                     )
             else:
                 await conn.exec_driver_sql("PRAGMA busy_timeout = 0")
@@ -716,6 +721,22 @@ async def test_a_lock_changes_nothing_in_the_row(
         else:
             assert await get_all_for_change(reader, Contact, office_a.id, Contact.id == contact.id)
     assert await _row_as_stored(app, contact.id) == before
+
+
+@pytest.mark.skipif(not PG_URL, reason="PostgreSQL-specific: SQLite's lock is the database's")
+async def test_a_card_inserts_hold_on_its_funnel_keeps_off_a_delete_not_a_rename(
+    app: FastAPI, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    """``hold_funnel`` (a card insert's reference, ``FOR KEY SHARE``): a delete of the funnel
+    waits for it; a rename (an UPDATE outside the keys: ``FOR NO KEY UPDATE``) does not."""
+    world = await make_world(session, office_a.id)
+    await session.commit()
+    funnel_id = world.funnel.id
+    async with app.state.sessionmaker() as inserter, inserter.begin():
+        await crm_repository.hold_funnel(inserter, office_a.id, funnel_id)
+        assert await _row_free(app, Funnel, funnel_id, key_kept=True)
+        assert not await _row_free(app, Funnel, funnel_id)
+    assert await _row_free(app, Funnel, funnel_id)
 
 
 async def test_a_refused_flush_answers_the_callers_conflict_for_its_rule_only(
