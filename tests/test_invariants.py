@@ -445,6 +445,26 @@ async def test_concurrent_replacements_of_a_users_inboxes_apply_one_after_the_ot
     assert sorted(final.json()["inboxIds"]) in wanted
 
 
+async def test_replacing_a_users_inboxes_leaves_every_other_users_inboxes(
+    client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    """A set is replaced for its owner only (``replace_set``): users' inboxes replaced one
+    after the other, each user ends with exactly the inboxes given for them."""
+    users = [(await f.make_user(session, office_a.id, f"User {i}")).id for i in range(3)]
+    inboxes = [(await f.make_inbox(session, office_a.id, f"Inbox {i}")).id for i in range(3)]
+    await session.commit()
+    for user, inbox in zip(users, inboxes, strict=True):
+        r = await client.patch(
+            f"/user/{user}", json={"inboxIds": [inbox]}, headers=office_a.headers
+        )
+        assert r.status_code == 200, r.text
+    finals = [
+        (await client.get(f"/user/{user}", headers=office_a.headers)).json()["inboxIds"]
+        for user in users
+    ]
+    assert finals == [[inbox] for inbox in inboxes]
+
+
 async def test_concurrent_replacements_of_a_tickets_assignees_apply_one_after_the_other(
     app: FastAPI, server_url: str, session: AsyncSession, office_a: OfficeFixture
 ) -> None:
@@ -648,11 +668,18 @@ async def test_a_foreign_key_failure_is_not_a_duplicate(
     assert conflict.code == "REFERENCE_CONFLICT" and conflict.status_code == 409
 
 
-async def _row_free(app: FastAPI, model: type[Base], ident: str, *, key_kept: bool = False) -> bool:
-    """Whether another connection can write-lock the row at once (no waiting): PostgreSQL
-    ``FOR UPDATE NOWAIT`` (``key_kept``: ``FOR NO KEY UPDATE NOWAIT``, what an ``UPDATE`` of
-    columns outside any key takes); SQLite (one writer at a time) ``BEGIN IMMEDIATE`` with no
-    busy timeout."""
+_LOCKS = {  # (read, key_share) of with_for_update
+    "update": (False, False),
+    "no key update": (False, True),  # an UPDATE of columns outside any key
+    "key share": (True, True),  # an insert referring to the row
+}
+
+
+async def _row_free(app: FastAPI, model: type[Base], ident: str, lock: str = "update") -> bool:
+    """Whether another connection can take ``lock`` on the row at once (no waiting):
+    PostgreSQL ``FOR UPDATE`` (or ``FOR NO KEY UPDATE``, ``FOR KEY SHARE``) ``NOWAIT``;
+    SQLite (one writer at a time, whatever the lock) ``BEGIN IMMEDIATE`` with no busy
+    timeout."""
     engine = app.state.engine
     table: Any = model.__table__
     async with engine.connect() as conn:
@@ -662,7 +689,9 @@ async def _row_free(app: FastAPI, model: type[Base], ident: str, *, key_kept: bo
                     await conn.execute(
                         select(table.c.id)
                         .where(table.c.id == ident)
-                        .with_for_update(nowait=True, key_share=key_kept)
+                        .with_for_update(
+                            nowait=True, read=_LOCKS[lock][0], key_share=_LOCKS[lock][1]
+                        )
                     )
             else:
                 await conn.exec_driver_sql("PRAGMA busy_timeout = 0")
@@ -734,9 +763,12 @@ async def test_a_card_inserts_hold_on_its_funnel_keeps_off_a_delete_not_a_rename
     funnel_id = world.funnel.id
     async with app.state.sessionmaker() as inserter, inserter.begin():
         await crm_repository.hold_funnel(inserter, office_a.id, funnel_id)
-        assert await _row_free(app, Funnel, funnel_id, key_kept=True)
+        assert await _row_free(app, Funnel, funnel_id, "no key update")
         assert not await _row_free(app, Funnel, funnel_id)
     assert await _row_free(app, Funnel, funnel_id)
+
+
+_TAG_TAKEN = Conflict("Já existe uma etiqueta com esse nome", code="TAG_NAME_TAKEN")
 
 
 async def test_a_refused_flush_answers_the_callers_conflict_for_its_rule_only(
@@ -744,31 +776,32 @@ async def test_a_refused_flush_answers_the_callers_conflict_for_its_rule_only(
 ) -> None:
     """``flush_or_conflict``: the duplicate the caller guards against is the caller's own
     conflict (its message); another refusal (a foreign key) is that rule's conflict, never
-    the caller's."""
+    the caller's, whether the caller's code sorts before or after that rule's."""
     world = await make_world(session, office_a.id)
     await f.make_contact(session, office_a.id, phone="+5511911112222")
     await session.commit()
     funnel_id, contact_id, now = world.funnel.id, world.contact.id, world.contact.created_at
     mine = Conflict("Já existe um contato com esse telefone", code="PHONE_TAKEN")
 
-    async def refused(record: Any) -> ServiceError:
+    async def refused(record: Any, conflict: ServiceError) -> ServiceError:
         session.add(record)
         with pytest.raises(ServiceError) as caught:
-            await flush_or_conflict(session, mine)
+            await flush_or_conflict(session, conflict)
         await session.rollback()
         return caught.value
 
     twin = Contact(office_id=office_a.id, name="B", search_name="b", phone="+5511911112222")
-    assert await refused(twin) is mine
-    stray = Card(
-        office_id=office_a.id,
-        funnel_id=funnel_id,
-        column_id="c" + "0" * 24,
-        person_id=contact_id,
-        column_changed_at=now,
-    )
-    other = await refused(stray)
-    assert other is not mine and other.code == "REFERENCE_CONFLICT"
+    assert await refused(twin, mine) is mine
+    for callers in (mine, _TAG_TAKEN):  # codes sorting before and after REFERENCE_CONFLICT
+        stray = Card(
+            office_id=office_a.id,
+            funnel_id=funnel_id,
+            column_id="c" + "0" * 24,
+            person_id=contact_id,
+            column_changed_at=now,
+        )
+        other = await refused(stray, callers)
+        assert other is not callers and other.code == "REFERENCE_CONFLICT"
 
 
 def _whole_contact(office_id: str, phone: str, inbox_id: str | None = None) -> Contact:
@@ -794,21 +827,23 @@ async def test_a_refused_insert_answers_the_callers_conflict_for_its_rule_only(
     session: AsyncSession, office_a: OfficeFixture
 ) -> None:
     """``insert_or_conflict`` as ``flush_or_conflict``: the duplicate the caller guards
-    against is the caller's own conflict (its message), a foreign key's refusal that rule's."""
+    against is the caller's own conflict (its message), a foreign key's refusal that rule's,
+    whether the caller's code sorts before or after it."""
     await f.make_contact(session, office_a.id, phone="+5511911112222")
     await session.commit()
     mine = Conflict("Já existe um contato com esse telefone", code="PHONE_TAKEN")
 
-    async def refused(record: Contact) -> ServiceError:
+    async def refused(record: Contact, conflict: ServiceError) -> ServiceError:
         with pytest.raises(ServiceError) as caught:
-            await insert_or_conflict(session, record, mine)
+            await insert_or_conflict(session, record, conflict)
         await session.rollback()
         return caught.value
 
-    assert await refused(_whole_contact(office_a.id, "+5511911112222")) is mine
-    stray = _whole_contact(office_a.id, "+5511933334444", inbox_id="c" + "0" * 24)
-    other = await refused(stray)
-    assert other is not mine and other.code == "REFERENCE_CONFLICT"
+    assert await refused(_whole_contact(office_a.id, "+5511911112222"), mine) is mine
+    for callers in (mine, _TAG_TAKEN):  # codes sorting before and after REFERENCE_CONFLICT
+        stray = _whole_contact(office_a.id, "+5511933334444", inbox_id="c" + "0" * 24)
+        other = await refused(stray, callers)
+        assert other is not callers and other.code == "REFERENCE_CONFLICT"
     assert await _count_contacts(session, office_a.id) == 1
 
 
@@ -855,3 +890,19 @@ async def test_the_office_lock_holds_until_its_transaction_ends(
         await lock_office(decider, office_a.id)
         assert not await _row_free(app, Office, office_a.id)
     assert await _row_free(app, Office, office_a.id)
+
+
+@pytest.mark.skipif(not PG_URL, reason="PostgreSQL-specific: SQLite's lock is the database's")
+@pytest.mark.parametrize("holder", ["made-first", "made-second"])
+async def test_the_office_lock_holds_no_other_office_nor_an_insert_into_the_office(
+    app: FastAPI, office_a: OfficeFixture, office_b: OfficeFixture, holder: str
+) -> None:
+    """``lock_office`` (``FOR NO KEY UPDATE`` of the office's row): another office's routing
+    never waits for it, whichever office was made first, and neither does an insert of a
+    record of the office (its foreign key takes ``FOR KEY SHARE``)."""
+    mine, other = (office_a, office_b) if holder == "made-first" else (office_b, office_a)
+    async with app.state.sessionmaker() as decider, decider.begin():
+        await lock_office(decider, mine.id)
+        assert not await _row_free(app, Office, mine.id, "no key update")
+        assert await _row_free(app, Office, mine.id, "key share")
+        assert await _row_free(app, Office, other.id)
