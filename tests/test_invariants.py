@@ -449,20 +449,24 @@ async def test_replacing_a_users_inboxes_leaves_every_other_users_inboxes(
     client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
 ) -> None:
     """A set is replaced for its owner only (``replace_set``): users' inboxes replaced one
-    after the other, each user ends with exactly the inboxes given for them."""
+    after the other, in the order the users were made and then the reverse (ids are
+    time-ordered): after each, every user has exactly the inboxes last given for them."""
     users = [(await f.make_user(session, office_a.id, f"User {i}")).id for i in range(3)]
     inboxes = [(await f.make_inbox(session, office_a.id, f"Inbox {i}")).id for i in range(3)]
     await session.commit()
-    for user, inbox in zip(users, inboxes, strict=True):
+    expected: dict[str, list[str]] = {user: [] for user in users}
+    pairs = list(zip(users, inboxes, strict=True))
+    for user, inbox in [*pairs, *reversed(pairs)]:  # users made before and after each one
         r = await client.patch(
             f"/user/{user}", json={"inboxIds": [inbox]}, headers=office_a.headers
         )
         assert r.status_code == 200, r.text
-    finals = [
-        (await client.get(f"/user/{user}", headers=office_a.headers)).json()["inboxIds"]
-        for user in users
-    ]
-    assert finals == [[inbox] for inbox in inboxes]
+        expected[user] = [inbox]
+        seen = {
+            u: (await client.get(f"/user/{u}", headers=office_a.headers)).json()["inboxIds"]
+            for u in users
+        }
+        assert seen == expected
 
 
 async def test_concurrent_replacements_of_a_tickets_assignees_apply_one_after_the_other(
