@@ -756,6 +756,23 @@ async def test_a_lock_changes_nothing_in_the_row(
     assert await _row_as_stored(app, contact.id) == before
 
 
+async def test_a_row_lock_holds_off_a_writer_referring_to_the_row(
+    app: FastAPI, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    """``lock_rows`` (a delete guard's lock: ``lock_funnel`` before its cards are counted)
+    holds off an insert that refers to the row by foreign key until its transaction ends:
+    PostgreSQL ``FOR UPDATE``, which an insert's ``FOR KEY SHARE`` waits for (a no-op
+    ``UPDATE`` there would take only ``FOR NO KEY UPDATE``, which it does not); SQLite the
+    database's write lock."""
+    world = await make_world(session, office_a.id)
+    await session.commit()
+    funnel_id = world.funnel.id
+    async with app.state.sessionmaker() as guard, guard.begin():
+        await crm_repository.lock_funnel(guard, office_a.id, funnel_id)
+        assert not await _row_free(app, Funnel, funnel_id, "key share")
+    assert await _row_free(app, Funnel, funnel_id, "key share")
+
+
 @pytest.mark.skipif(not PG_URL, reason="PostgreSQL-specific: SQLite's lock is the database's")
 async def test_a_card_inserts_hold_on_its_funnel_keeps_off_a_delete_not_a_rename(
     app: FastAPI, session: AsyncSession, office_a: OfficeFixture
