@@ -180,12 +180,16 @@ async def test_another_offices_flow_is_not_found(
 
 
 async def _bad(
-    client: httpx.AsyncClient, office: OfficeFixture, body: dict[str, Any], field: str
+    client: httpx.AsyncClient,
+    office: OfficeFixture,
+    body: dict[str, Any],
+    field: str,
+    code: str = "VALIDATION_ERROR",
 ) -> None:
     r = await client.post("/flow/", json=body, headers=office.headers)
     assert r.status_code == 400, r.text
     err = error_of(r)
-    assert err["code"] == "VALIDATION_ERROR", err
+    assert err["code"] == code, err
     assert field in err["details"], err
 
 
@@ -280,7 +284,9 @@ async def test_steps_follow_the_schema(
     field: str,
 ) -> None:
     inbox_id = await _inbox(session, office_a.id)
-    await _bad(client, office_a, flow_body(inbox_id, [step]), field)
+    # A key the step's objects do not take ("no other keys") is named as unknown.
+    code = "UNKNOWN_FIELD" if field.endswith((".position.z", ".metadata.color")) else None
+    await _bad(client, office_a, flow_body(inbox_id, [step]), field, code or "VALIDATION_ERROR")
 
 
 async def test_multi_line_step_content_and_option_text_are_accepted(

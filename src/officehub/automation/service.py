@@ -265,6 +265,21 @@ async def _integration(session: AsyncSession, office_id: str, ident: str) -> Non
 # Action params ------------------------------------------------------------------------
 
 
+_FALLBACK = ("fallbackTemplate",)
+ACTION_PARAMS: dict[str, frozenset[str]] = {
+    "SEND_FAST_MESSAGE": frozenset({"fastMessageId", "templateName", *_FALLBACK}),
+    "SCHEDULE_MESSAGE": frozenset({"text", "templateName", "delayMinutes", *_FALLBACK}),
+    "MOVE_CARD": frozenset({"targetFunnelColumnId"}),
+    "TAG_CONVERSATION": frozenset({"tagId"}),
+    "ASSIGN_LEGAL_AREA": frozenset({"legalAreaId"}),
+    "CREATE_TICKET": frozenset({"title", "description", "ticketStatusId", "priority"}),
+    "FIRE_WEBHOOK": frozenset({"url", "method", "headers", "secret"}),
+    "PAUSE_AUTOMATION": frozenset({"durationMinutes", "resumeOnTemplateSent"}),
+}
+"""The params each action takes; any other key is refused (``UNKNOWN_FIELD``), as a body
+field is: a misspelt ``tagID`` must not be kept and then fail at run time."""
+
+
 class _Params:
     """Reads one action's params, raising a 400 that names branch, index and key."""
 
@@ -325,6 +340,9 @@ async def check_actions(
 ) -> None:
     for index, action in enumerate(actions):
         p = _Params(branch, index, action.action_params)
+        for key in action.action_params:
+            if key not in ACTION_PARAMS[action.action]:
+                raise ValidationFailed.unknown_field(f"{p.prefix}.{key}")
         await _check_action(session, office_id, integration_id, action.action, p, settings)
 
 

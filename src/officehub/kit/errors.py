@@ -45,6 +45,10 @@ class ServiceError(Exception):
             self.code = code
 
 
+UNKNOWN_FIELD = "UNKNOWN_FIELD"
+UNKNOWN_FIELD_TEXT = "this operation does not take this field"
+
+
 class ValidationFailed(ServiceError):
     status_code = 400
     code = "VALIDATION_ERROR"
@@ -53,6 +57,13 @@ class ValidationFailed(ServiceError):
     @classmethod
     def field(cls, path: str, reason: str, *, code: str | None = None) -> ValidationFailed:
         return cls(f"Invalid value for {path}", details=f"{path}: {reason}", code=code)
+
+    @classmethod
+    def unknown_field(cls, path: str) -> ValidationFailed:
+        """A key a free-form object's own checks do not take: as pydantic's refusal reads."""
+        return cls(
+            f"Unknown field: {path}", details=f"{path}: {UNKNOWN_FIELD_TEXT}", code=UNKNOWN_FIELD
+        )
 
 
 class Unauthorized(ServiceError):
@@ -163,12 +174,21 @@ def _readable(err: Any) -> str:
 def describe_validation_errors(errors: Sequence[Any]) -> tuple[str, str, str]:
     """Turns pydantic's error list into (message, code, details) naming every field."""
     parts: list[str] = []
+    unknown: list[str] = []
     for err in errors:
         if err.get("type") == "json_invalid":
             return "Malformed JSON body", "MALFORMED_JSON", str(err.get("ctx", {}).get("error", ""))
         loc = [str(p) for p in err.get("loc", ())]
         path = ".".join(loc) if loc else "body"
-        parts.append(f"{path}: {_readable(err)}")
+        if err.get("type") == "extra_forbidden":
+            unknown.append(path)
+            parts.append(f"{path}: {UNKNOWN_FIELD_TEXT}")
+        else:
+            parts.append(f"{path}: {_readable(err)}")
+    if unknown:
+        # A field the operation does not take is named first, whatever else is wrong: a
+        # caller who misspelt a field learns that, not only that a required one is missing.
+        return f"Unknown field: {', '.join(unknown)}", UNKNOWN_FIELD, "; ".join(parts)
     fields = ", ".join(p.split(":", 1)[0] for p in parts)
     return f"Invalid request: {fields}", "VALIDATION_ERROR", "; ".join(parts)
 

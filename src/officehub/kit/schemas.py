@@ -226,7 +226,7 @@ class BodyModel(ApiModel):
     checked against (``_body_schema``).
     """
 
-    model_config = ConfigDict(json_schema_extra=_body_schema)
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_body_schema)
 
     NOT_NULL: ClassVar[frozenset[str]] = frozenset()
     """Fields (Python names) of a partial update that may be left out but not be ``null``;

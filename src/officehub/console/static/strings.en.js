@@ -417,6 +417,7 @@ export default {
   "publications.markedRead": "Publication marked read.",
   "publications.markedUnread": "Publication marked unread.",
   "publications.periodSet": "Deadline recounted: {deadline}.",
+  "apiError.UNKNOWN_FIELD": "The request carried a field this operation does not take (named below). Nothing was changed.",
   "apiError.VALIDATION_ERROR": "Invalid data: correct the field named below and try again. Nothing was changed.",
   "apiError.NOTICE_CLOSED": "This notice has already changed status (approved, sent or discarded, maybe in another tab): reload the list to see it as it is.",
   "apiError.NOTICE_NOT_SENT": "The notice could not be sent: outside the 24-hour window an approved template is needed in the notice settings (the cause is below). The notice is still waiting.",

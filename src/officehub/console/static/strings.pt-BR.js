@@ -417,6 +417,7 @@ export default {
   "publications.markedRead": "Publicação marcada como lida.",
   "publications.markedUnread": "Publicação marcada como não lida.",
   "publications.periodSet": "Prazo recontado: {deadline}.",
+  "apiError.UNKNOWN_FIELD": "O pedido trouxe um campo que esta operação não aceita (indicado abaixo). Nada foi alterado.",
   "apiError.VALIDATION_ERROR": "Dados inválidos: corrija o campo indicado abaixo e tente de novo. Nada foi alterado.",
   "apiError.NOTICE_CLOSED": "Este aviso já mudou de situação (aprovado, enviado ou descartado, talvez em outra tela): recarregue a lista para ver como está.",
   "apiError.NOTICE_NOT_SENT": "O aviso não pôde ser enviado: fora da janela de 24 horas é preciso um modelo aprovado nas configurações dos avisos (o motivo está abaixo). O aviso continua aguardando.",
