@@ -54,7 +54,14 @@ from officehub.webhooks.models import (
     WebhookDelivery,
 )
 from officehub.webhooks.service import SECRET_GRACE
-from officehub.webhooks.signing import SIGNATURE_HEADER, signature_header
+from officehub.webhooks.signing import (
+    SIGNATURE_HEADER,
+    STANDARD_ID_HEADER,
+    STANDARD_SIGNATURE_HEADER,
+    STANDARD_TIMESTAMP_HEADER,
+    signature_header,
+    standard_signature,
+)
 from officehub.webhooks.ssrf import AddressNotAllowed, delivery_client
 
 logger = logging.getLogger("officehub.webhooks")
@@ -74,7 +81,16 @@ RESPONSE_BODY_CHARS = 10_000
 _FAN_OUT_BATCH = 500
 _PURGE_BATCH = 1000
 OUR_HEADERS = frozenset(
-    h.lower() for h in ("Content-Type", "X-Service-Event", "X-Service-Delivery", SIGNATURE_HEADER)
+    h.lower()
+    for h in (
+        "Content-Type",
+        "X-Service-Event",
+        "X-Service-Delivery",
+        SIGNATURE_HEADER,
+        STANDARD_ID_HEADER,
+        STANDARD_TIMESTAMP_HEADER,
+        STANDARD_SIGNATURE_HEADER,
+    )
 )
 
 
@@ -224,6 +240,10 @@ class Delivery:
     attempt_id: str | None = None
     webhook_id: str | None = None
     failing_since: datetime | None = None
+    message_id: str | None = None
+    """``webhook-id``: the same on every attempt, so a receiver drops a retry it already
+    took: a webhook's is the event's id; a ``FIRE_WEBHOOK`` action's (None) the delivery's id
+    (two actions of one rule may post the same event to one URL)."""
 
 
 def delivery_queue(name: str, model: Any, open_: Any, order_by: tuple[Any, ...]) -> WorkQueue:
@@ -298,14 +318,21 @@ def outcome_values(number: int, outcome: Outcome, now: datetime) -> dict[str, An
 
 def request_headers(delivery: Delivery, body: bytes) -> dict[str, str]:
     custom = {k: v for k, v in delivery.headers.items() if k.lower() not in OUR_HEADERS}
+    timestamp = int(time.time())
+    message_id = delivery.message_id or delivery.id
     headers = {
         **custom,
         "Content-Type": "application/json",
         "X-Service-Event": delivery.event,
         "X-Service-Delivery": delivery.id,
+        STANDARD_ID_HEADER: message_id,
+        STANDARD_TIMESTAMP_HEADER: str(timestamp),
     }
     if delivery.secrets:
-        headers[SIGNATURE_HEADER] = signature_header(delivery.secrets, int(time.time()), body)
+        headers[SIGNATURE_HEADER] = signature_header(delivery.secrets, timestamp, body)
+        headers[STANDARD_SIGNATURE_HEADER] = standard_signature(
+            delivery.secrets, message_id, timestamp, body
+        )
     return headers
 
 
@@ -522,6 +549,7 @@ class WebhookDeliveries:
                     new_id(),
                     webhook.id,
                     webhook.failing_since,
+                    d.event_id,
                 )
             )
         return found

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import secrets as secrets_module
 from collections.abc import Sequence
 from datetime import datetime, timedelta
@@ -26,7 +27,10 @@ SECRET_GRACE = timedelta(hours=24)
 
 
 def new_secret() -> str:
-    return "whsec_" + secrets_module.token_urlsafe(32)
+    """``whsec_`` and 32 random bytes in standard base64: the Standard Webhooks format, which
+    its libraries in every language decode to the same key (URL-safe base64, used before,
+    has ``-`` and ``_``, which some of them skip and others refuse)."""
+    return "whsec_" + base64.b64encode(secrets_module.token_bytes(32)).decode()
 
 
 def check_url(url: str, *, allow_private: bool) -> None:
