@@ -21,7 +21,7 @@ from officehub.webhooks import verify
 from officehub.webhooks.signing import standard_key
 from tests.helpers import OfficeFixture
 from tests.receiver import Reply, running_receiver
-from tests.webhook_helpers import Clock, create_webhook, delivery_worker, emit_event
+from tests.webhook_helpers import Clock, create_webhook, deliveries, delivery_worker, emit_event
 
 
 def _whsec() -> str:
@@ -163,3 +163,50 @@ async def test_a_generated_secret_is_the_standards_and_verifies_as_shown(
         await delivery_worker(app, settings).run_until_idle()
         [got] = receiver.received
     assert Webhook(secret).verify(got.body, got.headers)["id"] == event_id
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [Reply(503, "bye", {"webhook-delivery": "abort"}), Reply(410, "gone")],
+    ids=["abort-header", "410-gone"],
+)
+async def test_a_receiver_that_asks_to_abort_is_not_retried_and_the_log_says_so(
+    app: FastAPI,
+    settings: Settings,
+    client: httpx.AsyncClient,
+    office_a: OfficeFixture,
+    reply: Reply,
+) -> None:
+    async with running_receiver(lambda _n: reply) as receiver:
+        hook = await create_webhook(client, office_a, receiver.url)
+        await emit_event(app, office_a.id)
+        clock = Clock()
+        worker = delivery_worker(app, settings, clock)
+        await worker.run_until_idle()
+        clock.advance(hours=30)
+        await worker.run_until_idle()
+        assert len(receiver.received) == 1
+    [delivery] = await deliveries(app, hook["id"])
+    assert delivery.status == "FAILED" and delivery.next_retry_at is None
+    assert delivery.attempt_count == 1 and delivery.status_code == reply.status
+    assert delivery.error_message is not None
+    assert "asked for no retry" in delivery.error_message
+
+
+async def test_an_ordinary_failure_is_still_retried_and_a_success_with_the_header_succeeds(
+    app: FastAPI, settings: Settings, client: httpx.AsyncClient, office_a: OfficeFixture
+) -> None:
+    replies = [Reply(503, "busy"), Reply(200, "ok", {"webhook-delivery": "abort"})]
+    async with running_receiver(lambda n: replies[min(n, 1)]) as receiver:
+        hook = await create_webhook(client, office_a, receiver.url)
+        await emit_event(app, office_a.id)
+        clock = Clock()
+        worker = delivery_worker(app, settings, clock)
+        await worker.run_until_idle()
+        [delivery] = await deliveries(app, hook["id"])
+        assert delivery.status == "RETRYING"
+        clock.advance(seconds=6.1)
+        await worker.run_until_idle()
+        assert len(receiver.received) == 2
+    [delivery] = await deliveries(app, hook["id"])
+    assert delivery.status == "SUCCESS"

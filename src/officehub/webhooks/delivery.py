@@ -213,6 +213,8 @@ class Outcome:
     error: str | None
     duration_ms: int
     retry_after: float | None
+    aborted: bool = False
+    """The receiver asked for no retry (``webhook-delivery: abort``, or 410 Gone)."""
 
     @property
     def succeeded(self) -> bool:
@@ -307,6 +309,8 @@ def outcome_values(number: int, outcome: Outcome, now: datetime) -> dict[str, An
     }
     if outcome.succeeded:
         values.update(status=SUCCESS, next_retry_at=None)
+    elif outcome.aborted:
+        values.update(status=FAILED, next_retry_at=None)
     else:
         delay = next_delay(number, outcome.retry_after)
         if delay is None:
@@ -376,6 +380,7 @@ async def send(client: httpx.AsyncClient, delivery: Delivery, seconds: float) ->
     text: str | None = None
     error: str | None = None
     retry_after: float | None = None
+    aborted = False
     try:
         body = json.dumps(delivery.payload, separators=(",", ":"), ensure_ascii=False).encode()
         content = None if delivery.method == "GET" else body
@@ -386,6 +391,7 @@ async def send(client: httpx.AsyncClient, delivery: Delivery, seconds: float) ->
         ):
             status = r.status_code
             retry_after = parse_retry_after(r.headers.get("retry-after"), time.time())
+            aborted = _asks_to_abort(status, r.headers.get("webhook-delivery"))
             text = await read_start(r)
     except Exception as exc:
         status, text, error = None, None, describe_failure(exc, seconds)
@@ -396,7 +402,20 @@ async def send(client: httpx.AsyncClient, delivery: Delivery, seconds: float) ->
     ATTEMPTS.labels("success" if status is not None and 200 <= status < 300 else "failure").inc()
     if status is not None and not 200 <= status < 300 and error is None:
         error = f"HTTP {status}"
-    return Outcome(status, text, error, int(elapsed * 1000), retry_after)
+        if aborted:
+            error += ABORTED
+    return Outcome(
+        status, text, error, int(elapsed * 1000), retry_after, aborted and error is not None
+    )
+
+
+ABORTED = "; the receiver asked for no retry (webhook-delivery: abort or 410 Gone)"
+
+
+def _asks_to_abort(status: int, header: str | None) -> bool:
+    """Svix's and Convoy's convention: a receiver that answers 410 Gone, or a failure with
+    ``webhook-delivery: abort``, does not want this delivery retried."""
+    return status == 410 or (header or "").strip().lower() == "abort"
 
 
 async def read_start(response: httpx.Response) -> str:
