@@ -17,7 +17,7 @@ from officehub.kit.errors import Conflict, NotFound, ValidationFailed
 from officehub.kit.pagination import PageParams
 from officehub.kit.timeutil import utcnow
 from officehub.webhooks import events, repository
-from officehub.webhooks.models import Webhook, WebhookDelivery
+from officehub.webhooks.models import PENDING, Webhook, WebhookDelivery
 from officehub.webhooks.schemas import WebhookCreate, WebhookStats, WebhookUpdate
 from officehub.webhooks.ssrf import is_blocked, literal_address
 from officehub.webhooks.validation import HeaderRefused, check_headers
@@ -216,6 +216,45 @@ async def retry_delivery(session: AsyncSession, office_id: str, ident: str) -> W
         "Only a FAILED or RETRYING delivery can be retried",
         details=f"delivery {ident} is {record.status}",
     )
+
+
+async def recover(
+    session: AsyncSession, office_id: str, webhook_id: str, since: datetime, until: datetime | None
+) -> int:
+    """Sends again, in order and once each, every delivery of the webhook that failed for
+    good among those made in ``[since, until)`` (``until``: now); how many."""
+    await get_webhook(session, office_id, webhook_id)
+    now = await database_now(session)
+    end = until or now
+    if end <= since:
+        raise ValidationFailed.field("body.until", "must be after since")
+    return await repository.mark_failed_for_recovery(session, office_id, webhook_id, since, end)
+
+
+async def replay(
+    session: AsyncSession, office_id: str, webhook_id: str, event_id: str
+) -> WebhookDelivery:
+    """Sends the event to the webhook again, whatever became of its delivery (delivered or
+    failed); 404 when the event was never delivered to it."""
+    await get_webhook(session, office_id, webhook_id)
+    record = await repository.delivery_of_event(session, office_id, webhook_id, event_id)
+    if record is None:
+        raise NotFound(
+            "Event not delivered to this webhook",
+            details=f"event {event_id} has no delivery to webhook {webhook_id}",
+        )
+    if record.status == PENDING:
+        return record  # already on its way: it is sent once
+    now = await database_now(session)
+    if not await repository.mark_for_replay(session, office_id, record.id, now):
+        raise Conflict(
+            "The delivery is being sent right now",
+            details=f"delivery {record.id} is held by a worker until its attempt is recorded; "
+            "replay it after that",
+            code="DELIVERY_IN_FLIGHT",
+        )
+    await session.refresh(record)
+    return record
 
 
 async def purge_logs_before(
