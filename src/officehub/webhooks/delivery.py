@@ -30,6 +30,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.events.consumers import Consumer, consumer_job
 from officehub.events.models import OutboxEvent
+from officehub.events.service import emit
 from officehub.kit.config import Settings
 from officehub.kit.ids import new_id
 from officehub.kit.queue import (
@@ -44,7 +45,7 @@ from officehub.kit.queue import (
 )
 from officehub.kit.timeutil import isoformat
 from officehub.kit.worker import PeriodicJob, WorkerContext
-from officehub.webhooks import repository
+from officehub.webhooks import events, repository
 from officehub.webhooks.models import (
     FAILED,
     PENDING,
@@ -640,7 +641,20 @@ class WebhookDeliveries:
             elif not o.succeeded and (since is None or since <= now - FAILING_PAUSE_AFTER):
                 failed.add(d.webhook_id)
         if ok or failed:
-            await repository.track_health(session, ok, failed - ok, now)
+            paused = await repository.track_health(session, ok, failed - ok, now)
+            for webhook in paused:
+                await emit(
+                    session,
+                    webhook.office_id,
+                    events.DISABLED,
+                    events.disabled_payload(
+                        webhook.id,
+                        webhook.name,
+                        webhook.disabled_reason or "",
+                        webhook.failing_since,
+                        now,
+                    ),
+                )
 
 
 WEBHOOK_DELIVERIES = WebhookDeliveries()

@@ -317,10 +317,11 @@ async def add_deliveries(session: AsyncSession, rows: list[dict[str, Any]]) -> N
 
 async def track_health(
     session: AsyncSession, succeeded: set[str], failed: set[str], now: datetime
-) -> None:
+) -> list[Webhook]:
     """Remembers when webhooks started failing; pauses one after 5 days of only failures.
 
-    ``failed`` holds the webhooks with no success in this batch.
+    ``failed`` holds the webhooks with no success in this batch. Returns the webhooks this
+    call paused (an active one, paused once: a second worker's UPDATE finds it inactive).
     """
     if succeeded:
         await session.execute(
@@ -329,7 +330,7 @@ async def track_health(
             .values(failing_since=None)
         )
     if not failed:
-        return
+        return []
     ids = sorted(failed)
     await session.execute(
         update(Webhook)
@@ -337,7 +338,7 @@ async def track_health(
         .values(failing_since=now)
     )
     days = FAILING_PAUSE_AFTER.days
-    await session.execute(
+    paused = await session.scalars(
         update(Webhook)
         .where(
             Webhook.id.in_(ids),
@@ -350,7 +351,10 @@ async def track_health(
             f"(last failure at {isoformat(now)}). Fix the endpoint, then set isActive to true.",
             updated_at=now,
         )
+        .returning(Webhook)
+        .execution_options(populate_existing=True)
     )
+    return list(paused)
 
 
 async def purge_expired(session: AsyncSession, now: datetime, limit: int) -> int:

@@ -1,5 +1,6 @@
-"""Recover and replay (issue 44, item 2): a receiver back from an outage asks for what it
-missed, in order and once each; one event is sent again on demand."""
+"""Webhooks operated as Svix operates them (issue 44): recover and replay (a receiver back
+from an outage asks for what it missed, in order and once each; one event is sent again on
+demand), and an endpoint paused after its retry window is told to the office."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from officehub.kit.config import Settings
 from officehub.kit.timeutil import isoformat
 from tests.helpers import OfficeFixture, error_of
 from tests.receiver import Reply, running_receiver
-from tests.webhook_helpers import create_webhook, deliveries, delivery_worker, emit_event
+from tests.webhook_helpers import Clock, create_webhook, deliveries, delivery_worker, emit_event
 
 
 class Switch:
@@ -155,3 +156,39 @@ async def test_recover_and_replay_need_a_key_with_the_webhooks_scope(
         assert bad.status_code == 401
         r = await client.post(url, json=body, headers=writer.headers)
         assert r.status_code == 403, r.text
+
+
+async def test_a_webhook_paused_after_its_retry_window_is_told_to_the_offices_other_webhooks(
+    app: FastAPI, settings: Settings, client: httpx.AsyncClient, office_a: OfficeFixture
+) -> None:
+    async with (
+        running_receiver(lambda _n: Reply(500)) as broken,
+        running_receiver() as watcher,
+    ):
+        hook = await create_webhook(client, office_a, broken.url, name="CRM sync")
+        await create_webhook(
+            client, office_a, watcher.url, name="Ops", events=["webhook.endpoint.disabled"]
+        )
+        clock = Clock()
+        worker = delivery_worker(app, settings, clock)
+        await emit_event(app, office_a.id)
+        await worker.run_until_idle()
+        clock.advance(days=4, hours=23)
+        await emit_event(app, office_a.id)
+        await worker.run_until_idle()
+        assert watcher.received == []  # not paused yet
+        clock.advance(hours=2)
+        await emit_event(app, office_a.id)
+        await worker.run_until_idle()
+        await worker.run_until_idle()
+        clock.advance(hours=12)
+        await worker.run_until_idle()  # its retries go on failing: told once
+    [told] = watcher.received
+    assert told.json["event"] == "webhook.endpoint.disabled"
+    data = told.json["data"]
+    assert data["webhookId"] == hook["id"] and data["name"] == "CRM sync"
+    assert "failed for 5 days" in data["reason"]
+    assert data["failingSince"].endswith("Z") and data["disabledAt"].endswith("Z")
+    assert "url" not in data and broken.url not in told.body.decode()
+    read = (await client.get(f"/webhooks/{hook['id']}", headers=office_a.headers)).json()
+    assert read["isActive"] is False
