@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import httpx
 from fastapi import FastAPI
+from sqlalchemy import update as sql_update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.cases.watch import Watcher
@@ -22,11 +23,13 @@ from officehub.publications.sync import Syncer
 from officehub.templates import service as templates
 from officehub.templates.models import WhatsAppTemplate
 from officehub.templates.service import PlatformUpdate
+from officehub.webhooks.models import Webhook
 from tests import factories as f
 from tests.datajud_standin import movement, running_datajud
 from tests.djen_standin import documented_answer, running_djen
 from tests.helpers import OfficeFixture, outbox
-from tests.webhook_helpers import Clock
+from tests.receiver import Reply, running_receiver
+from tests.webhook_helpers import Clock, delivery_worker
 
 
 async def no_wait(_seconds: float) -> None:
@@ -89,6 +92,20 @@ async def emit_every_event(
     move = {"columnId": columns[1].id}
     await client.patch(f"/funnel-column-card/{card['id']}", json=move, headers=h)
     await client.request("DELETE", "/funnel-column-card", json={"ids": [card["id"]]}, headers=h)
+    # a webhook failing for 5 days is paused (webhook.endpoint.disabled); the first webhook
+    # of the office, so the worker sends nothing but its test delivery
+    async with running_receiver(lambda _n: Reply(500)) as broken:
+        body = {"name": "broken", "url": broken.url, "events": ["webhook.test"]}
+        failing = (await client.post("/webhooks", json=body, headers=h)).json()
+        async with app.state.sessionmaker() as s, s.begin():
+            long_ago = utcnow() - timedelta(days=6)
+            await s.execute(
+                sql_update(Webhook)
+                .where(Webhook.id == failing["id"])
+                .values(failing_since=long_ago)
+            )
+        await client.post(f"/webhooks/{failing['id']}/test", headers=h)
+        await delivery_worker(app, settings).run_until_idle()
     hook = {"name": "h", "url": "https://example.com/hook", "events": ["contact.created"]}
     webhook = (await client.post("/webhooks", json=hook, headers=h)).json()
     await client.post(f"/webhooks/{webhook['id']}/test", headers=h)

@@ -243,6 +243,12 @@ MATRIX: dict[tuple[str, str], Probe | str] = {
     ("DELETE", "/webhooks/{webhookId}"): _at(webhookId="webhook"),
     ("POST", "/webhooks/{webhookId}/test"): _at(webhookId="webhook"),
     ("GET", "/webhooks/{webhookId}/deliveries"): _at(webhookId="webhook"),
+    ("POST", "/webhooks/{webhookId}/recover"): _at(
+        lambda i: {"since": "2000-01-01T00:00:00Z"}, webhookId="webhook"
+    ),
+    ("POST", "/webhooks/{webhookId}/replay"): _at(
+        lambda i: {"eventId": i["delivery_event"]}, webhookId="webhook"
+    ),
     ("GET", "/webhooks/{webhookId}/deliveries/{deliveryId}"): _at(
         webhookId="webhook", deliveryId="delivery"
     ),
@@ -527,6 +533,7 @@ async def _office_a_world(
     session.add(delivery)
     await session.commit()
     ids["delivery"] = delivery.id
+    ids["delivery_event"] = delivery.event_id
     return ids
 
 

@@ -191,7 +191,7 @@ _TEMPLATE: dict[str, Any] = {
     "changes": ["status", "platformStatus", "rejectedReason"],
 }
 
-Group = Literal["CRM", "Chat", "Contact", "Case", "Template", "Test"]
+Group = Literal["CRM", "Chat", "Contact", "Case", "Template", "Webhook", "Test"]
 
 
 @dataclass(frozen=True)
@@ -376,6 +376,21 @@ EVENT_TYPES: tuple[EventType, ...] = (
         "platform's own word and a rejection's reason), quality score or category; changes "
         "names what",
         _TEMPLATE,
+    ),
+    EventType(
+        "webhook.endpoint.disabled",
+        "Webhook",
+        "A webhook was paused because every delivery to it failed for 5 days (its retry "
+        "window); sent to the office's other webhooks. Fix the endpoint, set isActive to "
+        "true, and recover what failed (POST /webhooks/{id}/recover)",
+        {
+            "webhookId": "cm3k9x2f7000babcd1234efgh",
+            "name": "CRM sync",
+            "reason": "Paused automatically: every delivery failed for 5 days (last failure "
+            "at 2026-01-06T12:00:00.000Z). Fix the endpoint, then set isActive to true.",
+            "failingSince": "2026-01-01T12:00:00.000Z",
+            "disabledAt": "2026-01-06T12:00:00.000Z",
+        },
     ),
     EventType(
         "webhook.test",

@@ -30,6 +30,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.events.consumers import Consumer, consumer_job
 from officehub.events.models import OutboxEvent
+from officehub.events.service import emit
 from officehub.kit.config import Settings
 from officehub.kit.ids import new_id
 from officehub.kit.queue import (
@@ -44,7 +45,7 @@ from officehub.kit.queue import (
 )
 from officehub.kit.timeutil import isoformat
 from officehub.kit.worker import PeriodicJob, WorkerContext
-from officehub.webhooks import repository
+from officehub.webhooks import events, repository
 from officehub.webhooks.models import (
     FAILED,
     PENDING,
@@ -54,7 +55,14 @@ from officehub.webhooks.models import (
     WebhookDelivery,
 )
 from officehub.webhooks.service import SECRET_GRACE
-from officehub.webhooks.signing import SIGNATURE_HEADER, signature_header
+from officehub.webhooks.signing import (
+    SIGNATURE_HEADER,
+    STANDARD_ID_HEADER,
+    STANDARD_SIGNATURE_HEADER,
+    STANDARD_TIMESTAMP_HEADER,
+    signature_header,
+    standard_signature,
+)
 from officehub.webhooks.ssrf import AddressNotAllowed, delivery_client
 
 logger = logging.getLogger("officehub.webhooks")
@@ -74,7 +82,16 @@ RESPONSE_BODY_CHARS = 10_000
 _FAN_OUT_BATCH = 500
 _PURGE_BATCH = 1000
 OUR_HEADERS = frozenset(
-    h.lower() for h in ("Content-Type", "X-Service-Event", "X-Service-Delivery", SIGNATURE_HEADER)
+    h.lower()
+    for h in (
+        "Content-Type",
+        "X-Service-Event",
+        "X-Service-Delivery",
+        SIGNATURE_HEADER,
+        STANDARD_ID_HEADER,
+        STANDARD_TIMESTAMP_HEADER,
+        STANDARD_SIGNATURE_HEADER,
+    )
 )
 
 
@@ -197,6 +214,8 @@ class Outcome:
     error: str | None
     duration_ms: int
     retry_after: float | None
+    aborted: bool = False
+    """The receiver asked for no retry (``webhook-delivery: abort``, or 410 Gone)."""
 
     @property
     def succeeded(self) -> bool:
@@ -224,6 +243,10 @@ class Delivery:
     attempt_id: str | None = None
     webhook_id: str | None = None
     failing_since: datetime | None = None
+    message_id: str | None = None
+    """``webhook-id``: the same on every attempt, so a receiver drops a retry it already
+    took: a webhook's is the event's id; a ``FIRE_WEBHOOK`` action's (None) the delivery's id
+    (two actions of one rule may post the same event to one URL)."""
 
 
 def delivery_queue(name: str, model: Any, open_: Any, order_by: tuple[Any, ...]) -> WorkQueue:
@@ -287,6 +310,8 @@ def outcome_values(number: int, outcome: Outcome, now: datetime) -> dict[str, An
     }
     if outcome.succeeded:
         values.update(status=SUCCESS, next_retry_at=None)
+    elif outcome.aborted:
+        values.update(status=FAILED, next_retry_at=None)
     else:
         delay = next_delay(number, outcome.retry_after)
         if delay is None:
@@ -298,14 +323,21 @@ def outcome_values(number: int, outcome: Outcome, now: datetime) -> dict[str, An
 
 def request_headers(delivery: Delivery, body: bytes) -> dict[str, str]:
     custom = {k: v for k, v in delivery.headers.items() if k.lower() not in OUR_HEADERS}
+    timestamp = int(time.time())
+    message_id = delivery.message_id or delivery.id
     headers = {
         **custom,
         "Content-Type": "application/json",
         "X-Service-Event": delivery.event,
         "X-Service-Delivery": delivery.id,
+        STANDARD_ID_HEADER: message_id,
+        STANDARD_TIMESTAMP_HEADER: str(timestamp),
     }
     if delivery.secrets:
-        headers[SIGNATURE_HEADER] = signature_header(delivery.secrets, int(time.time()), body)
+        headers[SIGNATURE_HEADER] = signature_header(delivery.secrets, timestamp, body)
+        headers[STANDARD_SIGNATURE_HEADER] = standard_signature(
+            delivery.secrets, message_id, timestamp, body
+        )
     return headers
 
 
@@ -349,6 +381,7 @@ async def send(client: httpx.AsyncClient, delivery: Delivery, seconds: float) ->
     text: str | None = None
     error: str | None = None
     retry_after: float | None = None
+    aborted = False
     try:
         body = json.dumps(delivery.payload, separators=(",", ":"), ensure_ascii=False).encode()
         content = None if delivery.method == "GET" else body
@@ -359,6 +392,7 @@ async def send(client: httpx.AsyncClient, delivery: Delivery, seconds: float) ->
         ):
             status = r.status_code
             retry_after = parse_retry_after(r.headers.get("retry-after"), time.time())
+            aborted = _asks_to_abort(status, r.headers.get("webhook-delivery"))
             text = await read_start(r)
     except Exception as exc:
         status, text, error = None, None, describe_failure(exc, seconds)
@@ -369,7 +403,20 @@ async def send(client: httpx.AsyncClient, delivery: Delivery, seconds: float) ->
     ATTEMPTS.labels("success" if status is not None and 200 <= status < 300 else "failure").inc()
     if status is not None and not 200 <= status < 300 and error is None:
         error = f"HTTP {status}"
-    return Outcome(status, text, error, int(elapsed * 1000), retry_after)
+        if aborted:
+            error += ABORTED
+    return Outcome(
+        status, text, error, int(elapsed * 1000), retry_after, aborted and error is not None
+    )
+
+
+ABORTED = "; the receiver asked for no retry (webhook-delivery: abort or 410 Gone)"
+
+
+def _asks_to_abort(status: int, header: str | None) -> bool:
+    """Svix's and Convoy's convention: a receiver that answers 410 Gone, or a failure with
+    ``webhook-delivery: abort``, does not want this delivery retried."""
+    return status == 410 or (header or "").strip().lower() == "abort"
 
 
 async def read_start(response: httpx.Response) -> str:
@@ -522,6 +569,7 @@ class WebhookDeliveries:
                     new_id(),
                     webhook.id,
                     webhook.failing_since,
+                    d.event_id,
                 )
             )
         return found
@@ -593,7 +641,20 @@ class WebhookDeliveries:
             elif not o.succeeded and (since is None or since <= now - FAILING_PAUSE_AFTER):
                 failed.add(d.webhook_id)
         if ok or failed:
-            await repository.track_health(session, ok, failed - ok, now)
+            paused = await repository.track_health(session, ok, failed - ok, now)
+            for webhook in paused:
+                await emit(
+                    session,
+                    webhook.office_id,
+                    events.DISABLED,
+                    events.disabled_payload(
+                        webhook.id,
+                        webhook.name,
+                        webhook.disabled_reason or "",
+                        webhook.failing_since,
+                        now,
+                    ),
+                )
 
 
 WEBHOOK_DELIVERIES = WebhookDeliveries()

@@ -150,6 +150,58 @@ async def mark_for_retry(session: AsyncSession, office_id: str, ident: str, now:
     return bool(result.rowcount)  # type: ignore[attr-defined]
 
 
+async def mark_failed_for_recovery(
+    session: AsyncSession, office_id: str, webhook_id: str, since: datetime, until: datetime
+) -> int:
+    """Every ``FAILED`` delivery of the webhook made in ``[since, until)`` → ``PENDING``, due
+    at its own creation time (already past): the queue takes due rows by ``next_retry_at``,
+    so they go out in the order their events happened. One UPDATE: a second recovery finds
+    them ``PENDING``, not ``FAILED``, and queues none twice."""
+    result = await session.execute(
+        update(WebhookDelivery)
+        .where(
+            WebhookDelivery.office_id == office_id,
+            WebhookDelivery.webhook_id == webhook_id,
+            WebhookDelivery.status == FAILED,
+            WebhookDelivery.created_at >= since,
+            WebhookDelivery.created_at < until,
+        )
+        .values(status=PENDING, next_retry_at=WebhookDelivery.created_at, claim_token=None)
+        .execution_options(synchronize_session=False)
+    )
+    return int(result.rowcount)  # type: ignore[attr-defined]
+
+
+async def delivery_of_event(
+    session: AsyncSession, office_id: str, webhook_id: str, event_id: str
+) -> WebhookDelivery | None:
+    stmt = scoped(WebhookDelivery, office_id).where(
+        WebhookDelivery.webhook_id == webhook_id, WebhookDelivery.event_id == event_id
+    )
+    return (await session.scalars(stmt)).first()
+
+
+async def mark_for_replay(session: AsyncSession, office_id: str, ident: str, now: datetime) -> bool:
+    """Any finished delivery (``SUCCESS`` or ``FAILED``) or a waiting retry → ``PENDING`` due
+    ``now``, unless a worker holds it; atomically, as ``mark_for_retry``."""
+    result = await session.execute(
+        update(WebhookDelivery)
+        .where(
+            WebhookDelivery.office_id == office_id,
+            WebhookDelivery.id == ident,
+            WebhookDelivery.status.in_((SUCCESS, FAILED, RETRYING)),
+            or_(
+                WebhookDelivery.claim_token.is_(None),
+                WebhookDelivery.next_retry_at.is_(None),
+                WebhookDelivery.next_retry_at <= now,
+            ),
+        )
+        .values(status=PENDING, next_retry_at=now, claim_token=None)
+        .execution_options(synchronize_session=False)
+    )
+    return bool(result.rowcount)  # type: ignore[attr-defined]
+
+
 FAILING_PAUSE_AFTER = timedelta(days=5)
 
 # The worker's queries: they span offices by nature (the queue), never serve a request.
@@ -265,10 +317,11 @@ async def add_deliveries(session: AsyncSession, rows: list[dict[str, Any]]) -> N
 
 async def track_health(
     session: AsyncSession, succeeded: set[str], failed: set[str], now: datetime
-) -> None:
+) -> list[Webhook]:
     """Remembers when webhooks started failing; pauses one after 5 days of only failures.
 
-    ``failed`` holds the webhooks with no success in this batch.
+    ``failed`` holds the webhooks with no success in this batch. Returns the webhooks this
+    call paused (an active one, paused once: a second worker's UPDATE finds it inactive).
     """
     if succeeded:
         await session.execute(
@@ -277,7 +330,7 @@ async def track_health(
             .values(failing_since=None)
         )
     if not failed:
-        return
+        return []
     ids = sorted(failed)
     await session.execute(
         update(Webhook)
@@ -285,7 +338,7 @@ async def track_health(
         .values(failing_since=now)
     )
     days = FAILING_PAUSE_AFTER.days
-    await session.execute(
+    paused = await session.scalars(
         update(Webhook)
         .where(
             Webhook.id.in_(ids),
@@ -298,7 +351,10 @@ async def track_health(
             f"(last failure at {isoformat(now)}). Fix the endpoint, then set isActive to true.",
             updated_at=now,
         )
+        .returning(Webhook)
+        .execution_options(populate_existing=True)
     )
+    return list(paused)
 
 
 async def purge_expired(session: AsyncSession, now: datetime, limit: int) -> int:

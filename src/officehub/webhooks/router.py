@@ -13,6 +13,7 @@ from officehub.kit.id_params import PathId, ServerId
 from officehub.kit.indexed_router import Router
 from officehub.kit.pagination import MAX_LIMIT, PageDep, PageNumber, PageParams
 from officehub.kit.schemas import ApiModel
+from officehub.kit.timeutil import as_utc
 from officehub.webhooks import service
 from officehub.webhooks.schemas import (
     DeliveryAttemptOut,
@@ -20,6 +21,9 @@ from officehub.webhooks.schemas import (
     DeliveryList,
     DeliveryOut,
     DeliveryStatus,
+    RecoverIn,
+    RecoverOut,
+    ReplayIn,
     WebhookCreate,
     WebhookList,
     WebhookListItem,
@@ -147,6 +151,35 @@ async def delete_webhook(webhookId: PathId, office: OfficeDep, session: SessionD
 async def send_test(webhookId: PathId, office: OfficeDep, session: SessionDep) -> TestSent:
     event_id = await service.send_test(session, office.office_id, webhookId)
     return TestSent(event_id=event_id, webhook_id=webhookId)
+
+
+@router.post(
+    "/webhooks/{webhookId}/recover",
+    response_model=RecoverOut,
+    status_code=202,
+    responses=error_responses(400, 401, 404),
+    summary="Send again, in order, every delivery of this webhook that failed in a window",
+)
+async def recover(
+    webhookId: PathId, body: RecoverIn, office: OfficeDep, session: SessionDep
+) -> RecoverOut:
+    until = None if body.until is None else as_utc(body.until)
+    queued = await service.recover(session, office.office_id, webhookId, as_utc(body.since), until)
+    return RecoverOut(queued=queued)
+
+
+@router.post(
+    "/webhooks/{webhookId}/replay",
+    response_model=DeliveryOut,
+    status_code=202,
+    responses=error_responses(400, 401, 404, 409),
+    summary="Send one event to this webhook again, whether it was delivered or not",
+)
+async def replay(
+    webhookId: PathId, body: ReplayIn, office: OfficeDep, session: SessionDep
+) -> DeliveryOut:
+    record = await service.replay(session, office.office_id, webhookId, body.event_id)
+    return DeliveryOut.model_validate(record)
 
 
 @router.get(

@@ -6,8 +6,8 @@ from pydantic import AfterValidator, Field, StringConstraints
 from typing_extensions import TypeAliasType
 
 from officehub.events.catalogue import EVENT_NAMES, EventName
-from officehub.kit.id_params import ServerId
-from officehub.kit.schemas import HOST_URL_PATTERN, ApiModel, BodyModel, LongText
+from officehub.kit.id_params import Id, ServerId
+from officehub.kit.schemas import HOST_URL_PATTERN, ApiModel, BodyModel, IsoDateTime, LongText
 from officehub.kit.timeutil import Timestamp
 from officehub.webhooks.validation import check_url
 
@@ -172,3 +172,18 @@ class ActionDeliveryOut(ApiModel):
     attempts: list[ActionAttemptOut]
     created_at: Timestamp
     expires_at: Timestamp
+
+
+class RecoverIn(BodyModel):
+    since: IsoDateTime = Field(description="Deliveries made at or after this time")
+    until: IsoDateTime | None = Field(
+        None, description="Deliveries made before this time; null or absent: now"
+    )
+
+
+class RecoverOut(ApiModel):
+    queued: int = Field(description="How many failed deliveries were queued to be sent again")
+
+
+class ReplayIn(BodyModel):
+    event_id: Id = Field(description="The event to send again (the body's id, webhook-id)")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import secrets as secrets_module
 from collections.abc import Sequence
 from datetime import datetime, timedelta
@@ -16,7 +17,7 @@ from officehub.kit.errors import Conflict, NotFound, ValidationFailed
 from officehub.kit.pagination import PageParams
 from officehub.kit.timeutil import utcnow
 from officehub.webhooks import events, repository
-from officehub.webhooks.models import Webhook, WebhookDelivery
+from officehub.webhooks.models import PENDING, Webhook, WebhookDelivery
 from officehub.webhooks.schemas import WebhookCreate, WebhookStats, WebhookUpdate
 from officehub.webhooks.ssrf import is_blocked, literal_address
 from officehub.webhooks.validation import HeaderRefused, check_headers
@@ -26,7 +27,10 @@ SECRET_GRACE = timedelta(hours=24)
 
 
 def new_secret() -> str:
-    return "whsec_" + secrets_module.token_urlsafe(32)
+    """``whsec_`` and 32 random bytes in standard base64: the Standard Webhooks format, which
+    its libraries in every language decode to the same key (URL-safe base64, used before,
+    has ``-`` and ``_``, which some of them skip and others refuse)."""
+    return "whsec_" + base64.b64encode(secrets_module.token_bytes(32)).decode()
 
 
 def check_url(url: str, *, allow_private: bool) -> None:
@@ -212,6 +216,45 @@ async def retry_delivery(session: AsyncSession, office_id: str, ident: str) -> W
         "Only a FAILED or RETRYING delivery can be retried",
         details=f"delivery {ident} is {record.status}",
     )
+
+
+async def recover(
+    session: AsyncSession, office_id: str, webhook_id: str, since: datetime, until: datetime | None
+) -> int:
+    """Sends again, in order and once each, every delivery of the webhook that failed for
+    good among those made in ``[since, until)`` (``until``: now); how many."""
+    await get_webhook(session, office_id, webhook_id)
+    now = await database_now(session)
+    end = until or now
+    if end <= since:
+        raise ValidationFailed.field("body.until", "must be after since")
+    return await repository.mark_failed_for_recovery(session, office_id, webhook_id, since, end)
+
+
+async def replay(
+    session: AsyncSession, office_id: str, webhook_id: str, event_id: str
+) -> WebhookDelivery:
+    """Sends the event to the webhook again, whatever became of its delivery (delivered or
+    failed); 404 when the event was never delivered to it."""
+    await get_webhook(session, office_id, webhook_id)
+    record = await repository.delivery_of_event(session, office_id, webhook_id, event_id)
+    if record is None:
+        raise NotFound(
+            "Event not delivered to this webhook",
+            details=f"event {event_id} has no delivery to webhook {webhook_id}",
+        )
+    if record.status == PENDING:
+        return record  # already on its way: it is sent once
+    now = await database_now(session)
+    if not await repository.mark_for_replay(session, office_id, record.id, now):
+        raise Conflict(
+            "The delivery is being sent right now",
+            details=f"delivery {record.id} is held by a worker until its attempt is recorded; "
+            "replay it after that",
+            code="DELIVERY_IN_FLIGHT",
+        )
+    await session.refresh(record)
+    return record
 
 
 async def purge_logs_before(

@@ -1,0 +1,194 @@
+"""Webhooks operated as Svix operates them (issue 44): recover and replay (a receiver back
+from an outage asks for what it missed, in order and once each; one event is sent again on
+demand), and an endpoint paused after its retry window is told to the office."""
+
+from __future__ import annotations
+
+import httpx
+from fastapi import FastAPI
+
+from officehub.kit.config import Settings
+from officehub.kit.timeutil import isoformat
+from tests.helpers import OfficeFixture, error_of
+from tests.receiver import Reply, running_receiver
+from tests.webhook_helpers import Clock, create_webhook, deliveries, delivery_worker, emit_event
+
+
+class Switch:
+    """A receiver that is gone (410: no retries) until it is back."""
+
+    def __init__(self) -> None:
+        self.back = False
+
+    def __call__(self, _n: int) -> Reply:
+        return Reply() if self.back else Reply(410, "gone")
+
+
+async def test_recover_sends_the_windows_failed_deliveries_again_in_order_once_each(
+    app: FastAPI, settings: Settings, client: httpx.AsyncClient, office_a: OfficeFixture
+) -> None:
+    switch = Switch()
+    async with running_receiver(switch) as receiver:
+        hook = await create_webhook(client, office_a, receiver.url)
+        worker = delivery_worker(app, settings)
+        events = []
+        for name in ("Ana", "Bia", "Caio", "Davi"):
+            events.append(
+                await emit_event(app, office_a.id, data={"id": "c1234567890", "name": name})
+            )
+            await worker.run_until_idle()
+        failed = await deliveries(app, hook["id"])
+        assert [d.status for d in failed] == ["FAILED"] * 4
+        assert [d.event_id for d in failed] == events
+        switch.back = True
+        url = f"/webhooks/{hook['id']}/recover"
+        body = {"since": isoformat(failed[1].created_at), "until": isoformat(failed[3].created_at)}
+        r = await client.post(url, json=body, headers=office_a.headers)
+        assert r.status_code == 202, r.text
+        assert r.json() == {"queued": 2}
+        again = await client.post(url, json=body, headers=office_a.headers)
+        assert again.json() == {"queued": 0}  # already queued: sent once
+        await worker.run_until_idle()
+        sent_again = [got.json["id"] for got in receiver.received[4:]]
+        assert sent_again == events[1:3]
+        r = await client.post(url, json={"since": body["since"]}, headers=office_a.headers)
+        assert r.json() == {"queued": 1}  # until absent: now; only Davi is still FAILED
+        await worker.run_until_idle()
+    assert [got.json["id"] for got in receiver.received[6:]] == [events[3]]
+    statuses = {d.event_id: d.status for d in await deliveries(app, hook["id"])}
+    assert statuses == {
+        events[0]: "FAILED",
+        events[1]: "SUCCESS",
+        events[2]: "SUCCESS",
+        events[3]: "SUCCESS",
+    }
+
+
+async def test_replay_sends_a_delivered_event_again_with_its_webhook_id(
+    app: FastAPI, settings: Settings, client: httpx.AsyncClient, office_a: OfficeFixture
+) -> None:
+    async with running_receiver() as receiver:
+        hook = await create_webhook(client, office_a, receiver.url)
+        event_id = await emit_event(app, office_a.id)
+        worker = delivery_worker(app, settings)
+        await worker.run_until_idle()
+        r = await client.post(
+            f"/webhooks/{hook['id']}/replay", json={"eventId": event_id}, headers=office_a.headers
+        )
+        assert r.status_code == 202, r.text
+        assert r.json()["status"] == "PENDING" and r.json()["payload"]["id"] == event_id
+        await worker.run_until_idle()
+    first, second = receiver.received
+    assert first.headers["webhook-id"] == second.headers["webhook-id"] == event_id
+    assert first.body == second.body
+    [delivery] = await deliveries(app, hook["id"])
+    assert delivery.status == "SUCCESS" and delivery.attempt_count == 2
+
+
+async def test_replay_of_an_event_never_delivered_to_the_webhook_is_404(
+    app: FastAPI, client: httpx.AsyncClient, office_a: OfficeFixture
+) -> None:
+    async with running_receiver() as receiver:
+        hook = await create_webhook(client, office_a, receiver.url)
+        r = await client.post(
+            f"/webhooks/{hook['id']}/replay",
+            json={"eventId": "c0000000000000001"},
+            headers=office_a.headers,
+        )
+    assert r.status_code == 404
+    assert error_of(r)["code"] == "NOT_FOUND"
+
+
+async def test_recover_and_replay_refuse_bad_bodies_naming_the_field(
+    client: httpx.AsyncClient, office_a: OfficeFixture
+) -> None:
+    async with running_receiver() as receiver:
+        hook = await create_webhook(client, office_a, receiver.url)
+    base = f"/webhooks/{hook['id']}"
+    cases = [
+        ("recover", {}, "body.since"),
+        ("recover", {"since": "yesterday"}, "body.since"),
+        (
+            "recover",
+            {"since": "2026-11-02T00:00:00Z", "until": "2026-11-01T00:00:00Z"},
+            "body.until",
+        ),
+        ("replay", {}, "body.eventId"),
+        ("replay", {"eventId": "not an id"}, "body.eventId"),
+    ]
+    for action, body, field in cases:
+        r = await client.post(f"{base}/{action}", json=body, headers=office_a.headers)
+        assert r.status_code == 400, (action, body, r.text)
+        assert field in error_of(r)["details"], (action, body, r.text)
+
+
+async def test_recover_and_replay_of_another_offices_webhook_are_404(
+    client: httpx.AsyncClient, office_a: OfficeFixture, office_b: OfficeFixture
+) -> None:
+    async with running_receiver() as receiver:
+        hook = await create_webhook(client, office_a, receiver.url)
+    for action, body in (
+        ("recover", {"since": "2026-01-01T00:00:00Z"}),
+        ("replay", {"eventId": "c0000000000000001"}),
+    ):
+        r = await client.post(
+            f"/webhooks/{hook['id']}/{action}", json=body, headers=office_b.headers
+        )
+        assert r.status_code == 404, (action, r.text)
+        assert "Webhook" in error_of(r)["message"]
+
+
+async def test_recover_and_replay_need_a_key_with_the_webhooks_scope(
+    app: FastAPI, client: httpx.AsyncClient, office_a: OfficeFixture
+) -> None:
+    from tests.helpers import make_office
+
+    async with running_receiver() as receiver:
+        hook = await create_webhook(client, office_a, receiver.url)
+    writer = await make_office(app, "Write only", ["read", "write"])
+    for action, body in (
+        ("recover", {"since": "2026-01-01T00:00:00Z"}),
+        ("replay", {"eventId": "c0000000000000001"}),
+    ):
+        url = f"/webhooks/{hook['id']}/{action}"
+        assert (await client.post(url, json=body)).status_code == 401
+        bad = await client.post(url, json=body, headers={"x-service-api-key": "ohk_nope"})
+        assert bad.status_code == 401
+        r = await client.post(url, json=body, headers=writer.headers)
+        assert r.status_code == 403, r.text
+
+
+async def test_a_webhook_paused_after_its_retry_window_is_told_to_the_offices_other_webhooks(
+    app: FastAPI, settings: Settings, client: httpx.AsyncClient, office_a: OfficeFixture
+) -> None:
+    async with (
+        running_receiver(lambda _n: Reply(500)) as broken,
+        running_receiver() as watcher,
+    ):
+        hook = await create_webhook(client, office_a, broken.url, name="CRM sync")
+        await create_webhook(
+            client, office_a, watcher.url, name="Ops", events=["webhook.endpoint.disabled"]
+        )
+        clock = Clock()
+        worker = delivery_worker(app, settings, clock)
+        await emit_event(app, office_a.id)
+        await worker.run_until_idle()
+        clock.advance(days=4, hours=23)
+        await emit_event(app, office_a.id)
+        await worker.run_until_idle()
+        assert watcher.received == []  # not paused yet
+        clock.advance(hours=2)
+        await emit_event(app, office_a.id)
+        await worker.run_until_idle()
+        await worker.run_until_idle()
+        clock.advance(hours=12)
+        await worker.run_until_idle()  # its retries go on failing: told once
+    [told] = watcher.received
+    assert told.json["event"] == "webhook.endpoint.disabled"
+    data = told.json["data"]
+    assert data["webhookId"] == hook["id"] and data["name"] == "CRM sync"
+    assert "failed for 5 days" in data["reason"]
+    assert data["failingSince"].endswith("Z") and data["disabledAt"].endswith("Z")
+    assert "url" not in data and broken.url not in told.body.decode()
+    read = (await client.get(f"/webhooks/{hook['id']}", headers=office_a.headers)).json()
+    assert read["isActive"] is False
