@@ -6,10 +6,13 @@ with the same concurrency, and the enqueue-to-delivery p50/p99 (event recorded i
 outbox → request arrived at the receiver). The receiver runs in its own process.
 
     .venv/bin/python -m bench.webhook_delivery [--events 2000] [--database-url URL]
-        [--paced 300] [--rate 50]
+        [--paced 300] [--rate 50] [--rate-limit 20]
 
 The burst run records every event first, then drains them; the paced run records events
 one at a time while the worker runs its normal loop (``OFFICEHUB_WORKER_POLL_SECONDS``).
+The limited run gives the webhook a pace (``rateLimitPerSecond``) and drains a burst of
+five seconds' worth through it: deliveries per second with the pace, beside the burst's
+without it.
 """
 
 from __future__ import annotations
@@ -23,10 +26,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import httpx
+from sqlalchemy import select, update
 
 from officehub.events.models import OutboxEvent
 from officehub.events.service import emit
@@ -37,7 +43,7 @@ from officehub.kit.worker import Worker, WorkerContext
 from officehub.migrate import migrate_async
 from officehub.offices import service as offices
 from officehub.webhooks.delivery import deliver_due, event_body, fan_out_events
-from officehub.webhooks.models import Webhook
+from officehub.webhooks.models import Webhook, WebhookDeliveryAttempt
 
 
 def receiver_main(port: int) -> None:
@@ -142,7 +148,43 @@ async def _paced(
     return [arrivals[i] - t for i, t in created.items()]
 
 
-async def run(events: int, database_url: str, base: str, paced: int, rate: float) -> None:
+async def _limited(
+    worker: Worker, sessionmaker: Any, office_id: str, base: str, limit: int
+) -> tuple[int, float, int]:
+    """Five seconds' worth of events through the webhook with ``limit`` per second."""
+    async with sessionmaker() as s:
+        await s.execute(
+            update(Webhook)
+            .where(Webhook.office_id == office_id)
+            .values(rate_limit_per_second=limit)
+        )
+        await s.commit()
+    count = 5 * limit
+    await _stats(base)  # reading the stats starts the receiver's count again
+    since = datetime.now(UTC)
+    async with sessionmaker() as s:
+        for n in range(count):
+            await emit(s, office_id, "contact.created", {"n": n, "name": "Maria Souza"})
+        await s.commit()
+    started = time.perf_counter()
+    received = 0
+    while received < count:
+        await worker.run_until_idle(max_passes=100_000)
+        await asyncio.sleep(0.02)
+        received += (await _stats(base))["count"]
+    elapsed = time.perf_counter() - started
+    async with sessionmaker() as s:
+        stmt = select(WebhookDeliveryAttempt.created_at).where(
+            WebhookDeliveryAttempt.office_id == office_id,
+            WebhookDeliveryAttempt.created_at >= since,
+        )
+        begun = Counter(int(t.timestamp()) for t in await s.scalars(stmt))
+    return count, elapsed, max(begun.values())
+
+
+async def run(
+    events: int, database_url: str, base: str, paced: int, rate: float, rate_limit: int
+) -> None:
     await _wait_ready(base)
     await migrate_async(database_url)
     install()  # the outbox's consumers register themselves here
@@ -176,6 +218,9 @@ async def run(events: int, database_url: str, base: str, paced: int, rate: float
     stats = await _stats(base)
     latencies = [stats["arrivals"][i] - t for i, t in created.items()]
     paced_latencies = await _paced(worker, sessionmaker, office.id, base, paced, rate)
+    limited, limited_seconds, most = await _limited(
+        worker, sessionmaker, office.id, base, rate_limit
+    )
     await engine.dispose()
     bodies = [json.dumps(event_body(e), separators=(",", ":")).encode() for e in recorded]
     plain = await _plain_loop(f"{base}/hook", bodies, settings.delivery_concurrency)
@@ -185,6 +230,11 @@ async def run(events: int, database_url: str, base: str, paced: int, rate: float
     print(f"officehub pipeline: {events / pipeline:8.1f} deliveries/s ({stats['count']} received)")
     print(
         f"plain httpx loop:   {events / plain:8.1f} posts/s      ({plain_stats['count']} received)"
+    )
+    print(
+        f"with a pace of {rate_limit}/s: {limited / limited_seconds:8.1f} deliveries/s "
+        f"({limited} events in {limited_seconds:.1f} s; at most {most} attempts began in one "
+        "second: a burst of five seconds' worth spans four to five calendar seconds)"
     )
     print(
         "enqueue-to-delivery (burst of all events at once): "
@@ -205,6 +255,7 @@ def main() -> None:
     parser.add_argument("--database-url", default="")
     parser.add_argument("--paced", type=int, default=300, help="events for the paced run")
     parser.add_argument("--rate", type=float, default=50.0, help="events/s in the paced run")
+    parser.add_argument("--rate-limit", type=int, default=20, help="the limited run's pace")
     parser.add_argument("--quick", action="store_true", help="300 events, 60 paced")
     args = parser.parse_args()
     if args.quick:
@@ -215,7 +266,8 @@ def main() -> None:
         code = f"from bench.webhook_delivery import receiver_main; receiver_main({port})"
         receiver = subprocess.Popen([sys.executable, "-c", code])
         try:
-            asyncio.run(run(args.events, url, f"http://127.0.0.1:{port}", args.paced, args.rate))
+            base = f"http://127.0.0.1:{port}"
+            asyncio.run(run(args.events, url, base, args.paced, args.rate, args.rate_limit))
         finally:
             receiver.terminate()
             receiver.wait()

@@ -192,3 +192,47 @@ async def test_a_webhook_paused_after_its_retry_window_is_told_to_the_offices_ot
     assert "url" not in data and broken.url not in told.body.decode()
     read = (await client.get(f"/webhooks/{hook['id']}", headers=office_a.headers)).json()
     assert read["isActive"] is False
+
+
+async def test_a_paced_webhook_begins_at_most_its_rate_per_second_and_drops_nothing(
+    app: FastAPI, settings: Settings, client: httpx.AsyncClient, office_a: OfficeFixture
+) -> None:
+    async with running_receiver() as paced, running_receiver() as free:
+        slow = await create_webhook(client, office_a, paced.url, rateLimitPerSecond=2)
+        assert slow["rateLimitPerSecond"] == 2
+        await create_webhook(client, office_a, free.url)
+        for _ in range(5):
+            await emit_event(app, office_a.id)
+        clock = Clock()
+        worker = delivery_worker(app, settings, clock)
+        await worker.run_until_idle()
+        assert (len(paced.received), len(free.received)) == (2, 5)  # the other is not held
+        clock.advance(seconds=1)
+        await worker.run_until_idle()
+        assert len(paced.received) == 4
+        clock.advance(seconds=1)
+        await worker.run_until_idle()
+    assert len(paced.received) == 5
+    assert len(set(paced.event_ids())) == 5
+    records = await deliveries(app, slow["id"])
+    assert [(d.status, d.attempt_count) for d in records] == [("SUCCESS", 1)] * 5
+
+
+async def test_the_pace_is_set_checked_and_cleared_through_the_api(
+    client: httpx.AsyncClient, office_a: OfficeFixture
+) -> None:
+    async with running_receiver() as receiver:
+        hook = await create_webhook(client, office_a, receiver.url)
+    assert hook["rateLimitPerSecond"] is None
+    url = f"/webhooks/{hook['id']}"
+    for bad in (0, 1001, -1, "5", 2.5, True):
+        r = await client.patch(url, json={"rateLimitPerSecond": bad}, headers=office_a.headers)
+        assert r.status_code == 400, (bad, r.text)
+        assert "body.rateLimitPerSecond" in error_of(r)["details"]
+    r = await client.patch(url, json={"rateLimitPerSecond": 10}, headers=office_a.headers)
+    assert r.json()["rateLimitPerSecond"] == 10
+    r = await client.patch(url, json={"name": "other"}, headers=office_a.headers)
+    assert r.json()["rateLimitPerSecond"] == 10  # not sent: kept
+    r = await client.patch(url, json={"rateLimitPerSecond": None}, headers=office_a.headers)
+    assert r.json()["rateLimitPerSecond"] is None
+    assert (await client.get(url, headers=office_a.headers)).json()["rateLimitPerSecond"] is None

@@ -125,3 +125,36 @@ async def test_two_postgresql_workers_deliver_1000_events_exactly_once(
         per_worker = Counter(await s.scalars(select(WebhookDeliveryAttempt.worker_id)))
     assert sum(per_worker.values()) == 1000
     assert len(per_worker) == 2, per_worker  # both workers took a share
+
+
+@pytest.mark.skipif(not PG_URL, reason="PostgreSQL-specific: needs OFFICEHUB_TEST_DATABASE_URL")
+async def test_two_postgresql_workers_hold_one_webhooks_pace_and_drop_nothing(
+    app: FastAPI, database_url: str, client: httpx.AsyncClient, office_a: OfficeFixture
+) -> None:
+    """``rateLimitPerSecond`` is counted in the webhook's row, so two worker processes
+    begin at most that many attempts in any second between them; the rest wait."""
+    limit, count = 4, 20
+    async with running_receiver() as receiver:
+        hook = await create_webhook(client, office_a, receiver.url, rateLimitPerSecond=limit)
+        emitted = await _emit_many(app, office_a.id, count)
+        options = {"delivery_batch_size": "3", "delivery_concurrency": "10"}
+        workers = [await _start_worker(database_url, **options) for _ in range(2)]
+        try:
+            await receiver.wait_for_events(emitted, seconds=60)
+            async with asyncio.timeout(15):
+                while any(d.status != "SUCCESS" for d in await deliveries(app, hook["id"])):  # noqa: ASYNC110
+                    await asyncio.sleep(0.1)
+        finally:
+            for worker in workers:
+                await _stop(worker)
+    assert Counter(receiver.event_ids()) == Counter(dict.fromkeys(emitted, 1))
+    async with app.state.sessionmaker() as s:
+        attempts = list(await s.scalars(select(WebhookDeliveryAttempt)))
+    assert len(attempts) == count
+    per_second = Counter(int(a.created_at.timestamp()) for a in attempts)
+    assert max(per_second.values()) <= limit, per_second
+    assert len(per_second) >= count // limit  # it took at least five seconds
+    arrivals = sorted(r.at for r in receiver.received)
+    # five seconds of slots: the first may come at the end of its second, the last at the
+    # start of its own
+    assert arrivals[-1] - arrivals[0] >= count / limit - 2

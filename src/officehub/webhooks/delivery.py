@@ -21,7 +21,7 @@ import random
 import time
 from collections.abc import Callable, Collection, Hashable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
 import httpx
@@ -519,6 +519,39 @@ async def deliver(ctx: WorkerContext, kind: DeliveryKind) -> int:
 # Webhook deliveries ---------------------------------------------------------------------
 
 
+async def _paced(
+    session: AsyncSession,
+    deliveries: list[WebhookDelivery],
+    webhooks: dict[str, Webhook],
+    now: datetime,
+    token: str,
+) -> list[WebhookDelivery]:
+    """The claimed deliveries whose webhooks' pace (``rateLimitPerSecond``) has room in this
+    second; the others go back to the queue, due at the next second, unsent and uncounted
+    (never dropped). Other webhooks' deliveries are not held back."""
+    wanted: dict[str, int] = {}
+    for d in deliveries:
+        if webhooks[d.webhook_id].rate_limit_per_second is not None:
+            wanted[d.webhook_id] = wanted.get(d.webhook_id, 0) + 1
+    if not wanted:
+        return deliveries
+    second = repository.pace_second_of(now)
+    granted = await repository.reserve_pace(session, wanted, second)
+    kept: list[WebhookDelivery] = []
+    later: list[str] = []
+    for d in deliveries:  # oldest first (``claimed``'s order): the oldest go now
+        if d.webhook_id not in granted:
+            kept.append(d)
+        elif granted[d.webhook_id] > 0:
+            granted[d.webhook_id] -= 1
+            kept.append(d)
+        else:
+            later.append(d.id)
+    next_second = datetime.fromtimestamp(second + 1, tz=now.tzinfo or UTC)
+    await repository.release(session, later, token, next_second)
+    return kept
+
+
 class WebhookDeliveries:
     """The deliveries of the webhooks (``webhook_deliveries``): each attempt is a row of
     ``webhook_delivery_attempts``, inserted when the attempt begins."""
@@ -552,6 +585,7 @@ class WebhookDeliveries:
         webhooks = await repository.webhooks_by_id(
             session, sorted({d.webhook_id for d in deliveries})
         )
+        deliveries = await _paced(session, deliveries, webhooks, now, token)
         found: list[Delivery] = []
         for d in deliveries:
             webhook = webhooks[d.webhook_id]

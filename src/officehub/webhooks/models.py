@@ -38,6 +38,11 @@ class Webhook(IdMixin, TimestampMixin, Base):
     headers: Mapped[dict[str, Any] | None] = mapped_column(JSONType)
     disabled_reason: Mapped[str | None] = mapped_column(String(500))
     failing_since: Mapped[datetime | None]
+    rate_limit_per_second: Mapped[int | None]
+    """At most this many delivery attempts begin in any one second (null: no pace)."""
+    pace_second: Mapped[int | None]
+    """The Unix second ``pace_used`` counts in: every worker reserves its attempts here."""
+    pace_used: Mapped[int] = mapped_column(default=0, server_default=text("0"))
 
 
 class WebhookDelivery(IdMixin, Base):

@@ -239,7 +239,17 @@ async def claim_due(
 ) -> list[str]:
     """Leases up to ``limit`` due deliveries of active webhooks (``queue``: the one
     queue's statement) whose URL is not among ``full_urls``."""
-    where = [or_(Webhook.is_active.is_(True), WebhookDelivery.event == "webhook.test")]
+    second = pace_second_of(now)
+    where = [
+        or_(Webhook.is_active.is_(True), WebhookDelivery.event == "webhook.test"),
+        # A webhook whose pace is used up in this second waits for the next one.
+        or_(
+            Webhook.rate_limit_per_second.is_(None),
+            Webhook.pace_second.is_(None),
+            Webhook.pace_second != second,
+            Webhook.pace_used < Webhook.rate_limit_per_second,
+        ),
+    ]
     if full_urls:
         where.append(Webhook.url.not_in(list(full_urls)))
     return list(
@@ -254,6 +264,55 @@ async def claim_due(
             where=where,
         )
     )
+
+
+def pace_second_of(now: datetime) -> int:
+    return int(now.timestamp())
+
+
+async def reserve_pace(
+    session: AsyncSession, wanted: dict[str, int], second: int
+) -> dict[str, int]:
+    """How many of ``wanted[webhook_id]`` attempts may begin in ``second``, each paced
+    webhook's count taken in its row: locked (PostgreSQL ``FOR NO KEY UPDATE``, which lets
+    deliveries referring to it be inserted; SQLite: the claim already holds the write lock)
+    until the claim commits, so workers in other processes count the same slots."""
+    if not wanted:
+        return {}
+    stmt = (
+        select(Webhook.id, Webhook.rate_limit_per_second, Webhook.pace_second, Webhook.pace_used)
+        .where(Webhook.id.in_(sorted(wanted)))
+        .order_by(Webhook.id)
+        .with_for_update(key_share=True)
+    )
+    granted: dict[str, int] = {}
+    for ident, limit, counted_second, used in (await session.execute(stmt)).all():
+        if limit is None:
+            granted[ident] = wanted[ident]
+            continue
+        used_now = used if counted_second == second else 0
+        granted[ident] = max(0, min(wanted[ident], limit - used_now))
+        await session.execute(
+            update(Webhook)
+            .where(Webhook.id == ident)
+            .values(
+                pace_second=second,
+                pace_used=used_now + granted[ident],
+                updated_at=Webhook.updated_at,  # the pace is no change of the webhook
+            )
+        )
+    return granted
+
+
+async def release(session: AsyncSession, ids: Sequence[str], token: str, due: datetime) -> None:
+    """Claimed deliveries handed back unsent, due at ``due``; no attempt is counted."""
+    if ids:
+        await session.execute(
+            update(WebhookDelivery)
+            .where(WebhookDelivery.id.in_(list(ids)), WebhookDelivery.claim_token == token)
+            .values(claim_token=None, next_retry_at=due)
+            .execution_options(synchronize_session=False)
+        )
 
 
 async def claimed(session: AsyncSession, ids: Sequence[str], token: str) -> list[WebhookDelivery]:

@@ -34,6 +34,15 @@ Url = Annotated[
     Field(json_schema_extra={"pattern": HOST_URL_PATTERN}),
 ]
 Events = Annotated[list[EventName], Field(min_length=1), AfterValidator(_catalogue_names)]
+RateLimit = Annotated[
+    int,
+    Field(
+        ge=1,
+        le=1000,
+        description="At most this many deliveries begin per second, across every worker; "
+        "those beyond wait their turn (never dropped). null: no pace",
+    ),
+]
 Headers = dict[str, str]
 """Checked by ``officehub.webhooks.validation.check_headers`` (400 naming the header)."""
 DeliveryStatus = TypeAliasType(
@@ -49,6 +58,7 @@ class WebhookCreate(BodyModel):
     secret: Secret | None = None
     is_active: bool = True
     headers: Headers | None = None
+    rate_limit_per_second: RateLimit | None = None
 
 
 class WebhookUpdate(BodyModel):
@@ -63,6 +73,7 @@ class WebhookUpdate(BodyModel):
     events: Events | None = None
     is_active: bool | None = None
     headers: Headers | None = None
+    rate_limit_per_second: RateLimit | None = None
 
 
 class WebhookStats(ApiModel):
@@ -83,6 +94,7 @@ class WebhookOut(ApiModel):
     events: list[str]
     is_active: bool
     headers: dict[str, str] | None
+    rate_limit_per_second: int | None
     disabled_reason: str | None
     created_at: Timestamp
     updated_at: Timestamp

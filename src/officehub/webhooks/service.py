@@ -83,6 +83,7 @@ async def create_webhook(
         events=body.events,
         is_active=body.is_active,
         headers=body.headers,
+        rate_limit_per_second=body.rate_limit_per_second,
     )
     session.add(record)
     await session.flush()
@@ -112,6 +113,8 @@ async def update_webhook(
     if "headers" in sent:
         check_custom_headers(body.headers)
         record.headers = body.headers
+    if "rate_limit_per_second" in sent:
+        record.rate_limit_per_second = body.rate_limit_per_second
     if body.secret is not None and body.secret != record.secret:
         record.previous_secret = record.secret
         record.secret_rotated_at = utcnow()
