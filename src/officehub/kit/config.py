@@ -208,10 +208,11 @@ class Settings(BaseSettings):
         "a request beyond them: 503 SERVER_BUSY",
     )
     trusted_proxies: str = Field(
-        "127.0.0.1",
+        "",
         description="Addresses or networks (comma-separated, e.g. 172.28.0.1,10.0.0.0/8) of "
         "the reverse proxies whose X-Forwarded-For and X-Forwarded-Proto are believed: the "
-        "client address (rate limits) and https (HSTS) come from them; empty: none",
+        "client address (rate limits) and https (HSTS) come from them; empty (the "
+        "default): none, so no local process forges them (compose.yaml names its own)",
     )
     secrets_key: str = Field(
         "",
