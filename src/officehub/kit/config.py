@@ -100,6 +100,12 @@ class Settings(BaseSettings):
         description="Requests to the web chat's visitor API each client IP may make (empty: "
         "unlimited)",
     )
+    webchat_starts_per_integration: str = Field(
+        "60/minute;600/hour",
+        description="Chats each web chat integration may start, whoever starts them (every "
+        "limit holds; empty: unlimited): past it, 429 and a chat.webchat.flooded alert, so "
+        "one widget flooded from many addresses cannot fill the office with contacts",
+    )
     webchat_visitor_rate_limits: str = Field(
         "30/minute;600/hour",
         description="Requests each web chat visitor may make (empty: unlimited)",
