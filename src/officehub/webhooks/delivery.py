@@ -369,6 +369,11 @@ async def send(client: httpx.AsyncClient, delivery: Delivery, seconds: float) ->
         status, text, error = None, None, describe_failure(exc, seconds)
         if error == UNSENDABLE:
             logger.warning("delivery %s could not be sent: %s", delivery.id, type(exc).__name__)
+        elif error == NOT_CONNECTED:
+            # The office's log says no more than NOT_CONNECTED; the operator's says which.
+            refused = isinstance(exc.__cause__, AddressNotAllowed)
+            cause = "address refused by the SSRF guard" if refused else type(exc).__name__
+            logger.info("delivery %s not connected: %s", delivery.id, cause)
     elapsed = time.perf_counter() - started
     ATTEMPT_SECONDS.observe(elapsed)
     ATTEMPTS.labels("success" if status is not None and 200 <= status < 300 else "failure").inc()
