@@ -43,7 +43,9 @@ async def test_starts_past_an_integrations_cap_are_429_and_alert_the_office_once
             assert int(refused.headers["retry-after"]) >= 1
             # The cap is the integration's: the office's other widget still starts chats.
             assert (await _start(http, other["id"], 7)).status_code == 201
-            alert = await stream.next(skip=("ready", "contact.created", "chat.conversation.created"))
+            alert = await stream.next(
+                skip=("ready", "contact.created", "chat.conversation.created")
+            )
         assert alert.event == "chat.webchat.flooded"
         assert alert.data["data"]["integrationId"] == flooded["id"]
         assert alert.data["data"]["inboxId"] == flooded["inboxId"]

@@ -13,7 +13,7 @@ Conversations are a layer above contacts: they state the clause through the
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import Depends
 from sqlalchemy import ColumnElement, false, or_, select
@@ -51,14 +51,17 @@ async def contacts_seen(session: AsyncSession, actor: Actor) -> ColumnElement[bo
 
 
 async def through_contact(
-    session: AsyncSession, actor: Actor, person_id: ColumnElement[str]
+    session: AsyncSession, actor: Actor, person_id: Any
 ) -> ColumnElement[bool] | None:
     """The WHERE clause of records hanging from a contact (``person_id`` their column): seen
     when their contact is, so a list is scoped as its records are; ``None``: every one."""
     clause = await contacts_seen(session, actor)
     if clause is None:
         return None
-    return person_id.in_(select(Contact.id).where(Contact.office_id == actor.office_id, clause))
+    seen: ColumnElement[bool] = person_id.in_(
+        select(Contact.id).where(Contact.office_id == actor.office_id, clause)
+    )
+    return seen
 
 
 async def require_visible_contact(session: AsyncSession, actor: Actor, ident: str) -> None:

@@ -93,9 +93,7 @@ async def _per_integration(
             limit=str(refusal.limit),
             retry_after_seconds=refusal.retry_after,
         )
-        await emit(
-            session, integration.office_id, FLOODED, payload, integration_id=integration.id
-        )
+        await emit(session, integration.office_id, FLOODED, payload, integration_id=integration.id)
         await session.commit()
     raise RateLimited(
         details=refusal.details(),
