@@ -410,8 +410,9 @@ async def current_office(request: Request) -> OfficeContext:
         raise Unauthorized(details=problem)
     route = request.scope.get("route")
     if isinstance(route, APIRoute):
-        outcome.office.require(required_scope(route))
+        # A user is told about their role (which holds its scopes); a key, its scope.
         outcome.office.who.require_role(allowed_roles(route))
+        outcome.office.require(required_scope(route))
     return outcome.office
 
 
