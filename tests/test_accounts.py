@@ -348,6 +348,7 @@ async def test_me_names_the_signed_in_user_or_the_key(
         assert me["kind"] == "user" and me["id"] == user.id and me["role"] == "SUPERVISOR"
         assert me["officeId"] == office_a.id and me["user"]["email"] == user.email
         assert me["sessionId"]
+        assert me["scopes"] == ["read", "write"]  # the role's, no more (issue 39)
     key = (await client.get("/me", headers=office_a.headers)).json()
     assert key == {
         "kind": "apikey",
@@ -357,6 +358,7 @@ async def test_me_names_the_signed_in_user_or_the_key(
         "sessionId": None,
         "user": None,
         "totpActive": False,
+        "scopes": ["read", "write", "webhooks", "edit:customer", "admin", "audit"],
     }
     assert (await client.get("/me")).status_code == 401
 

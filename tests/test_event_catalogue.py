@@ -16,6 +16,7 @@ from officehub.crm.overdue import OVERDUE_JOB
 from officehub.events.catalogue import BY_NAME, EVENT_NAMES
 from officehub.events.models import OutboxEvent
 from officehub.kit.config import Settings
+from officehub.kit.ratelimit import RateLimiter
 from officehub.kit.timeutil import utcnow
 from officehub.kit.worker import Worker, WorkerContext
 from officehub.messages import service as messages
@@ -29,6 +30,7 @@ from tests.datajud_standin import movement, running_datajud
 from tests.djen_standin import documented_answer, running_djen
 from tests.helpers import OfficeFixture, outbox
 from tests.receiver import Reply, running_receiver
+from tests.webchat_world import SITE, make_webchat, start_visitor
 from tests.webhook_helpers import Clock, delivery_worker
 
 
@@ -159,6 +161,16 @@ async def emit_every_event(
         await s.flush()
         update = PlatformUpdate("594425479261596", None, None, platform_status="REJECTED")
         await templates.apply_platform_update(s, office_a.id, integration.id, update)
+    # a web chat started past its integration's cap (chat.webchat.flooded)
+    app.state.webchat_integration_limiter = RateLimiter("1/minute")
+    chat = await make_webchat(client, office_a)
+    await start_visitor(client, chat["id"])
+    flooded = await client.post(
+        f"/webchat/{chat['id']}/start",
+        json={"name": "Outra", "phone": "+55 11 98765-0000"},
+        headers={"origin": SITE},
+    )
+    assert flooded.status_code == 429, flooded.text
     await client.delete(f"/people/{person['id']}", headers=h)
     return await outbox(app, office_a.id)
 

@@ -127,7 +127,10 @@ async def test_redoc_fetches_nothing_from_a_cdn(browser: Browser, server_url: st
 async def test_hsts_is_sent_over_https_a_trusted_proxy_reports(
     database_url: str, tmp_path: Path
 ) -> None:
-    async with served(database_url, tmp_path) as (_app, url), httpx.AsyncClient() as http:
+    async with (
+        served(database_url, tmp_path, trusted_proxies="127.0.0.1") as (_app, url),
+        httpx.AsyncClient() as http,
+    ):
         plain = await http.get(f"{url}/health")
         proxied = await http.get(f"{url}/health", headers={"x-forwarded-proto": "https"})
     assert "strict-transport-security" not in plain.headers
@@ -191,6 +194,25 @@ async def test_a_forged_forwarded_for_from_an_untrusted_address_does_not_reset_t
     assert codes == [201, 201, 429, 429]
 
 
+async def test_no_proxy_is_trusted_by_default_so_a_local_process_forges_nothing(
+    database_url: str, tmp_path: Path, office_a: OfficeFixture
+) -> None:
+    """Issue 39: with no OFFICEHUB_TRUSTED_PROXIES, a process on the server's own machine
+    (127.0.0.1) sending X-Forwarded-For and -Proto neither resets a limit nor turns HSTS
+    on: the headers are believed from the proxies an operator names, and none is named."""
+    assert Settings().trusted_proxies == ""
+    async with (
+        served(database_url, tmp_path, webchat_ip_rate_limits="2/minute") as (app, url),
+        httpx.AsyncClient(base_url=url) as http,
+    ):
+        assert app.state.settings.trusted_proxies == ""
+        chat = await make_webchat(http, office_a)
+        codes = await _starts(http, url, chat["id"], [f"203.0.113.{n}" for n in range(4)])
+        forged = await http.get(f"{url}/health", headers={"x-forwarded-proto": "https"})
+    assert codes == [201, 201, 429, 429]
+    assert "strict-transport-security" not in forged.headers
+
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -233,6 +255,7 @@ async def test_live_streams_are_capped_per_visitor_and_per_address(
         served(
             database_url,
             tmp_path,
+            trusted_proxies="127.0.0.1",
             webchat_streams_per_visitor="2",
             webchat_streams_per_address="3",
         ) as (app, url),

@@ -152,6 +152,11 @@ def create_app(settings: Settings | None = None, *, embedded_worker: bool = Fals
         settings.redis_url,
         f"{settings.redis_key_prefix}:webchat-ip",
     )
+    app.state.webchat_integration_limiter = RateLimiter(
+        settings.webchat_starts_per_integration,
+        settings.redis_url,
+        f"{settings.redis_key_prefix}:webchat-integration",
+    )
     app.state.webchat_visitor_limiter = RateLimiter(
         settings.webchat_visitor_rate_limits,
         settings.redis_url,

@@ -29,6 +29,7 @@ from officehub.accounts.throttle import LoginThrottle
 from officehub.kit.auth import (
     ADMIN,
     ADMIN_SCOPE,
+    SCOPES,
     SESSION_COOKIE,
     ActorDep,
     OfficeDep,
@@ -98,15 +99,20 @@ async def _signed_in(
     "/user/{id}/invite",
     status_code=201,
     response_model=InviteOut,
-    responses=error_responses(400, 401, 404, 409),
-    openapi_extra=role_override(ADMIN),
+    responses=error_responses(400, 401, 403, 404, 409),
+    openapi_extra={**scope_override(ADMIN_SCOPE), **role_override(ADMIN)},
     summary="A one-use link (72 h) for the user to choose a password",
 )
 async def invite_user(
     id: PathId, request: Request, office: OfficeDep, session: SessionDep
 ) -> InviteOut:
     link = await service.create_link(
-        session, office.office_id, id, service.INVITE, _settings(request).public_url
+        session,
+        office.office_id,
+        id,
+        service.INVITE,
+        _settings(request).public_url,
+        office.require_grant,
     )
     return InviteOut(token=link.token, invite_url=link.url, expires_at=link.expires_at)
 
@@ -115,15 +121,20 @@ async def invite_user(
     "/auth/password-reset",
     status_code=201,
     response_model=PasswordResetOut,
-    responses=error_responses(400, 401, 404, 409),
-    openapi_extra=role_override(ADMIN),
+    responses=error_responses(400, 401, 403, 404, 409),
+    openapi_extra={**scope_override(ADMIN_SCOPE), **role_override(ADMIN)},
     summary="A one-use link (72 h) for the user to choose a new password",
 )
 async def reset_password(
     body: PasswordResetCreate, request: Request, office: OfficeDep, session: SessionDep
 ) -> PasswordResetOut:
     link = await service.create_link(
-        session, office.office_id, body.user_id, service.RESET, _settings(request).public_url
+        session,
+        office.office_id,
+        body.user_id,
+        service.RESET,
+        _settings(request).public_url,
+        office.require_grant,
     )
     return PasswordResetOut(token=link.token, reset_url=link.url, expires_at=link.expires_at)
 
@@ -218,7 +229,9 @@ async def logout(
 
 
 @router.get("/me", response_model=MeOut, responses=error_responses(400, 401))
-async def read_me(actor: ActorDep, session: SessionDep, storage: StorageDep) -> MeOut:
+async def read_me(
+    office: OfficeDep, actor: ActorDep, session: SessionDep, storage: StorageDep
+) -> MeOut:
     user = None
     totp_active = False
     if actor.is_user:
@@ -233,6 +246,7 @@ async def read_me(actor: ActorDep, session: SessionDep, storage: StorageDep) -> 
         session_id=actor.session_id,
         user=user,
         totp_active=totp_active,
+        scopes=[scope for scope in SCOPES if scope in office.permissions],
     )
 
 
@@ -324,5 +338,6 @@ async def disable_totp(
     summary="Reset a user's TOTP (a lost phone): they sign in with the password alone",
 )
 async def reset_totp(id: PathId, office: OfficeDep, session: SessionDep) -> TotpState:
+    office.require_grant((await users.get_user(session, office.office_id, id)).role)
     await totp.reset(session, office.office_id, id)
     return TotpState(user_id=id, totp_active=False)

@@ -60,6 +60,10 @@ class MeOut(ApiModel):
     totp_active: bool = Field(
         description="The user has an active TOTP second factor (always false for an API key)"
     )
+    scopes: list[str] = Field(
+        description="What the caller may do: the API key's scopes, or the user's role's "
+        "(a session holds its role's scopes, no more)"
+    )
 
 
 class SessionOut(ApiModel):

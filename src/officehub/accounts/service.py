@@ -60,12 +60,21 @@ def _link_url(public_url: str, purpose: str, token: str) -> str:
 
 
 async def create_link(
-    session: AsyncSession, office_id: str, user_id: str, purpose: str, public_url: str
+    session: AsyncSession,
+    office_id: str,
+    user_id: str,
+    purpose: str,
+    public_url: str,
+    grant: users.Grant | None = None,
 ) -> Link:
     """A one-use link (72 h) that sets the user's password; earlier unused ones of the same
     purpose stop working. An invitation is for a user without a password (409
-    ``ACCOUNT_EXISTS`` otherwise: reset it); neither is made for an inactive user."""
+    ``ACCOUNT_EXISTS`` otherwise: reset it); neither is made for an inactive user.
+    ``grant``: the caller holds every scope of the user's role (a link hands the role on:
+    403 otherwise, ``None`` for the operator's command line)."""
     user = await users.get_user(session, office_id, user_id, for_change=True)
+    if grant is not None:
+        grant(user.role)
     if not user.is_active:
         raise Conflict("User inactive", details=f"User {user.id} is inactive", code="USER_INACTIVE")
     if purpose == INVITE and user.password_hash is not None:

@@ -12,7 +12,7 @@ from typing import Any
 
 from officehub.accounts import repository
 from officehub.accounts.service import TOUCH_EVERY
-from officehub.kit.auth import SCOPES, Actor, KeyOutcome, OfficeContext, hash_key
+from officehub.kit.auth import ROLE_SCOPES, Actor, KeyOutcome, OfficeContext, hash_key
 from officehub.kit.timeutil import utcnow
 
 SESSION_ENDED = "The session has ended or is unknown: sign in again"
@@ -48,5 +48,7 @@ async def resolve(app_state: Any, token: str) -> KeyOutcome:
         inbox_ids=inbox_ids,
         only_assigned_conversations=user.only_assigned_conversations,
     )
-    office = OfficeContext(user.office_id, f"user:{user.id}", frozenset(SCOPES), actor)
+    # The role's scopes, never more (issue 39); a role unknown to this version: none.
+    scopes = ROLE_SCOPES.get(user.role, frozenset())
+    office = OfficeContext(user.office_id, f"user:{user.id}", scopes, actor)
     return KeyOutcome(office, csrf_hash=record.csrf_hash)

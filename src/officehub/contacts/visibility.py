@@ -13,7 +13,7 @@ Conversations are a layer above contacts: they state the clause through the
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import Depends
 from sqlalchemy import ColumnElement, false, or_, select
@@ -50,9 +50,24 @@ async def contacts_seen(session: AsyncSession, actor: Actor) -> ColumnElement[bo
     return or_(*payload.clauses) if payload.clauses else false()
 
 
+async def through_contact(
+    session: AsyncSession, actor: Actor, person_id: Any
+) -> ColumnElement[bool] | None:
+    """The WHERE clause of records hanging from a contact (``person_id`` their column): seen
+    when their contact is, so a list is scoped as its records are; ``None``: every one."""
+    clause = await contacts_seen(session, actor)
+    if clause is None:
+        return None
+    seen: ColumnElement[bool] = person_id.in_(
+        select(Contact.id).where(Contact.office_id == actor.office_id, clause)
+    )
+    return seen
+
+
 async def require_visible_contact(session: AsyncSession, actor: Actor, ident: str) -> None:
     """404 unless ``actor`` may see the office's contact ``ident`` (one query for a
-    SUPERVISOR or an AGENT, none for a key or an ADMIN)."""
+    SUPERVISOR or an AGENT, none for a key or an ADMIN): a path, a query filter or a body
+    naming a contact the caller cannot read is answered as if it did not exist."""
     clause = await contacts_seen(session, actor)
     if clause is None:
         return

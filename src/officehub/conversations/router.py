@@ -4,6 +4,7 @@ from typing import Annotated
 
 from fastapi import Path, Query, Response
 
+from officehub.contacts.visibility import require_visible_contact
 from officehub.conversations import service
 from officehub.conversations.schemas import (
     ConversationIn,
@@ -46,6 +47,9 @@ async def open_conversation(
     body: ConversationIn, response: Response, office: OfficeDep, session: SessionDep
 ) -> ConversationOut:
     require_own_inbox(office.who, body.inbox_id)
+    # A contact the caller cannot read cannot be named either (404, issue 39): opening a
+    # conversation in one's own inbox would make another inbox's client readable.
+    await require_visible_contact(session, office.who, body.person_id)
     out, created = await service.open_conversation(session, office.office_id, body)
     if not created:
         response.status_code = 200

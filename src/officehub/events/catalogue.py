@@ -260,6 +260,19 @@ EVENT_TYPES: tuple[EventType, ...] = (
             "dueAt": _AT,
         },
     ),
+    EventType(
+        "chat.webchat.flooded",
+        "Chat",
+        "A web chat integration refused new chats: more were started than "
+        "OFFICEHUB_WEBCHAT_STARTS_PER_INTEGRATION allows (each refused with 429); at most once "
+        "per integration every 10 minutes in each API process",
+        {
+            "integrationId": _CONVERSATION["integrationId"],
+            "inboxId": _CONVERSATION["inboxId"],
+            "limit": "60 per 1 minute",
+            "retryAfterSeconds": 42,
+        },
+    ),
     EventType("chat.message.received", "Chat", "An inbound message was stored", _MESSAGE),
     EventType(
         "chat.message.sent",

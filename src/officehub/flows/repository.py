@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from sqlalchemy import ColumnElement
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.flows.models import CaseMovement, Flow, FlowSession
@@ -66,9 +67,17 @@ async def latest_movements(
 
 
 async def list_movements(
-    session: AsyncSession, office_id: str, params: PageParams, *, person_id: str | None = None
+    session: AsyncSession,
+    office_id: str,
+    params: PageParams,
+    *,
+    person_id: str | None = None,
+    visible: ColumnElement[bool] | None = None,
 ) -> tuple[list[CaseMovement], int]:
+    """``visible``: the caller's scope (their contacts' movements), page and total alike."""
     stmt = scoped(CaseMovement, office_id)
+    if visible is not None:
+        stmt = stmt.where(visible)
     if person_id is not None:
         stmt = stmt.where(CaseMovement.person_id == person_id)
     order = (CaseMovement.occurred_at.desc(), CaseMovement.id.desc())

@@ -4,8 +4,10 @@ from typing import Annotated
 
 from fastapi import Query, Request
 
+from officehub.contacts.visibility import require_visible_contact, through_contact
 from officehub.conversations.visibility import VisibleConversation
 from officehub.flows import service
+from officehub.flows.models import CaseMovement
 from officehub.flows.schemas import (
     FlowCreate,
     FlowOut,
@@ -135,8 +137,14 @@ async def list_movements(
     page: PageDep,
     person_id: Annotated[Id | None, Query(alias="personId")] = None,
 ) -> Page[MovementOut]:
+    """A SUPERVISOR sees the movements of the contacts they may see; a filter naming
+    another one is 404, as the contact is (issue 39)."""
+    who = office.who
+    if person_id is not None:
+        await require_visible_contact(session, who, person_id)
+    visible = await through_contact(session, who, CaseMovement.person_id)
     items, total = await service.list_movements(
-        session, office.office_id, page, person_id=person_id
+        session, office.office_id, page, person_id=person_id, visible=visible
     )
     return Page[MovementOut].of([MovementOut.model_validate(m) for m in items], total, page)
 

@@ -6,6 +6,7 @@ from collections.abc import Awaitable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
+from sqlalchemy import ColumnElement
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.contacts import service as contacts
@@ -339,11 +340,18 @@ async def record_movement(
 
 
 async def list_movements(
-    session: AsyncSession, office_id: str, params: PageParams, *, person_id: str | None = None
+    session: AsyncSession,
+    office_id: str,
+    params: PageParams,
+    *,
+    person_id: str | None = None,
+    visible: ColumnElement[bool] | None = None,
 ) -> tuple[list[CaseMovement], int]:
     if person_id is not None:
         await contacts.get_contact(session, office_id, person_id)
-    return await repository.list_movements(session, office_id, params, person_id=person_id)
+    return await repository.list_movements(
+        session, office_id, params, person_id=person_id, visible=visible
+    )
 
 
 async def delete_movement(session: AsyncSession, office_id: str, ident: str) -> CaseMovement:

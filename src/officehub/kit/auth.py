@@ -139,6 +139,18 @@ TAG_ROLES: dict[str, tuple[frozenset[str], frozenset[str]]] = {
 }
 MISSING_ROLE = "Your role does not allow this operation"
 
+# A signed-in user's scopes are their role's, and no more (issue 39): the one table of them,
+# written out in docs/security.md ("Roles and their scopes"), whose test walks every route.
+# A route is a role's when its tag's rule (or override) names the role and the role holds
+# the route's scope: a supervisor or an agent never reaches the webhooks', partner links',
+# admin or audit routes, whatever a tag says.
+ROLE_SCOPES: dict[str, frozenset[str]] = {
+    ADMIN: frozenset(SCOPES),
+    SUPERVISOR: frozenset({READ, WRITE}),
+    AGENT: frozenset({READ, WRITE}),
+}
+GRANT_ABOVE_OWN = "Nobody grants a role or scope above their own"
+
 
 def role_override(*roles: str) -> dict[str, Any]:
     """``openapi_extra=`` of a route whose roles are not the ones its method and tag give."""
@@ -151,15 +163,23 @@ def role_override(*roles: str) -> dict[str, Any]:
 def roles_of(
     methods: Iterable[str], tags: Iterable[Any], extra: Mapping[str, Any]
 ) -> frozenset[str] | None:
-    """The route's own override, else its tag's rule; ``None``: no rule (ADMIN only)."""
+    """The route's own override, else its tag's rule; ``None``: no rule (ADMIN only). Only
+    the roles whose scopes (``ROLE_SCOPES``) hold the route's scope are kept."""
+    methods, tags = set(methods), list(tags)
+    found: frozenset[str] | None = None
     override = extra.get(ROLES_EXTRA)
     if isinstance(override, list):
-        return frozenset(override)
-    for tag in tags:
-        if isinstance(tag, str) and tag in TAG_ROLES:
-            reads, changes = TAG_ROLES[tag]
-            return reads if set(methods) <= {"GET", "HEAD"} else changes
-    return None
+        found = frozenset(override)
+    else:
+        for tag in tags:
+            if isinstance(tag, str) and tag in TAG_ROLES:
+                reads, changes = TAG_ROLES[tag]
+                found = reads if methods <= {"GET", "HEAD"} else changes
+                break
+    if found is None:
+        return None
+    scope = scope_of(methods, tags, extra)
+    return frozenset(role for role in found if scope in ROLE_SCOPES[role])
 
 
 def allowed_roles(route: APIRoute) -> frozenset[str]:
@@ -205,6 +225,18 @@ class OfficeContext:
     def require(self, permission: str) -> None:
         if permission not in self.permissions:
             raise Forbidden(MISSING_SCOPE, code="MISSING_PERMISSION", details=needs(permission))
+
+    def require_grant(self, role: str) -> None:
+        """403 unless the caller holds every scope of ``role``: making, changing, inviting or
+        resetting a user of that role hands its scopes on (a key holding ``admin`` but not
+        ``audit`` cannot make an ADMIN, nor take over one by a password reset)."""
+        missing = sorted(ROLE_SCOPES.get(role, frozenset(SCOPES)) - self.permissions)
+        if missing:
+            raise Forbidden(
+                GRANT_ABOVE_OWN,
+                code="MISSING_PERMISSION",
+                details=f"The role {role} holds scopes the caller lacks: {', '.join(missing)}",
+            )
 
     @property
     def who(self) -> Actor:
@@ -378,8 +410,9 @@ async def current_office(request: Request) -> OfficeContext:
         raise Unauthorized(details=problem)
     route = request.scope.get("route")
     if isinstance(route, APIRoute):
-        outcome.office.require(required_scope(route))
+        # A user is told about their role (which holds its scopes); a key, its scope.
         outcome.office.who.require_role(allowed_roles(route))
+        outcome.office.require(required_scope(route))
     return outcome.office
 
 

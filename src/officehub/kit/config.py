@@ -100,6 +100,12 @@ class Settings(BaseSettings):
         description="Requests to the web chat's visitor API each client IP may make (empty: "
         "unlimited)",
     )
+    webchat_starts_per_integration: str = Field(
+        "60/minute;600/hour",
+        description="Chats each web chat integration may start, whoever starts them (every "
+        "limit holds; empty: unlimited): past it, 429 and a chat.webchat.flooded alert, so "
+        "one widget flooded from many addresses cannot fill the office with contacts",
+    )
     webchat_visitor_rate_limits: str = Field(
         "30/minute;600/hour",
         description="Requests each web chat visitor may make (empty: unlimited)",
@@ -208,10 +214,11 @@ class Settings(BaseSettings):
         "a request beyond them: 503 SERVER_BUSY",
     )
     trusted_proxies: str = Field(
-        "127.0.0.1",
+        "",
         description="Addresses or networks (comma-separated, e.g. 172.28.0.1,10.0.0.0/8) of "
         "the reverse proxies whose X-Forwarded-For and X-Forwarded-Proto are believed: the "
-        "client address (rate limits) and https (HSTS) come from them; empty: none",
+        "client address (rate limits) and https (HSTS) come from them; empty (the "
+        "default): none, so no local process forges them (compose.yaml names its own)",
     )
     secrets_key: str = Field(
         "",

@@ -4,7 +4,7 @@ from typing import Annotated
 
 from fastapi import BackgroundTasks, Query, Request
 
-from officehub.kit.auth import OfficeDep
+from officehub.kit.auth import ADMIN_SCOPE, OfficeDep, scope_override
 from officehub.kit.db import SessionDep
 from officehub.kit.errors import error_responses
 from officehub.kit.id_params import Id, PathId
@@ -18,6 +18,10 @@ from officehub.users.schemas import AvatarRemoved, UserCreate, UserOut, UserUpda
 from officehub.users.service import AVATAR_MAX_BYTES
 
 router = Router(tags=["Users"])
+
+# Managing people (make, change, deactivate, their pictures) needs the admin scope, and the
+# caller must hold every scope of the role made or changed (issue 39): docs/security.md.
+_PEOPLE = scope_override(ADMIN_SCOPE)
 
 _AVATAR_BODY = {
     "requestBody": {
@@ -42,12 +46,16 @@ _AVATAR_BODY = {
 
 
 @router.post(
-    "/user", status_code=201, response_model=UserOut, responses=error_responses(400, 401, 404, 409)
+    "/user",
+    status_code=201,
+    response_model=UserOut,
+    responses=error_responses(400, 401, 403, 404, 409),
+    openapi_extra=_PEOPLE,
 )
 async def create_user(
     body: UserCreate, office: OfficeDep, session: SessionDep, storage: StorageDep
 ) -> UserOut:
-    user = await service.create_user(session, office.office_id, body)
+    user = await service.create_user(session, office.office_id, body, office.require_grant)
     return (await service.present(session, storage, office.office_id, [user]))[0]
 
 
@@ -75,19 +83,28 @@ async def read_user(
     return (await service.present(session, storage, office.office_id, [user]))[0]
 
 
-@router.patch("/user/{id}", response_model=UserOut, responses=error_responses(400, 401, 404, 409))
+@router.patch(
+    "/user/{id}",
+    response_model=UserOut,
+    responses=error_responses(400, 401, 403, 404, 409),
+    openapi_extra=_PEOPLE,
+)
 async def update_user(
     id: PathId, body: UserUpdate, office: OfficeDep, session: SessionDep, storage: StorageDep
 ) -> UserOut:
-    user = await service.update_user(session, office.office_id, id, body)
+    user = await service.update_user(session, office.office_id, id, body, office.require_grant)
     return (await service.present(session, storage, office.office_id, [user]))[0]
 
 
 @router.put(
     "/user/{id}/avatar",
     response_model=UserOut,
-    responses=error_responses(400, 401, 404, 413, 415, 507),
-    openapi_extra={**_AVATAR_BODY, **body_limit(AVATAR_MAX_BYTES + MULTIPART_ALLOWANCE)},
+    responses=error_responses(400, 401, 403, 404, 413, 415, 507),
+    openapi_extra={
+        **_AVATAR_BODY,
+        **body_limit(AVATAR_MAX_BYTES + MULTIPART_ALLOWANCE),
+        **_PEOPLE,
+    },
     summary="Upload the user's picture (multipart field file: JPEG, PNG or WebP, at most 5 MB)",
 )
 async def upload_avatar(
@@ -98,7 +115,7 @@ async def upload_avatar(
     session: SessionDep,
     storage: StorageDep,
 ) -> UserOut:
-    await service.get_user(session, office.office_id, id)
+    office.require_grant((await service.get_user(session, office.office_id, id)).role)
     upload = await receive_file(request, "file")
     user, replaced = await service.set_avatar(session, storage, office.office_id, id, upload)
     if replaced:
@@ -109,8 +126,9 @@ async def upload_avatar(
 @router.delete(
     "/user/{id}/avatar",
     response_model=AvatarRemoved,
-    responses=error_responses(400, 401, 404),
+    responses=error_responses(400, 401, 403, 404),
     summary="Remove the user's picture (200 also when there is none)",
+    openapi_extra=_PEOPLE,
 )
 async def remove_avatar(
     id: PathId,
@@ -120,6 +138,7 @@ async def remove_avatar(
     storage: StorageDep,
 ) -> AvatarRemoved:
     """The file is deleted once the change has committed (right after the response)."""
+    office.require_grant((await service.get_user(session, office.office_id, id)).role)
     user, removed = await service.remove_avatar(session, office.office_id, id)
     if removed:
         background.add_task(storage.delete, removed)

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -125,7 +125,16 @@ async def _check_legal_areas(
 ROUTING_FIELDS = frozenset({"availability", "capacity", "legal_area_ids", "inbox_ids", "is_active"})
 
 
-async def create_user(session: AsyncSession, office_id: str, body: UserCreate) -> User:
+Grant = Callable[[str], None]
+"""The caller's check that they may hand on a role (``OfficeContext.require_grant``: 403 when
+the role holds a scope the caller lacks); ``None``: the operator's command line."""
+
+
+async def create_user(
+    session: AsyncSession, office_id: str, body: UserCreate, grant: Grant | None = None
+) -> User:
+    if grant is not None:
+        grant(body.role)
     await _check_email(session, office_id, body.email)
     await _check_inboxes(session, office_id, body.inbox_ids)
     await _check_legal_areas(session, office_id, body.legal_area_ids)
@@ -149,7 +158,11 @@ async def create_user(session: AsyncSession, office_id: str, body: UserCreate) -
     return user
 
 
-async def update_user(session: AsyncSession, office_id: str, ident: str, body: UserUpdate) -> User:
+async def update_user(
+    session: AsyncSession, office_id: str, ident: str, body: UserUpdate, grant: Grant | None = None
+) -> User:
+    """``grant``: the caller must hold the scopes of the user's role, as it stands (read
+    locked) and as it is to become: nobody changes a user above them."""
     body.refuse_sent_nulls()
     sent = body.model_fields_set
     routing = bool(sent & ROUTING_FIELDS)
@@ -158,6 +171,10 @@ async def update_user(session: AsyncSession, office_id: str, ident: str, body: U
         await get_user(session, office_id, ident)
         await lock_office(session, office_id)
     user = await get_user(session, office_id, ident, for_change=True)
+    if grant is not None:
+        grant(user.role)
+        if body.role is not None:
+            grant(body.role)
     if body.email is not None:
         await _check_email(session, office_id, body.email, user.id)
         user.email = body.email

@@ -9,6 +9,7 @@ The visitor API (``start``, ``messages``, ``events``) is authenticated by the vi
 from __future__ import annotations
 
 import json
+import time
 from importlib import resources
 from typing import Annotated
 
@@ -17,6 +18,7 @@ from fastapi.responses import Response, StreamingResponse
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.contacts.texts import WIDGET
+from officehub.events.service import emit
 from officehub.inboxes.models import Integration
 from officehub.kit.db import SessionDep
 from officehub.kit.errors import RateLimited, error_responses
@@ -26,6 +28,7 @@ from officehub.kit.middleware import body_limit
 from officehub.kit.ratelimit import RateLimiter
 from officehub.kit.stream_slots import StreamSlots, held
 from officehub.webchat import live, service, verification
+from officehub.webchat.events import FLOODED, WebchatFloodedPayload
 from officehub.webchat.models import WebchatVisitor
 from officehub.webchat.schemas import (
     CodeIn,
@@ -59,6 +62,43 @@ async def _limit(request: Request, limiter_name: str, key: str) -> None:
 async def _per_ip(request: Request) -> None:
     host = request.client.host if request.client else "unknown"
     await _limit(request, "webchat_ip_limiter", f"ip:{host}")
+
+
+FLOOD_ALERT_EVERY = 600.0
+"""Seconds between two ``chat.webchat.flooded`` alerts of one integration in a process: a
+flood refused a thousand times is one alert, not a thousand events."""
+
+
+async def _per_integration(
+    request: Request, session: AsyncSession, integration: Integration
+) -> None:
+    """The integration's cap on starts (``OFFICEHUB_WEBCHAT_STARTS_PER_INTEGRATION``): one
+    office's widget flooded from many addresses cannot fill the office with contacts. Past
+    it: 429, and the office is alerted (an event on the console's live stream and to its
+    webhooks), committed by the refused request, which has changed nothing (on SQLite a
+    second writing session would wait for this one's lock)."""
+    limiter: RateLimiter | None = getattr(request.app.state, "webchat_integration_limiter", None)
+    refusal = None if limiter is None else await limiter.hit(f"integration:{integration.id}")
+    if refusal is None:
+        return
+    state = request.app.state
+    alerted: dict[str, float] = getattr(state, "webchat_flood_alerts", None) or {}
+    state.webchat_flood_alerts = alerted
+    now = time.monotonic()
+    if now - alerted.get(integration.id, -FLOOD_ALERT_EVERY) >= FLOOD_ALERT_EVERY:
+        alerted[integration.id] = now
+        payload = WebchatFloodedPayload(
+            integration_id=integration.id,
+            inbox_id=integration.inbox_id,
+            limit=str(refusal.limit),
+            retry_after_seconds=refusal.retry_after,
+        )
+        await emit(session, integration.office_id, FLOODED, payload, integration_id=integration.id)
+        await session.commit()
+    raise RateLimited(
+        details=refusal.details(),
+        headers={k.decode(): v.decode() for k, v in refusal.headers()},
+    )
 
 
 async def _per_visitor(request: Request, visitor: WebchatVisitor) -> None:
@@ -131,6 +171,7 @@ async def start(
 ) -> StartOut:
     await _per_ip(request)
     integration = await service.integration_for(session, integration_id)
+    await _per_integration(request, session, integration)
     return await service.start(session, integration, body)
 
 

@@ -356,16 +356,21 @@ UNSENDABLE = (
 )
 
 
+NOT_CONNECTED = "ConnectError: could not connect to the receiver, or its address is not allowed"
+"""One answer for a name that does not resolve, a receiver that refuses, and an address the
+SSRF guard refuses (issue 39): the log of a webhook or a FIRE_WEBHOOK action tells nobody
+which internal names resolve to private addresses."""
+
+
 def describe_failure(exc: Exception, seconds: float) -> str:
-    """A failure as the office may read it: no resolved address, no stack trace."""
+    """A failure as the office may read it: no resolved address, no stack trace, and no
+    word on whether the host resolved to an address the guard refuses."""
     if isinstance(exc, TimeoutError | httpx.TimeoutException):
         return f"timed out after {seconds:g} s"
-    if isinstance(exc.__cause__, AddressNotAllowed):
-        return str(exc.__cause__)  # names the URL's host only, never what it resolved to
+    if isinstance(exc.__cause__, AddressNotAllowed) or isinstance(exc, httpx.ConnectError):
+        return NOT_CONNECTED
     if isinstance(exc, httpx.LocalProtocolError | httpx.UnsupportedProtocol):
         return UNSENDABLE  # our side refused to frame the request
-    if isinstance(exc, httpx.ConnectError):
-        return "ConnectError: could not connect to the receiver"
     if isinstance(exc, httpx.ProtocolError):
         return f"{type(exc).__name__}: the receiver did not answer with valid HTTP"
     if isinstance(exc, httpx.HTTPError):
@@ -398,6 +403,11 @@ async def send(client: httpx.AsyncClient, delivery: Delivery, seconds: float) ->
         status, text, error = None, None, describe_failure(exc, seconds)
         if error == UNSENDABLE:
             logger.warning("delivery %s could not be sent: %s", delivery.id, type(exc).__name__)
+        elif error == NOT_CONNECTED:
+            # The office's log says no more than NOT_CONNECTED; the operator's says which.
+            refused = isinstance(exc.__cause__, AddressNotAllowed)
+            cause = "address refused by the SSRF guard" if refused else type(exc).__name__
+            logger.info("delivery %s not connected: %s", delivery.id, cause)
     elapsed = time.perf_counter() - started
     ATTEMPT_SECONDS.observe(elapsed)
     ATTEMPTS.labels("success" if status is not None and 200 <= status < 300 else "failure").inc()

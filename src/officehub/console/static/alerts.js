@@ -3,6 +3,7 @@
 // question without a gesture) and a short chime made by WebAudio (no sound file).
 
 import { t } from "./i18n.js";
+import { showAlert } from "./ui.js";
 
 let audio = null;
 const button = () => document.getElementById("alerts");
@@ -58,6 +59,19 @@ export function newMessage(who, text) {
     window.focus();
     shown.close();
   };
+}
+
+/** A web chat refused new chats, started past its integration's cap
+ * (`chat.webchat.flooded`, on the live stream of keys and admins): shown until dismissed,
+ * with the chime and a browser notification when alerts are on. */
+export function webchatFlooded() {
+  const text = t("alerts.webchatFlooded");
+  showAlert(text, "WEBCHAT_FLOODED");
+  chime();
+  if (!("Notification" in window) || Notification.permission !== "granted") return;
+  new Notification(t("alerts.webchatFloodedTitle"), {
+    body: text, tag: "officehub-webchat-flooded", lang: document.documentElement.lang,
+  });
 }
 
 export function bind() {

@@ -207,6 +207,9 @@ async function logOut() {
 
 translatePage();
 alerts.bind();
+live.subscribe((name) => {
+  if (name === "chat.webchat.flooded") alerts.webchatFlooded();
+});
 const languageSelect = document.getElementById("language");
 languageSelect.value = language;
 languageSelect.addEventListener("change", () => setLanguage(languageSelect.value));

@@ -722,6 +722,7 @@ async function onLiveEvent(name, body) {
     await refreshConversation(data.id);
     return;
   }
+  if (!name.startsWith("chat.message.")) return; // an office alert (app.js), not a message
   const open = state.selected?.id === data.conversationId;
   if (open) showMessage(data);
   if (name === "chat.message.status" || name === "chat.message.updated") return;

@@ -11,7 +11,7 @@ import { t } from "./i18n.js";
 const NAMES = [
   "chat.conversation.created", "chat.conversation.updated", "chat.conversation.assigned",
   "chat.message.received", "chat.message.sent", "chat.message.status", "chat.message.updated",
-  "chat.sla.breached",
+  "chat.sla.breached", "chat.webchat.flooded",
 ];
 const listeners = new Set();
 let source = null;

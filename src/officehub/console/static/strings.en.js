@@ -298,6 +298,8 @@ export default {
   "alerts.turnOn": "Turn on alerts",
   "alerts.on": "Alerts on",
   "alerts.title": "New message from {name}",
+  "alerts.webchatFlooded": "The web chat is refusing new chats: more were started than the limit allows. It may be an attack; check the recent contacts.",
+  "alerts.webchatFloodedTitle": "Web chat refusing new chats",
   "conversations.tabs": "Which conversations",
   "conversations.mine": "Mine",
   "conversations.unassigned": "Unassigned",

@@ -298,6 +298,8 @@ export default {
   "alerts.turnOn": "Ativar alertas",
   "alerts.on": "Alertas ativados",
   "alerts.title": "Nova mensagem de {name}",
+  "alerts.webchatFlooded": "O chat do site está recusando novas conversas: começaram mais do que o limite permite. Pode ser um ataque; confira os contatos recentes.",
+  "alerts.webchatFloodedTitle": "Chat do site bloqueando novas conversas",
   "conversations.tabs": "Quais conversas",
   "conversations.mine": "Minhas",
   "conversations.unassigned": "Sem responsável",

@@ -72,6 +72,18 @@ export function showError(error, context = "") {
   box.dataset.code = code;
 }
 
+/** Shows an alert for the office (not an error of the person's own action) in the same
+ * box, until dismissed; `code` names it (`data-code`). */
+export function showAlert(text, code) {
+  const box = notice();
+  clear(
+    box,
+    h("p", {}, h("strong", {}, text)),
+    h("button", { type: "button", class: "link", onclick: clearError }, t("common.dismiss")),
+  );
+  box.dataset.code = code;
+}
+
 export function clearError() {
   const box = notice();
   box.replaceChildren();

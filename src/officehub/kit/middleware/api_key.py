@@ -123,12 +123,12 @@ def _key_checked(key: KeyOutcome | None, scope: Scope, receive: Receive) -> Rece
             if key is not None and key.office is None and isinstance(route, APIRoute):
                 raise BodyWithoutKey(key.problem)
             if key is not None and key.office is not None and isinstance(route, APIRoute):
+                actor = key.office.who
+                if actor.is_user and actor.role not in allowed_roles(route):
+                    raise BodyWithoutRole()  # before the scope: a role holds its scopes
                 scope_needed = required_scope(route)
                 if scope_needed not in key.office.permissions:
                     raise BodyWithoutScope(scope_needed)
-                actor = key.office.who
-                if actor.is_user and actor.role not in allowed_roles(route):
-                    raise BodyWithoutRole()
             checked = True
         return await receive()
 

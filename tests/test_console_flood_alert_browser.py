@@ -1,0 +1,57 @@
+"""The console alerts the office when its web chat is flooded (issue 39, item 7): the
+``chat.webchat.flooded`` event reaches the console's live stream and is shown, in
+Portuguese, until dismissed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+import pytest
+from playwright.async_api import Browser, expect
+
+from officehub.kit.config import Settings
+from tests.browser import new_page
+from tests.conftest import _test_settings
+from tests.helpers import OfficeFixture
+from tests.test_console_browser import log_in_in_portuguese
+from tests.webchat_world import SITE, make_webchat
+
+TIMEOUT = 10_000
+LIVE = 35_000
+"""As in tests/test_console_live_browser.py: at the latest the hub's safety read (30 s)."""
+
+
+@pytest.fixture
+def settings(database_url: str, tmp_path: Path) -> Settings:
+    return _test_settings(database_url, tmp_path, webchat_starts_per_integration="1/minute")
+
+
+async def test_a_flooded_web_chat_shows_an_alert_in_the_console(
+    browser: Browser, server_url: str, office_a: OfficeFixture
+) -> None:
+    async with (
+        new_page(browser) as page,
+        httpx.AsyncClient(base_url=server_url, timeout=15) as http,
+    ):
+        await log_in_in_portuguese(page, server_url, office_a.key)
+        await page.get_by_role("link", name="Conversas").click()
+        await expect(page.locator("#live")).to_have_attribute("data-state", "on", timeout=TIMEOUT)
+        chat = await make_webchat(http, office_a)
+        codes = [
+            (
+                await http.post(
+                    f"/webchat/{chat['id']}/start",
+                    json={"name": "Visitante", "phone": f"+55 11 98765-000{n}"},
+                    headers={"origin": SITE},
+                )
+            ).status_code
+            for n in range(2)
+        ]
+        assert codes == [201, 429]
+        alert = page.locator('#notice[data-code="WEBCHAT_FLOODED"]')
+        await expect(alert).to_contain_text(
+            "O chat do site está recusando novas conversas", timeout=LIVE
+        )
+        await alert.get_by_role("button").click()
+        await expect(alert).to_have_count(0)
