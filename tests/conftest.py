@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import shutil
 import sqlite3
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -131,6 +132,7 @@ class _SessionDatabase:
         self.tables: list[str] = []
         self.seeded: dict[str, tuple[list[str], list[Any]]] = {}
         self.fingerprint = ""
+        self.probe = ""
 
     async def create(self) -> None:
         admin = await asyncpg.connect(_pg_dsn(PG_URL))
@@ -152,6 +154,10 @@ class _SessionDatabase:
                     " ORDER BY tablename"
                 )
             ]
+            self.probe = " UNION ALL ".join(
+                f"SELECT {i} WHERE EXISTS (SELECT 1 FROM {table})"  # noqa: S608 (catalog names)
+                for i, table in enumerate(self.tables)
+            )
             for table in self.tables:
                 rows = await conn.fetch(f"SELECT * FROM {table}")  # noqa: S608 (catalog names)
                 if rows:
@@ -187,23 +193,25 @@ class _SessionDatabase:
             if await conn.fetchval(_SCHEMA_FINGERPRINT) != self.fingerprint:
                 return False
             async with conn.transaction():
-                await conn.execute("SET LOCAL lock_timeout = '10s'")
-                probe = " UNION ALL ".join(
-                    f"SELECT {i} WHERE EXISTS (SELECT 1 FROM {table})"  # noqa: S608
-                    for i, table in enumerate(self.tables)
-                )
-                used = {self.tables[row[0]] for row in await conn.fetch(probe)}
-                dirty = sorted(used | set(self.seeded))
-                await conn.execute(f"TRUNCATE {', '.join(dirty)} RESTART IDENTITY CASCADE")
+                # Rows deleted, not tables truncated: TRUNCATE makes every table (and each
+                # table referencing it) new files, about ten times the time of a DELETE of
+                # a test's few rows. Foreign keys and triggers are off meanwhile (replica).
                 await conn.execute(
-                    "SELECT setval(format('%I.%I', schemaname, sequencename), start_value, false)"
-                    " FROM pg_sequences WHERE schemaname = 'public'"
+                    "SET LOCAL lock_timeout = '10s'; SET LOCAL synchronous_commit = off;"
+                    " SET LOCAL session_replication_role = replica"
                 )
-                await conn.execute("SET LOCAL session_replication_role = replica")
+                used = [self.tables[row[0]] for row in await conn.fetch(self.probe)]
+                dirty = sorted(set(used) | set(self.seeded))
+                await conn.execute("".join(f"DELETE FROM {table};" for table in dirty))  # noqa: S608
                 for table, (columns, rows) in self.seeded.items():
                     await conn.copy_records_to_table(
                         table.strip('"'), records=rows, columns=columns
                     )
+                await conn.execute(
+                    "SELECT setval(format('%I.%I', schemaname, sequencename), start_value, false)"
+                    " FROM pg_sequences WHERE schemaname = 'public'"
+                    " AND last_value IS NOT NULL"
+                )
             return True
         finally:
             await conn.close()
@@ -222,11 +230,18 @@ async def _session_database(template_database: str) -> AsyncIterator[_SessionDat
         await database.drop()
 
 
+def _copy_sqlite(template: str, target: Path) -> None:
+    if os.path.exists(f"{template}-wal"):
+        with sqlite3.connect(template) as src, sqlite3.connect(target) as dst:
+            src.backup(dst)
+    else:  # nothing of it outside the file (closed): its bytes, 30 times faster (1 ms)
+        shutil.copyfile(template, target)
+
+
 @asynccontextmanager
 async def _fresh_database(template_database: str, target: Path) -> AsyncIterator[str]:
     if not PG_URL:
-        with sqlite3.connect(template_database) as src, sqlite3.connect(target) as dst:
-            src.backup(dst)
+        _copy_sqlite(template_database, target)
         yield f"sqlite+aiosqlite:///{target}"
         return
     name = f"officehub_t_{new_id()}"
