@@ -33,7 +33,7 @@ from officehub.kit.config import Settings
 from officehub.kit.ids import new_id
 from officehub.migrate import migrate_async
 from officehub.offices import service as offices
-from tests.browser import launched_browser, new_page
+from tests.browser import SharedBrowser, new_page
 from tests.helpers import OfficeFixture, make_office
 from tests.server import running_server
 from tests.whatsapp_platform import Platform, running_platform
@@ -371,10 +371,20 @@ async def server_url(app: FastAPI) -> AsyncIterator[str]:
         yield base_url
 
 
+@pytest.fixture(scope="session")
+async def _shared_browser() -> AsyncIterator[SharedBrowser]:
+    shared = SharedBrowser()
+    try:
+        yield shared
+    finally:
+        await shared.close()
+
+
 @pytest.fixture
-async def browser() -> AsyncIterator[Browser]:
-    """A headless Chromium of Debian's package (``tests/browser.py``)."""
-    async with launched_browser() as launched:
+async def browser(_shared_browser: SharedBrowser) -> AsyncIterator[Browser]:
+    """A headless Chromium of Debian's package (``tests/browser.py``), shared by the
+    session's tests; the contexts a test opened are closed after it."""
+    async with _shared_browser.lend() as launched:
         yield launched
 
 
