@@ -98,7 +98,7 @@ _SCHEMA_FINGERPRINT = """
 SELECT md5(string_agg(item, ',' ORDER BY item)) FROM (
     SELECT c.relkind::text || ':' || n.nspname || '.' || c.relname
     FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-    WHERE n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast')
+    WHERE left(n.nspname, 3) <> 'pg_' AND n.nspname <> 'information_schema'
     UNION ALL
     SELECT 'a:' || a.attrelid::regclass::text || '.' || a.attname || ':' || a.atttypid::text
         || ':' || a.attnotnull::text
@@ -113,7 +113,7 @@ SELECT md5(string_agg(item, ',' ORDER BY item)) FROM (
     UNION ALL
     SELECT 'f:' || p.oid::regprocedure::text
     FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
-    WHERE n.nspname NOT IN ('pg_catalog', 'information_schema')
+    WHERE left(n.nspname, 3) <> 'pg_' AND n.nspname <> 'information_schema'
     UNION ALL
     SELECT 'v:' || version_num FROM alembic_version
 ) AS schema(item)
