@@ -126,9 +126,9 @@ class _SessionDatabase:
     seed, every sequence at its start), the other connections to it ended first. A test
     that changed the schema gets the database made again from the template."""
 
-    def __init__(self, template: str) -> None:
+    def __init__(self, template: str, name: str | None = None) -> None:
         self.template = template
-        self.name = f"officehub_s_{os.getpid()}"
+        self.name = name or f"officehub_s_{os.getpid()}"
         self.tables: list[str] = []
         self.seeded: dict[str, tuple[list[str], list[Any]]] = {}
         self.fingerprint = ""
