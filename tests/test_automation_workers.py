@@ -59,9 +59,11 @@ async def _stop(proc: asyncio.subprocess.Process) -> None:
             await proc.wait()
 
 
-async def _until_listening_and_idle(app: FastAPI, seconds: float = 60) -> None:
+async def _until_listening_and_idle(app: FastAPI, seconds: float = 240) -> None:
     """A worker's LISTEN open and every connection to the database idle for half a second:
-    its first pass is over, and it waits for a notification (or its poll)."""
+    its first pass is over, and it waits for a notification (or its poll). A started
+    worker's imports and first pass (every periodic job) take 5 s of CPU: on a loaded
+    machine, a minute or more."""
     listened = False
     activity = text(
         "SELECT query, state, now() - state_change > interval '0.5 second' AS settled"
