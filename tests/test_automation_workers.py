@@ -70,14 +70,18 @@ async def _until_listening_and_idle(app: FastAPI, seconds: float = 240) -> None:
         " FROM pg_stat_activity WHERE datname = current_database()"
         " AND backend_type = 'client backend' AND pid <> pg_backend_pid()"
     )
-    async with asyncio.timeout(seconds):
-        while True:
-            async with app.state.sessionmaker() as s:
-                rows = (await s.execute(activity)).all()
-            listened = listened or any(row.query.startswith("LISTEN") for row in rows)
-            if listened and all(row.state == "idle" and row.settled for row in rows):
-                return
-            await asyncio.sleep(0.1)
+    rows: list[Any] = []
+    try:
+        async with asyncio.timeout(seconds):
+            while True:
+                async with app.state.sessionmaker() as s:
+                    rows = list((await s.execute(activity)).all())
+                listened = listened or any(row.query.startswith("LISTEN") for row in rows)
+                if listened and all(row.state == "idle" and row.settled for row in rows):
+                    return
+                await asyncio.sleep(0.1)
+    except TimeoutError:
+        raise AssertionError(f"listening: {listened}; connections: {rows}") from None
 
 
 async def _until(app: FastAPI, query: Any, wanted: int, seconds: float) -> int:
