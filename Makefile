@@ -1,19 +1,29 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+# Two stamps: the runtime alone (make run: what serving needs, about 50 packages) and the
+# developers' tools on top of it (make install, test, lint, ...: pytest, Playwright,
+# schemathesis, moto, mypy, cosmic-ray, matplotlib). Installing the tools marks the
+# runtime installed too.
 STAMP := $(VENV)/.installed
+RUNTIME_STAMP := $(VENV)/.installed-runtime
 
 .PHONY: install chromium run quickstart test lint types pytest fuzz mutate bench sdk clean
+
+$(RUNTIME_STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e .
+	touch $(RUNTIME_STAMP)
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	touch $(STAMP)
+	touch $(STAMP) $(RUNTIME_STAMP)
 
 install: $(STAMP)
 
-run: $(STAMP)
+run: $(RUNTIME_STAMP)
 	$(BIN)/officehub serve $(if $(PORT),--port $(PORT))
 
 # The README walkthrough against a running server:

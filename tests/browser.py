@@ -18,7 +18,7 @@ import shutil
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from playwright.async_api import Browser, Page, async_playwright
+from playwright.async_api import Browser, Page, Playwright, async_playwright
 
 
 def chromium_path() -> str:
@@ -32,19 +32,53 @@ def chromium_path() -> str:
     raise RuntimeError("Chromium is not installed: run `make chromium` (Debian's package)")
 
 
+async def _launch(playwright: Playwright) -> Browser:
+    return await playwright.chromium.launch(
+        executable_path=chromium_path(),
+        headless=True,
+        args=["--no-sandbox", "--disable-dev-shm-usage"],
+    )
+
+
 @asynccontextmanager
 async def launched_browser() -> AsyncIterator[Browser]:
-    """A headless Chromium for one test; closed afterwards."""
+    """A headless Chromium of its own; closed afterwards."""
     async with async_playwright() as playwright:
-        browser = await playwright.chromium.launch(
-            executable_path=chromium_path(),
-            headless=True,
-            args=["--no-sandbox", "--disable-dev-shm-usage"],
-        )
+        browser = await _launch(playwright)
         try:
             yield browser
         finally:
             await browser.close()
+
+
+class SharedBrowser:
+    """One headless Chromium for a pytest session (a launch costs about a second of CPU),
+    launched at first use and again when it is gone. Tests share nothing through it: each
+    page has a context of its own (``new_page``), and ``lend`` closes every context a test
+    left open."""
+
+    def __init__(self) -> None:
+        self._playwright: Playwright | None = None
+        self._browser: Browser | None = None
+
+    @asynccontextmanager
+    async def lend(self) -> AsyncIterator[Browser]:
+        if self._playwright is None:
+            self._playwright = await async_playwright().start()
+        if self._browser is None or not self._browser.is_connected():
+            self._browser = await _launch(self._playwright)
+        browser = self._browser
+        try:
+            yield browser
+        finally:
+            for context in list(browser.contexts):
+                await context.close()
+
+    async def close(self) -> None:
+        if self._browser is not None and self._browser.is_connected():
+            await self._browser.close()
+        if self._playwright is not None:
+            await self._playwright.stop()
 
 
 @asynccontextmanager

@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 from fastapi import FastAPI
-from sqlalchemy import func, select, update
+from sqlalchemy import func, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.automation.models import AutomationRun
@@ -57,6 +57,31 @@ async def _stop(proc: asyncio.subprocess.Process) -> None:
         except TimeoutError:
             proc.kill()
             await proc.wait()
+
+
+async def _until_listening_and_idle(app: FastAPI, seconds: float = 240) -> None:
+    """A worker's LISTEN open and every connection to the database idle for half a second:
+    its first pass is over, and it waits for a notification (or its poll). A started
+    worker's imports and first pass (every periodic job) take 5 s of CPU: on a loaded
+    machine, a minute or more."""
+    listened = False
+    activity = text(
+        "SELECT query, state, now() - state_change > interval '0.5 second' AS settled"
+        " FROM pg_stat_activity WHERE datname = current_database()"
+        " AND backend_type = 'client backend' AND pid <> pg_backend_pid()"
+    )
+    rows: list[Any] = []
+    try:
+        async with asyncio.timeout(seconds):
+            while True:
+                async with app.state.sessionmaker() as s:
+                    rows = list((await s.execute(activity)).all())
+                listened = listened or any(row.query.startswith("LISTEN") for row in rows)
+                if listened and all(row.state == "idle" and row.settled for row in rows):
+                    return
+                await asyncio.sleep(0.1)
+    except TimeoutError:
+        raise AssertionError(f"listening: {listened}; connections: {rows}") from None
 
 
 async def _until(app: FastAPI, query: Any, wanted: int, seconds: float) -> int:
@@ -180,7 +205,7 @@ async def test_a_separate_postgresql_worker_wakes_on_notify_not_at_its_poll(
     await create_rule(client, office_a, actions=later)
     worker = await _start_worker(database_url, poll="120")
     try:
-        await asyncio.sleep(4)  # started, listening, idle until a notification or 120 s
+        await _until_listening_and_idle(app)  # then idle until a notification or 120 s
         r = await client.post(
             f"/conversation/{world.conversation.id}/messages/inbound",
             json={"text": "oi"},

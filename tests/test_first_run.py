@@ -153,7 +153,11 @@ async def test_a_taken_port_creates_no_demo_office_so_the_next_start_shows_the_k
 
 async def test_the_first_start_frame_fits_80_columns_and_stays_on_screen(tmp_path: Path) -> None:
     async with running_server(tmp_path) as server:
-        await asyncio.sleep(2)  # the worker's first round of periodic jobs
+        async with asyncio.timeout(60):  # the worker's first round of periodic jobs
+            while True:  # lines come from the server's stderr reader
+                if any("periodic jobs ran" in line for line in server.stderr_lines):
+                    break
+                await asyncio.sleep(0.05)
         lines = list(server.stderr_lines)
     frame_end = next(i for i, line in enumerate(lines) if line.startswith("╰"))
     frame = lines[: frame_end + 1]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import logging
 import os
 from collections.abc import AsyncIterator
@@ -15,6 +16,7 @@ from fastapi import Depends, FastAPI, Request
 from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import HTMLResponse
+from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
@@ -200,7 +202,7 @@ def create_app(settings: Settings | None = None, *, embedded_worker: bool = Fals
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
-            app.openapi_schema = _openapi(app)
+            app.openapi_schema = _shared_openapi(app)
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]
@@ -262,6 +264,72 @@ def _install_docs(app: FastAPI) -> None:
                 with_google_fonts=False,
             )
         )
+
+
+# The documents built in this process, by what they are built from (``_document_key``): a
+# document takes 1-2 s of CPU, and every app of a process (the tests make one per test) has
+# the same routes. Each app gets its own copy, so a caller changing it changes no other app's.
+_DOCUMENTS: dict[tuple[Any, ...], dict[str, Any]] = {}
+_DOCUMENTS_KEPT = 4
+
+
+def _shared_openapi(app: FastAPI) -> dict[str, Any]:
+    key = _document_key(app)
+    document = _DOCUMENTS.get(key)
+    if document is None:
+        document = _openapi(app)
+        if len(_DOCUMENTS) >= _DOCUMENTS_KEPT:
+            _DOCUMENTS.pop(next(iter(_DOCUMENTS)))
+        _DOCUMENTS[key] = document
+    return copy.deepcopy(document)
+
+
+def _document_key(app: FastAPI) -> tuple[Any, ...]:
+    """Everything of the app ``get_openapi`` reads: title, description, and each documented
+    route's (webhook routes too) path, methods, endpoint, models, status, tags, texts, extras."""
+
+    def of(route: Any) -> tuple[Any, ...]:
+        endpoint = getattr(route, "endpoint", None)
+        return (
+            type(route).__qualname__,
+            getattr(route, "path", None),
+            tuple(sorted(getattr(route, "methods", None) or ())),
+            getattr(endpoint, "__module__", None),
+            getattr(endpoint, "__qualname__", None),
+            id(endpoint),
+            *(
+                repr(getattr(route, name, None))
+                for name in (
+                    "name",
+                    "include_in_schema",
+                    "response_model",
+                    "status_code",
+                    "tags",
+                    "summary",
+                    "description",
+                    "response_description",
+                    "responses",
+                    "deprecated",
+                    "operation_id",
+                    "openapi_extra",
+                    "callbacks",
+                    "response_class",
+                    "dependencies",
+                )
+            ),
+        )
+
+    return (
+        app.title,
+        app.version,
+        app.description,
+        tuple(of(route) for route in app.routes if _in_document(route)),
+        tuple(of(route) for route in app.webhooks.routes if _in_document(route)),
+    )
+
+
+def _in_document(route: Any) -> bool:
+    return isinstance(route, APIRoute) and route.include_in_schema
 
 
 def _openapi(app: FastAPI) -> dict[str, Any]:

@@ -22,29 +22,28 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn, Protocol, TypeVar
 
 import pydantic
 import typer
-import uvicorn
 from rich.console import Console
 from rich.panel import Panel
 from rich.progress import BarColumn, Progress, TaskID, TextColumn
-from sqlalchemy import exc as sa_exc
-from sqlalchemy.engine import make_url
-from sqlalchemy.ext.asyncio import AsyncSession
 from typer.exceptions import TyperException
 
 from officehub import __version__
-from officehub import backup as backups
 from officehub.kit.config import DATABASE_URL_FORMS, Settings, get_settings
-from officehub.kit.db import DatabaseTimeouts, create_engine, create_sessionmaker
 from officehub.kit.errors import ServiceError
 from officehub.kit.gc_tuning import settle_heap
 from officehub.kit.logs import configure_logging
 from officehub.kit.timeutil import isoformat, utcnow
-from officehub.migrate import migrate
-from officehub.offices import service as offices
-from officehub.offices.models import Office
 
 if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncSession
+
+    from officehub import backup as backups
     from officehub.kit.worker import WorkerContext
+    from officehub.offices.models import Office
+
+# SQLAlchemy, Alembic, uvicorn and the domain modules are imported by the commands that use
+# them (about 1.5 s of CPU at every start otherwise): `officehub --help` and a command that
+# does not touch the database answer at once.
 
 T = TypeVar("T")
 EXIT_BAD_INPUT = 2
@@ -146,6 +145,8 @@ def _print_rows(rows: list[dict[str, Any]], columns: list[str]) -> None:
 
 
 def _database_label(settings: Settings) -> str:
+    from sqlalchemy.engine import make_url
+
     path = settings.sqlite_path()
     if path is not None:
         return str(path)
@@ -175,6 +176,8 @@ def _in_session(work: Callable[[AsyncSession], Awaitable[T]]) -> T:
     from officehub.hook_subscriptions import (
         install as install_hooks,  # imported here: it costs a second
     )
+    from officehub.kit.db import create_engine, create_sessionmaker
+    from officehub.migrate import migrate
 
     settings = _settings()
     _require_database(settings)
@@ -233,6 +236,8 @@ async def _audited(
 @app.command(name="migrate")
 def migrate_command(as_json: JsonFlag = False) -> None:
     """Migrate the database to the newest schema (creating it if needed)."""
+    from officehub.migrate import migrate
+
     settings = _settings()
     with stderr.status("migrating the database…", spinner="line"):
         migrate(settings.database_url)
@@ -291,6 +296,8 @@ def _dotenv_names(env_file: Path) -> set[str]:
 
 
 def _source(name: str, settings: Settings, in_file: set[str]) -> str:
+    from officehub import backup as backups
+
     if name in os.environ:
         return "environment"
     if name in in_file:
@@ -307,6 +314,9 @@ def _signing_key_generated(settings: Settings) -> bool:
 
 
 async def _ensure_demo_office(settings: Settings) -> tuple[str, str] | None:
+    from officehub.kit.db import create_engine, create_sessionmaker
+    from officehub.offices import service as offices
+
     engine = create_engine(settings.database_url)
     try:
         async with create_sessionmaker(engine)() as session:
@@ -406,9 +416,11 @@ def serve(
     ] = 1,
 ) -> None:
     """Migrate, then serve the API (and, by default, the background worker)."""
+    import uvicorn
     from uvicorn.supervisors import Multiprocess
 
     from officehub.app import SERVE_WORKER_ENV, create_app  # the app's imports cost a second
+    from officehub.migrate import migrate
 
     settings = _settings().served_at(host, port)
     # The port first: a demo office (and its key, shown once) only for a server that runs.
@@ -469,7 +481,9 @@ def _connection_limits(settings: Settings) -> dict[str, Any]:
 def worker_command() -> None:
     """Run the background worker alone (deliveries and scheduled jobs)."""
     from officehub.jobs import periodic_jobs, queue_jobs
+    from officehub.kit.db import DatabaseTimeouts, create_engine, create_sessionmaker
     from officehub.kit.worker import Worker, WorkerContext
+    from officehub.migrate import migrate
 
     settings = _settings()
     migrate(settings.database_url)
@@ -507,6 +521,7 @@ def _office_out(office: Office, active_keys: int | None = None) -> dict[str, Any
 @office_app.command("create")
 def office_create(name: str, as_json: JsonFlag = False) -> None:
     """Create an office."""
+    from officehub.offices import service as offices
 
     async def work(session: AsyncSession) -> dict[str, Any]:
         office = await offices.create_office(session, name)
@@ -518,6 +533,7 @@ def office_create(name: str, as_json: JsonFlag = False) -> None:
 @office_app.command("list")
 def office_list(as_json: JsonFlag = False) -> None:
     """List every office (oldest first) with its number of active keys."""
+    from officehub.offices import service as offices
 
     async def work(session: AsyncSession) -> list[dict[str, Any]]:
         return [_office_out(s.office, s.active_keys) for s in await offices.list_offices(session)]
@@ -539,6 +555,7 @@ def office_list(as_json: JsonFlag = False) -> None:
 @office_app.command("rename")
 def office_rename(office_id: str, name: str, as_json: JsonFlag = False) -> None:
     """Rename an office."""
+    from officehub.offices import service as offices
 
     async def work(session: AsyncSession) -> dict[str, Any]:
         renamed = await offices.rename_office(session, office_id, name)
@@ -555,6 +572,7 @@ def office_delete(
     as_json: JsonFlag = False,
 ) -> None:
     """Delete an office with everything it holds (contacts, keys, files…). Cannot be undone."""
+    from officehub.offices import service as offices
 
     async def read(session: AsyncSession) -> Office:
         return await offices.get_office(session, office_id)
@@ -592,6 +610,7 @@ def apikey_create(
     as_json: JsonFlag = False,
 ) -> None:
     """Create an API key; the key is printed once and stored only as a hash."""
+    from officehub.offices import service as offices
 
     async def work(session: AsyncSession) -> dict[str, Any]:
         created = await offices.create_api_key(session, office, name, permission or None)
@@ -615,6 +634,7 @@ def apikey_list(
     as_json: JsonFlag = False,
 ) -> None:
     """List API keys with their office (never the keys themselves)."""
+    from officehub.offices import service as offices
 
     async def work(session: AsyncSession) -> list[dict[str, Any]]:
         return [
@@ -641,6 +661,7 @@ def apikey_list(
 @apikey_app.command("revoke")
 def apikey_revoke(key_id: str, as_json: JsonFlag = False) -> None:
     """Revoke an API key: requests with it answer 401 from now on."""
+    from officehub.offices import service as offices
 
     async def work(session: AsyncSession) -> dict[str, Any]:
         record = await offices.revoke_api_key(session, key_id)
@@ -692,7 +713,9 @@ def templates_sync(
     """Pull the template catalogues of the official integrations from the platform."""
     from officehub.channels.template_sync import sync_all
     from officehub.hook_subscriptions import install as install_hooks
+    from officehub.kit.db import create_engine, create_sessionmaker
     from officehub.kit.worker import WorkerContext
+    from officehub.migrate import migrate
 
     settings = _settings()
     _require_database(settings)
@@ -724,6 +747,7 @@ def people_duplicates(
     """List contacts that are one person: a Brazilian mobile stored with and without its
     ninth digit (and, with --merge, merge each pair into the older contact)."""
     from officehub.contacts import merge as merging
+    from officehub.offices import service as offices
 
     async def work(session: AsyncSession) -> list[dict[str, Any]]:
         if office is not None:
@@ -763,6 +787,7 @@ def audit_verify(
     """Check every office's audit chain (each entry's hash, its link to the one before, no
     gap); exit 1 naming the first broken entry of each broken chain."""
     from officehub.audit import service as audit
+    from officehub.offices import service as offices
 
     async def work(session: AsyncSession) -> list[dict[str, Any]]:
         if office is not None:
@@ -897,7 +922,7 @@ def _in_batches(
     """The reports, added into ``total``, of one batch after another (``batch_of`` gives
     the pass, in a worker context of its own) until one finds nothing due, at most
     ``_SYNC_BATCHES``; a single batch by hand (the records named are all in it)."""
-
+    from officehub.kit.db import create_engine, create_sessionmaker
     from officehub.kit.worker import WorkerContext
 
     async def run() -> R:
@@ -929,6 +954,7 @@ def cases_sync(
     from officehub.cases.service import FIRST_CHECK_SPREAD
     from officehub.cases.watch import Report, Watcher
     from officehub.hook_subscriptions import install as install_hooks
+    from officehub.migrate import migrate
 
     settings = _settings()
     _require_database(settings)
@@ -963,6 +989,7 @@ def publications_sync(
     """Ask DJEN now for the publications of the lawyers due (or of --office / --lawyer) and
     store the new ones; exit 1 when a lawyer's sync failed."""
     from officehub.hook_subscriptions import install as install_hooks
+    from officehub.migrate import migrate
     from officehub.publications.sync import Report, Syncer
 
     settings = _settings()
@@ -1021,6 +1048,8 @@ def backup_command(
     as_json: JsonFlag = False,
 ) -> None:
     """Copy the embedded database (consistently, while the server runs) and the files."""
+    from officehub import backup as backups
+
     settings = _settings()
     database = _embedded_database(settings, "backup")
     _require_database(settings)
@@ -1045,6 +1074,9 @@ def restore_command(
     as_json: JsonFlag = False,
 ) -> None:
     """Restore a backup into an empty OFFICEHUB_DATA_DIR (then start the server as usual)."""
+    from officehub import backup as backups
+    from officehub.migrate import migrate
+
     settings = _settings()
     database = _embedded_database(settings, "restore")
     with _progress(not as_json and sys.stderr.isatty()) as progress:
@@ -1090,6 +1122,8 @@ def _chain(exc: BaseException) -> Iterator[BaseException]:
 
 def _explain(exc: BaseException) -> CliError | None:
     """One line for a configuration or database failure; None when not one of those."""
+    from sqlalchemy import exc as sa_exc
+
     try:
         settings = get_settings()
     except pydantic.ValidationError:

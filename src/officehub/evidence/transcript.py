@@ -11,13 +11,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
-
-from fpdf import FPDF
-from fpdf.enums import XPos, YPos
 
 from officehub.evidence import texts
 from officehub.kit.timeutil import as_utc
+
+if TYPE_CHECKING:
+    from fpdf import FPDF
 
 BIDI_CONTROLS = frozenset("\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 ENCODING = "windows-1252"
@@ -71,14 +72,18 @@ class Transcript:
     messages: list[MessageBlock]
 
 
-class _Pdf(FPDF):
-    def footer(self) -> None:
-        self.set_y(-12)
-        self.set_font("Helvetica", size=8)
-        self.cell(0, 8, texts.PAGE.format(page=self.page_no()), align="C")
-
-
 def render(transcript: Transcript) -> bytes:
+    # fpdf2 (with numpy and image parsers) takes about half a second to import: it is
+    # imported by the first transcript a process renders, not by every process start.
+    from fpdf import FPDF
+    from fpdf.enums import XPos, YPos
+
+    class _Pdf(FPDF):
+        def footer(self) -> None:
+            self.set_y(-12)
+            self.set_font("Helvetica", size=8)
+            self.cell(0, 8, texts.PAGE.format(page=self.page_no()), align="C")
+
     pdf = _Pdf(format="A4")
     pdf.core_fonts_encoding = ENCODING
     pdf.set_creator("officehub")

@@ -17,8 +17,6 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import Field, PrivateAttr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError
 
 DATABASE_FILE = "officehub.db"
 # Settings whose value is shown masked by ``officehub config``.
@@ -389,6 +387,9 @@ class Settings(BaseSettings):
     def _supported_database_url(cls, value: str) -> str:
         if not value:
             return value
+        from sqlalchemy.engine import make_url  # SQLAlchemy's import waits for a value
+        from sqlalchemy.exc import ArgumentError
+
         try:
             driver = make_url(value).drivername
         except (ArgumentError, ValueError):
@@ -418,6 +419,8 @@ class Settings(BaseSettings):
 
     def sqlite_path(self) -> Path | None:
         """The database file when the database is SQLite on disk."""
+        from sqlalchemy.engine import make_url
+
         url = make_url(self.database_url)
         if url.get_backend_name() != "sqlite" or url.database in (None, "", ":memory:"):
             return None
@@ -425,6 +428,8 @@ class Settings(BaseSettings):
 
     def effective(self) -> dict[str, Any]:
         """Every setting as used, secrets and database passwords masked."""
+        from sqlalchemy.engine import make_url
+
         shown: dict[str, Any] = {}
         for name in type(self).model_fields:
             value = getattr(self, name)

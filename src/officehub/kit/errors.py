@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
 from officehub.kit.ids import ID_MISMATCH, ID_PATTERN
+
+if TYPE_CHECKING:
+    from fastapi.responses import JSONResponse
 
 logger = logging.getLogger("officehub.errors")
 
@@ -160,6 +162,8 @@ def error_payload(status: int, code: str, message: str, details: str) -> dict[st
 def error_response(
     status: int, code: str, message: str, details: str = "", headers: dict[str, str] | None = None
 ) -> JSONResponse:
+    from fastapi.responses import JSONResponse  # not at import: the CLI's start needs none
+
     return JSONResponse(error_payload(status, code, message, details), status, headers=headers)
 
 

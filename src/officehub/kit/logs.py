@@ -10,7 +10,6 @@ import re
 import sys
 from typing import Any, TextIO
 
-import httpx
 import orjson
 
 from officehub.kit.safe_trace import ExcInfo, format_exception_safely
@@ -47,7 +46,8 @@ def redacted_urls(text: str) -> str:
 
 
 def _redacted(value: Any) -> Any:
-    if isinstance(value, httpx.URL):
+    httpx = sys.modules.get("httpx")  # not imported: no value is one of its URLs
+    if httpx is not None and isinstance(value, httpx.URL):
         value = str(value)
     return redacted_urls(value) if isinstance(value, str) else value
 

@@ -14,8 +14,6 @@ import traceback
 from types import TracebackType
 from typing import TypeAlias
 
-from sqlalchemy.exc import DBAPIError, StatementError
-
 ExcInfo: TypeAlias = (
     tuple[type[BaseException], BaseException, TracebackType | None] | tuple[None, None, None]
 )
@@ -34,6 +32,8 @@ def safe_message(exc: BaseException, withhold: bool = False) -> str:
 
     ``withhold`` drops the message of any exception (a database error's ``orig``).
     """
+    from sqlalchemy.exc import DBAPIError, StatementError  # imported when an error is told
+
     name = type(exc).__qualname__
     if isinstance(exc, StatementError):
         origin = type(exc.orig).__qualname__ if exc.orig is not None else "?"
@@ -67,6 +67,8 @@ def format_exception_safely(exc_info: ExcInfo) -> str:
     exc = exc_info[1]
     if exc is None:
         return ""
+    from sqlalchemy.exc import StatementError
+
     parts: list[str] = []
     chain = _chain(exc)
     origins = {id(link.orig) for link in chain if isinstance(link, StatementError)}
