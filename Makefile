@@ -1,7 +1,7 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-# Two stamps: the runtime alone (make run: what serving needs, about 50 packages) and the
+# Two stamps: the runtime alone (make run: what serving needs, about 60 packages) and the
 # developers' tools on top of it (make install, test, lint, ...: pytest, Playwright,
 # schemathesis, moto, mypy, cosmic-ray, matplotlib). Installing the tools marks the
 # runtime installed too.
