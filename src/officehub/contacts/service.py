@@ -55,6 +55,7 @@ def contact_out(contact: Contact, contact_tags: Sequence[Tag]) -> ContactOut:
     return ContactOut.model_validate(
         {
             **{c.key: getattr(contact, c.key) for c in Contact.__table__.columns},
+            "username": contact.whatsapp_username,
             "marketing_opt_out": bool(contact.marketing_opt_out),
             "legal_hold": bool(contact.legal_hold),
             "tags": [TagRef.model_validate(t) for t in contact_tags],
@@ -160,7 +161,7 @@ async def find_or_create_by_phone(
     existing = await repository.find_by_phone(session, office_id, phone)
     if existing is not None:
         return existing
-    return await _add_met_contact(
+    return await add_met_contact(
         session, office_id, inbox_id, name, phone, phone=phone, whatsapp_id=whatsapp_id
     )
 
@@ -184,7 +185,7 @@ async def find_or_create_by_whatsapp_id(
         contact.whatsapp_id = address
         contact.updated_at = utcnow()
         await session.flush()
-        await emit(session, office_id, events.UPDATED, await _out(session, contact))
+        await emit(session, office_id, events.UPDATED, await out(session, contact))
     return contact
 
 
@@ -218,11 +219,12 @@ async def change_whatsapp_number(
         await session.refresh(contact)
         logger.warning("number change kept: contact %s's new number was taken", contact.id)
         return contact
-    await emit(session, office_id, events.UPDATED, await _out(session, contact))
+    await emit(session, office_id, events.UPDATED, await out(session, contact))
     return contact
 
 
-async def _out(session: AsyncSession, contact: Contact) -> ContactOut:
+async def out(session: AsyncSession, contact: Contact) -> ContactOut:
+    """The contact as the API and its events show it."""
     return contact_out(contact, await tags_of(session, contact.office_id, contact.id))
 
 
@@ -265,12 +267,12 @@ async def create_channel_contact(
     fallback_name: str = "Visitor",
 ) -> Contact:
     """A contact a channel met (no phone): ``contact.created`` is emitted."""
-    return await _add_met_contact(
+    return await add_met_contact(
         session, office_id, inbox_id, name, fallback_name, email=email, description=description
     )
 
 
-async def _add_met_contact(
+async def add_met_contact(
     session: AsyncSession,
     office_id: str,
     inbox_id: str | None,
@@ -410,7 +412,7 @@ async def create_claimant(
 ) -> Contact:
     """An unverified contact of a web chat visitor (``contact.created``): the phone or email
     typed is kept as a claim, so it matches, merges with and blocks no other contact."""
-    return await _add_met_contact(
+    return await add_met_contact(
         session,
         office_id,
         inbox_id,

@@ -17,6 +17,8 @@ _PERSON: dict[str, Any] = {
     "name": "Maria Souza",
     "phone": "+5511987654321",
     "whatsappId": "551187654321",
+    "whatsappUserId": "BR.1502576394655843",
+    "username": "maria.souza",
     "email": "maria@example.com",
     "document": None,
     "description": None,

@@ -17,6 +17,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.contacts import consent
+from officehub.contacts import service as contacts
 from officehub.contacts import texts as contact_texts
 from officehub.conversations import service as conversations
 from officehub.conversations.models import Conversation, Message
@@ -456,6 +457,7 @@ async def _send_template(
         body.language,
     )
     await _check_marketing_consent(session, conversation, template.category)
+    await _check_authentication_reach(session, conversation, template.category)
     variables = body.variables or []
     wanted = templates.placeholders(template.components, "BODY")
     if len(variables) != wanted:
@@ -510,6 +512,29 @@ async def _check_marketing_consent(
             ),
             code="CONTACT_OPTED_OUT",
         )
+
+
+async def _check_authentication_reach(
+    session: AsyncSession, conversation: Conversation, category: str
+) -> None:
+    """An AUTHENTICATION template needs the client's phone (the platform refuses it to a
+    business-scoped user id, error 131062): to a contact known only by its WhatsApp user id
+    (a username, no phone) it is refused, 409 ``CONTACT_HAS_NO_PHONE``, nothing stored."""
+    if category.upper() != "AUTHENTICATION":
+        return
+    contact = await contacts.get_contact(session, conversation.office_id, conversation.person_id)
+    if contact.phone or contact.whatsapp_id:
+        return
+    raise Conflict(
+        "The contact has no phone number",
+        details=(
+            f"Template of category AUTHENTICATION not sent: contact {contact.id} is known on "
+            "WhatsApp by its user id only (a username), and the platform sends authentication "
+            "templates to phone numbers only (its error 131062); send a utility template, or "
+            "ask the client for their number"
+        ),
+        code="CONTACT_HAS_NO_PHONE",
+    )
 
 
 async def _check_header_media(
