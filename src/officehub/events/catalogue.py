@@ -86,6 +86,7 @@ _MESSAGE: dict[str, Any] = {
     "createdAt": _AT,
     "content": None,
     "replyTo": None,
+    "replyToExternalId": None,
     "forwarded": False,
     "reactions": [],
     "originalText": None,

@@ -580,6 +580,8 @@ async def receive_from_channel(
         )
         if quoted is not None and quoted.conversation_id == conversation.id:
             reply_to_id = quoted.id
+        # the platform's id is kept either way: a quote of a message not stored here
+        payload = {**(payload or {}), "replyToExternalId": reply_to_external_id[:128]}
     try:
         async with session.begin_nested():
             message = await _store(
