@@ -24,7 +24,7 @@ from tests import factories as f
 from tests.helpers import OfficeFixture, error_of, outbox
 from tests.whatsapp_fixtures import FIXTURES, catalogue_template
 from tests.whatsapp_platform import VERSION, Platform
-from tests.whatsapp_world import APP_SECRET, official_integration, worker
+from tests.whatsapp_world import APP_SECRET, PHONE_NUMBER_ID, official_integration, worker
 
 BSUID = "BR.1502576394655843"
 NEW_BSUID = "BR.1779432061588210"
@@ -365,7 +365,7 @@ async def test_a_reply_to_a_username_only_client_reaches_the_platform_with_recip
             "text": {"body": "Olá! Como podemos ajudar?", "preview_url": False},
         }
     ]
-    assert platform.send_paths == [f"/{VERSION}/{integration.whatsapp['phoneNumberId']}/messages"]
+    assert platform.send_paths == [f"/{VERSION}/{PHONE_NUMBER_ID}/messages"]
     sent = await served.get(
         f"/conversation/{inbound.conversation_id}/messages", headers=office_a.headers
     )
