@@ -301,3 +301,22 @@ class Status(_Platform):
     @classmethod
     def _user_id(cls, value: Any) -> Any:
         return user_id_or_none(value)
+
+
+class Echo(PlatformMessage):
+    """One of ``message_echoes`` (``smb_message_echoes``): a message the business typed in
+    the WhatsApp Business app, ``from`` its own number, ``to`` the client (by phone and/or,
+    since BSUIDs, ``to_user_id``)."""
+
+    to: str | None = None
+    to_user_id: str | None = None
+
+    @field_validator("to", mode="before")
+    @classmethod
+    def _to_or_none(cls, value: Any) -> Any:
+        return value if isinstance(value, str) and 0 < len(value) <= 32 else None
+
+    @field_validator("to_user_id", mode="before")
+    @classmethod
+    def _to_user_id(cls, value: Any) -> Any:
+        return user_id_or_none(value)

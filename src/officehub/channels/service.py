@@ -25,6 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from officehub.channels import account, referral
 from officehub.channels.platform_status import status_error, status_pricing
 from officehub.channels.schemas import (
+    Echo,
     Media,
     PlatformError,
     PlatformMessage,
@@ -86,6 +87,13 @@ async def receive_notification(session: AsyncSession, integration: Integration, 
             if change.get("field") == "user_id_update":
                 await _apply_user_id_updates(session, integration, value)
                 continue
+            if change.get("field") == "smb_message_echoes":
+                for raw in _list(value.get("message_echoes")):
+                    stored += await _receive_echo(session, integration, raw)
+                continue
+            if change.get("field") == "smb_app_state_sync":
+                await _sync_app_contacts(session, integration, value)
+                continue
             if change.get("field") != "messages":
                 await _apply_account_change(session, integration, change)
                 continue
@@ -105,6 +113,97 @@ def _ours(integration: Integration, value: dict[str, Any]) -> bool:
     if named is None:
         return True
     return str(named) == str((integration.whatsapp or {}).get("phoneNumberId", ""))
+
+
+async def _receive_echo(session: AsyncSession, integration: Integration, raw: Any) -> int:
+    """A message the office typed in the WhatsApp Business app (coexistence): stored as an
+    outbound message of the client's conversation (opened if need be), in its own
+    savepoint; one that cannot be read or attributed to a client is logged and dropped."""
+    try:
+        echo = Echo.model_validate(raw)
+    except ValidationError:
+        logger.warning("unreadable message echo for integration %s skipped", integration.id)
+        return 0
+    client = WhatsAppUser(echo.to, echo.to_user_id)
+    if client.wa_id is None and client.user_id is None:
+        logger.warning("message echo for integration %s names no client; skipped", integration.id)
+        return 0
+    try:
+        async with session.begin_nested():
+            if await messages.external_id_known(session, integration.office_id, echo.id):
+                return 0
+            office_id = integration.office_id
+            contact = await identity.find_or_create(
+                session, office_id, client, integration.inbox_id
+            )
+            opened, _created = await conversations.open_conversation(
+                session,
+                office_id,
+                ConversationIn(
+                    person_id=contact.id,
+                    inbox_id=integration.inbox_id,
+                    integration_id=integration.id,
+                ),
+            )
+            conversation = await conversations.get_conversation(session, office_id, opened.id)
+            kind = read_message(echo)
+            out = await messages.store_echo(
+                session,
+                conversation,
+                external_id=echo.id,
+                type=kind.type,
+                text=_clean(kind.text),
+                media_external_id=kind.media_id,
+                payload=_scrub(kind.payload) or None,
+                content=_scrub(kind.content),
+            )
+            return 0 if out is None else 1
+    except Exception as exc:
+        logger.error(
+            "message echo for integration %s could not be stored: %s",
+            integration.id,
+            type(exc).__name__,
+        )
+        return 0
+
+
+async def _sync_app_contacts(
+    session: AsyncSession, integration: Integration, value: dict[str, Any]
+) -> None:
+    """``smb_app_state_sync``: the contacts of the office's WhatsApp Business app. An added
+    one is found by phone, else made (``contact.created``), its name as the app has it; a
+    contact the office has keeps its own name. A removal in the app deletes nothing here
+    (the office's records are its own). Each in its own savepoint."""
+    added = removed = 0
+    for item in _list(value.get("state_sync")):
+        item = _dict(item)
+        card = _dict(item.get("contact"))
+        phone = card.get("phone_number")
+        if item.get("type") != "contact" or not isinstance(phone, str) or not digits(phone):
+            continue
+        if item.get("action") == "remove":
+            removed += 1
+            continue
+        name = card.get("full_name") or card.get("first_name")
+        user = WhatsAppUser(digits(phone)[:32], None, name if isinstance(name, str) else None)
+        try:
+            async with session.begin_nested():
+                await identity.find_or_create(
+                    session, integration.office_id, user, integration.inbox_id
+                )
+            added += 1
+        except Exception as exc:
+            logger.error(
+                "app contact for integration %s could not be kept: %s",
+                integration.id,
+                type(exc).__name__,
+            )
+    logger.info(
+        "app contacts for integration %s: %d added or known, %d removals ignored",
+        integration.id,
+        added,
+        removed,
+    )
 
 
 async def _apply_account_change(

@@ -607,6 +607,46 @@ async def receive_from_channel(
     return out
 
 
+async def store_echo(
+    session: AsyncSession,
+    conversation: Conversation,
+    *,
+    external_id: str,
+    type: str,
+    text: str | None,
+    media_external_id: str | None = None,
+    payload: dict[str, Any] | None = None,
+    content: dict[str, Any] | None = None,
+) -> MessageOut | None:
+    """A message the office typed in the WhatsApp Business app on its phone (coexistence:
+    the platform's ``smb_message_echoes``): stored OUTBOUND and ``SENT`` (the platform took
+    it; never dispatched again), ``payload.origin`` ``business_app``, an answer for the SLA,
+    ``chat.message.sent``. No one of the service sent it (``sentBy`` null). None when its
+    id is stored already (the platform retried)."""
+    if await repository.find_by_external_id(session, conversation.office_id, external_id):
+        return None
+    try:
+        async with session.begin_nested():
+            message = await _store(
+                session,
+                conversation,
+                direction="OUTBOUND",
+                type=type,
+                text=text,
+                media_url=None,
+                status="SENT",
+                external_id=external_id,
+                media_external_id=media_external_id,
+                payload={**(payload or {}), "origin": "business_app"},
+                content=content,
+                automated=True,
+                responds=True,
+            )
+    except IntegrityError:
+        return None
+    return await _emit(session, conversation, events.SENT, message)
+
+
 async def _answer_keyword(
     session: AsyncSession, conversation: Conversation, message: Message
 ) -> None:
@@ -895,12 +935,15 @@ async def _store(
     record_time: bool = True,
     user_id: str | None = None,
     automated: bool = False,
+    responds: bool | None = None,
 ) -> Message:
     """The one place a message is created (API, channels, web chat, bridge, flows,
     automation): it becomes the conversation's last message in the same transaction. An
     outbound message sent by a signed-in user names them there (``lastMessage.userId``).
     ``automated``: the service's own answer inside a client's request (away message,
-    keyword answer): no one sent it (``sent_by`` None), so it is no SLA response."""
+    keyword answer): no one sent it (``sent_by`` None), so it is no SLA response.
+    ``responds``: whether it answers the client for the SLA, when not who sent it says so
+    (a message the office typed in the WhatsApp Business app)."""
     now = utcnow()
     sent_by = acting() if direction == "OUTBOUND" and not automated else None
     actor = current_actor.get()
@@ -939,7 +982,7 @@ async def _store(
             type=type,
             user_id=user_id,
             inbound=direction == "INBOUND",
-            responds=sent_by is not None and type != "NOTE",
+            responds=(sent_by is not None if responds is None else responds) and type != "NOTE",
         )
     return message
 
