@@ -7,6 +7,7 @@ posted to a running server."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 
 import httpx
 import pytest
@@ -16,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.channels.whatsapp import sign
 from officehub.contacts.models import Contact
-from officehub.conversations.models import Message
+from officehub.conversations.models import Conversation, Message
 from officehub.kit.config import Settings
 from tests import factories as f
 from tests.helpers import OfficeFixture, outbox
@@ -124,3 +125,69 @@ async def test_the_apps_contacts_become_the_offices_without_renaming_or_deleting
     [created] = await outbox(app, office_a.id, "contact.created")
     assert created.data["phone"] == "+5511955554444"
     assert known.id in {c.id for c in contacts.values()}
+
+
+async def test_history_is_imported_once_at_its_own_times_and_starts_no_automation(
+    app: FastAPI,
+    settings: Settings,
+    served: httpx.AsyncClient,
+    session: AsyncSession,
+    office_a: OfficeFixture,
+    platform: Platform,
+) -> None:
+    integration = await official_integration(session, office_a.id)
+    assert await _post(served, integration.id, "coexistence", "history") == 0
+    stmt = select(Message).where(Message.office_id == office_a.id).order_by(Message.created_at)
+    imported = list(await session.scalars(stmt))
+    assert [(m.external_id, m.direction, m.status) for m in imported] == [
+        ("wamid.HISTORY-JOSE-1", "INBOUND", "RECEIVED"),
+        ("wamid.HISTORY-MARIA-1", "INBOUND", "RECEIVED"),
+        ("wamid.HISTORY-MARIA-2", "OUTBOUND", "DELIVERED"),
+        ("wamid.HISTORY-MARIA-3", "INBOUND", "RECEIVED"),
+    ]
+    assert imported[1].created_at == datetime(2025, 11, 24, 16, 0, tzinfo=UTC)
+    conversations = list(
+        await session.scalars(select(Conversation).where(Conversation.office_id == office_a.id))
+    )
+    assert len(conversations) == 2
+    for conversation in conversations:
+        assert conversation.status == "CLOSED"
+        assert (conversation.assigned_user_id, conversation.queued_at) == (None, None)
+        assert conversation.first_response_due_at is None and conversation.sla_check_at is None
+    # No message or conversation event: no flow, rule, routing or webhook starts.
+    names = {e.name for e in await outbox(app, office_a.id)}
+    assert names == {"contact.created"}
+    assert await worker(app, settings).run_once() == 0
+    assert platform.sent == []
+    # Delivered again (the platform retries): nothing new.
+    assert await _post(served, integration.id, "coexistence", "history") == 0
+    assert len(list(await session.scalars(stmt))) == 4
+    listed = await served.get(
+        f"/conversation/{imported[1].conversation_id}/messages", headers=office_a.headers
+    )
+    assert [m["externalId"] for m in listed.json()["data"]] == [
+        "wamid.HISTORY-MARIA-3",
+        "wamid.HISTORY-MARIA-2",
+        "wamid.HISTORY-MARIA-1",
+    ]
+
+
+async def test_history_of_a_client_with_a_conversation_joins_it_quietly(
+    app: FastAPI, served: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    integration = await official_integration(session, office_a.id)
+    assert await _post(served, integration.id, "identity", "phone_and_user_id_text") == 1
+    [current_id] = list(
+        await session.scalars(select(Conversation.id).where(Conversation.office_id == office_a.id))
+    )
+    before = {e.id for e in await outbox(app, office_a.id)}
+    await _post(served, integration.id, "coexistence", "history")
+    maria = await session.scalars(
+        select(Message.conversation_id).where(Message.external_id.like("wamid.HISTORY-MARIA-%"))
+    )
+    assert set(maria) == {current_id}
+    refreshed = await session.get(Conversation, current_id, populate_existing=True)
+    assert refreshed is not None and refreshed.status == "OPEN"
+    assert refreshed.inbound_count == 1  # the history is not unread
+    new = [e.name for e in await outbox(app, office_a.id) if e.id not in before]
+    assert new == ["contact.created"]  # José, met through the history only

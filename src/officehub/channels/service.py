@@ -91,6 +91,9 @@ async def receive_notification(session: AsyncSession, integration: Integration, 
                 for raw in _list(value.get("message_echoes")):
                     stored += await _receive_echo(session, integration, raw)
                 continue
+            if change.get("field") == "history":
+                await _import_history(session, integration, value)
+                continue
             if change.get("field") == "smb_app_state_sync":
                 await _sync_app_contacts(session, integration, value)
                 continue
@@ -165,6 +168,89 @@ async def _receive_echo(session: AsyncSession, integration: Integration, raw: An
             type(exc).__name__,
         )
         return 0
+
+
+_HISTORY_STATUSES = {"READ": "READ", "PLAYED": "READ", "DELIVERED": "DELIVERED", "ERROR": "FAILED"}
+
+
+async def _import_history(
+    session: AsyncSession, integration: Integration, value: dict[str, Any]
+) -> None:
+    """``history``: the past conversations of an office that kept the WhatsApp Business app
+    (coexistence), in chunks of threads, one thread per client (its ``id`` the client's
+    phone). Each message is stored once (its id), at its own time, quietly: no flow, rule,
+    SLA or routing starts (``messages.import_history``); ``from`` the office's own number is
+    outbound. A chunk with ``errors`` (the owner declined to share) is logged."""
+    business = digits(str(_dict(value.get("metadata")).get("display_phone_number") or ""))
+    imported = skipped = 0
+    for chunk in _list(value.get("history")):
+        chunk = _dict(chunk)
+        if chunk.get("errors"):
+            codes = [_dict(e).get("code") for e in _list(chunk.get("errors"))][:5]
+            logger.info("history of integration %s not shared (codes: %s)", integration.id, codes)
+        for thread in _list(chunk.get("threads")):
+            thread = _dict(thread)
+            for raw in _list(thread.get("messages")):
+                try:
+                    async with session.begin_nested():
+                        done = await _import_one(session, integration, business, thread, raw)
+                except Exception as exc:
+                    logger.error(
+                        "history message for integration %s could not be stored: %s",
+                        integration.id,
+                        type(exc).__name__,
+                    )
+                    done = False
+                imported, skipped = imported + done, skipped + (not done)
+    logger.info(
+        "history for integration %s: %d messages imported, %d skipped",
+        integration.id,
+        imported,
+        skipped,
+    )
+
+
+async def _import_one(
+    session: AsyncSession,
+    integration: Integration,
+    business: str,
+    thread: dict[str, Any],
+    raw: Any,
+) -> bool:
+    try:
+        message = PlatformMessage.model_validate(raw)
+    except ValidationError:
+        return False
+    outbound = bool(business) and message.sender is not None and digits(message.sender) == business
+    thread_id = thread.get("id") if isinstance(thread.get("id"), str) else None
+    client = WhatsAppUser(
+        thread_id if thread_id and digits(thread_id) else (None if outbound else message.sender),
+        user_id_or_none(thread.get("user_id")) or (None if outbound else message.from_user_id),
+    )
+    if client.wa_id is None and client.user_id is None:
+        return False
+    office_id = integration.office_id
+    if await messages.external_id_known(session, office_id, message.id):
+        return False
+    contact = await identity.find_or_create(session, office_id, client, integration.inbox_id)
+    conversation = await conversations.history_conversation(
+        session, office_id, contact.id, integration.inbox_id, integration.id
+    )
+    state = str(_dict(_dict(raw).get("history_context")).get("status") or "").upper()
+    kind = read_message(message)
+    return await messages.import_history(
+        session,
+        conversation,
+        external_id=message.id,
+        direction="OUTBOUND" if outbound else "INBOUND",
+        type=kind.type,
+        text=_clean(kind.text),
+        at=_at(message),
+        status=_HISTORY_STATUSES.get(state, "SENT") if outbound else "RECEIVED",
+        media_external_id=kind.media_id,
+        payload=_scrub(kind.payload) or None,
+        content=_scrub(kind.content),
+    )
 
 
 async def _sync_app_contacts(

@@ -647,6 +647,51 @@ async def store_echo(
     return await _emit(session, conversation, events.SENT, message)
 
 
+async def import_history(
+    session: AsyncSession,
+    conversation: Conversation,
+    *,
+    external_id: str,
+    direction: str,
+    type: str,
+    text: str | None,
+    at: datetime,
+    status: str,
+    media_external_id: str | None = None,
+    payload: dict[str, Any] | None = None,
+    content: dict[str, Any] | None = None,
+) -> bool:
+    """A past message a channel handed over (WhatsApp coexistence ``history``), stored once
+    (its external id) at its own time, quietly: no event, so no flow, rule, routing or
+    webhook starts; not the conversation's last message, not unread, no SLA figure.
+    Answers whether it was new."""
+    if await repository.find_by_external_id(session, conversation.office_id, external_id):
+        return False
+    try:
+        async with session.begin_nested():
+            message = await _store(
+                session,
+                conversation,
+                direction=direction,
+                type=type,
+                text=text,
+                media_url=None,
+                status=status,
+                external_id=external_id,
+                media_external_id=media_external_id,
+                payload={**(payload or {}), "origin": "history"},
+                content=content,
+                record_time=False,
+                automated=True,
+            )
+            message.created_at = at
+            message.status_history = [{"status": status, "at": isoformat(at)}]
+            await session.flush()
+    except IntegrityError:
+        return False
+    return True
+
+
 async def _answer_keyword(
     session: AsyncSession, conversation: Conversation, message: Message
 ) -> None:
