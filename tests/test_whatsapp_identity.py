@@ -502,3 +502,21 @@ def test_the_default_graph_api_version_is_one_the_platform_supports() -> None:
     assert default == f"https://graph.facebook.com/{version}"
     assert version == VERSION
     assert float(version.removeprefix("v")) >= 23.0
+
+
+async def test_a_marketing_stop_naming_only_the_user_id_opts_its_contact_out(
+    served: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    integration = await official_integration(session, office_a.id)
+    await _replay(served, integration.id, "username_only_text")
+    [contact] = await _contacts(session, office_a.id)
+    assert await _replay(served, integration.id, "marketing_stop_by_user_id") == [0]
+    person = await _person(served, office_a, contact.id)
+    assert person["marketingOptOut"] is True
+    consents = await served.get(f"/people/{contact.id}/consents", headers=office_a.headers)
+    [latest] = consents.json()["data"]
+    assert (latest["purpose"], latest["granted"], latest["source"]) == (
+        "marketing",
+        False,
+        "whatsapp",
+    )
