@@ -83,15 +83,16 @@ async def usage(
         integration = await inboxes.get_integration(session, office_id, integration_id)
         if scope is not None and integration.inbox_id not in scope:
             raise NotFound.of("Integration", integration_id)
-    month = _month_expr(session)
     pricing = Message.pricing
-    stmt = (
+    # Each send's month and pricing words, grouped outside: PostgreSQL binds the JSON keys as
+    # parameters, and a GROUP BY of the same expression would bind them again (another
+    # expression to it).
+    priced = (
         select(
-            month,
-            pricing["category"].as_string(),
-            pricing["type"].as_string(),
-            pricing["billable"].as_boolean(),
-            func.count(),
+            _month_expr(session).label("month"),
+            pricing["category"].as_string().label("category"),
+            pricing["type"].as_string().label("kind"),
+            pricing["billable"].as_boolean().label("flag"),
         )
         .join(Conversation, Conversation.id == Message.conversation_id)
         .where(
@@ -102,13 +103,14 @@ async def usage(
             Message.created_at >= _start(first_index),
             Message.created_at < _start(last_index + 1),
         )
-        .group_by(month, pricing["category"].as_string(), pricing["type"].as_string())
-        .group_by(pricing["billable"].as_boolean())
     )
     if integration_id is not None:
-        stmt = stmt.where(Conversation.integration_id == integration_id)
+        priced = priced.where(Conversation.integration_id == integration_id)
     if scope is not None:
-        stmt = stmt.where(Conversation.inbox_id.in_(sorted(scope)))
+        priced = priced.where(Conversation.inbox_id.in_(sorted(scope)))
+    rows_of = priced.subquery("priced")
+    columns = (rows_of.c.month, rows_of.c.category, rows_of.c.kind, rows_of.c.flag)
+    stmt = select(*columns, func.count()).group_by(*columns)
     counts: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
     for at, category, kind, flag, count in (await session.execute(stmt)).all():
         figures = counts[(str(at), str(category or UNKNOWN_CATEGORY)[:64])]
