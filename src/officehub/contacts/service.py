@@ -5,7 +5,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import ColumnElement
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.contacts import events, repository
@@ -170,57 +169,6 @@ async def find_by_whatsapp_id(session: AsyncSession, office_id: str, wa_id: str)
     """The office's contact with this WhatsApp id's phone (either form), or None."""
     raw = "+" + digits(wa_id)
     return await repository.find_by_phone(session, office_id, to_e164(raw) or raw)
-
-
-async def find_or_create_by_whatsapp_id(
-    session: AsyncSession, office_id: str, wa_id: str, name: str | None, inbox_id: str | None
-) -> Contact:
-    """The official channel's sender: the contact with that phone in either form (else a
-    new one), its ``whatsapp_id`` set to the platform's id, where replies go."""
-    address = digits(wa_id)
-    contact = await find_or_create_by_phone(
-        session, office_id, wa_id, name, inbox_id, whatsapp_id=address
-    )
-    if contact.whatsapp_id != address:
-        contact.whatsapp_id = address
-        contact.updated_at = utcnow()
-        await session.flush()
-        await emit(session, office_id, events.UPDATED, await out(session, contact))
-    return contact
-
-
-async def change_whatsapp_number(
-    session: AsyncSession, office_id: str, old_wa_id: str, new_wa_id: str
-) -> Contact | None:
-    """A client changed their WhatsApp number (the platform's ``customer_changed_number``):
-    the contact known by ``old_wa_id`` moves its ``whatsapp_id`` and phone to the new one
-    (``contact.updated``). When another contact of the office already has the new number,
-    nothing changes: two people are not merged on the platform's word (log, no phone)."""
-    contact = await repository.find_by_phone(session, office_id, channel_phone(old_wa_id))
-    if contact is None:
-        return None
-    phone, address = channel_phone(new_wa_id), digits(new_wa_id)
-    holder = await repository.find_by_phone(session, office_id, phone, other_than=contact.id)
-    if holder is not None:
-        logger.warning(
-            "number change kept: contact %s's new number belongs to contact %s",
-            contact.id,
-            holder.id,
-        )
-        return contact
-    if (contact.phone, contact.whatsapp_id) == (phone, address):
-        return contact
-    try:
-        async with session.begin_nested():
-            contact.phone, contact.whatsapp_id = phone, address
-            contact.updated_at = utcnow()
-            await session.flush()
-    except IntegrityError:  # a contact with the new number was created meanwhile
-        await session.refresh(contact)
-        logger.warning("number change kept: contact %s's new number was taken", contact.id)
-        return contact
-    await emit(session, office_id, events.UPDATED, await out(session, contact))
-    return contact
 
 
 async def out(session: AsyncSession, contact: Contact) -> ContactOut:
