@@ -6,12 +6,14 @@ of ``tests/fixtures/whatsapp/identity/``, signed and posted to a running server.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
 import pytest
 from fastapi import FastAPI
+from playwright.async_api import Browser, expect
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -21,6 +23,7 @@ from officehub.conversations.models import Conversation, Message
 from officehub.kit.config import Settings
 from officehub.kit.timeutil import utcnow
 from tests import factories as f
+from tests.browser import new_page
 from tests.helpers import OfficeFixture, error_of, outbox
 from tests.whatsapp_fixtures import FIXTURES, catalogue_template
 from tests.whatsapp_platform import VERSION, Platform
@@ -520,3 +523,21 @@ async def test_a_marketing_stop_naming_only_the_user_id_opts_its_contact_out(
         False,
         "whatsapp",
     )
+
+
+async def test_the_console_shows_a_username_only_client_by_their_username(
+    browser: Browser, served: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    integration = await official_integration(session, office_a.id)
+    await _replay(served, integration.id, "username_only_text")
+    async with new_page(browser, 1280, 800) as page:
+        await page.goto(f"{served.base_url}/console")
+        await page.get_by_text("Integradores: entrar com uma chave de API").click()
+        await page.get_by_label("Chave de API").fill(office_a.key)
+        await page.get_by_role("button", name="Entrar com a chave").click()
+        await page.get_by_role("link", name="Conversas").click()
+        await page.get_by_role("button", name=re.compile("Maria Souza")).click()
+        head = page.locator(".conversation-head")
+        await expect(head).to_contain_text(
+            "WhatsApp: maria.souza (nome de usuário)", timeout=10_000
+        )

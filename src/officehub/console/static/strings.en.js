@@ -249,6 +249,7 @@ export default {
   "contact.unverifiedTitle": "Contact typed in the website chat, not verified yet",
   "contact.unverified": "not verified",
   "contact.claimed": " {value} (typed by the visitor)",
+  "contact.whatsappUsername": "WhatsApp: {value} (username)",
   "conversation.handoff": "Hand-off",
   "conversation.assignTo": "Assign to",
   "conversation.chooseUser": "Choose a user",

@@ -249,6 +249,7 @@ export default {
   "contact.unverifiedTitle": "Contato informado no chat do site, ainda não verificado",
   "contact.unverified": "não verificado",
   "contact.claimed": " {value} (informado pelo visitante)",
+  "contact.whatsappUsername": "WhatsApp: {value} (nome de usuário)",
   "conversation.handoff": "Atendimento",
   "conversation.assignTo": "Atribuir a",
   "conversation.chooseUser": "Escolha um usuário",
