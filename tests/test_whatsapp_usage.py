@@ -11,6 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
+from playwright.async_api import Page, expect
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -20,6 +21,7 @@ from officehub.inboxes.models import Integration
 from officehub.kit.config import Settings
 from officehub.kit.timeutil import utcnow
 from tests.helpers import OfficeFixture, error_of
+from tests.test_console_browser import TIMEOUT, log_in_in_portuguese
 from tests.whatsapp_fixtures import FIXTURES, sent_message
 from tests.whatsapp_world import APP_SECRET, notification, official_integration, status
 
@@ -206,3 +208,22 @@ async def test_an_account_update_changing_the_pricing_tier_is_kept(
         "tier": "25000001:50000000",
         "effective_month": "2026-12",
     }
+
+
+async def test_the_reports_page_shows_the_whatsapp_usage_chart_and_table(
+    page: Page, served: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    integration = await official_integration(session, office_a.id)
+    await _priced_sends(served, session, integration)
+    month = _this_month()
+    await log_in_in_portuguese(page, str(served.base_url), office_a.key)
+    await page.get_by_role("link", name="Relatórios").click()
+    await expect(page.get_by_role("heading", name="Uso do WhatsApp")).to_be_visible()
+    utility = page.locator(f'#usage-table tbody tr[data-month="{month}"][data-category="utility"]')
+    await expect(utility).to_contain_text("2", timeout=TIMEOUT)
+    total = page.locator('#usage-table tbody tr[data-month="total"]')
+    await expect(total).to_contain_text("4")
+    billable = page.locator(f'#usage-chart svg rect.bar-billable[data-key="{month}"]')
+    await expect(billable).to_have_attribute("data-value", "4")
+    free = page.locator(f'#usage-chart svg rect.bar-free[data-key="{month}"]')
+    await expect(free).to_have_attribute("data-value", "1")
