@@ -227,3 +227,22 @@ async def test_the_reports_page_shows_the_whatsapp_usage_chart_and_table(
     await expect(billable).to_have_attribute("data-value", "4")
     free = page.locator(f'#usage-chart svg rect.bar-free[data-key="{month}"]')
     await expect(free).to_have_attribute("data-value", "1")
+
+
+@pytest.mark.parametrize(
+    ("params", "months"),
+    [({"to": "0001-05"}, ("0001-01", "0001-05")), ({"from": "9999-01", "to": "9999-12"}, None)],
+)
+async def test_the_first_and_last_months_there_are_answer(
+    served: httpx.AsyncClient,
+    office_a: OfficeFixture,
+    params: dict[str, str],
+    months: tuple[str, str] | None,
+) -> None:
+    """No year 0 nor 10000: the default range stops at 0001-01, 9999-12 has no month after."""
+    r = await served.get(PATH, params=params, headers=office_a.headers)
+    assert r.status_code == 200, r.text
+    assert (r.json()["from"], r.json()["to"]) == (months or (params["from"], params["to"]))
+    assert r.json()["rows"] == []
+    zero = await served.get(PATH, params={"to": "0000-12"}, headers=office_a.headers)
+    assert zero.status_code == 400 and "query.to" in zero.text

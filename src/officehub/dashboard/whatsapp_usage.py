@@ -29,7 +29,9 @@ from officehub.kit.timeutil import utcnow
 
 MAX_MONTHS = 24
 DEFAULT_MONTHS = 12
-MONTH_PATTERN = r"^[0-9]{4}-(0[1-9]|1[0-2])$"
+# YYYY-MM from 0001-01 (there is no year 0) to 9999-12.
+MONTH_PATTERN = r"^(000[1-9]|00[1-9][0-9]|0[1-9][0-9]{2}|[1-9][0-9]{3})-(0[1-9]|1[0-2])$"
+FIRST_MONTH, LAST_MONTH = 1 * 12, 9999 * 12 + 11
 UNKNOWN_CATEGORY = "unknown"
 COLUMNS = ("month", "category", "billable", "free")
 
@@ -73,7 +75,9 @@ async def usage(
     office_id = actor.office_id
     now = utcnow()
     last_index = _month_index(last) if last else now.year * 12 + now.month - 1
-    first_index = _month_index(first) if first else last_index - DEFAULT_MONTHS + 1
+    first_index = (
+        _month_index(first) if first else max(FIRST_MONTH, last_index - DEFAULT_MONTHS + 1)
+    )
     if last_index < first_index:
         raise ValidationFailed.field("query.to", "must not be before `from`")
     if last_index - first_index + 1 > MAX_MONTHS:
@@ -101,9 +105,10 @@ async def usage(
             Message.direction == "OUTBOUND",
             Message.pricing.is_not(None),
             Message.created_at >= _start(first_index),
-            Message.created_at < _start(last_index + 1),
         )
     )
+    if last_index < LAST_MONTH:  # no month after 9999-12 to end before
+        priced = priced.where(Message.created_at < _start(last_index + 1))
     if integration_id is not None:
         priced = priced.where(Conversation.integration_id == integration_id)
     if scope is not None:
