@@ -68,7 +68,7 @@ IN_FLIGHT = 50  # notifications posted and not yet answered, at most
 
 
 def platform_main(port: int) -> None:
-    """A minimal Cloud API: ``POST /v21.0/{phoneNumberId}/messages`` answers a ``wamid`` and
+    """A minimal Cloud API: ``POST /v26.0/{phoneNumberId}/messages`` answers a ``wamid`` and
     records ``(to, arrival)``; ``GET /stats`` returns them."""
     import uvicorn
 
@@ -296,7 +296,7 @@ def _serve_env(
         {
             "OFFICEHUB_DATABASE_URL": database_url,
             "OFFICEHUB_DATA_DIR": str(folder / "data"),
-            "OFFICEHUB_WHATSAPP_API_URL": f"{platform}/v21.0",
+            "OFFICEHUB_WHATSAPP_API_URL": f"{platform}/v26.0",
             "OFFICEHUB_SIGNING_KEY": "bench-signing-key",
             "OFFICEHUB_LOG_LEVEL": "WARNING",
         }

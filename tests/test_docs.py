@@ -224,6 +224,8 @@ NOT_OUR_FIELDS = {
 }
 NOT_OUR_IDS = {
     "whatsappId",
+    "whatsappUserId",
+    "replyToExternalId",
     "waId",
     "newWaId",
     "externalId",

@@ -299,6 +299,7 @@ MATRIX: dict[tuple[str, str], Probe | str] = {
     ("POST", "/integration/{id}/whatsapp-templates/sync"): _at(id="integration"),
     ("GET", "/homepage-v2/get-clients-map"): NO_RECORD,
     ("GET", "/reports/conversations"): Probe(query={"inboxId": "inbox"}),
+    ("GET", "/reports/whatsapp-usage"): Probe(query={"integrationId": "integration"}),
     ("POST", "/flow"): _refers(
         lambda i: {
             "name": "B",

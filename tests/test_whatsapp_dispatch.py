@@ -23,7 +23,7 @@ from officehub.kit.timeutil import utcnow
 from officehub.templates.models import WhatsAppTemplate
 from tests import factories as f
 from tests.helpers import OfficeFixture, delete_from_elsewhere, error_of, outbox, quiet_writers
-from tests.whatsapp_platform import TOKEN, Platform, Scripted, error
+from tests.whatsapp_platform import TOKEN, VERSION, Platform, Scripted, error
 from tests.whatsapp_world import (
     PHONE_NUMBER_ID,
     notification,
@@ -106,7 +106,7 @@ async def test_a_send_goes_out_and_its_statuses_reach_read(
         "text": {"body": "Bom dia! Recebemos seu contato.", "preview_url": False},
     }
     assert platform.send_headers[0]["authorization"] == f"Bearer {TOKEN}"
-    assert platform.send_paths == [f"/v21.0/{PHONE_NUMBER_ID}/messages"]
+    assert platform.send_paths == [f"/{VERSION}/{PHONE_NUMBER_ID}/messages"]
     message = await _message(session, message_id)
     assert (message.status, message.external_id) == ("SENT", "wamid.test0001")
     for state in ("delivered", "read"):

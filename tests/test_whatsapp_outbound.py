@@ -27,7 +27,7 @@ from tests import factories as f
 from tests.automation_helpers import automation_worker, create_rule
 from tests.helpers import OfficeFixture, error_of
 from tests.server import concurrent_client, fire, running_server
-from tests.whatsapp_platform import Platform, error
+from tests.whatsapp_platform import VERSION, Platform, error
 from tests.whatsapp_world import (
     PHONE_NUMBER_ID,
     notification,
@@ -97,7 +97,12 @@ async def test_reading_a_conversation_tells_the_platform_the_newest_message_was_
     assert platform.reads == []  # never inline in the request
     assert await reads_worker(app, settings).run_once() == 1
     assert platform.reads == [
-        {"messaging_product": "whatsapp", "status": "read", "message_id": "wamid.in3"}
+        {
+            "messaging_product": "whatsapp",
+            "status": "read",
+            "message_id": "wamid.in3",
+            "typing_indicator": {"type": "text"},
+        }
     ]
     again = await client.post(f"/conversation/{conversation_id}/read", headers=office_a.headers)
     assert again.json()["status"] == "SENT"
@@ -775,7 +780,7 @@ async def test_a_privately_stored_file_is_uploaded_through_the_media_api_and_sen
     await _header_template_send(client, session, office_a)
     assert await worker(app, settings).run_once() == 1
     [upload] = platform.uploads
-    assert upload["path"] == f"/v21.0/{PHONE_NUMBER_ID}/media"
+    assert upload["path"] == f"/{VERSION}/{PHONE_NUMBER_ID}/media"
     assert (upload["type"], upload["content"]) == ("image/jpeg", JPEG)
     assert upload["filename"].endswith(".jpg")
     [sent] = platform.sent

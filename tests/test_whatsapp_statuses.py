@@ -124,6 +124,7 @@ async def test_a_sent_status_keeps_the_conversation_and_pricing_on_the_message(
     assert listed["status"] == "SENT"
     assert listed["pricing"] == {
         "category": "service",
+        "type": None,
         "billable": True,
         "pricingModel": "CBP",
         "conversation": {
@@ -146,6 +147,7 @@ async def test_per_message_pricing_is_kept_without_a_conversation(
     assert listed["status"] == "DELIVERED"
     assert listed["pricing"] == {
         "category": "utility",
+        "type": "regular",
         "billable": True,
         "pricingModel": "PMP",
         "conversation": None,
@@ -254,6 +256,7 @@ async def test_the_message_schema_documents_error_detail_and_pricing(
     assert set(schemas["MessageError"]["properties"]) == {"code", "title", "details"}
     assert set(schemas["MessagePricing"]["properties"]) == {
         "category",
+        "type",
         "billable",
         "pricingModel",
         "conversation",
@@ -309,6 +312,7 @@ async def test_odd_pricing_and_error_data_are_kept_as_far_as_they_read(
     }
     assert listed["pricing"] == {
         "category": "5",
+        "type": None,
         "billable": None,
         "pricingModel": None,
         "conversation": {"id": "123", "originType": None, "expiresAt": None},

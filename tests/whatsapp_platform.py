@@ -11,6 +11,7 @@ replies to give instead of the normal answer, first in first out, per route kind
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -25,6 +26,9 @@ from starlette.routing import Route
 from tests.server import serving
 
 TOKEN = "EAAG-test-access-token"
+BSUID = re.compile(r"[A-Z]{2}\.(ENT\.)?[A-Za-z0-9]{1,128}")
+# The Graph API version the stand-in answers: the one the service ships as its default.
+VERSION = "v26.0"
 
 
 @dataclass
@@ -56,7 +60,7 @@ class Platform:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v21.0"
+        return f"http://127.0.0.1:{self.port}/{VERSION}"
 
     def _scripted(self, kind: str) -> Response | None:
         queue = self.script.get(kind) or []
@@ -83,11 +87,16 @@ class Platform:
         scripted = self._scripted("send")
         if scripted is not None:
             return scripted
+        to, recipient = body.get("to"), body.get("recipient")
+        if not to and not (isinstance(recipient, str) and BSUID.fullmatch(recipient)):
+            return JSONResponse(error(400, 100, "Invalid parameter: to or recipient").body, 400)
         self.counter += 1
+        # A send to a phone answers its wa_id; one to a business-scoped user id its user_id.
+        contact = {"input": to, "wa_id": to} if to else {"input": recipient, "user_id": recipient}
         return JSONResponse(
             {
                 "messaging_product": "whatsapp",
-                "contacts": [{"input": body["to"], "wa_id": body["to"]}],
+                "contacts": [contact],
                 "messages": [{"id": f"wamid.test{self.counter:04d}"}],
             }
         )
@@ -154,10 +163,10 @@ class Platform:
     def app(self) -> Starlette:
         return Starlette(
             routes=[
-                Route("/v21.0/{phone}/messages", self.send, methods=["POST"]),
-                Route("/v21.0/{phone}/media", self.upload, methods=["POST"]),
-                Route("/v21.0/{waba}/message_templates", self.message_templates),
-                Route("/v21.0/{node}", self.media_info),
+                Route(f"/{VERSION}/{{phone}}/messages", self.send, methods=["POST"]),
+                Route(f"/{VERSION}/{{phone}}/media", self.upload, methods=["POST"]),
+                Route(f"/{VERSION}/{{waba}}/message_templates", self.message_templates),
+                Route(f"/{VERSION}/{{node}}", self.media_info),
                 Route("/download/{media_id}", self.download),
             ]
         )

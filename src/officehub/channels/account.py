@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from officehub.channels import repository
 from officehub.channels.account_schemas import AccountNoticeOut
 from officehub.contacts import consent
+from officehub.contacts.whatsapp_identity import user_id_or_none
 from officehub.inboxes.models import Integration
 from officehub.kit.pagination import PageParams, paginate
 from officehub.templates import service as templates
@@ -135,13 +136,15 @@ async def _marketing(session: AsyncSession, integration: Integration, raw: dict[
         if not isinstance(preference, dict):
             continue
         wa_id = _text(preference, "wa_id", 32)
+        user_id = user_id_or_none(preference.get("user_id"))  # a username user: no wa_id
         choice = (_text(preference, "value", 16) or "").lower()
         category = (_text(preference, "category", 64) or "marketing_messages").lower()
-        if wa_id is None or choice not in ("stop", "resume") or category != "marketing_messages":
+        named = wa_id is not None or user_id is not None
+        if not named or choice not in ("stop", "resume") or category != "marketing_messages":
             logger.info("integration %s: a marketing preference ignored", integration.id)
             continue
         found = await consent.set_marketing_opt_out(
-            session, integration.office_id, wa_id, choice == "stop"
+            session, integration.office_id, wa_id, choice == "stop", user_id=user_id
         )
         if found is None:
             logger.info("integration %s: marketing preference of no contact", integration.id)

@@ -32,6 +32,9 @@ class Outbound:
     # The platform's id of the media (or template header media) uploaded for this send:
     # sent as ``{"id": …}`` instead of a link.
     media_id: str | None = None
+    # The official channel's business-scoped user id of the contact (BSUID): where a send
+    # goes (``recipient``) when the contact has no phone.
+    to_user_id: str | None = None
 
 
 class SendDeferred(Exception):

@@ -186,6 +186,7 @@ class _Send:
     phone: str | None
     contact_id: str
     peer: str | None
+    user_id: str | None = None
 
 
 async def send_queued(ctx: WorkerContext) -> int:
@@ -219,9 +220,12 @@ def _send_pool(ctx: WorkerContext) -> _Pool:
             return []
         rows = await repository.claimed(session, ids, token)
         peers = await repository.peers_of(
-            session, [(m.office_id, i.id, c) for m, i, _, c in rows if i.type in BRIDGED]
+            session, [(m.office_id, i.id, c) for m, i, _, c, _ in rows if i.type in BRIDGED]
         )
-        return [Claimed(_Send(m, i, p, c, peers.get((i.id, c))), m.id, i.id) for m, i, p, c in rows]
+        return [
+            Claimed(_Send(m, i, p, c, peers.get((i.id, c)), u), m.id, i.id)
+            for m, i, p, c, u in rows
+        ]
 
     async def write(session: AsyncSession, outcomes: list[tuple[_Send, str, Outcome]]) -> None:
         await _record_sends(session, queue, ctx.now(), outcomes)
@@ -244,8 +248,8 @@ async def _send(
     item: _Send,
 ) -> Outcome:
     message, integration, phone = item.message, item.integration, item.phone
-    if not phone and integration.type == OFFICIAL:
-        return SendRejected("the contact has no phone number")
+    if not phone and integration.type == OFFICIAL and not item.user_id:
+        return SendRejected("the contact has neither a phone number nor a WhatsApp user id")
     payload = dict(message.payload or {})
     path = payload.get("headerMediaPath")
     try:
@@ -270,6 +274,7 @@ async def _send(
         header_media_link=storage.url(str(path)) if path else None,
         to_peer=item.peer,
         media_id=media_id,
+        to_user_id=item.user_id,
     )
     adapter = registry[integration.type]
     try:
@@ -510,7 +515,7 @@ def _media_pool(ctx: WorkerContext) -> _Pool:
         if not ids:
             return []
         rows = await repository.claimed(session, ids, token)
-        return [Claimed((m, i), m.id, i.id) for m, i, _, _ in rows]
+        return [Claimed((m, i), m.id, i.id) for m, i, _, _, _ in rows]
 
     async def write(session: AsyncSession, outcomes: list[tuple[Message, str, Outcome]]) -> None:
         now = ctx.now()

@@ -49,6 +49,7 @@ def status_pricing(status: Status) -> dict[str, Any] | None:
     origin = conversation.origin if conversation is not None else None
     return {
         "category": _word(pricing.category, 64) if pricing else None,
+        "type": _word(pricing.type, 64) if pricing else None,
         "billable": pricing.billable if pricing and isinstance(pricing.billable, bool) else None,
         "pricingModel": _word(pricing.pricing_model, 32) if pricing else None,
         "conversation": None

@@ -171,19 +171,26 @@ async def claim_media(
 
 async def claimed(
     session: AsyncSession, ids: Sequence[str], token: str
-) -> list[tuple[Message, Integration, str | None, str]]:
+) -> list[tuple[Message, Integration, str | None, str, str | None]]:
     """The messages among ``ids`` still under this lease, with their channel, where the
-    contact is reached (its WhatsApp id when the platform gave one, else its phone) and
-    the contact's id."""
+    contact is reached (its WhatsApp id when the platform gave one, else its phone), the
+    contact's id and its WhatsApp business-scoped user id (where a send goes without a
+    phone)."""
     stmt = (
-        select(Message, Integration, func.coalesce(Contact.whatsapp_id, Contact.phone), Contact.id)
+        select(
+            Message,
+            Integration,
+            func.coalesce(Contact.whatsapp_id, Contact.phone),
+            Contact.id,
+            Contact.whatsapp_user_id,
+        )
         .join(Conversation, Conversation.id == Message.conversation_id)
         .join(Integration, Integration.id == Conversation.integration_id)
         .join(Contact, Contact.id == Conversation.person_id)
         .where(Message.id.in_(ids), Message.claim_token == token)
         .order_by(Message.created_at, Message.id)
     )
-    return [(m, i, p, c) for m, i, p, c in (await session.execute(stmt)).all()]
+    return [(m, i, p, c, u) for m, i, p, c, u in (await session.execute(stmt)).all()]
 
 
 async def configured_official(

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from officehub.contacts.whatsapp_identity import user_id_or_none, username_or_none
 
 
 class _Platform(BaseModel):
@@ -19,11 +21,43 @@ class _Platform(BaseModel):
 
 class Profile(_Platform):
     name: str | None = None
+    username: str | None = None
+
+    @field_validator("name", "username", mode="before")
+    @classmethod
+    def _text_or_none(cls, value: Any) -> Any:
+        return value if isinstance(value, str) else None
+
+    @field_validator("username")
+    @classmethod
+    def _username(cls, value: str | None) -> str | None:
+        return username_or_none(value)
 
 
 class SenderContact(_Platform):
-    wa_id: str
+    """An entry of ``contacts``: the phone (``wa_id``) and the business-scoped user id
+    (``user_id``, since April 2026), either may be missing; a malformed one reads as
+    missing."""
+
+    wa_id: str | None = Field(default=None, max_length=32)
+    user_id: str | None = None
+    parent_user_id: str | None = None
     profile: Profile | None = None
+
+    @field_validator("wa_id", mode="before")
+    @classmethod
+    def _digits_or_none(cls, value: Any) -> Any:
+        return value if isinstance(value, str) and value and len(value) <= 32 else None
+
+    @field_validator("user_id", "parent_user_id", mode="before")
+    @classmethod
+    def _user_id(cls, value: Any) -> Any:
+        return user_id_or_none(value)
+
+    @field_validator("profile", mode="before")
+    @classmethod
+    def _object_or_none(cls, value: Any) -> Any:
+        return value if isinstance(value, dict) else None
 
 
 class Text(_Platform):
@@ -123,6 +157,14 @@ class System(_Platform):
     wa_id: str | None = None
     new_wa_id: str | None = None
     customer: str | None = None
+    # ``user_changed_user_id`` (and ``user_changed_number`` since BSUIDs): the new BSUID.
+    user_id: str | None = None
+    new_user_id: str | None = None
+
+    @field_validator("user_id", "new_user_id", mode="before")
+    @classmethod
+    def _user_id(cls, value: Any) -> Any:
+        return user_id_or_none(value)
 
 
 class Context(_Platform):
@@ -157,7 +199,13 @@ class Referral(_Platform):
 
 
 class PlatformMessage(_Platform):
-    sender: str = Field(alias="from", min_length=1, max_length=32)
+    """One of ``messages``. The sender is ``from`` (the phone digits) and/or
+    ``from_user_id`` (the BSUID; the only one for a user with a username whose phone the
+    platform withholds); a message with neither cannot be attributed."""
+
+    sender: str | None = Field(default=None, alias="from", min_length=1, max_length=32)
+    from_user_id: str | None = None
+    from_parent_user_id: str | None = None
     id: str = Field(min_length=1, max_length=128)
     timestamp: str | None = None
     type: str
@@ -179,6 +227,24 @@ class PlatformMessage(_Platform):
     revoke: Revoke | None = None
     errors: list[PlatformError] = Field(default_factory=list)
     referral: Referral | None = None
+
+    @field_validator("sender", mode="before")
+    @classmethod
+    def _phone_or_none(cls, value: Any) -> Any:
+        # a phone of another shape than documented reads as missing: the BSUID may still
+        # name the sender (the model check below refuses a message naming none)
+        return value if isinstance(value, str) and 0 < len(value) <= 32 else None
+
+    @field_validator("from_user_id", "from_parent_user_id", mode="before")
+    @classmethod
+    def _user_id(cls, value: Any) -> Any:
+        return user_id_or_none(value)
+
+    @model_validator(mode="after")
+    def _attributed(self) -> PlatformMessage:
+        if self.sender is None and self.from_user_id is None:
+            raise ValueError("neither from nor from_user_id names the sender")
+        return self
 
 
 class ErrorData(_Platform):
@@ -203,6 +269,7 @@ class Pricing(_Platform):
     billable: Any = None
     pricing_model: Any = None
     category: Any = None
+    type: Any = None
 
 
 class PlatformConversation(_Platform):
@@ -215,6 +282,7 @@ class Status(_Platform):
     id: str = Field(min_length=1, max_length=128)
     status: str
     recipient_id: str | None = None
+    recipient_user_id: str | None = None
     errors: list[PlatformError] = Field(default_factory=list)
     pricing: Pricing | None = None
     conversation: PlatformConversation | None = None
@@ -223,3 +291,32 @@ class Status(_Platform):
     @classmethod
     def _object_or_none(cls, value: Any) -> Any:
         return value if isinstance(value, dict) else None
+
+    @field_validator("recipient_id", mode="before")
+    @classmethod
+    def _digits_or_none(cls, value: Any) -> Any:
+        return value if isinstance(value, str) and 0 < len(value) <= 32 else None
+
+    @field_validator("recipient_user_id", mode="before")
+    @classmethod
+    def _user_id(cls, value: Any) -> Any:
+        return user_id_or_none(value)
+
+
+class Echo(PlatformMessage):
+    """One of ``message_echoes`` (``smb_message_echoes``): a message the business typed in
+    the WhatsApp Business app, ``from`` its own number, ``to`` the client (by phone and/or,
+    since BSUIDs, ``to_user_id``)."""
+
+    to: str | None = None
+    to_user_id: str | None = None
+
+    @field_validator("to", mode="before")
+    @classmethod
+    def _to_or_none(cls, value: Any) -> Any:
+        return value if isinstance(value, str) and 0 < len(value) <= 32 else None
+
+    @field_validator("to_user_id", mode="before")
+    @classmethod
+    def _to_user_id(cls, value: Any) -> Any:
+        return user_id_or_none(value)

@@ -25,15 +25,17 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from officehub.channels import account, referral
 from officehub.channels.platform_status import status_error, status_pricing
 from officehub.channels.schemas import (
+    Echo,
     Media,
     PlatformError,
     PlatformMessage,
     SenderContact,
     Status,
 )
-from officehub.contacts import service as contacts
+from officehub.contacts import whatsapp_identity as identity
 from officehub.contacts.models import Contact
 from officehub.contacts.normalize import digits
+from officehub.contacts.whatsapp_identity import WhatsAppUser, user_id_or_none
 from officehub.conversations import service as conversations
 from officehub.conversations.schemas import ConversationIn
 from officehub.crm import service as crm
@@ -45,7 +47,7 @@ from officehub.messages import service as messages
 logger = logging.getLogger("officehub.channels")
 
 MEDIA_KINDS = ("image", "audio", "video", "document", "sticker")
-NUMBER_CHANGES = ("customer_changed_number", "user_changed_number")
+NUMBER_CHANGES = ("customer_changed_number", "user_changed_number", "user_changed_user_id")
 _STATUSES = {"sent": "SENT", "delivered": "DELIVERED", "read": "READ", "failed": "FAILED"}
 TEXT_MAX = 4096
 
@@ -73,16 +75,221 @@ async def receive_notification(session: AsyncSession, integration: Integration, 
     for entry in body["entry"]:
         for change in _list(_dict(entry).get("changes")):
             change = _dict(change)
+            value = _dict(change.get("value"))
+            if not _ours(integration, value):
+                logger.warning(
+                    "%s notification for integration %s names another phone number id; "
+                    "nothing stored",
+                    str(change.get("field") or "?")[:64],
+                    integration.id,
+                )
+                continue
+            if change.get("field") == "user_id_update":
+                await _apply_user_id_updates(session, integration, value)
+                continue
+            if change.get("field") == "smb_message_echoes":
+                for raw in _list(value.get("message_echoes")):
+                    stored += await _receive_echo(session, integration, raw)
+                continue
+            if change.get("field") == "history":
+                await _import_history(session, integration, value)
+                continue
+            if change.get("field") == "smb_app_state_sync":
+                await _sync_app_contacts(session, integration, value)
+                continue
             if change.get("field") != "messages":
                 await _apply_account_change(session, integration, change)
                 continue
-            value = _dict(change.get("value"))
-            names = _names(value.get("contacts"))
+            senders = _senders(value.get("contacts"))
             for raw in _list(value.get("messages")):
-                stored += await _receive_one(session, integration, raw, names)
+                stored += await _receive_one(session, integration, raw, senders)
             for raw in _list(value.get("statuses")):
                 await _apply_one(session, integration, raw)
     return stored
+
+
+def _ours(integration: Integration, value: dict[str, Any]) -> bool:
+    """Whether a change is this integration's: a ``metadata.phone_number_id`` naming
+    another number is not (offices sharing an app secret would file each other's clients);
+    a change without one (account changes) is."""
+    named = _dict(value.get("metadata")).get("phone_number_id")
+    if named is None:
+        return True
+    return str(named) == str((integration.whatsapp or {}).get("phoneNumberId", ""))
+
+
+async def _receive_echo(session: AsyncSession, integration: Integration, raw: Any) -> int:
+    """A message the office typed in the WhatsApp Business app (coexistence): stored as an
+    outbound message of the client's conversation (opened if need be), in its own
+    savepoint; one that cannot be read or attributed to a client is logged and dropped."""
+    try:
+        echo = Echo.model_validate(raw)
+    except ValidationError:
+        logger.warning("unreadable message echo for integration %s skipped", integration.id)
+        return 0
+    client = WhatsAppUser(echo.to, echo.to_user_id)
+    if client.wa_id is None and client.user_id is None:
+        logger.warning("message echo for integration %s names no client; skipped", integration.id)
+        return 0
+    try:
+        async with session.begin_nested():
+            if await messages.external_id_known(session, integration.office_id, echo.id):
+                return 0
+            office_id = integration.office_id
+            contact = await identity.find_or_create(
+                session, office_id, client, integration.inbox_id
+            )
+            opened, _created = await conversations.open_conversation(
+                session,
+                office_id,
+                ConversationIn(
+                    person_id=contact.id,
+                    inbox_id=integration.inbox_id,
+                    integration_id=integration.id,
+                ),
+            )
+            conversation = await conversations.get_conversation(session, office_id, opened.id)
+            kind = read_message(echo)
+            out = await messages.store_echo(
+                session,
+                conversation,
+                external_id=echo.id,
+                type=kind.type,
+                text=_clean(kind.text),
+                media_external_id=kind.media_id,
+                payload=_scrub(kind.payload) or None,
+                content=_scrub(kind.content),
+            )
+            return 0 if out is None else 1
+    except Exception as exc:
+        logger.error(
+            "message echo for integration %s could not be stored: %s",
+            integration.id,
+            type(exc).__name__,
+        )
+        return 0
+
+
+_HISTORY_STATUSES = {"READ": "READ", "PLAYED": "READ", "DELIVERED": "DELIVERED", "ERROR": "FAILED"}
+
+
+async def _import_history(
+    session: AsyncSession, integration: Integration, value: dict[str, Any]
+) -> None:
+    """``history``: the past conversations of an office that kept the WhatsApp Business app
+    (coexistence), in chunks of threads, one thread per client (its ``id`` the client's
+    phone). Each message is stored once (its id), at its own time, quietly: no flow, rule,
+    SLA or routing starts (``messages.import_history``); ``from`` the office's own number is
+    outbound. A chunk with ``errors`` (the owner declined to share) is logged."""
+    business = digits(str(_dict(value.get("metadata")).get("display_phone_number") or ""))
+    imported = skipped = 0
+    for chunk in _list(value.get("history")):
+        chunk = _dict(chunk)
+        if chunk.get("errors"):
+            codes = [_dict(e).get("code") for e in _list(chunk.get("errors"))][:5]
+            logger.info("history of integration %s not shared (codes: %s)", integration.id, codes)
+        for thread in _list(chunk.get("threads")):
+            thread = _dict(thread)
+            for raw in _list(thread.get("messages")):
+                try:
+                    async with session.begin_nested():
+                        done = await _import_one(session, integration, business, thread, raw)
+                except Exception as exc:
+                    logger.error(
+                        "history message for integration %s could not be stored: %s",
+                        integration.id,
+                        type(exc).__name__,
+                    )
+                    done = False
+                imported, skipped = imported + done, skipped + (not done)
+    logger.info(
+        "history for integration %s: %d messages imported, %d skipped",
+        integration.id,
+        imported,
+        skipped,
+    )
+
+
+async def _import_one(
+    session: AsyncSession,
+    integration: Integration,
+    business: str,
+    thread: dict[str, Any],
+    raw: Any,
+) -> bool:
+    try:
+        message = PlatformMessage.model_validate(raw)
+    except ValidationError:
+        return False
+    outbound = bool(business) and message.sender is not None and digits(message.sender) == business
+    thread_id = thread.get("id") if isinstance(thread.get("id"), str) else None
+    client = WhatsAppUser(
+        thread_id if thread_id and digits(thread_id) else (None if outbound else message.sender),
+        user_id_or_none(thread.get("user_id")) or (None if outbound else message.from_user_id),
+    )
+    if client.wa_id is None and client.user_id is None:
+        return False
+    office_id = integration.office_id
+    if await messages.external_id_known(session, office_id, message.id):
+        return False
+    contact = await identity.find_or_create(session, office_id, client, integration.inbox_id)
+    conversation = await conversations.history_conversation(
+        session, office_id, contact.id, integration.inbox_id, integration.id
+    )
+    state = str(_dict(_dict(raw).get("history_context")).get("status") or "").upper()
+    kind = read_message(message)
+    return await messages.import_history(
+        session,
+        conversation,
+        external_id=message.id,
+        direction="OUTBOUND" if outbound else "INBOUND",
+        type=kind.type,
+        text=_clean(kind.text),
+        at=_at(message),
+        status=_HISTORY_STATUSES.get(state, "SENT") if outbound else "RECEIVED",
+        media_external_id=kind.media_id,
+        payload=_scrub(kind.payload) or None,
+        content=_scrub(kind.content),
+    )
+
+
+async def _sync_app_contacts(
+    session: AsyncSession, integration: Integration, value: dict[str, Any]
+) -> None:
+    """``smb_app_state_sync``: the contacts of the office's WhatsApp Business app. An added
+    one is found by phone, else made (``contact.created``), its name as the app has it; a
+    contact the office has keeps its own name. A removal in the app deletes nothing here
+    (the office's records are its own). Each in its own savepoint."""
+    added = removed = 0
+    for item in _list(value.get("state_sync")):
+        item = _dict(item)
+        card = _dict(item.get("contact"))
+        phone = card.get("phone_number")
+        if item.get("type") != "contact" or not isinstance(phone, str) or not digits(phone):
+            continue
+        if item.get("action") == "remove":
+            removed += 1
+            continue
+        name = card.get("full_name") or card.get("first_name")
+        user = WhatsAppUser(digits(phone)[:32], None, name if isinstance(name, str) else None)
+        try:
+            async with session.begin_nested():
+                await identity.find_or_create(
+                    session, integration.office_id, user, integration.inbox_id
+                )
+            added += 1
+        except Exception as exc:
+            logger.error(
+                "app contact for integration %s could not be kept: %s",
+                integration.id,
+                type(exc).__name__,
+            )
+    logger.info(
+        "app contacts for integration %s: %d added or known, %d removals ignored",
+        integration.id,
+        added,
+        removed,
+    )
 
 
 async def _apply_account_change(
@@ -103,19 +310,41 @@ async def _apply_account_change(
         )
 
 
-def _names(raw: Any) -> dict[str, str | None]:
-    names: dict[str, str | None] = {}
+def _senders(raw: Any) -> list[SenderContact]:
+    found = []
     for item in _list(raw):
         try:
             contact = SenderContact.model_validate(item)
         except ValidationError:
             continue
-        names[contact.wa_id] = contact.profile.name if contact.profile else None
-    return names
+        if contact.wa_id or contact.user_id:
+            found.append(contact)
+    return found
+
+
+def sender_of(message: PlatformMessage, senders: list[SenderContact]) -> WhatsAppUser:
+    """Who sent the message: its own ``from``/``from_user_id``, completed by the
+    ``contacts`` entry naming either (the other id, the profile name and username)."""
+    entry = next(
+        (
+            c
+            for c in senders
+            if (message.sender and c.wa_id == message.sender)
+            or (message.from_user_id and c.user_id == message.from_user_id)
+        ),
+        None,
+    )
+    profile = entry.profile if entry is not None and entry.profile is not None else None
+    return WhatsAppUser(
+        wa_id=message.sender or (entry.wa_id if entry else None),
+        user_id=message.from_user_id or (entry.user_id if entry else None),
+        name=profile.name if profile else None,
+        username=profile.username if profile else None,
+    )
 
 
 async def _receive_one(
-    session: AsyncSession, integration: Integration, raw: Any, names: dict[str, str | None]
+    session: AsyncSession, integration: Integration, raw: Any, senders: list[SenderContact]
 ) -> int:
     platform_type = str(_dict(raw).get("type") or "?")[:32]
     try:
@@ -134,7 +363,7 @@ async def _receive_one(
         message = kept
     try:
         async with session.begin_nested():
-            return await _receive(session, integration, message, names.get(message.sender))
+            return await _receive(session, integration, message, sender_of(message, senders))
     except Exception as exc:
         # Kept off the answer: the platform would retry a message that fails the same way
         # for days, then disable the webhook. The kind and error class only: no content.
@@ -155,6 +384,7 @@ def _unreadable(raw: Any, platform_type: str, fields: list[str]) -> PlatformMess
         return PlatformMessage.model_validate(
             {
                 "from": data.get("from"),
+                "from_user_id": data.get("from_user_id"),
                 "id": data.get("id"),
                 "timestamp": data.get("timestamp")
                 if isinstance(data.get("timestamp"), str)
@@ -195,7 +425,7 @@ def _scrub(value: Any) -> Any:
 
 
 async def _receive(
-    session: AsyncSession, integration: Integration, message: PlatformMessage, name: str | None
+    session: AsyncSession, integration: Integration, message: PlatformMessage, sender: WhatsAppUser
 ) -> int:
     office_id = integration.office_id
     if message.type == "reaction" and message.reaction is not None:
@@ -221,11 +451,9 @@ async def _receive(
         return 0
     if await messages.external_id_known(session, office_id, message.id):
         return 0
-    contact = await _apply_number_change(session, integration, message)
+    contact = await _apply_number_change(session, integration, message, sender)
     if contact is None:
-        contact = await contacts.find_or_create_by_whatsapp_id(
-            session, office_id, message.sender, name, integration.inbox_id
-        )
+        contact = await identity.find_or_create(session, office_id, sender, integration.inbox_id)
     opened, _created = await conversations.open_conversation(
         session,
         office_id,
@@ -355,6 +583,7 @@ def read_message(message: PlatformMessage) -> Read:
                 "systemType": system.type,
                 "body": system.body,
                 "newWaId": system.new_wa_id or system.wa_id,
+                "newUserId": system.user_id or system.new_user_id,
             },
         )
     return _unsupported(message)
@@ -515,21 +744,63 @@ async def _apply_one(session: AsyncSession, integration: Integration, raw: Any) 
 
 
 async def _apply_number_change(
-    session: AsyncSession, integration: Integration, message: PlatformMessage
+    session: AsyncSession, integration: Integration, message: PlatformMessage, sender: WhatsAppUser
 ) -> Contact | None:
-    """A ``system`` message ``customer_changed_number`` (``user_changed_number`` before
-    v12): the contact's WhatsApp address (and phone) follows the client to the new number
-    before the message is stored. Answers the contact the message belongs to, or None
-    when this is no number change of a known contact."""
+    """A ``system`` message ``user_changed_number`` (``customer_changed_number`` in older
+    versions): the contact's phone and WhatsApp address follow the client to the new number
+    (and its new BSUID, when given); ``user_changed_user_id``: the contact takes the new
+    BSUID. Done before the message is stored; answers the contact the message belongs to,
+    or None when this is no change of a known contact."""
     change = message.system
     if message.type != "system" or change is None or change.type not in NUMBER_CHANGES:
         return None
-    new_id = change.wa_id or change.new_wa_id
-    if not new_id or not digits(new_id):
+    new_wa_id = change.wa_id or change.new_wa_id
+    new_user_id = change.user_id or change.new_user_id
+    if change.type == "user_changed_user_id":
+        new_wa_id = None
+    if not (new_wa_id and digits(new_wa_id)) and not new_user_id:
         return None
-    return await contacts.change_whatsapp_number(
-        session, integration.office_id, message.sender, new_id
+    return await identity.change_identity(
+        session,
+        integration.office_id,
+        WhatsAppUser(sender.wa_id, sender.user_id),
+        new_wa_id=new_wa_id if new_wa_id and digits(new_wa_id) else None,
+        new_user_id=new_user_id,
     )
+
+
+async def _apply_user_id_updates(
+    session: AsyncSession, integration: Integration, value: dict[str, Any]
+) -> None:
+    """The ``user_id_update`` notification: a client's BSUID changed (the platform makes a
+    new one when they change number). Each item, in its own savepoint, moves the contact
+    known by the previous BSUID (else by ``wa_id``) to the current one."""
+    for item in _list(value.get("user_id_update")):
+        item = _dict(item)
+        ids = _dict(item.get("user_id"))
+        previous = user_id_or_none(ids.get("previous") or item.get("previous_user_id"))
+        current = user_id_or_none(ids.get("current") or item.get("new_user_id"))
+        wa_id = item.get("wa_id") if isinstance(item.get("wa_id"), str) else None
+        if current is None or (previous is None and not wa_id):
+            logger.warning("unreadable user_id_update for integration %s skipped", integration.id)
+            continue
+        try:
+            async with session.begin_nested():
+                moved = await identity.change_identity(
+                    session,
+                    integration.office_id,
+                    WhatsAppUser(wa_id if wa_id and digits(wa_id) else None, previous),
+                    new_user_id=current,
+                )
+        except Exception as exc:
+            logger.error(
+                "user_id_update for integration %s could not be applied: %s",
+                integration.id,
+                type(exc).__name__,
+            )
+            continue
+        if moved is None:
+            logger.info("user_id_update for integration %s: no such contact", integration.id)
 
 
 async def _apply_status(session: AsyncSession, integration: Integration, status: Status) -> None:
@@ -559,3 +830,10 @@ async def _apply_status(session: AsyncSession, integration: Integration, status:
     if changed is not None and any(e.code == messages.WINDOW_CLOSED_CODE for e in status.errors):
         # under the integration's lock, and only when the message just became FAILED
         await messages.fall_back_by_external_id(session, integration.office_id, status.id)
+    if status.recipient_id and status.recipient_user_id:
+        # both ids of the client: a contact known by one learns the other
+        await identity.find(
+            session,
+            integration.office_id,
+            WhatsAppUser(status.recipient_id, status.recipient_user_id),
+        )

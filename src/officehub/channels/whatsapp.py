@@ -99,13 +99,15 @@ def raise_for_platform(response: httpx.Response) -> None:
 
 
 def message_body(outbound: Outbound) -> dict[str, Any]:
-    """The Cloud API's message object for a stored outbound message; a reply carries
+    """The Cloud API's message object for a stored outbound message, to the phone (``to``)
+    or, for a client without one, to the BSUID (``recipient``); a reply carries
     ``context.message_id`` (the platform's id of the message it quotes)."""
-    base: dict[str, Any] = {
-        "messaging_product": "whatsapp",
-        "recipient_type": "individual",
-        "to": outbound.to_phone.lstrip("+"),
-    }
+    base: dict[str, Any] = {"messaging_product": "whatsapp", "recipient_type": "individual"}
+    if outbound.to_phone:
+        base["to"] = outbound.to_phone.lstrip("+")
+    else:
+        # a client known only by their business-scoped user id (a username, no phone)
+        base["recipient"] = outbound.to_user_id
     payload = outbound.payload
     if outbound.type == "REACTION":
         return {**base, "type": "reaction", "reaction": dict(payload.get("reaction") or {})}
@@ -212,10 +214,17 @@ class WhatsAppAdapter:
         self, client: httpx.AsyncClient, integration: Integration, external_id: str
     ) -> None:
         """Tells the platform the client's message ``external_id`` (and every earlier one)
-        was read: the client sees the blue ticks."""
+        was read, with the typing indicator: the client sees the blue ticks and "typing…"
+        (for up to 25 seconds, or until the reply arrives) when a person opened the
+        conversation."""
         settings = _settings(integration)
         url = f"{self.api_url}/{settings['phoneNumberId']}/messages"
-        body = {"messaging_product": "whatsapp", "status": "read", "message_id": external_id}
+        body = {
+            "messaging_product": "whatsapp",
+            "status": "read",
+            "message_id": external_id,
+            "typing_indicator": {"type": "text"},
+        }
         try:
             response = await client.post(url, json=body, headers=_auth(integration))
         except httpx.HTTPError as exc:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.contacts import events, service
+from officehub.contacts import events, repository, service
 from officehub.contacts.models import ConsentRecord, Contact
 from officehub.contacts.schemas import ConsentIn, ConsentOut
 from officehub.events.service import emit
@@ -153,12 +153,21 @@ async def marketing_withdrawn(session: AsyncSession, office_id: str, contact_id:
 
 
 async def set_marketing_opt_out(
-    session: AsyncSession, office_id: str, wa_id: str, opted_out: bool
+    session: AsyncSession,
+    office_id: str,
+    wa_id: str | None,
+    opted_out: bool,
+    *,
+    user_id: str | None = None,
 ) -> Recorded | None:
-    """The client of this WhatsApp id stopped (or resumed) marketing messages on WhatsApp: a
-    ``marketing`` record of source ``whatsapp`` when it changes the current state. None when
-    the office has no contact with that number."""
-    found = await service.find_by_whatsapp_id(session, office_id, wa_id)
+    """The client of this WhatsApp user id (BSUID), else phone, stopped (or resumed)
+    marketing messages on WhatsApp: a ``marketing`` record of source ``whatsapp`` when it
+    changes the current state. None when the office has no such contact."""
+    found = (
+        await repository.find_by_whatsapp_user_id(session, office_id, user_id) if user_id else None
+    )
+    if found is None and wa_id:
+        found = await service.find_by_whatsapp_id(session, office_id, wa_id)
     if found is None:
         return None
     return await record(

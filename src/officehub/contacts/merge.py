@@ -35,7 +35,17 @@ from officehub.kit.errors import ValidationFailed
 from officehub.kit.timeutil import utcnow
 
 # Filled on the kept contact from the other when empty there.
-FILLED = ("phone", "whatsapp_id", "email", "document", "description", "image_url", "inbox_id")
+FILLED = (
+    "phone",
+    "whatsapp_id",
+    "whatsapp_user_id",
+    "whatsapp_username",
+    "email",
+    "document",
+    "description",
+    "image_url",
+    "inbox_id",
+)
 
 
 async def merge_contacts(

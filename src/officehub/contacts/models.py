@@ -39,6 +39,15 @@ class Contact(IdMixin, TimestampMixin, Base):
             sqlite_where=text("phone IS NOT NULL"),
             postgresql_where=text("phone IS NOT NULL"),
         ),
+        # A WhatsApp user's business-scoped id is one person of the office (issue 40).
+        Index(
+            "ux_contacts_office_id_whatsapp_user_id",
+            "office_id",
+            "whatsapp_user_id",
+            unique=True,
+            sqlite_where=text("whatsapp_user_id IS NOT NULL"),
+            postgresql_where=text("whatsapp_user_id IS NOT NULL"),
+        ),
         Index("ix_contacts_office_id_search_name", "office_id", "search_name"),
         Index("ix_contacts_office_id_created_at", "office_id", "created_at"),
         Index("ix_contacts_office_id_ddd", "office_id", "ddd"),
@@ -53,7 +62,7 @@ class Contact(IdMixin, TimestampMixin, Base):
                 postgresql_ops={column: "gin_trgm_ops"},
                 info={"dialect": "postgresql"},
             ).ddl_if(dialect="postgresql")
-            for column in ("search_name", "phone")
+            for column in ("search_name", "phone", "whatsapp_username")
         ),
     )
 
@@ -65,6 +74,12 @@ class Contact(IdMixin, TimestampMixin, Base):
     # The id the WhatsApp platform knows the contact by (digits, e.g. ``551188887777``, a
     # Brazilian mobile possibly without its ninth digit): where official sends go.
     whatsapp_id: Mapped[str | None] = mapped_column(String(32))
+    # The WhatsApp user's business-scoped user id (BSUID, ``BR.1502576394655843``): the
+    # client's WhatsApp identity first (unique in the office), known even when the
+    # platform withholds the phone of a user with a username; where sends go without one.
+    whatsapp_user_id: Mapped[str | None] = mapped_column(String(140))
+    # The username the client chose on WhatsApp (may change any time; never an identity).
+    whatsapp_username: Mapped[str | None] = mapped_column(String(100))
     email: Mapped[str | None] = mapped_column(String(320))
     document: Mapped[str | None] = mapped_column(String(64))
     description: Mapped[str | None] = mapped_column(Text)

@@ -48,6 +48,16 @@ async def find_by_phone(
     return (await session.scalars(stmt.limit(1))).first()
 
 
+async def find_by_whatsapp_user_id(
+    session: AsyncSession, office_id: str, user_id: str, *, other_than: str | None = None
+) -> Contact | None:
+    """The contact with this business-scoped WhatsApp user id (unique in the office)."""
+    stmt = scoped(Contact, office_id).where(Contact.whatsapp_user_id == user_id)
+    if other_than is not None:
+        stmt = stmt.where(Contact.id != other_than)
+    return (await session.scalars(stmt.limit(1))).first()
+
+
 async def contacts_page(
     session: AsyncSession,
     office_id: str,
@@ -60,9 +70,10 @@ async def contacts_page(
     scope: ColumnElement[bool] | None = None,
 ) -> tuple[list[Contact], int]:
     """A page of the office's contacts, by name, and how many there are in all; the search
-    matches the name or the phone's digits (substrings; any of ``phone_fragments``, the
-    forms of one number). ``scope``: the contacts a signed-in user may see (page and total
-    alike; such a list is built per request, the others are cached)."""
+    matches the name, the WhatsApp username or the phone's digits (substrings; any of
+    ``phone_fragments``, the forms of one number). ``scope``: the contacts a signed-in user
+    may see (page and total alike; such a list is built per request, the others are
+    cached)."""
     query = _contacts_query(
         by_inbox=inbox_id is not None,
         by_name=bool(name_fragment),
@@ -107,6 +118,8 @@ def _contacts_query(
     matches = []
     if by_name:
         matches.append(Contact.search_name.like(bindparam("name_pattern"), escape="/"))
+        # a client known by a WhatsApp username only is found by it (any case)
+        matches.append(Contact.whatsapp_username.ilike(bindparam("name_pattern"), escape="/"))
     for i in range(phone_forms):
         matches.append(Contact.phone.like(bindparam(f"phone_pattern_{i}"), escape="/"))
     if matches and not fenced:

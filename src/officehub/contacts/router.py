@@ -62,7 +62,10 @@ async def list_contacts(
     inbox_id: Annotated[str | None, Query(alias="inboxId", max_length=32)] = None,
     search: Annotated[
         str | None,
-        Query(max_length=200, description="Part of the name (any case, any accents) or phone"),
+        Query(
+            max_length=200,
+            description="Part of the name (any case, any accents), WhatsApp username or phone",
+        ),
     ] = None,
     tag_ids: Annotated[
         list[str] | None,

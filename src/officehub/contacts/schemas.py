@@ -61,6 +61,18 @@ class ContactOut(ApiModel):
         description="The id the WhatsApp platform knows the contact by (digits; a Brazilian "
         "mobile may lack its ninth digit there): where WhatsApp sends go. Set by the channel"
     )
+    whatsapp_user_id: str | None = Field(
+        default=None,
+        description="The client's business-scoped WhatsApp user id (BSUID, e.g. "
+        "`BR.1502576394655843`): their WhatsApp identity in the office (unique), known even "
+        "when the platform withholds the phone of a user with a username; sends to a contact "
+        "without a phone go to it. Set by the channel",
+    )
+    username: str | None = Field(
+        default=None,
+        description="The username the client chose on WhatsApp, as the platform last gave it "
+        "(it may change; never an identity). Found by the people search",
+    )
     email: str | None
     document: str | None
     description: str | None

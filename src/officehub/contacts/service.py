@@ -5,7 +5,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import ColumnElement
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.contacts import events, repository
@@ -55,6 +54,7 @@ def contact_out(contact: Contact, contact_tags: Sequence[Tag]) -> ContactOut:
     return ContactOut.model_validate(
         {
             **{c.key: getattr(contact, c.key) for c in Contact.__table__.columns},
+            "username": contact.whatsapp_username,
             "marketing_opt_out": bool(contact.marketing_opt_out),
             "legal_hold": bool(contact.legal_hold),
             "tags": [TagRef.model_validate(t) for t in contact_tags],
@@ -160,7 +160,7 @@ async def find_or_create_by_phone(
     existing = await repository.find_by_phone(session, office_id, phone)
     if existing is not None:
         return existing
-    return await _add_met_contact(
+    return await add_met_contact(
         session, office_id, inbox_id, name, phone, phone=phone, whatsapp_id=whatsapp_id
     )
 
@@ -171,58 +171,8 @@ async def find_by_whatsapp_id(session: AsyncSession, office_id: str, wa_id: str)
     return await repository.find_by_phone(session, office_id, to_e164(raw) or raw)
 
 
-async def find_or_create_by_whatsapp_id(
-    session: AsyncSession, office_id: str, wa_id: str, name: str | None, inbox_id: str | None
-) -> Contact:
-    """The official channel's sender: the contact with that phone in either form (else a
-    new one), its ``whatsapp_id`` set to the platform's id, where replies go."""
-    address = digits(wa_id)
-    contact = await find_or_create_by_phone(
-        session, office_id, wa_id, name, inbox_id, whatsapp_id=address
-    )
-    if contact.whatsapp_id != address:
-        contact.whatsapp_id = address
-        contact.updated_at = utcnow()
-        await session.flush()
-        await emit(session, office_id, events.UPDATED, await _out(session, contact))
-    return contact
-
-
-async def change_whatsapp_number(
-    session: AsyncSession, office_id: str, old_wa_id: str, new_wa_id: str
-) -> Contact | None:
-    """A client changed their WhatsApp number (the platform's ``customer_changed_number``):
-    the contact known by ``old_wa_id`` moves its ``whatsapp_id`` and phone to the new one
-    (``contact.updated``). When another contact of the office already has the new number,
-    nothing changes: two people are not merged on the platform's word (log, no phone)."""
-    contact = await repository.find_by_phone(session, office_id, channel_phone(old_wa_id))
-    if contact is None:
-        return None
-    phone, address = channel_phone(new_wa_id), digits(new_wa_id)
-    holder = await repository.find_by_phone(session, office_id, phone, other_than=contact.id)
-    if holder is not None:
-        logger.warning(
-            "number change kept: contact %s's new number belongs to contact %s",
-            contact.id,
-            holder.id,
-        )
-        return contact
-    if (contact.phone, contact.whatsapp_id) == (phone, address):
-        return contact
-    try:
-        async with session.begin_nested():
-            contact.phone, contact.whatsapp_id = phone, address
-            contact.updated_at = utcnow()
-            await session.flush()
-    except IntegrityError:  # a contact with the new number was created meanwhile
-        await session.refresh(contact)
-        logger.warning("number change kept: contact %s's new number was taken", contact.id)
-        return contact
-    await emit(session, office_id, events.UPDATED, await _out(session, contact))
-    return contact
-
-
-async def _out(session: AsyncSession, contact: Contact) -> ContactOut:
+async def out(session: AsyncSession, contact: Contact) -> ContactOut:
+    """The contact as the API and its events show it."""
     return contact_out(contact, await tags_of(session, contact.office_id, contact.id))
 
 
@@ -265,12 +215,12 @@ async def create_channel_contact(
     fallback_name: str = "Visitor",
 ) -> Contact:
     """A contact a channel met (no phone): ``contact.created`` is emitted."""
-    return await _add_met_contact(
+    return await add_met_contact(
         session, office_id, inbox_id, name, fallback_name, email=email, description=description
     )
 
 
-async def _add_met_contact(
+async def add_met_contact(
     session: AsyncSession,
     office_id: str,
     inbox_id: str | None,
@@ -410,7 +360,7 @@ async def create_claimant(
 ) -> Contact:
     """An unverified contact of a web chat visitor (``contact.created``): the phone or email
     typed is kept as a claim, so it matches, merges with and blocks no other contact."""
-    return await _add_met_contact(
+    return await add_met_contact(
         session,
         office_id,
         inbox_id,

@@ -272,10 +272,18 @@ class Message(IdMixin, Base):
 
     # A failure the platform reported: {code, title, details} (``error`` keeps the summary).
     error_detail: Mapped[dict[str, Any] | None] = mapped_column(JSONType)
-    # What the platform said a send costs: {category, billable, pricingModel, conversation}.
+    # What the platform said a send costs: {category, type, billable, pricingModel,
+    # conversation}.
     pricing: Mapped[dict[str, Any] | None] = mapped_column(JSONType)
     # Who sent an outbound message (``apikey:<id>`` or ``user:<id>``, officehub.kit.actor);
     # None for inbound messages and for those the service sent on its own (flows, rules).
     sent_by: Mapped[str | None] = mapped_column(String(80))
     # [{status, at}]: every status the message had, oldest first (evidence transcripts).
     status_history: Mapped[list[dict[str, Any]] | None] = mapped_column(JSONType)
+
+    @property
+    def reply_to_external_id(self) -> str | None:
+        """The channel's id of the message this one quotes (``payload.replyToExternalId``),
+        kept even when that message is not stored here."""
+        quoted = (self.payload or {}).get("replyToExternalId")
+        return str(quoted) if quoted else None

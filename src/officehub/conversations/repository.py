@@ -37,6 +37,17 @@ async def get_conversation(
     return await get_scoped(session, Conversation, office_id, ident, for_change=for_change)
 
 
+async def latest_of(
+    session: AsyncSession, office_id: str, person_id: str, integration_id: str
+) -> Conversation | None:
+    """The contact's newest conversation on the integration, open or closed."""
+    stmt = scoped(Conversation, office_id).where(
+        Conversation.person_id == person_id, Conversation.integration_id == integration_id
+    )
+    stmt = stmt.order_by(Conversation.created_at.desc(), Conversation.id.desc()).limit(1)
+    return (await session.scalars(stmt)).first()
+
+
 async def find_open(
     session: AsyncSession,
     office_id: str,

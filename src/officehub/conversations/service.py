@@ -196,6 +196,35 @@ async def list_conversations(
     return await present(session, office_id, rows, user_id), total
 
 
+async def history_conversation(
+    session: AsyncSession, office_id: str, person_id: str, inbox_id: str, integration_id: str
+) -> Conversation:
+    """Where a channel's imported past goes (WhatsApp coexistence ``history``): the
+    contact's newest conversation on the integration, else a new CLOSED one made quietly,
+    no event, no routing, no SLA (it is the past: nothing is to be answered)."""
+    await contacts.lock_contact(session, office_id, person_id)
+    found = await repository.latest_of(session, office_id, person_id, integration_id)
+    if found is not None:
+        return found
+    now = utcnow()
+    conversation = Conversation(
+        office_id=office_id,
+        person_id=person_id,
+        inbox_id=inbox_id,
+        integration_id=integration_id,
+        status="CLOSED",
+        priority="MEDIUM",
+        closed_at=now,
+        is_fixed=False,
+        is_archived=False,
+        sorted_at=now,
+        inbound_count=0,
+        inbound_read=0,
+    )
+    await repository.add(session, conversation)
+    return conversation
+
+
 async def open_conversation(
     session: AsyncSession, office_id: str, body: ConversationIn
 ) -> tuple[ConversationOut, bool]:

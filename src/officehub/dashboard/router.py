@@ -4,8 +4,8 @@ from typing import Annotated, Literal
 
 from fastapi import Depends, Query, Request, Response
 
-from officehub.dashboard import reports, service
-from officehub.dashboard.schemas import ClientsMapOut, ConversationReport
+from officehub.dashboard import reports, service, whatsapp_usage
+from officehub.dashboard.schemas import ClientsMapOut, ConversationReport, WhatsAppUsageReport
 from officehub.kit.auth import ActorDep, OfficeDep
 from officehub.kit.db import SessionDep
 from officehub.kit.errors import error_responses
@@ -88,6 +88,52 @@ async def conversation_report(
     name = f"relatorio-conversas-{span}-{group_by}.csv"
     return Response(
         service.report_csv(report),
+        media_type=CSV_TYPE,
+        headers={"Content-Disposition": f'attachment; filename="{name}"'},
+    )
+
+
+@router.get(
+    "/reports/whatsapp-usage",
+    response_model=WhatsAppUsageReport,
+    responses={
+        200: {
+            "description": "The report as JSON, or as CSV (`format=csv` or `Accept: text/csv`)",
+            "content": {"text/csv": {"schema": {"type": "string"}}},
+        },
+        **error_responses(400, 401, 404),
+    },
+    summary="What the office pays WhatsApp: billable and free sends by pricing category and month",
+    description="From the pricing the platform's statuses put on each send (per-message "
+    "pricing): billable when its type is `regular`. Months are calendar months in UTC, "
+    "`from` and `to` (YYYY-MM) included (default: the last 12 up to the current one), at "
+    f"most {whatsapp_usage.MAX_MONTHS} (`to` before `from` or further: 400 `query.to`). "
+    "A SUPERVISOR's report covers their inboxes.",
+)
+async def whatsapp_usage_report(
+    request: Request,
+    actor: ActorDep,
+    session: SessionDep,
+    month_from: Annotated[
+        str | None,
+        Query(alias="from", pattern=whatsapp_usage.MONTH_PATTERN, description="First month"),
+    ] = None,
+    month_to: Annotated[
+        str | None,
+        Query(alias="to", pattern=whatsapp_usage.MONTH_PATTERN, description="Last month"),
+    ] = None,
+    integration_id: Annotated[Id | None, Query(alias="integrationId")] = None,
+    format: Annotated[Literal["json", "csv"] | None, Query()] = None,
+) -> WhatsAppUsageReport | Response:
+    report = await whatsapp_usage.usage(session, actor, month_from, month_to, integration_id)
+    wants_csv = format == "csv" or (
+        format is None and "text/csv" in request.headers.get("accept", "").lower()
+    )
+    if not wants_csv:
+        return report
+    name = f"uso-whatsapp-{report.month_from}-{report.month_to}.csv"
+    return Response(
+        whatsapp_usage.usage_csv(report),
         media_type=CSV_TYPE,
         headers={"Content-Disposition": f'attachment; filename="{name}"'},
     )

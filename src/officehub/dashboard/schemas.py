@@ -67,3 +67,25 @@ class ConversationReport(ApiModel):
     inbox_id: ServerId | None
     rows: list[ReportRow]
     totals: ReportFigures
+
+
+class UsageFigures(ApiModel):
+    billable: int = Field(description="Sends the platform bills (pricing type `regular`)")
+    free: int = Field(description="Sends it does not (`free_customer_service`, `free_entry_point`)")
+
+
+class UsageRow(UsageFigures):
+    month: str = Field(description="YYYY-MM, a calendar month in UTC")
+    category: str = Field(
+        description="The platform's pricing category (`marketing`, `marketing_lite`, "
+        "`utility`, `authentication`, `authentication_international`, `service`…); "
+        "`unknown` when it gave none"
+    )
+
+
+class WhatsAppUsageReport(ApiModel):
+    month_from: str = Field(alias="from", description="First month, YYYY-MM")
+    month_to: str = Field(alias="to", description="Last month, YYYY-MM, included")
+    integration_id: ServerId | None
+    rows: list[UsageRow] = Field(description="By month, then category")
+    totals: UsageFigures

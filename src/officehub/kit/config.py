@@ -247,8 +247,10 @@ class Settings(BaseSettings):
         ),
     )
     whatsapp_api_url: str = Field(
-        "https://graph.facebook.com/v21.0",
-        description="Base URL of the official WhatsApp Cloud API (operator configuration)",
+        "https://graph.facebook.com/v26.0",
+        description="Base URL of the official WhatsApp Cloud API, its Graph API version last "
+        "(operator configuration: a newer version is a setting away; v21.0 is retired on "
+        "21 January 2027)",
     )
     whatsapp_timeout_seconds: float = Field(10.0, description="Timeout of one platform call")
     dispatch_batch_size: int = Field(100, description="Outbound messages a worker claims at once")

@@ -33,6 +33,11 @@ RULES: dict[str, Rule] = {
         "A contact with this phone already exists",
         "One phone per office: another contact of the office has this phone",
     ),
+    "ux_contacts_office_id_whatsapp_user_id": Rule(
+        "WHATSAPP_USER_TAKEN",
+        "A contact with this WhatsApp user id already exists",
+        "One WhatsApp user id (BSUID) per office: another contact of the office has it",
+    ),
     "ix_crm_cards_office_id_person_id_conversation_id": Rule(
         "CARD_EXISTS",
         "The card already exists",

@@ -246,9 +246,17 @@ class MessagePricing(ApiModel):
     """What the platform said the send costs (its status notifications' ``pricing`` and
     ``conversation``)."""
 
-    category: str | None
-    billable: bool | None
-    pricing_model: str | None
+    category: str | None = Field(
+        description="`marketing`, `marketing_lite`, `utility`, `authentication`, "
+        "`authentication_international`, `service`… as the platform says"
+    )
+    type: str | None = Field(
+        default=None,
+        description="Per-message pricing (`PMP`): `regular` (billed), `free_customer_service` "
+        "or `free_entry_point`",
+    )
+    billable: bool | None = Field(description="Deprecated by the platform (July 2025)")
+    pricing_model: str | None = Field(description="`PMP` (per message) since July 2025")
     conversation: PricingConversation | None
 
 
@@ -274,6 +282,11 @@ class MessageOut(ApiModel):
         validation_alias=AliasChoices("reply_to_id", "replyTo"),
         serialization_alias="replyTo",
         description="The id of the message of this conversation this one replies to",
+    )
+    reply_to_external_id: str | None = Field(
+        default=None,
+        description="The channel's id of the message this one quotes, kept even when that "
+        "message is not stored here (`replyTo` is then null)",
     )
     forwarded: bool = False
     reactions: list[Reaction] = Field(default_factory=list)

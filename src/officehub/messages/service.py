@@ -17,6 +17,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.contacts import consent
+from officehub.contacts import service as contacts
 from officehub.contacts import texts as contact_texts
 from officehub.conversations import service as conversations
 from officehub.conversations.models import Conversation, Message
@@ -456,6 +457,7 @@ async def _send_template(
         body.language,
     )
     await _check_marketing_consent(session, conversation, template.category)
+    await _check_authentication_reach(session, conversation, template.category)
     variables = body.variables or []
     wanted = templates.placeholders(template.components, "BODY")
     if len(variables) != wanted:
@@ -512,6 +514,29 @@ async def _check_marketing_consent(
         )
 
 
+async def _check_authentication_reach(
+    session: AsyncSession, conversation: Conversation, category: str
+) -> None:
+    """An AUTHENTICATION template needs the client's phone (the platform refuses it to a
+    business-scoped user id, error 131062): to a contact known only by its WhatsApp user id
+    (a username, no phone) it is refused, 409 ``CONTACT_HAS_NO_PHONE``, nothing stored."""
+    if category.upper() != "AUTHENTICATION":
+        return
+    contact = await contacts.get_contact(session, conversation.office_id, conversation.person_id)
+    if contact.phone or contact.whatsapp_id:
+        return
+    raise Conflict(
+        "The contact has no phone number",
+        details=(
+            f"Template of category AUTHENTICATION not sent: contact {contact.id} is known on "
+            "WhatsApp by its user id only (a username), and the platform sends authentication "
+            "templates to phone numbers only (its error 131062); send a utility template, or "
+            "ask the client for their number"
+        ),
+        code="CONTACT_HAS_NO_PHONE",
+    )
+
+
 async def _check_header_media(
     conversation: Conversation, path: str | None, storage: Storage | None
 ) -> None:
@@ -555,6 +580,8 @@ async def receive_from_channel(
         )
         if quoted is not None and quoted.conversation_id == conversation.id:
             reply_to_id = quoted.id
+        # the platform's id is kept either way: a quote of a message not stored here
+        payload = {**(payload or {}), "replyToExternalId": reply_to_external_id[:128]}
     try:
         async with session.begin_nested():
             message = await _store(
@@ -578,6 +605,91 @@ async def receive_from_channel(
     await _answer_keyword(session, conversation, message)
     await _answer_away(session, conversation, message)
     return out
+
+
+async def store_echo(
+    session: AsyncSession,
+    conversation: Conversation,
+    *,
+    external_id: str,
+    type: str,
+    text: str | None,
+    media_external_id: str | None = None,
+    payload: dict[str, Any] | None = None,
+    content: dict[str, Any] | None = None,
+) -> MessageOut | None:
+    """A message the office typed in the WhatsApp Business app on its phone (coexistence:
+    the platform's ``smb_message_echoes``): stored OUTBOUND and ``SENT`` (the platform took
+    it; never dispatched again), ``payload.origin`` ``business_app``, an answer for the SLA,
+    ``chat.message.sent``. No one of the service sent it (``sentBy`` null). None when its
+    id is stored already (the platform retried)."""
+    if await repository.find_by_external_id(session, conversation.office_id, external_id):
+        return None
+    try:
+        async with session.begin_nested():
+            message = await _store(
+                session,
+                conversation,
+                direction="OUTBOUND",
+                type=type,
+                text=text,
+                media_url=None,
+                status="SENT",
+                external_id=external_id,
+                media_external_id=media_external_id,
+                payload={**(payload or {}), "origin": "business_app"},
+                content=content,
+                automated=True,
+                responds=True,
+            )
+    except IntegrityError:
+        return None
+    return await _emit(session, conversation, events.SENT, message)
+
+
+async def import_history(
+    session: AsyncSession,
+    conversation: Conversation,
+    *,
+    external_id: str,
+    direction: str,
+    type: str,
+    text: str | None,
+    at: datetime,
+    status: str,
+    media_external_id: str | None = None,
+    payload: dict[str, Any] | None = None,
+    content: dict[str, Any] | None = None,
+) -> bool:
+    """A past message a channel handed over (WhatsApp coexistence ``history``), stored once
+    (its external id) at its own time, quietly: no event, so no flow, rule, routing or
+    webhook starts; not the conversation's last message, not unread, no SLA figure.
+    Answers whether it was new."""
+    if await repository.find_by_external_id(session, conversation.office_id, external_id):
+        return False
+    try:
+        async with session.begin_nested():
+            message = await _store(
+                session,
+                conversation,
+                direction=direction,
+                type=type,
+                text=text,
+                media_url=None,
+                status=status,
+                external_id=external_id,
+                media_external_id=media_external_id,
+                payload={**(payload or {}), "origin": "history"},
+                content=content,
+                record_time=False,
+                automated=True,
+            )
+            message.created_at = at
+            message.status_history = [{"status": status, "at": isoformat(at)}]
+            await session.flush()
+    except IntegrityError:
+        return False
+    return True
 
 
 async def _answer_keyword(
@@ -868,12 +980,15 @@ async def _store(
     record_time: bool = True,
     user_id: str | None = None,
     automated: bool = False,
+    responds: bool | None = None,
 ) -> Message:
     """The one place a message is created (API, channels, web chat, bridge, flows,
     automation): it becomes the conversation's last message in the same transaction. An
     outbound message sent by a signed-in user names them there (``lastMessage.userId``).
     ``automated``: the service's own answer inside a client's request (away message,
-    keyword answer): no one sent it (``sent_by`` None), so it is no SLA response."""
+    keyword answer): no one sent it (``sent_by`` None), so it is no SLA response.
+    ``responds``: whether it answers the client for the SLA, when not who sent it says so
+    (a message the office typed in the WhatsApp Business app)."""
     now = utcnow()
     sent_by = acting() if direction == "OUTBOUND" and not automated else None
     actor = current_actor.get()
@@ -912,7 +1027,7 @@ async def _store(
             type=type,
             user_id=user_id,
             inbound=direction == "INBOUND",
-            responds=sent_by is not None and type != "NOTE",
+            responds=(sent_by is not None if responds is None else responds) and type != "NOTE",
         )
     return message
 

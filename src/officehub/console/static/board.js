@@ -163,7 +163,10 @@ function renderCard(card) {
     class: "card", draggable: "true", dataset: { cardId: card.id }, "aria-labelledby": nameId,
   },
   h("h3", { id: nameId, class: "card-name" }, card.person?.name ?? "—"),
-  h("p", { class: "phone" }, card.person?.phone ?? t("board.noPhone")),
+  h("p", { class: "phone" }, card.person?.phone
+    ?? (card.person?.username
+      ? t("contact.whatsappUsername", { value: card.person.username }) : null)
+    ?? t("board.noPhone")),
   h("p", { class: "owner" }),
   h("div", { class: "tags" }),
   h("p", { class: "time" }),

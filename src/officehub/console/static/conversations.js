@@ -267,9 +267,12 @@ async function openConversation(conversationId) {
 }
 
 // A web chat visitor's contact is unverified: what they typed is a claim, shown as such.
+// A WhatsApp client known by a username only (no phone) is shown by it.
 function identityLine(contact) {
   if (contact.verified !== false) {
-    return h("p", { class: "muted" }, contact.phone ?? contact.email ?? "");
+    const username = contact.username
+      ? t("contact.whatsappUsername", { value: contact.username }) : null;
+    return h("p", { class: "muted" }, contact.phone ?? username ?? contact.email ?? "");
   }
   const claimed = contact.claimedPhone ?? contact.claimedEmail ?? "";
   return h("p", { class: "muted", dataset: { verified: "false" } },

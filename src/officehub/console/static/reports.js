@@ -155,6 +155,34 @@ async function load() {
   report = loaded;
   render();
   announce(t("reports.loaded", { count: report.totals.opened }));
+  await loadUsage();
+}
+
+// What the office pays WhatsApp: GET /reports/whatsapp-usage (the last 12 months).
+async function loadUsage() {
+  const usage = await attempt(t("usage.title"), () => api("GET", "/reports/whatsapp-usage"));
+  if (!usage) return;
+  const months = new Map();
+  for (const row of usage.rows) {
+    const month = months.get(row.month) ?? { key: row.month, label: row.month, billable: 0, free: 0 };
+    month.billable += row.billable;
+    month.free += row.free;
+    months.set(row.month, month);
+  }
+  clear(document.getElementById("usage-chart"), barChart([...months.values()], "month", [
+    { name: "billable", color: COLORS.opened, value: (row) => row.billable },
+    { name: "free", color: COLORS.closed, value: (row) => row.free },
+  ], t("usage.chart"), count));
+  const line = (row) => h("tr", { dataset: { month: row.month, category: row.category } },
+    h("th", { scope: "row" }, row.month),
+    h("td", {}, row.category),
+    h("td", { class: "num" }, String(row.billable)),
+    h("td", { class: "num" }, String(row.free)));
+  clear(document.querySelector("#usage-table tbody"), usage.rows.map(line),
+    h("tr", { dataset: { month: "total" } }, h("th", { scope: "row" }, t("reports.total")),
+      h("td", {}, ""),
+      h("td", { class: "num" }, String(usage.totals.billable)),
+      h("td", { class: "num" }, String(usage.totals.free))));
 }
 
 async function download() {
@@ -201,8 +229,9 @@ export async function show() {
 
 export function reset() {
   report = null;
-  for (const id of ["reports-summary", "reports-chart-volume", "reports-chart-times"]) {
+  for (const id of ["reports-summary", "reports-chart-volume", "reports-chart-times", "usage-chart"]) {
     clear(document.getElementById(id));
   }
   clear(document.querySelector("#reports-table tbody"));
+  clear(document.querySelector("#usage-table tbody"));
 }
