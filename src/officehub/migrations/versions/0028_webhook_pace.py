@@ -2,7 +2,7 @@
 second the pace counts in (``pace_second``, ``pace_used``), shared by every worker process.
 
 Revision ID: 0028_webhook_pace
-Revises: 0025_reports
+Revises: 0026_whatsapp_identity
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0028_webhook_pace"
-down_revision = "0025_reports"
+down_revision = "0026_whatsapp_identity"
 branch_labels = None
 depends_on = None
 
