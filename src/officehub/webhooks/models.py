@@ -7,7 +7,7 @@ from sqlalchemy import ForeignKey, Index, String, Text, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from officehub.kit.db import Base, IdMixin, JSONType, TimestampMixin
-from officehub.kit.encryption import SealedText
+from officehub.kit.encryption import SealedDocument, SealedText
 
 PENDING, RETRYING, SUCCESS, FAILED = "PENDING", "RETRYING", "SUCCESS", "FAILED"
 DELIVERY_STATUSES = (PENDING, SUCCESS, FAILED, RETRYING)
@@ -35,7 +35,10 @@ class Webhook(IdMixin, TimestampMixin, Base):
     secret_rotated_at: Mapped[datetime | None]
     events: Mapped[list[str]] = mapped_column(JSONType)
     is_active: Mapped[bool] = mapped_column(default=True)
-    headers: Mapped[dict[str, Any] | None] = mapped_column(JSONType)
+    # Custom header values sealed at rest (names in clear).
+    headers: Mapped[dict[str, Any] | None] = mapped_column(
+        SealedDocument("webhooks.headers", headers=True)
+    )
     disabled_reason: Mapped[str | None] = mapped_column(String(500))
     failing_since: Mapped[datetime | None]
 
@@ -155,7 +158,9 @@ class ActionDelivery(IdMixin, Base):
     event: Mapped[str] = mapped_column(String(64))
     url: Mapped[str] = mapped_column(Text)
     method: Mapped[str] = mapped_column(String(8))
-    headers: Mapped[dict[str, Any]] = mapped_column(JSONType)
+    headers: Mapped[dict[str, Any]] = mapped_column(
+        SealedDocument("action_deliveries.headers", headers=True)
+    )
     secret: Mapped[str | None] = mapped_column(SealedText("action_deliveries.secret"))
     payload: Mapped[dict[str, Any]] = mapped_column(JSONType)
     status: Mapped[str] = mapped_column(String(16))
