@@ -262,25 +262,26 @@ async def test_the_migration_seals_the_secrets_of_rows_stored_before(
         "initialStepId": "s1",
     }
     engine = create_engine(empty_database_url)
-    now = "CURRENT_TIMESTAMP"
     try:
         async with engine.begin() as conn:
             await conn.run_sync(_to("0025_reports"))
             await conn.execute(
                 text(
-                    f"INSERT INTO offices (id, name, created_at, updated_at) VALUES ('o', 'O', {now}, {now})"
+                    "INSERT INTO offices (id, name, created_at, updated_at)"
+                    " VALUES ('o', 'O', CURRENT_TIMESTAMP, CURRENT_TIMESTAMP)"
                 )
             )
             await conn.execute(
                 text(
-                    f"INSERT INTO inboxes (id, office_id, name, created_at, updated_at) VALUES ('i', 'o', 'i', {now}, {now})"
+                    "INSERT INTO inboxes (id, office_id, name, created_at, updated_at)"
+                    " VALUES ('i', 'o', 'i', CURRENT_TIMESTAMP, CURRENT_TIMESTAMP)"
                 )
             )
             await conn.execute(
                 text(
                     "INSERT INTO automation_rules (id, office_id, name, enabled, trigger_event,"
                     " conditions, actions, priority, created_at, updated_at) VALUES ('r', 'o',"
-                    f" 'n', true, 'tag.created', '{{}}', :a, 0, {now}, {now})"
+                    " 'n', true, 'tag.created', '{}', :a, 0, CURRENT_TIMESTAMP, CURRENT_TIMESTAMP)"
                 ),
                 {"a": json.dumps(actions)},
             )
@@ -288,7 +289,7 @@ async def test_the_migration_seals_the_secrets_of_rows_stored_before(
                 text(
                     "INSERT INTO flows (id, office_id, inbox_id, name, description,"
                     " is_social_flow, content, created_at, updated_at) VALUES ('f', 'o', 'i',"
-                    f" 'n', '', false, :c, {now}, {now})"
+                    " 'n', '', false, :c, CURRENT_TIMESTAMP, CURRENT_TIMESTAMP)"
                 ),
                 {"c": json.dumps(content)},
             )
@@ -296,7 +297,7 @@ async def test_the_migration_seals_the_secrets_of_rows_stored_before(
                 text(
                     "INSERT INTO webhooks (id, office_id, name, url, secret, events, is_active,"
                     " headers, created_at, updated_at) VALUES ('w', 'o', 'n', 'http://x', 's',"
-                    f" '[]', true, :h, {now}, {now})"
+                    " '[]', true, :h, CURRENT_TIMESTAMP, CURRENT_TIMESTAMP)"
                 ),
                 {"h": json.dumps({"X-Token": HOOK_HEADER})},
             )
