@@ -7,6 +7,7 @@ send them."""
 from __future__ import annotations
 
 import json
+from base64 import b64encode
 from typing import Any
 
 import httpx
@@ -34,6 +35,7 @@ BEARER = "Bearer tok-of-the-receiver-4567"
 FLOW_TOKEN = "flow-header-token-89ab"
 HOOK_HEADER = "hook-header-value-cdef"
 URL_TOKEN = "url-token-0f1e2d3c"
+URL_PASSWORD = "url-password-9a8b7c"
 CLEAR = (RULE_SECRET, BEARER, FLOW_TOKEN, HOOK_HEADER, URL_TOKEN)
 
 
@@ -131,10 +133,9 @@ async def test_a_rule_updated_with_the_values_read_keeps_its_secrets_and_still_s
     [got] = receiver.received
     assert got.headers["authorization"] == BEARER and got.headers["x-a"] == "2"
     assert verify(RULE_SECRET, got.headers, got.body)["rule"]["id"] == rule["id"]
-    for secret in (RULE_SECRET, BEARER):
+    for secret in (RULE_SECRET, BEARER, URL_TOKEN):
         assert secret not in stored
     assert MASK not in stored
-    assert URL_TOKEN not in await _raw_rows(app, "SELECT actions FROM automation_rules")
 
 
 async def test_a_masked_value_with_no_stored_secret_behind_it_is_refused(
@@ -220,7 +221,7 @@ async def test_a_flows_webhook_header_values_are_not_read_back_by_a_read_key_nor
     assert URL_TOKEN not in await _raw_rows(app, "SELECT content FROM flows")
 
 
-async def test_a_webhooks_custom_header_values_are_sealed_at_rest_and_still_sent(
+async def test_a_webhooks_custom_header_values_and_url_credentials_are_sealed_and_still_sent(
     app: FastAPI, settings: Settings, client: httpx.AsyncClient, office_a: OfficeFixture
 ) -> None:
     async with running_receiver() as receiver:
@@ -228,7 +229,8 @@ async def test_a_webhooks_custom_header_values_are_sealed_at_rest_and_still_sent
             "/webhooks",
             json={
                 "name": "CRM",
-                "url": receiver.url,
+                "url": receiver.url.replace("://", f"://crm:{URL_PASSWORD}@")
+                + f"?token={URL_TOKEN}",
                 "events": ["contact.created"],
                 "secret": "whsec_" + "a" * 32,
                 "headers": {"X-Office-Token": HOOK_HEADER},
@@ -244,7 +246,12 @@ async def test_a_webhooks_custom_header_values_are_sealed_at_rest_and_still_sent
         stored = await _raw_rows(app)
     [got] = receiver.received
     assert got.headers["x-office-token"] == HOOK_HEADER
-    assert HOOK_HEADER not in stored
+    assert (
+        got.headers["authorization"]
+        == "Basic " + b64encode(f"crm:{URL_PASSWORD}".encode()).decode()
+    )
+    for secret in (HOOK_HEADER, URL_PASSWORD, URL_TOKEN):
+        assert secret not in stored
 
 
 async def test_the_migration_seals_the_secrets_of_rows_stored_before(
@@ -296,10 +303,10 @@ async def test_the_migration_seals_the_secrets_of_rows_stored_before(
             await conn.execute(
                 text(
                     "INSERT INTO webhooks (id, office_id, name, url, secret, events, is_active,"
-                    " headers, created_at, updated_at) VALUES ('w', 'o', 'n', 'http://x', 's',"
+                    " headers, created_at, updated_at) VALUES ('w', 'o', 'n', :u, 's',"
                     " '[]', true, :h, CURRENT_TIMESTAMP, CURRENT_TIMESTAMP)"
                 ),
-                {"h": json.dumps({"X-Token": HOOK_HEADER})},
+                {"h": json.dumps({"X-Token": HOOK_HEADER}), "u": f"http://u:{URL_PASSWORD}@x/"},
             )
             await conn.run_sync(_to("0027_sealed_secrets"))
             rows = [
@@ -307,7 +314,7 @@ async def test_the_migration_seals_the_secrets_of_rows_stored_before(
                 for q in (
                     "SELECT actions FROM automation_rules",
                     "SELECT content FROM flows",
-                    "SELECT headers FROM webhooks",
+                    "SELECT url, headers FROM webhooks",
                 )
                 for r in await conn.execute(text(q))
             ]
@@ -322,7 +329,7 @@ async def test_the_migration_seals_the_secrets_of_rows_stored_before(
             )
     finally:
         await engine.dispose()
-    for secret in (RULE_SECRET, BEARER, URL_TOKEN, FLOW_TOKEN, HOOK_HEADER):
+    for secret in (RULE_SECRET, BEARER, URL_TOKEN, FLOW_TOKEN, HOOK_HEADER, URL_PASSWORD):
         assert secret not in stored
-    assert stored.count("enc:v1:") == 5
+    assert stored.count("enc:v1:") == 6
     assert RULE_SECRET in opened and BEARER in opened and not is_sealed(opened)

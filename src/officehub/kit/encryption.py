@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
@@ -199,6 +200,25 @@ class SealedText(TypeDecorator[str]):
         if value is None or not is_sealed(value):
             return value
         return keyring.open(value, purpose=self.purpose)
+
+
+def carries_credentials(url: str) -> bool:
+    """A URL with a user (``user:pass@``) or a query (``?token=``) may carry a credential."""
+    parts = urlsplit(url)
+    return bool(parts.query) or "@" in parts.netloc
+
+
+class SealedURL(SealedText):
+    """A URL column stored sealed when it may carry a credential (``carries_credentials``),
+    in clear otherwise: a query comparing URLs (a delivery claim leaving a full endpoint's
+    rows) still reads the plain ones; a sealed one is told apart once opened."""
+
+    cache_ok = True
+
+    def process_bind_param(self, value: str | None, dialect: Dialect) -> str | None:
+        if value is None or is_sealed(value) or not carries_credentials(value):
+            return value
+        return keyring.sealing_key().seal(value, purpose=self.purpose)
 
 
 class SealedJSON(TypeDecorator[dict[str, Any]]):

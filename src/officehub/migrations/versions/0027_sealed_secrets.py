@@ -1,7 +1,8 @@
 """Issue 39: the secrets of stored documents sealed at rest (``officehub.kit.encryption``,
 ``SealedDocument``): a FIRE_WEBHOOK action's secret, header values and URL in
 ``automation_rules.actions``/``else_actions``, a flow step's webhook URL and header values in
-``flows.content``, the header values of ``webhooks.headers`` and ``action_deliveries.headers``.
+``flows.content``, the header values of ``webhooks.headers`` and ``action_deliveries.headers``,
+and the URLs of ``webhooks`` and ``action_deliveries`` that may carry a credential.
 Rows stored before are sealed here (downgrade opens them again).
 
 Revision ID: 0027_sealed_secrets
@@ -53,6 +54,26 @@ def _rewrite(change: Callable[[str, str], str]) -> None:
                 bind.execute(table.update().where(table.c.id == row[0]).values({column: changed}))
 
 
+_URLS = (("webhooks", "url"), ("action_deliveries", "url"))
+
+
+def _rewrite_urls(change: Callable[[str, str], str]) -> None:
+    """The URLs that may carry a credential (``carries_credentials``) through ``change``."""
+    from officehub.kit.encryption import carries_credentials, is_sealed
+
+    bind = op.get_bind()
+    for table_name, column in _URLS:
+        purpose = f"{table_name}.{column}"
+        table = sa.table(table_name, sa.column("id", sa.String()), sa.column(column, sa.Text()))
+        for row in bind.execute(sa.select(table.c.id, table.c[column])).all():
+            value = row[1]
+            if value is None or not (is_sealed(value) or carries_credentials(value)):
+                continue
+            changed = change(value, purpose)
+            if changed != value:
+                bind.execute(table.update().where(table.c.id == row[0]).values({column: changed}))
+
+
 def _sealing() -> Callable[[str, str], str]:
     from officehub.kit.config import get_settings
     from officehub.kit.encryption import is_sealed, keyring, load_secrets_keys
@@ -68,9 +89,11 @@ def _sealing() -> Callable[[str, str], str]:
 
 def upgrade() -> None:
     _rewrite(_sealing())
+    _rewrite_urls(_sealing())
 
 
 def downgrade() -> None:
     from officehub.kit.encryption import open_text
 
     _rewrite(lambda value, purpose: open_text(value, purpose))
+    _rewrite_urls(lambda value, purpose: open_text(value, purpose))
