@@ -165,8 +165,8 @@ async def forget_derived(
 
 
 async def clean_up_erased(session: AsyncSession, job: ScheduledJob, ctx: WorkerContext) -> None:
-    """The ``ERASED_JOB``: deletes the erased contact's files (a file already gone is no
-    error) and, on PostgreSQL, vacuums the tables the erasure deleted from."""
+    """The ``ERASED_JOB``: deletes the erased contact's files and folders (a file already
+    gone is no error) and, on PostgreSQL, vacuums the tables the erasure deleted from."""
     storage = storage_from_settings(ctx.settings)
     files: list[Any] = list(job.payload.get("files") or [])
     for key in files:
@@ -175,6 +175,8 @@ async def clean_up_erased(session: AsyncSession, job: ScheduledJob, ctx: WorkerC
         elif isinstance(key, str):
             await storage.delete(key)
     await vacuum(ctx.engine, VACUUMED)
+    # The keys name the erased records (a folder per conversation): the done job keeps none.
+    job.payload = {"files": len(files)}
 
 
 JOB_HANDLERS = {ERASED_JOB: clean_up_erased}
