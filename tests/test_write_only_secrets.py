@@ -132,6 +132,11 @@ async def test_a_rule_updated_with_the_values_read_keeps_its_secrets_and_still_s
         stored = await _raw_rows(app)
     [got] = receiver.received
     assert got.headers["authorization"] == BEARER and got.headers["x-a"] == "2"
+    reader = await _read_key(app, office_a)
+    log = await client.get(f"/automation-rules/{rule['id']}/deliveries", headers=reader)
+    assert log.status_code == 200, log.text
+    assert log.json()["data"][0]["url"] == receiver.url + "?[withheld]"
+    assert not any(s in log.text for s in (RULE_SECRET, BEARER, URL_TOKEN))
     assert verify(RULE_SECRET, got.headers, got.body)["rule"]["id"] == rule["id"]
     for secret in (RULE_SECRET, BEARER, URL_TOKEN):
         assert secret not in stored
