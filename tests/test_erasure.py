@@ -5,16 +5,19 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import aiobotocore.session
 import httpx
 import pytest
 from fastapi import FastAPI
 from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from officehub.app import create_app
 from officehub.automation.scheduled import scheduled_runner
 from officehub.contacts.erasure import ERASED_JOB, JOB_HANDLERS
 from officehub.conversations.models import Message
@@ -24,9 +27,11 @@ from officehub.kit.scheduled_jobs import ScheduledJob
 from officehub.kit.worker import Worker, WorkerContext
 from tests import factories as f
 from tests.automation_helpers import automation_worker, create_rule
-from tests.helpers import OfficeFixture, error_of, outbox
+from tests.helpers import OfficeFixture, error_of, make_office, outbox
 from tests.receiver import Reply, running_receiver
 from tests.server import concurrent_client, fire, running_server
+from tests.test_storage_backends import BUCKET, KEYS, _bucket, moto_endpoint  # noqa: F401
+from tests.webchat_world import SITE, make_webchat
 from tests.whatsapp_platform import Platform
 from tests.whatsapp_world import (
     notification,
@@ -544,3 +549,118 @@ async def test_erasure_scrubs_tickets_quoting_the_client(
     other = (await client.get(f"/ticket/{made['other']}", headers=office_a.headers)).json()
     assert other["title"] == "Ligar para Outra Pessoa"
     assert (await client.get(f"/people/{kept.id}", headers=office_a.headers)).status_code == 200
+
+
+PDF = b"%PDF-1.7\n" + b"PETICAO-DO-ZEBEDEU " * 64
+
+
+async def _upload_header_media(
+    client: httpx.AsyncClient, office: OfficeFixture, conversation_id: str
+) -> str:
+    r = await client.post(
+        f"/conversation/{conversation_id}/template-header-media",
+        files={"file": ("peticao.pdf", PDF, "application/pdf")},
+        headers=office.headers,
+    )
+    assert r.status_code == 201, r.text
+    path: str = r.json()["storagePath"]
+    return path
+
+
+async def test_erasure_deletes_the_clients_uploaded_files_and_others_claims_of_their_phone(
+    app: FastAPI,
+    client: httpx.AsyncClient,
+    session: AsyncSession,
+    office_a: OfficeFixture,
+    platform: Platform,
+    settings: Settings,
+    tmp_path: Path,
+) -> None:
+    """Template header media uploaded for the client's conversation, and a web-chat
+    visitor who typed the client's phone (``claimedPhone``, in the visitor's earlier
+    ``contact.created`` of the outbox and of the webhook's delivery log): after the erasure
+    no file of the data folder and no row of any table holds the client's data."""
+    async with running_receiver() as receiver:
+        channel = await an_office_with_a_channel(client, session, office_a, receiver.url)
+        erased = await a_client_with_history(
+            app, client, session, office_a, platform, settings, channel
+        )
+        key = await _upload_header_media(client, office_a, erased.conversation_id)
+        chat = await make_webchat(client, office_a)
+        started = await client.post(
+            f"/webchat/{chat['id']}/start",
+            json={"name": "Visitante do site", "phone": PHONE},
+            headers={"origin": SITE},
+        )
+        assert started.status_code == 201, started.text
+        await automation_worker(app, settings).run_until_idle()
+    files = settings.data_dir / "files"
+    assert (files / key).exists()
+    claimed = await outbox(app, office_a.id, "contact.created")
+    assert any(e.data.get("claimedPhone") == PHONE for e in claimed)
+    assert [r for r in receiver.received if PHONE in r.body.decode()]
+
+    r = await client.post(f"/people/{erased.contact_id}/erase", headers=admin(office_a))
+    assert r.status_code == 200, r.text
+    assert await cleanup_worker(app, settings).run_once() == 1
+
+    assert await rows_naming(app, SECRETS) == []
+    assert bytes_naming(files, [*SECRETS, "PETICAO-DO-ZEBEDEU"]) == []
+    assert not (files / key).exists()
+    if app.state.engine.dialect.name == "sqlite":
+        assert bytes_naming(tmp_path, [*SECRETS, "PETICAO-DO-ZEBEDEU"]) == []
+    # The visitor stays, without the claim.
+    listed = await client.get(
+        "/people", params={"search": "Visitante do site"}, headers=office_a.headers
+    )
+    [visitor] = listed.json()["data"]
+    assert visitor["claimedPhone"] is None
+
+
+async def test_erasure_deletes_the_clients_files_from_an_s3_bucket(
+    moto_endpoint: str,  # noqa: F811
+    database_url: str,
+    tmp_path: Path,
+) -> None:
+    bucket = f"{BUCKET}-erasure-{time.time_ns()}"
+    await _bucket(moto_endpoint, bucket)
+    settings = Settings(
+        database_url=database_url,
+        data_dir=tmp_path / "data",
+        signing_key="test-signing-key",
+        storage_backend="s3",
+        s3_endpoint_url=moto_endpoint,
+        s3_bucket=bucket,
+        s3_access_key_id="testing",
+        s3_secret_access_key="testing",
+    )
+    application = create_app(settings)
+    async with application.router.lifespan_context(application):
+        office = await make_office(application, "Office S3", ["read", "write", "admin"])
+        async with application.state.sessionmaker() as s:
+            inbox = await f.make_inbox(s, office.id)
+            integration = await f.make_integration(
+                s, office.id, inbox.id, type="WHATSAPP_OFFICIAL", device_id="dev-s3-erasure"
+            )
+            erased = await f.make_contact(s, office.id)
+            kept = await f.make_contact(s, office.id)
+            ours = await f.make_conversation(s, office.id, erased.id, integration)
+            theirs = await f.make_conversation(s, office.id, kept.id, integration)
+            await s.commit()
+        transport = httpx.ASGITransport(app=application)
+        async with httpx.AsyncClient(transport=transport, base_url="http://officehub.test") as c:
+            gone = await _upload_header_media(c, office, ours.id)
+            stays = await _upload_header_media(c, office, theirs.id)
+            assert set(await _bucket_keys(moto_endpoint, bucket)) == {gone, stays}
+            r = await c.post(f"/people/{erased.id}/erase", headers=admin(office))
+            assert r.status_code == 200, r.text
+        assert await cleanup_worker(application, settings).run_once() == 1
+    assert await _bucket_keys(moto_endpoint, bucket) == [stays]
+
+
+async def _bucket_keys(endpoint: str, bucket: str) -> list[str]:
+    async with aiobotocore.session.get_session().create_client(
+        "s3", region_name="us-east-1", endpoint_url=endpoint, **KEYS
+    ) as s3:
+        listed = await s3.list_objects_v2(Bucket=bucket)
+    return sorted(item["Key"] for item in listed.get("Contents", []))

@@ -84,6 +84,18 @@ async def test_storage_saves_reads_and_deletes(storage: Storage) -> None:
     assert not await storage.exists("docs/a.txt")
 
 
+async def test_storage_deletes_a_folder_whole_and_nothing_beside_it(storage: Storage) -> None:
+    for key in ("c/o1/conv1/a.pdf", "c/o1/conv1/b.jpg", "c/o1/conv10/c.pdf", "c/o1/d.txt"):
+        await storage.save(key, chunks(b"x"), max_bytes=10)
+    assert await storage.delete_under("c/o1/conv1/") == 2
+    assert not await storage.exists("c/o1/conv1/a.pdf")
+    assert not await storage.exists("c/o1/conv1/b.jpg")
+    assert await storage.exists("c/o1/conv10/c.pdf") and await storage.exists("c/o1/d.txt")
+    assert await storage.delete_under("c/o1/conv1/") == 0
+    assert await storage.delete_under("c/o1/conv") == 0  # a folder only: ends with /
+    assert await storage.exists("c/o1/conv10/c.pdf")
+
+
 async def test_storage_keeps_nothing_over_the_cap(storage: Storage) -> None:
     with pytest.raises(PayloadTooLarge):
         await storage.save("big.bin", chunks(b"12345", b"67890", b"x"), max_bytes=10)

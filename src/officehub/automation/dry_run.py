@@ -11,6 +11,7 @@ from officehub.automation import repository
 from officehub.automation.evaluation import decide, subject_of
 from officehub.automation.schemas import RuleTestIn, RuleTestOut
 from officehub.automation.service import get_rule
+from officehub.kit.encryption import mask_secrets
 from officehub.kit.errors import NotFound, ValidationFailed
 
 
@@ -88,7 +89,7 @@ async def test_rule(
         branch=decision.branch,
         reason=reason,
         conditions=decision.checks,
-        actions=decision.actions,
+        actions=mask_secrets(decision.actions),
     )
 
 

@@ -7,6 +7,7 @@ from sqlalchemy import Boolean, Float, ForeignKey, Index, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from officehub.kit.db import Base, IdMixin, JSONType, TimestampMixin
+from officehub.kit.encryption import SealedDocument
 
 
 class AutomationRule(IdMixin, TimestampMixin, Base):
@@ -36,8 +37,13 @@ class AutomationRule(IdMixin, TimestampMixin, Base):
     enabled: Mapped[bool] = mapped_column(Boolean)
     trigger_event: Mapped[str] = mapped_column(String(64))
     conditions: Mapped[dict[str, Any]] = mapped_column(JSONType)
-    actions: Mapped[list[dict[str, Any]]] = mapped_column(JSONType)
-    else_actions: Mapped[list[dict[str, Any]] | None] = mapped_column(JSONType)
+    # A FIRE_WEBHOOK's secret, header values and URL are sealed at rest (kit.encryption).
+    actions: Mapped[list[dict[str, Any]]] = mapped_column(
+        SealedDocument("automation_rules.actions")
+    )
+    else_actions: Mapped[list[dict[str, Any]] | None] = mapped_column(
+        SealedDocument("automation_rules.else_actions")
+    )
     priority: Mapped[float] = mapped_column(Float)
 
 

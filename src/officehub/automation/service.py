@@ -26,6 +26,7 @@ from officehub.crm import service as crm
 from officehub.fast_messages import service as fast_messages
 from officehub.inboxes import service as inboxes
 from officehub.kit.config import Settings
+from officehub.kit.encryption import MASK, mask_secrets
 from officehub.kit.errors import NotFound, ServiceError, ValidationFailed
 from officehub.kit.pagination import PageParams
 from officehub.kit.timeutil import utcnow
@@ -77,7 +78,16 @@ def warnings_of(rule: AutomationRule) -> list[RuleWarning]:
 
 
 def rule_out(rule: AutomationRule) -> RuleOut:
-    return RuleOut.model_validate(rule).model_copy(update={"warnings": warnings_of(rule)})
+    """The rule as every read shows it: a FIRE_WEBHOOK's ``secret`` and header values are
+    write-only, shown as ``MASK`` (docs/decisions.md, "Write-only secrets")."""
+    out = RuleOut.model_validate(rule)
+    return out.model_copy(
+        update={
+            "actions": mask_secrets(out.actions),
+            "else_actions": mask_secrets(out.else_actions),
+            "warnings": warnings_of(rule),
+        }
+    )
 
 
 def stored_conditions(conditions: Conditions | None) -> dict[str, Any]:
@@ -86,8 +96,53 @@ def stored_conditions(conditions: Conditions | None) -> dict[str, Any]:
     return conditions.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
-def _stored_actions(actions: Sequence[Action]) -> list[dict[str, Any]]:
-    return [a.model_dump(mode="json", by_alias=True) for a in actions]
+def _stored_actions(
+    actions: Sequence[Action], branch: str, rule: AutomationRule | None = None
+) -> list[dict[str, Any]]:
+    """``actions`` to store; a masked secret or header value sent back is the stored one's."""
+    stored = [a.model_dump(mode="json", by_alias=True) for a in actions]
+    for index, action in enumerate(stored):
+        if action["action"] == "FIRE_WEBHOOK":
+            previous = _previous_webhook(rule, branch, index, action["actionParams"])
+            prefix = f"body.{branch}.{index}.actionParams"
+            action["actionParams"] = _unmasked(action["actionParams"], previous, prefix)
+    return stored
+
+
+def _previous_webhook(
+    rule: AutomationRule | None, branch: str, index: int, params: dict[str, Any]
+) -> dict[str, Any]:
+    """The stored FIRE_WEBHOOK an updated one continues: the one at the same place, else
+    the first to the same URL."""
+    if rule is None:
+        return {}
+    branches = {"actions": rule.actions, "elseActions": rule.else_actions or []}
+    same_place = branches[branch][index : index + 1]
+    candidates = [*same_place, *rule.actions, *(rule.else_actions or [])]
+    webhooks = [a["actionParams"] for a in candidates if a.get("action") == "FIRE_WEBHOOK"]
+    if same_place and same_place[0].get("action") == "FIRE_WEBHOOK":
+        return dict(webhooks[0])
+    return next((dict(w) for w in webhooks if w.get("url") == params.get("url")), {})
+
+
+def _unmasked(params: dict[str, Any], previous: dict[str, Any], prefix: str) -> dict[str, Any]:
+    params = dict(params)
+    if params.get("secret") == MASK:
+        if not previous.get("secret"):
+            raise ValidationFailed.field(f"{prefix}.secret", "the masked value of no stored secret")
+        params["secret"] = previous["secret"]
+    headers = params.get("headers")
+    if isinstance(headers, dict):
+        stored = previous.get("headers") or {}
+        for name, value in headers.items():
+            if value == MASK:
+                if not isinstance(stored.get(name), str):
+                    raise ValidationFailed.field(
+                        f"{prefix}.headers.{name}", "the masked value of no stored header"
+                    )
+                headers = {**headers, name: stored[name]}
+        params["headers"] = headers
+    return params
 
 
 def has_effective_conditions(conditions: dict[str, Any]) -> bool:
@@ -117,8 +172,8 @@ async def create_rule(
         enabled=body.enabled,
         trigger_event=body.trigger_event,
         conditions=conditions,
-        actions=_stored_actions(body.actions),
-        else_actions=None if not else_actions else _stored_actions(else_actions),
+        actions=_stored_actions(body.actions, "actions"),
+        else_actions=None if not else_actions else _stored_actions(else_actions, "elseActions"),
         priority=body.priority,
         created_at=now,
         updated_at=now,
@@ -151,14 +206,16 @@ async def update_rule(
         await _integration(session, office_id, integration_id)
     if body.actions is not None:
         await check_actions(session, office_id, integration_id, "actions", body.actions, settings)
-        rule.actions = _stored_actions(body.actions)
+        rule.actions = _stored_actions(body.actions, "actions", rule)
     if "else_actions" in sent:
         else_actions = body.else_actions or None
         if else_actions and effective:
             await check_actions(
                 session, office_id, integration_id, "elseActions", else_actions, settings
             )
-        rule.else_actions = _stored_actions(else_actions) if else_actions else None
+        rule.else_actions = (
+            _stored_actions(else_actions, "elseActions", rule) if else_actions else None
+        )
     if not effective:
         rule.else_actions = None
     rule.conditions = conditions

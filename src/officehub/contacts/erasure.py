@@ -31,6 +31,8 @@ from officehub.contacts.hooks import (
     contact_erasing,
     contact_locking,
 )
+from officehub.contacts.models import Contact
+from officehub.contacts.normalize import phone_forms
 from officehub.contacts.schemas import (
     ContactDeletedPayload,
     ContactErasedOut,
@@ -107,8 +109,12 @@ async def erase_contact(session: AsyncSession, office_id: str, ident: str) -> Co
     erasing = ContactErasing(session, office_id, contact.id, {contact.id})
     await contact_erasing.fire(erasing)
     await contact_deleting.fire(ContactDeleting(session, office_id, contact.id))
+    phones, emails = _personal_values(contact)
     await repository.delete_contact(session, contact)
-    mentions = sorted(erasing.mentions)
+    await repository.drop_claims(session, office_id, phones, emails)
+    # The phone and email themselves are mentions too: the events and deliveries that
+    # carry them as another contact's claim (a visitor's contact.created) go as well.
+    mentions = sorted(erasing.mentions | set(phones) | set(emails))
     # After the cascades: the events they emitted (crm.lead.deleted) name the records too.
     now = utcnow()
     forgotten = await forget_derived(session, office_id, mentions, erasing.files, now)
@@ -126,6 +132,16 @@ async def erase_contact(session: AsyncSession, office_id: str, ident: str) -> Co
         len(erasing.files),
     )
     return ContactErasedOut(id=contact.id, erased_at=now)
+
+
+def _personal_values(contact: Contact) -> tuple[list[str], list[str]]:
+    """The contact's phones (every form: ``phone_forms``) and emails, own or claimed."""
+    phones: set[str] = set()
+    for phone in (contact.phone, contact.claimed_phone):
+        if phone:
+            phones.update(phone_forms(phone))
+    emails = {e for e in (contact.email, contact.claimed_email) if e}
+    return sorted(phones), sorted(emails)
 
 
 async def forget_derived(
@@ -149,14 +165,18 @@ async def forget_derived(
 
 
 async def clean_up_erased(session: AsyncSession, job: ScheduledJob, ctx: WorkerContext) -> None:
-    """The ``ERASED_JOB``: deletes the erased contact's files (a file already gone is no
-    error) and, on PostgreSQL, vacuums the tables the erasure deleted from."""
+    """The ``ERASED_JOB``: deletes the erased contact's files and folders (a file already
+    gone is no error) and, on PostgreSQL, vacuums the tables the erasure deleted from."""
     storage = storage_from_settings(ctx.settings)
     files: list[Any] = list(job.payload.get("files") or [])
     for key in files:
-        if isinstance(key, str):
+        if isinstance(key, str) and key.endswith("/"):
+            await storage.delete_under(key)
+        elif isinstance(key, str):
             await storage.delete(key)
     await vacuum(ctx.engine, VACUUMED)
+    # The keys name the erased records (a folder per conversation): the done job keeps none.
+    job.payload = {"files": len(files)}
 
 
 JOB_HANDLERS = {ERASED_JOB: clean_up_erased}

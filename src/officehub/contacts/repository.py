@@ -190,6 +190,28 @@ async def remove_tags(
     return int(getattr(result, "rowcount", 0) or 0)
 
 
+async def drop_claims(
+    session: AsyncSession, office_id: str, phones: Sequence[str], emails: Sequence[str]
+) -> None:
+    """Other contacts' claims (web chat visitors who typed them) of these phones or emails
+    are dropped: an erasure."""
+    if phones:
+        await session.execute(
+            update(Contact)
+            .where(Contact.office_id == office_id, Contact.claimed_phone.in_(list(phones)))
+            .values(claimed_phone=None)
+        )
+    if emails:
+        await session.execute(
+            update(Contact)
+            .where(
+                Contact.office_id == office_id,
+                func.lower(Contact.claimed_email).in_([e.lower() for e in emails]),
+            )
+            .values(claimed_email=None)
+        )
+
+
 async def delete_contact(session: AsyncSession, contact: Contact) -> None:
     await session.delete(contact)
     await session.flush()

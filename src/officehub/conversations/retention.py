@@ -28,6 +28,7 @@ from officehub.conversations.hooks import ConversationsErasing, conversations_er
 from officehub.conversations.subscribers import stored_file_key
 from officehub.kit.actor import system_actor
 from officehub.kit.scheduled_jobs import ScheduledJob, add_job
+from officehub.kit.storage.base import conversation_folders
 from officehub.kit.worker import PeriodicJob, WorkerContext
 from officehub.offices.settings import offices_with_retention, retention_of
 from officehub.webhooks.service import purge_logs_before
@@ -117,6 +118,8 @@ async def erase_closed(
         key = stored_file_key(link)
         if key is not None and key.startswith(f"inbound-media/{office_id}/{message_id}/"):
             files.add(key)
+    for conversation_id in ids:  # template header media, whole folders
+        files.update(conversation_folders(office_id, conversation_id))
     erasing = ConversationsErasing(session, office_id, ids, set(ids))
     await conversations_erasing.fire(erasing)
     await repository.delete_conversations(session, office_id, ids)

@@ -34,6 +34,7 @@ from officehub.inboxes.hooks import (
     integration_deleting,
 )
 from officehub.kit.errors import Conflict
+from officehub.kit.storage.base import conversation_folders
 from officehub.legal_areas.hooks import LegalAreaDeleting, legal_area_deleting
 from officehub.sla.hooks import SlaPoliciesChanged, sla_policies_changed
 from officehub.tags.hooks import TagDeleting, tag_deleting
@@ -91,11 +92,15 @@ async def conversations_follow_merge(event: ContactMerging) -> None:
 async def name_what_an_erasure_takes(event: ContactErasing) -> None:
     """Erasure: the person's conversations are named (the database cascade deletes them with
     their messages, notes, tags and flow sessions), and the stored files of their messages
-    (``inbound-media/<office>/<message>/…``, fetched from the channel) are listed."""
+    (``inbound-media/<office>/<message>/…``, fetched from the channel) and the folders of
+    files stored under their conversations (``kit.storage.base.conversation_folders``)."""
     session, office_id = event.session, event.office_id
-    event.mentions.update(
-        await repository.conversation_ids_of_person(session, office_id, event.contact_id)
+    conversation_ids = await repository.conversation_ids_of_person(
+        session, office_id, event.contact_id
     )
+    event.mentions.update(conversation_ids)
+    for conversation_id in conversation_ids:  # template header media, whole folders
+        event.files.update(conversation_folders(office_id, conversation_id))
     for message_id, link in await repository.media_links_of(session, office_id, event.contact_id):
         key = stored_file_key(link)
         if key is not None and key.startswith(f"inbound-media/{office_id}/{message_id}/"):

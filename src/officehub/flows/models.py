@@ -8,6 +8,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from officehub.cases.models import CaseMovement as CaseMovement
 from officehub.kit.db import Base, IdMixin, JSONType, TimestampMixin
+from officehub.kit.encryption import SealedDocument
 
 
 class Flow(IdMixin, TimestampMixin, Base):
@@ -24,7 +25,8 @@ class Flow(IdMixin, TimestampMixin, Base):
     description: Mapped[str] = mapped_column(Text)
     color: Mapped[str | None] = mapped_column(String(32))
     is_social_flow: Mapped[bool] = mapped_column(Boolean)
-    content: Mapped[dict[str, Any]] = mapped_column(JSONType)
+    # A FIRE_WEBHOOK step's URL and header values are sealed at rest (kit.encryption).
+    content: Mapped[dict[str, Any]] = mapped_column(SealedDocument("flows.content"))
 
 
 class FlowSession(IdMixin, TimestampMixin, Base):

@@ -30,6 +30,7 @@ from officehub.flows.schemas import (
     SystemStep,
 )
 from officehub.inboxes import service as inboxes
+from officehub.kit.encryption import MASK, mask_secrets
 from officehub.kit.errors import NotFound, ServiceError, ValidationFailed
 from officehub.kit.pagination import PageParams
 from officehub.tags import service as tags
@@ -74,7 +75,7 @@ def flow_out(flow: Flow) -> FlowOut:
         office_id=flow.office_id,
         name=flow.name,
         description=flow.description,
-        content=flow.content,
+        content=mask_secrets(flow.content),
         color=flow.color,
         is_social_flow=flow.is_social_flow,
         inbox_id=flow.inbox_id,
@@ -99,6 +100,27 @@ def stored_content(steps: Sequence[Step], initial_step_id: str) -> dict[str, Any
         )
         out.append(data)
     return {"steps": out, "initialStepId": initial_step_id}
+
+
+def _unmasked(content: dict[str, Any], stored: dict[str, Any]) -> dict[str, Any]:
+    """``content`` with each header value sent back masked (``MASK``, as reads show it)
+    replaced by the stored step's value of that header (a 400 when there is none)."""
+    before = {s["id"]: (s.get("metadata") or {}) for s in stored.get("steps", [])}
+    for index, step in enumerate(content["steps"]):
+        headers = (step.get("metadata") or {}).get("webhookHeaders") or []
+        if not any(h["value"] == MASK for h in headers):
+            continue
+        kept = {
+            h["key"]: h["value"] for h in before.get(step["id"], {}).get("webhookHeaders") or []
+        }
+        for number, header in enumerate(headers):
+            if header["value"] != MASK:
+                continue
+            if header["key"] not in kept:
+                field = f"body.content.steps.{index}.metadata.webhookHeaders.{number}.value"
+                raise ValidationFailed.field(field, "the masked value of no stored header")
+            header["value"] = kept[header["key"]]
+    return content
 
 
 def _refused(problems: Sequence[Problem]) -> ValidationFailed:
@@ -252,7 +274,7 @@ async def create_flow(
         description=body.description,
         color=body.color,
         is_social_flow=body.is_social_flow,
-        content=stored_content(content.steps, content.initial_step_id),
+        content=_unmasked(stored_content(content.steps, content.initial_step_id), {}),
     )
     session.add(flow)
     await session.flush()
@@ -268,7 +290,7 @@ async def update_flow(
         await check_graph(
             session, office_id, body.content.steps, initial, allow_private=allow_private
         )
-        flow.content = stored_content(body.content.steps, initial)
+        flow.content = _unmasked(stored_content(body.content.steps, initial), flow.content)
     if body.name is not None:
         flow.name = body.name
     if body.description is not None:

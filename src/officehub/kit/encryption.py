@@ -15,9 +15,11 @@ import binascii
 import hashlib
 import os
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
@@ -200,6 +202,25 @@ class SealedText(TypeDecorator[str]):
         return keyring.open(value, purpose=self.purpose)
 
 
+def carries_credentials(url: str) -> bool:
+    """A URL with a user (``user:pass@``) or a query (``?token=``) may carry a credential."""
+    parts = urlsplit(url)
+    return bool(parts.query) or "@" in parts.netloc
+
+
+class SealedURL(SealedText):
+    """A URL column stored sealed when it may carry a credential (``carries_credentials``),
+    in clear otherwise: a query comparing URLs (a delivery claim leaving a full endpoint's
+    rows) still reads the plain ones; a sealed one is told apart once opened."""
+
+    cache_ok = True
+
+    def process_bind_param(self, value: str | None, dialect: Dialect) -> str | None:
+        if value is None or is_sealed(value) or not carries_credentials(value):
+            return value
+        return keyring.sealing_key().seal(value, purpose=self.purpose)
+
+
 class SealedJSON(TypeDecorator[dict[str, Any]]):
     """A JSON object column whose ``fields`` (string values) are stored sealed."""
 
@@ -242,13 +263,117 @@ class SealedJSON(TypeDecorator[dict[str, Any]]):
         return opened
 
 
+MASK = "********"
+"""What a read shows in place of a write-only value (an update sending it back keeps the
+stored value: ``restore_masked``)."""
+
+SECRET_KEYS = ("secret", "url", "webhookUrl")
+"""Keys of a stored document whose string value is a secret (a URL may carry credentials)."""
+HEADER_KEYS = ("headers", "webhookHeaders")
+"""Keys whose value is a set of HTTP headers: ``{name: value}`` or ``[{key, value}]``; the
+values are secrets, the names are not."""
+
+
+def map_secrets(
+    document: Any,
+    change: Callable[[str], str],
+    *,
+    secret_keys: tuple[str, ...] = SECRET_KEYS,
+    header_keys: tuple[str, ...] = HEADER_KEYS,
+) -> Any:
+    """``document`` (JSON) with ``change`` applied to every secret string in it: the value
+    of a ``secret_keys`` key and each header value of a ``header_keys`` key, at any depth."""
+    if isinstance(document, list):
+        return [
+            map_secrets(v, change, secret_keys=secret_keys, header_keys=header_keys)
+            for v in document
+        ]
+    if not isinstance(document, dict):
+        return document
+    changed: dict[str, Any] = {}
+    for key, value in document.items():
+        if key in secret_keys and isinstance(value, str) and value:
+            changed[key] = change(value)
+        elif key in header_keys:
+            changed[key] = map_header_values(value, change)
+        else:
+            changed[key] = map_secrets(
+                value, change, secret_keys=secret_keys, header_keys=header_keys
+            )
+    return changed
+
+
+def map_header_values(headers: Any, change: Callable[[str], str]) -> Any:
+    """``{name: value}`` or ``[{key, value}]`` with ``change`` applied to each value."""
+    if isinstance(headers, dict):
+        return {k: change(v) if isinstance(v, str) and v else v for k, v in headers.items()}
+    if isinstance(headers, list):
+        return [
+            {**h, "value": change(h["value"])}
+            if isinstance(h, dict) and isinstance(h.get("value"), str) and h["value"]
+            else h
+            for h in headers
+        ]
+    return headers
+
+
+class SealedDocument(TypeDecorator[Any]):
+    """A JSON column whose secrets (``map_secrets``; with ``headers``, the column itself is
+    a header set) are stored sealed, the rest as it is; read back in clear."""
+
+    impl = JSON
+    cache_ok = True
+
+    def __init__(self, purpose: str, *, headers: bool = False) -> None:
+        super().__init__()
+        self.purpose = purpose
+        self.headers = headers
+
+    def load_dialect_impl(self, dialect: Dialect) -> TypeEngine[Any]:
+        if dialect.name == "postgresql":
+            return dialect.type_descriptor(JSONB())
+        return dialect.type_descriptor(JSON())
+
+    def _map(self, value: Any, change: Callable[[str], str]) -> Any:
+        if self.headers:
+            return map_header_values(value, change)
+        return map_secrets(value, change)
+
+    def process_bind_param(self, value: Any, dialect: Dialect) -> Any:
+        if value is None:
+            return None
+        return self._map(value, lambda v: seal_text(v, self.purpose))
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> Any:
+        if value is None:
+            return None
+        return self._map(value, lambda v: open_text(v, self.purpose))
+
+
+def seal_text(value: str, purpose: str) -> str:
+    """``value`` sealed under the current key (as it is when already sealed)."""
+    return value if is_sealed(value) else keyring.sealing_key().seal(value, purpose=purpose)
+
+
+def open_text(value: str, purpose: str) -> str:
+    """``value`` opened (as it is when stored in clear, before the migration sealed it)."""
+    return keyring.open(value, purpose=purpose) if is_sealed(value) else value
+
+
+def mask_secrets(document: Any, *, headers: bool = False) -> Any:
+    """``document`` as a read shows it: every secret but URLs replaced by ``MASK``."""
+    if headers:
+        return map_header_values(document, lambda _: MASK)
+    return map_secrets(document, lambda _: MASK, secret_keys=("secret",))
+
+
 def sealed_columns(metadata: MetaData) -> list[tuple[Table, Column[Any]]]:
     """Every column of ``metadata`` whose type seals (what ``secrets rotate`` rewrites)."""
     return [
         (table, column)
         for table in metadata.sorted_tables
         for column in table.columns
-        if isinstance(column.type, SealedText | SealedJSON)
+        if isinstance(column.type, SealedText | SealedJSON | SealedDocument)
     ]
 
 

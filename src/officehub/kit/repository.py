@@ -227,12 +227,17 @@ MENTION_BATCH = 50
 
 def mentioning(column: Any, ids: Sequence[str]) -> ColumnElement[bool]:
     """Rows whose JSON or text ``column`` names any of ``ids`` (a substring match on its
-    text form; ids are letters and digits, so no ``LIKE`` wildcard needs escaping). For the
-    erasure of a contact: the records that carry its ids in a payload."""
+    text form, wildcards escaped). For the erasure of a contact: the records that carry its
+    ids, phones or emails in a payload."""
     if not ids:
         return false()
     text_form = cast(column, String)
-    return or_(*(text_form.like(f"%{ident}%") for ident in ids))
+    return or_(*(text_form.like(f"%{_escaped(ident)}%", escape="\\") for ident in ids))
+
+
+def _escaped(value: str) -> str:
+    """``value`` matched as it is by ``LIKE … ESCAPE '\\'`` (an email's ``_`` too)."""
+    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def batches(ids: Sequence[str], size: int = MENTION_BATCH) -> list[Sequence[str]]:

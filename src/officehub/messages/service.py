@@ -32,6 +32,7 @@ from officehub.kit.errors import Conflict, NotFound, ValidationFailed
 from officehub.kit.ids import new_id
 from officehub.kit.pagination import PageParams, paginate
 from officehub.kit.storage import Storage, is_valid_key
+from officehub.kit.storage.base import HEADER_MEDIA_FOLDER
 from officehub.kit.timeutil import as_utc, isoformat, utcnow
 from officehub.messages import events, repository
 from officehub.messages.schemas import (
@@ -73,7 +74,7 @@ async def receive(
 
 
 SERVICE_WINDOW = timedelta(hours=24)
-HEADER_MEDIA_PREFIX = "template-header-media"
+HEADER_MEDIA_PREFIX = HEADER_MEDIA_FOLDER
 
 
 async def send(

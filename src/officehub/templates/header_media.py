@@ -18,10 +18,11 @@ import puremagic
 from officehub.kit.errors import UnsupportedMediaType
 from officehub.kit.multipart_upload import UploadedFile
 from officehub.kit.storage import Storage
+from officehub.kit.storage.base import HEADER_MEDIA_FOLDER
 
 MB = 1024 * 1024
 HEAD_BYTES = 8192
-PREFIX = "template-header-media"
+PREFIX = HEADER_MEDIA_FOLDER
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from sqlalchemy import ForeignKey, Index, String, Text, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from officehub.kit.db import Base, IdMixin, JSONType, TimestampMixin
-from officehub.kit.encryption import SealedText
+from officehub.kit.encryption import SealedDocument, SealedText, SealedURL
 
 PENDING, RETRYING, SUCCESS, FAILED = "PENDING", "RETRYING", "SUCCESS", "FAILED"
 DELIVERY_STATUSES = (PENDING, SUCCESS, FAILED, RETRYING)
@@ -28,14 +28,17 @@ class Webhook(IdMixin, TimestampMixin, Base):
     office_id: Mapped[str] = mapped_column(ForeignKey("offices.id", ondelete="CASCADE"))
     name: Mapped[str] = mapped_column(String(100))
     description: Mapped[str | None] = mapped_column(String(500))
-    url: Mapped[str] = mapped_column(Text)
+    url: Mapped[str] = mapped_column(SealedURL("webhooks.url"))  # sealed with credentials
     # Sealed at rest (kit.encryption): read back in clear where a delivery is signed.
     secret: Mapped[str] = mapped_column(SealedText("webhooks.secret"))
     previous_secret: Mapped[str | None] = mapped_column(SealedText("webhooks.previous_secret"))
     secret_rotated_at: Mapped[datetime | None]
     events: Mapped[list[str]] = mapped_column(JSONType)
     is_active: Mapped[bool] = mapped_column(default=True)
-    headers: Mapped[dict[str, Any] | None] = mapped_column(JSONType)
+    # Custom header values sealed at rest (names in clear).
+    headers: Mapped[dict[str, Any] | None] = mapped_column(
+        SealedDocument("webhooks.headers", headers=True)
+    )
     disabled_reason: Mapped[str | None] = mapped_column(String(500))
     failing_since: Mapped[datetime | None]
     rate_limit_per_second: Mapped[int | None]
@@ -158,9 +161,11 @@ class ActionDelivery(IdMixin, Base):
     flow_id: Mapped[str | None] = mapped_column(ForeignKey("flows.id", ondelete="CASCADE"))
     event_id: Mapped[str | None] = mapped_column(String(32))
     event: Mapped[str] = mapped_column(String(64))
-    url: Mapped[str] = mapped_column(Text)
+    url: Mapped[str] = mapped_column(SealedURL("action_deliveries.url"))
     method: Mapped[str] = mapped_column(String(8))
-    headers: Mapped[dict[str, Any]] = mapped_column(JSONType)
+    headers: Mapped[dict[str, Any]] = mapped_column(
+        SealedDocument("action_deliveries.headers", headers=True)
+    )
     secret: Mapped[str | None] = mapped_column(SealedText("action_deliveries.secret"))
     payload: Mapped[dict[str, Any]] = mapped_column(JSONType)
     status: Mapped[str] = mapped_column(String(16))

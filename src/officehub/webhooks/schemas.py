@@ -2,11 +2,12 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field, StringConstraints
+from pydantic import AfterValidator, Field, StringConstraints, field_validator
 from typing_extensions import TypeAliasType
 
 from officehub.events.catalogue import EVENT_NAMES, EventName
 from officehub.kit.id_params import Id, ServerId
+from officehub.kit.logs import redacted_urls
 from officehub.kit.schemas import HOST_URL_PATTERN, ApiModel, BodyModel, IsoDateTime, LongText
 from officehub.kit.timeutil import Timestamp
 from officehub.webhooks.validation import check_url
@@ -165,7 +166,8 @@ class ActionAttemptOut(ApiModel):
 class ActionDeliveryOut(ApiModel):
     """A ``FIRE_WEBHOOK`` call of a rule or a flow step: its last attempt's outcome and
     every attempt.
-    The action's ``secret`` and ``headers`` are never shown."""
+    The action's ``secret`` and ``headers`` are never shown, nor the URL's userinfo or query
+    string (``kit.logs.redacted_urls``: a URL may carry a credential)."""
 
     id: ServerId
     rule_id: ServerId | None
@@ -184,6 +186,11 @@ class ActionDeliveryOut(ApiModel):
     attempts: list[ActionAttemptOut]
     created_at: Timestamp
     expires_at: Timestamp
+
+    @field_validator("url")
+    @classmethod
+    def _without_credentials(cls, value: str) -> str:
+        return redacted_urls(value)
 
 
 class RecoverIn(BodyModel):

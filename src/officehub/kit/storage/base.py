@@ -19,6 +19,18 @@ from officehub.kit.config import Settings
 KEY_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}(/[A-Za-z0-9][A-Za-z0-9._-]{0,127}){0,7}$")
 
 
+HEADER_MEDIA_FOLDER = "template-header-media"
+"""Template header media uploads: ``<folder>/<office>/<conversation>/<random>.<ext>``."""
+CONVERSATION_FOLDERS = (HEADER_MEDIA_FOLDER,)
+"""The kinds of file stored under a conversation (``<kind>/<office>/<conversation>/…``):
+an erasure of its client deletes each folder whole."""
+
+
+def conversation_folders(office_id: str, conversation_id: str) -> list[str]:
+    """The storage folders (keys' prefixes, ending with ``/``) of one conversation's files."""
+    return [f"{kind}/{office_id}/{conversation_id}/" for kind in CONVERSATION_FOLDERS]
+
+
 def is_valid_key(key: str) -> bool:
     """Relative, slash-separated names of letters, digits, ``.``, ``_``, ``-``; no ``..``."""
     return bool(KEY_RE.match(key)) and ".." not in key
@@ -51,6 +63,11 @@ class Storage(Protocol):
 
     async def delete(self, key: str) -> bool:
         """Removes the file; false when there was none."""
+        ...
+
+    async def delete_under(self, prefix: str) -> int:
+        """Removes every file whose key starts with ``prefix`` (a folder: ends with ``/``);
+        answers how many."""
         ...
 
     async def exists(self, key: str) -> bool: ...

@@ -10,6 +10,7 @@ from pathlib import Path
 from urllib.parse import quote, urlencode
 
 import anyio
+import anyio.to_thread
 
 from officehub.kit.config import Settings
 from officehub.kit.errors import InsufficientStorage, PayloadTooLarge
@@ -78,6 +79,12 @@ class LocalStorage:
         await path.unlink(missing_ok=True)
         return True
 
+    async def delete_under(self, prefix: str) -> int:
+        folder = self.path_of(prefix.rstrip("/"))
+        if not prefix.endswith("/") or not await anyio.Path(folder).is_dir():
+            return 0
+        return await anyio.to_thread.run_sync(_remove_tree, folder)
+
     async def exists(self, key: str) -> bool:
         return await anyio.Path(self.path_of(key)).is_file()
 
@@ -94,3 +101,16 @@ class LocalStorage:
 
     def verify_link(self, key: str, expires: int, signature: str) -> bool:
         return self.signer.verify(key, expires, signature)
+
+
+def _remove_tree(folder: Path) -> int:
+    """Deletes the files under ``folder`` (partial uploads too), then its empty folders."""
+    removed = 0
+    for path in sorted(folder.rglob("*"), key=lambda p: len(p.parts), reverse=True):
+        if path.is_dir():
+            path.rmdir()
+        else:
+            path.unlink(missing_ok=True)
+            removed += 1
+    folder.rmdir()
+    return removed

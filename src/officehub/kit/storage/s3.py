@@ -148,6 +148,22 @@ class S3Storage:
             await client.delete_object(Bucket=self.bucket, Key=key)
         return True
 
+    async def delete_under(self, prefix: str) -> int:
+        if not prefix.endswith("/"):
+            return 0
+        self._checked(prefix.rstrip("/"))
+        removed = 0
+        async with self._client() as client:
+            pages = client.get_paginator("list_objects_v2").paginate(
+                Bucket=self.bucket, Prefix=prefix
+            )
+            async for page in pages:
+                keys = [{"Key": item["Key"]} for item in page.get("Contents", [])]
+                if keys:
+                    await client.delete_objects(Bucket=self.bucket, Delete={"Objects": keys})
+                    removed += len(keys)
+        return removed
+
     async def read(self, key: str) -> AsyncIterator[bytes]:
         self._checked(key)
         async with self._client() as client:

@@ -2,7 +2,7 @@
 second the pace counts in (``pace_second``, ``pace_used``), shared by every worker process.
 
 Revision ID: 0028_webhook_pace
-Revises: 0026_whatsapp_identity
+Revises: 0027_sealed_secrets
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0028_webhook_pace"
-down_revision = "0026_whatsapp_identity"
+down_revision = "0027_sealed_secrets"
 branch_labels = None
 depends_on = None
 
