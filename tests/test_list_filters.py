@@ -41,6 +41,7 @@ class Others:
     legal_area: str
     case: str
     lawyer: str
+    integration: str
 
 
 # (route, query parameter, which of office B's records it names)
@@ -72,6 +73,7 @@ FILTERS: list[tuple[str, str, str]] = [
     ("/publications", "lawyerId", "lawyer"),
     ("/publications", "caseId", "case"),
     ("/reports/conversations", "inboxId", "inbox"),
+    ("/reports/whatsapp-usage", "integrationId", "integration"),
 ]
 
 HISTORY_FILTERS: list[tuple[str, str]] = [
@@ -130,6 +132,7 @@ async def others(
         legal_area.id,
         case.json()["id"],
         lawyer.json()["id"],
+        integration.id,
     )
 
 

@@ -13,6 +13,7 @@ from sqlalchemy import (
     func,
     or_,
     select,
+    union,
     update,
 )
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -125,11 +126,12 @@ def _contacts_query(
     if matches and not fenced:
         stmt = stmt.where(or_(*matches))
     elif matches:
+        # One arm per match, each found by its own trigram index: an OR of them (the
+        # username's ILIKE beside the name's and phone's LIKE) made the planner walk the
+        # office's rows instead.
+        arms = [select(Contact.id).where(Contact.office_id == office_id, m) for m in matches]
         found = (
-            select(Contact.id)
-            .where(Contact.office_id == office_id, or_(*matches))
-            .cte("matches")
-            .prefix_with("MATERIALIZED")
+            (union(*arms) if len(arms) > 1 else arms[0]).cte("matches").prefix_with("MATERIALIZED")
         )
         stmt = stmt.join(found, found.c.id == Contact.id)
     if by_tags:
