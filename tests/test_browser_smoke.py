@@ -15,3 +15,31 @@ async def test_chromium_renders_the_offline_docs_of_the_test_server(
     # a few seconds. The test is about the browser set-up, so it allows a minute.
     await page.wait_for_selector(".swagger-ui .information-container", timeout=60_000)
     assert "officehub" in (await page.title()).lower()
+
+
+async def test_the_vendored_preact_draws_a_component_under_the_console_csp(
+    page: Page, server_url: str
+) -> None:
+    """html.js (Preact + htm, vendored) runs under the console's CSP: no eval, no other
+    host; a component with a hook draws and redraws on a click."""
+    errors: list[str] = []
+    page.on(
+        "console", lambda message: errors.append(message.text) if message.type == "error" else None
+    )
+    await page.goto(f"{server_url}/console")
+    drawn = await page.evaluate(
+        """import('/console/html.js').then(({ html, render, useState }) => {
+             function Counter() {
+               const [n, setN] = useState(0);
+               return html`<button id="count" onClick=${() => setN(n + 1)}>${n}</button>`;
+             }
+             const box = document.createElement('div');
+             document.body.append(box);
+             render(html`<${Counter} />`, box);
+             return box.textContent;
+           })"""
+    )
+    assert drawn == "0"
+    await page.click("#count")
+    await page.wait_for_function("document.getElementById('count').textContent === '1'")
+    assert not [error for error in errors if "Content Security Policy" in error]

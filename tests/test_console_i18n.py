@@ -38,25 +38,85 @@ def catalogue(language: str) -> dict[str, str | dict[str, str]]:
 
 
 def scripts() -> dict[str, str]:
+    """The console's own scripts: not the catalogues, not the vendored libraries."""
     return {
         path.name: path.read_text(encoding="utf-8")
         for path in sorted(STATIC.glob("*.js"))
-        if path.name not in CATALOGUES.values()
+        if path.name not in CATALOGUES.values() and not path.name.startswith("vendor-")
     }
 
 
 def literals(source: str) -> list[str]:
-    """The string literals of a script ("…", '…', `…` with `${…}` left out), comments
-    removed first."""
-    source = re.sub(r"(?m)^\s*//[^\n]*$|/\*.*?\*/", "", source, flags=re.S)
-    source = re.sub(r"(?<![:\"'`])//[^\n\"'`]*$", "", source, flags=re.M)
-    found = re.findall(
-        r'"((?:[^"\\\n]|\\.)*)"|\'((?:[^\'\\\n]|\\.)*)\'|`((?:[^`\\]|\\.)*)`', source
-    )
-    return [
-        re.sub(r"\$\{[^}]*\}", " ", next(part for part in parts if part) if any(parts) else "")
-        for parts in found
-    ]
+    """The string literals of a script: "…", '…' and the text parts of `…` templates (the
+    `${…}` expressions scanned as code, so templates nested in them are read too), comments
+    left out. A template's markup (htm's html`<p class="x">…</p>`) gives its text between
+    tags and its people-facing attributes, not its tag and attribute names."""
+    found: list[str] = []
+    _scan(source, 0, found, closing="")
+    return [piece for literal in found for piece in _texts_of(literal)]
+
+
+def _scan(source: str, at: int, found: list[str], closing: str) -> int:
+    """Read code from `at` until `closing` ("}" of a `${`, or the end) at depth 0."""
+    depth = 0
+    while at < len(source):
+        char = source[at]
+        if source.startswith("//", at):
+            at = source.find("\n", at)
+            at = len(source) if at < 0 else at
+        elif source.startswith("/*", at):
+            at = source.find("*/", at + 2) + 2
+        elif char in "\"'":
+            end = at + 1
+            while end < len(source) and source[end] not in (char, "\n"):
+                end += 2 if source[end] == "\\" else 1
+            found.append(source[at + 1 : end])
+            at = end + 1
+        elif char == "`":
+            at = _template(source, at + 1, found)
+        elif char == "{":
+            depth += 1
+            at += 1
+        elif char == "}":
+            if depth == 0 and closing == "}":
+                return at + 1
+            depth -= 1
+            at += 1
+        else:
+            at += 1
+    return at
+
+
+def _template(source: str, at: int, found: list[str]) -> int:
+    """A template literal from after its "`": its text parts joined by a space where an
+    expression stood; the expressions are scanned as code."""
+    parts: list[str] = []
+    start = at
+    while at < len(source):
+        if source[at] == "\\":
+            at += 2
+        elif source[at] == "`":
+            parts.append(source[start:at])
+            found.append(" ".join(parts))
+            return at + 1
+        elif source.startswith("${", at):
+            parts.append(source[start:at])
+            at = _scan(source, at + 2, found, closing="}")
+            start = at
+        else:
+            at += 1
+    return at
+
+
+PEOPLE_ATTRIBUTES = re.compile(r'\b(?:aria-label|title|placeholder|alt)\s*=\s*"([^"]*)"')
+
+
+def _texts_of(literal: str) -> list[str]:
+    if not re.search(r"<[a-zA-Z/][^>]*>", literal):
+        return [literal]
+    texts = PEOPLE_ATTRIBUTES.findall(literal)
+    texts += [text for text in re.split(r"<[^>]*>", literal) if text.strip()]
+    return texts
 
 
 def reads_like_words(literal: str) -> bool:
@@ -134,6 +194,12 @@ def test_the_scan_catches_a_sentence_and_a_capitalised_label() -> None:
     assert [reads_like_words(literal) for literal in caught] == [False, True, True]
     assert not reads_like_words("secondary more") and not reads_like_words("text/plain")
     assert reads_like_words("no phone")
+    templated = literals(
+        'html`<button type="button" class="secondary">${t("a")}</button>'
+        '${rows.map((r) => html`<li title="Open it">${r}</li>`)}<p>No rows</p>`'
+    )
+    assert [text for text in templated if reads_like_words(text)] == ["Open it", "No rows"]
+    assert literals("x = '//' + y; // a comment\ny = \"a // b\";") == ["//", "a // b"]
 
 
 class _Texts(HTMLParser):
