@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from playwright.async_api import Page
 
+from tests.accessibility import serious_violations
+
 
 async def test_chromium_renders_the_offline_docs_of_the_test_server(
     page: Page, server_url: str
@@ -43,3 +45,19 @@ async def test_the_vendored_preact_draws_a_component_under_the_console_csp(
     await page.click("#count")
     await page.wait_for_function("document.getElementById('count').textContent === '1'")
     assert not [error for error in errors if "Content Security Policy" in error]
+
+
+async def test_axe_runs_in_a_console_page_and_finds_a_planted_violation(
+    page: Page, server_url: str
+) -> None:
+    """The accessibility check itself: axe-core runs under the console's CSP, the sign-in
+    page has no serious violation, and an image without a text alternative is caught."""
+    await page.goto(f"{server_url}/console")
+    await page.wait_for_selector("#login-email")
+    assert await serious_violations(page) == []
+    await page.evaluate(
+        "document.querySelector('main').insertAdjacentHTML('beforeend',"
+        " '<button id=\"bare\"></button>')"
+    )
+    caught = await serious_violations(page)
+    assert any(found["id"] == "button-name" for found in caught), caught
