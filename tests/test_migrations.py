@@ -16,7 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 import officehub.models  # noqa: F401
 from officehub.kit.db import Base, create_engine
 from officehub.kit.ids import new_id
-from officehub.migrate import alembic_config
+from officehub.migrate import HEAD, alembic_config
 from officehub.offices.models import Office
 from officehub.webchat.models import WebchatVisitor
 from tests import factories as f
@@ -66,6 +66,12 @@ async def test_every_office_table_indexes_start_with_office_id() -> None:
 def test_the_migration_history_has_one_head() -> None:
     heads = ScriptDirectory.from_config(alembic_config()).get_heads()
     assert len(heads) == 1, heads
+
+
+def test_the_head_migrate_knows_is_alembics_head() -> None:
+    """migrate() skips Alembic for a database at HEAD: HEAD must be the newest revision,
+    or a database would stay behind."""
+    assert ScriptDirectory.from_config(alembic_config()).get_heads() == [HEAD]
 
 
 def _migrate(connection: Connection, revision: str, *, down: bool = False) -> None:
