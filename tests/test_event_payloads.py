@@ -84,7 +84,15 @@ async def test_the_catalogue_serves_a_schema_and_an_example_for_every_event(
         body = document["webhooks"][name]["post"]["requestBody"]["content"]["application/json"]
         component = body["schema"]["$ref"].rsplit("/", 1)[1]
         schema = document["components"]["schemas"][component]
-        assert schema["required"] == ["id", "event", "createdAt", "officeId", "data"]
+        assert schema["required"] == [
+            "id",
+            "event",
+            "createdAt",
+            "officeId",
+            "subjectId",
+            "sequence",
+            "data",
+        ]
         assert schema["properties"]["event"]["const"] == name
         assert body["example"]["data"] == entry["examplePayload"]
 

@@ -45,7 +45,7 @@ async def test_signature_verifies_with_the_secret_and_fails_with_another(
     assert got.headers["content-type"] == "application/json"
 
 
-async def test_delivery_body_is_id_event_created_at_office_id_data(
+async def test_delivery_body_is_id_event_created_at_office_id_subject_sequence_data(
     app: FastAPI, settings: Settings, client: httpx.AsyncClient, office_a: OfficeFixture
 ) -> None:
     async with running_receiver() as receiver:
@@ -53,7 +53,8 @@ async def test_delivery_body_is_id_event_created_at_office_id_data(
         event_id = await emit_event(app, office_a.id, data={"id": "c123456789", "name": "Ana"})
         await delivery_worker(app, settings).run_until_idle()
     body = receiver.received[0].json
-    assert set(body) == {"id", "event", "createdAt", "officeId", "data"}
+    assert set(body) == {"id", "event", "createdAt", "officeId", "subjectId", "sequence", "data"}
+    assert body["subjectId"] == "c123456789" and body["sequence"] == 1
     assert body["id"] == event_id and body["event"] == "contact.created"
     assert body["officeId"] == office_a.id and body["data"] == {"id": "c123456789", "name": "Ana"}
     assert body["createdAt"].endswith("Z")

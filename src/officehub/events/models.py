@@ -31,6 +31,25 @@ class OutboxEvent(IdMixin, Base):
     conversation_id: Mapped[str | None] = mapped_column(String(32))
     integration_id: Mapped[str | None] = mapped_column(String(32))
     target_webhook_id: Mapped[str | None] = mapped_column(String(32))
+    # The record the event is about (its conversation, else the payload's ``id``) and the
+    # event's place among that subject's events (1, 2, …; ``EventSubject``). Null for an
+    # event about no record, and for events recorded before issue 44.
+    subject: Mapped[str | None] = mapped_column(String(40))
+    sequence: Mapped[int | None]
+
+
+class EventSubject(Base):
+    """The last sequence given to a subject's events in an office. ``emit`` increments it
+    with an upsert in the emitting transaction, so two transactions emitting about the same
+    subject take turns on its row: the sequence follows the order they commit in."""
+
+    __tablename__ = "event_subjects"
+
+    office_id: Mapped[str] = mapped_column(
+        ForeignKey("offices.id", ondelete="CASCADE"), primary_key=True
+    )
+    subject: Mapped[str] = mapped_column(String(40), primary_key=True)
+    last_sequence: Mapped[int]
 
 
 class ConsumerEvent(Base):

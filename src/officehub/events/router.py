@@ -59,6 +59,24 @@ def webhook_body(name: str) -> type[BaseModel]:
         event=(cast(Any, Literal)[name], ...),
         created_at=(Timestamp, ...),
         office_id=(ServerId, ...),
+        subject_id=(
+            str | None,
+            Field(
+                max_length=40,
+                description="What the event is about: its conversation, else the record its "
+                "`data` describes (`data.id`); null for an event about no record",
+            ),
+        ),
+        sequence=(
+            int | None,
+            Field(
+                ge=1,
+                description="The event's place among its subject's events in the office (1, "
+                "2, …, in the order their changes committed, without gaps): deliveries may "
+                "arrive out of order (retries), so a receiver orders one subject's events by "
+                "it; null where `subjectId` is",
+            ),
+        ),
         data=(payload_model(name), ...),
     )
     return cast(type[BaseModel], model)
@@ -89,6 +107,13 @@ async def _never_called() -> None:  # pragma: no cover - a webhook route is docu
     return None
 
 
+def _example_subject(example: Any) -> str | None:
+    if isinstance(example, dict):
+        found = example.get("conversationId") or example.get("id")
+        return found if isinstance(found, str) else None
+    return None
+
+
 def state_webhook_bodies(document: dict[str, Any]) -> None:
     """Each webhook's body schema (written as its response) becomes its request body, with
     the catalogue's example."""
@@ -100,6 +125,8 @@ def state_webhook_bodies(document: dict[str, Any]) -> None:
             "event": name,
             "createdAt": "2026-01-01T12:00:00.000Z",
             "officeId": "cm3k9x2f7000fabcd1234efgh",
+            "subjectId": _example_subject(BY_NAME[name].example),
+            "sequence": 1 if _example_subject(BY_NAME[name].example) else None,
             "data": BY_NAME[name].example,
         }
         operation["requestBody"] = {

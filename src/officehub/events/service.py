@@ -154,6 +154,7 @@ async def emit(
     if causation_id is None and cause is not None:
         causation_id, depth = cause.event_id, cause.depth + 1
     now = utcnow()
+    subject = _subject_of(conversation_id, data)
     event = OutboxEvent(
         id=new_id(),
         office_id=office_id,
@@ -165,6 +166,7 @@ async def emit(
         conversation_id=conversation_id,
         integration_id=integration_id,
         target_webhook_id=target_webhook_id,
+        subject=subject,
     )
     # What the request changed before is written first (events keep their order), then the
     # event and its consumers' rows as two prebuilt Core inserts: the unit of work's
@@ -173,10 +175,16 @@ async def emit(
     await session.flush()
     values = {c: getattr(event, c) for c in _EVENT_COLUMNS}
     if session.get_bind().dialect.name == "postgresql":
-        await session.execute(
+        emitted = await session.execute(
             _emit_pg_statement(), _emit_pg_params(event, values, mark_emitted(session, office_id))
         )
+        event.sequence = emitted.scalar_one()
         return event
+    if subject is not None:
+        counted = await session.execute(
+            _COUNT_SUBJECT, {"office_id": office_id, "subject": subject, "n": 1}
+        )
+        event.sequence = values["sequence"] = counted.scalar_one()
     await session.execute(_INSERT_EVENT, values)
     rows = [_progress_row(e, consumer, now) for e, consumer in await interested(session, [event])]
     if rows:
@@ -185,13 +193,43 @@ async def emit(
     return event
 
 
+def _subject_of(conversation_id: str | None, data: dict[str, Any]) -> str | None:
+    """What an event is about, for its sequence: its conversation, else the record its
+    payload describes (``data.id``); None for an event about no record."""
+    if conversation_id is not None:
+        return conversation_id
+    record = data.get("id")
+    return record if isinstance(record, str) and 0 < len(record) <= 40 else None
+
+
+_COUNT_SUBJECT = text(
+    "INSERT INTO event_subjects (office_id, subject, last_sequence)"
+    " VALUES (:office_id, :subject, :n)"
+    " ON CONFLICT (office_id, subject)"
+    " DO UPDATE SET last_sequence = event_subjects.last_sequence + :n"
+    " RETURNING last_sequence"
+)
+"""Counts ``n`` more events of a subject and answers its last sequence (SQLite's ``emit``,
+and ``emit_many``; PostgreSQL's ``emit`` does the same inside its one statement). The
+subject's row stays locked until the transaction ends, so the sequence follows the order
+in which transactions about one subject commit."""
+
 _EMIT_PG_TEMPLATE = """
-WITH event AS (
+WITH counted AS (
+    INSERT INTO event_subjects (office_id, subject, last_sequence)
+    SELECT :office_id, CAST(:subject AS varchar), 1 WHERE CAST(:subject AS varchar) IS NOT NULL
+    ON CONFLICT (office_id, subject)
+    DO UPDATE SET last_sequence = event_subjects.last_sequence + 1
+    RETURNING last_sequence
+), event AS (
     INSERT INTO outbox_events (id, office_id, name, data, created_at, causation_id, depth,
-                               conversation_id, integration_id, target_webhook_id)
+                               conversation_id, integration_id, target_webhook_id, subject,
+                               sequence)
     VALUES (:id, :office_id, :name, :data, :created_at, :causation_id, :depth,
-            :conversation_id, :integration_id, :target_webhook_id)
-    RETURNING id, office_id, created_at, COALESCE(conversation_id, id) AS ordering_key
+            :conversation_id, :integration_id, :target_webhook_id, :subject,
+            (SELECT last_sequence FROM counted))
+    RETURNING id, office_id, created_at, COALESCE(conversation_id, id) AS ordering_key,
+              sequence
 ), wanted (consumer) AS (
 {wanted}
 ), progress AS (
@@ -200,7 +238,9 @@ WITH event AS (
     SELECT event.office_id, wanted.consumer, event.id, event.ordering_key, event.created_at, 0
     FROM event CROSS JOIN wanted
 )
-SELECT pg_notify(:channel, '') WHERE :notify
+SELECT (SELECT sequence FROM event), pg_notify(:channel, '') WHERE :notify
+UNION ALL
+SELECT (SELECT sequence FROM event), NULL WHERE NOT :notify
 """
 """``emit`` on PostgreSQL in one round trip: the event, the progress row of each consumer
 that wants it (each registered consumer's ``wants_sql``, read in the same statement: an
@@ -296,9 +336,11 @@ async def emit_many(session: AsyncSession, events: Sequence[PendingEvent]) -> No
             conversation_id=e.conversation_id,
             integration_id=e.integration_id,
             target_webhook_id=None,
+            subject=_subject_of(e.conversation_id, data),
         )
         for e, (name, data) in zip(events, payloads, strict=True)
     ]
+    await _number(session, records)
     session.add_all(records)
     await session.flush()
     rows = [_progress(e, consumer, now) for e, consumer in await interested(session, records)]
@@ -308,6 +350,22 @@ async def emit_many(session: AsyncSession, events: Sequence[PendingEvent]) -> No
     first = [mark_emitted(session, office_id) for office_id in {e.office_id for e in events}]
     if first[0] and session.get_bind().dialect.name == "postgresql":
         await session.execute(text("SELECT pg_notify(:channel, '')"), {"channel": NOTIFY_CHANNEL})
+
+
+async def _number(session: AsyncSession, records: Sequence[OutboxEvent]) -> None:
+    """Each record's sequence within its subject, in the batch's order; the subjects' rows
+    are counted in (office, subject) order, so two batches cannot deadlock on them."""
+    by_subject: dict[tuple[str, str], list[OutboxEvent]] = {}
+    for record in records:
+        if record.subject is not None:
+            by_subject.setdefault((record.office_id, record.subject), []).append(record)
+    for (office_id, subject), numbered in sorted(by_subject.items()):
+        counted = await session.execute(
+            _COUNT_SUBJECT, {"office_id": office_id, "subject": subject, "n": len(numbered)}
+        )
+        last = counted.scalar_one()
+        for place, record in enumerate(numbered, start=last - len(numbered) + 1):
+            record.sequence = place
 
 
 async def events_mentioning(

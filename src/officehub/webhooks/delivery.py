@@ -131,6 +131,8 @@ def event_body(event: OutboxEvent) -> dict[str, Any]:
         "event": event.name,
         "createdAt": isoformat(event.created_at),
         "officeId": event.office_id,
+        "subjectId": event.subject,
+        "sequence": event.sequence,
         "data": event.data,
     }
 
