@@ -396,7 +396,7 @@ async def test_retry_a_failed_delivery_from_the_console(
         await row.get_by_text("Response body").click()
         await expect(row.locator("pre")).to_have_text("receiver down")
 
-        await row.get_by_role("button", name=re.compile("^Retry delivery")).click()
+        await row.get_by_role("button", name=re.compile("^Retry: delivery")).click()
         await expect(row).to_have_attribute("data-status", "PENDING", timeout=TIMEOUT)
         await expect(row.get_by_role("button", name=re.compile("^Retry"))).to_have_count(0)
         clock.now = max(clock.now, failed.created_at) + timedelta(days=1)
@@ -411,7 +411,7 @@ async def test_retry_a_failed_delivery_from_the_console(
             "1", timeout=TIMEOUT
         )
 
-        await page.get_by_role("button", name="Send a test event to ERP sync").click()
+        await page.get_by_role("button", name="Send test event to ERP sync").click()
         await expect(page.get_by_role("status")).to_contain_text("Test event", timeout=TIMEOUT)
         await worker.run_until_idle()
         await page.get_by_role("button", name="Refresh").click()

@@ -236,3 +236,57 @@ async def test_the_pace_is_set_checked_and_cleared_through_the_api(
     r = await client.patch(url, json={"rateLimitPerSecond": None}, headers=office_a.headers)
     assert r.json()["rateLimitPerSecond"] is None
     assert (await client.get(url, headers=office_a.headers)).json()["rateLimitPerSecond"] is None
+
+
+async def test_a_paused_webhook_set_active_resumes_from_its_oldest_undelivered_event(
+    app: FastAPI, settings: Settings, client: httpx.AsyncClient, office_a: OfficeFixture
+) -> None:
+    """Paused after its retry window failed, then set active: the deliveries that failed in
+    the streak and the events recorded while it was paused go out, oldest first, once."""
+    switch = Switch()
+    async with running_receiver(switch) as receiver:
+        hook = await create_webhook(client, office_a, receiver.url)
+        clock = Clock()
+        worker = delivery_worker(app, settings, clock)
+        first = await emit_event(app, office_a.id, data={"id": "c1234567890", "name": "Ana"})
+        await worker.run_until_idle()
+        clock.advance(days=5, hours=1)
+        second = await emit_event(app, office_a.id, data={"id": "c1234567890", "name": "Bia"})
+        await worker.run_until_idle()
+        paused = (await client.get(f"/webhooks/{hook['id']}", headers=office_a.headers)).json()
+        assert paused["isActive"] is False
+        while_paused = await emit_event(
+            app, office_a.id, data={"id": "c1234567890", "name": "Caio"}
+        )
+        await worker.run_until_idle()
+        assert len(receiver.received) == 2  # nothing sent to a paused webhook
+        switch.back = True
+        r = await client.patch(
+            f"/webhooks/{hook['id']}", json={"isActive": True}, headers=office_a.headers
+        )
+        assert r.status_code == 200, r.text
+        assert r.json()["isActive"] is True and r.json()["disabledReason"] is None
+        await worker.run_until_idle()
+        await worker.run_until_idle()
+    resumed = [got.json["id"] for got in receiver.received[2:]]
+    # Each once, the streak's first failure first. (The worker's clock is 5 days ahead of the
+    # events' own times here, so "second" is due after "while_paused" in this test only.)
+    assert sorted(resumed) == sorted([first, second, while_paused]) and resumed[0] == first
+    statuses = {d.event_id: d.status for d in await deliveries(app, hook["id"])}
+    assert statuses == {first: "SUCCESS", second: "SUCCESS", while_paused: "SUCCESS"}
+
+
+async def test_a_webhook_turned_off_by_the_office_gets_no_backlog_when_turned_on(
+    app: FastAPI, settings: Settings, client: httpx.AsyncClient, office_a: OfficeFixture
+) -> None:
+    """Only an automatic pause resumes: an office that turned its webhook off chose not to
+    receive what happened meanwhile (recover asks for it)."""
+    async with running_receiver() as receiver:
+        hook = await create_webhook(client, office_a, receiver.url)
+        url, h = f"/webhooks/{hook['id']}", office_a.headers
+        assert (await client.patch(url, json={"isActive": False}, headers=h)).status_code == 200
+        await emit_event(app, office_a.id)
+        assert (await client.patch(url, json={"isActive": True}, headers=h)).status_code == 200
+        after = await emit_event(app, office_a.id)
+        await delivery_worker(app, settings).run_until_idle()
+    assert [got.json["id"] for got in receiver.received] == [after]

@@ -77,6 +77,8 @@ RETRY_SCHEDULE: tuple[timedelta, ...] = tuple(
 """The wait after the 1st, 2nd, … failed attempt; after the last, the delivery is FAILED."""
 JITTER = 0.2
 BACKOFF = Backoff(RETRY_SCHEDULE, JITTER)
+RETRY_WINDOW = sum(RETRY_SCHEDULE, timedelta()) * (1 + JITTER)
+"""The longest a delivery's retries can last, jitter included."""
 FAILING_PAUSE_AFTER = repository.FAILING_PAUSE_AFTER
 RESPONSE_BODY_CHARS = 10_000
 _FAN_OUT_BATCH = 500
@@ -177,23 +179,40 @@ async def fan_out_batch(
                 if event.name in w.events and w.created_at <= event.created_at
             ]
         body = event_body(event)
-        rows.extend(
-            {
-                "id": new_id(),
-                "office_id": event.office_id,
-                "webhook_id": w.id,
-                "event_id": event.id,
-                "event": event.name,
-                "payload": body,
-                "status": PENDING,
-                "attempt_count": 0,
-                "next_retry_at": now,
-                "created_at": now,
-                "expires_at": expires,
-            }
-            for w in recipients
-        )
+        rows.extend(_delivery_row(event, body, w, now, now, expires) for w in recipients)
     await repository.add_deliveries(session, rows)
+
+
+def _delivery_row(
+    event: OutboxEvent,
+    body: dict[str, Any],
+    webhook: Webhook,
+    due: datetime,
+    now: datetime,
+    expires: datetime,
+) -> dict[str, Any]:
+    return {
+        "id": new_id(),
+        "office_id": event.office_id,
+        "webhook_id": webhook.id,
+        "event_id": event.id,
+        "event": event.name,
+        "payload": body,
+        "status": PENDING,
+        "attempt_count": 0,
+        "next_retry_at": due,
+        "created_at": now,
+        "expires_at": expires,
+    }
+
+
+def delivery_rows(
+    events: list[OutboxEvent], webhook: Webhook, now: datetime, retention_days: int
+) -> list[dict[str, Any]]:
+    """Deliveries to ``webhook`` of events it missed (a paused webhook set active again),
+    each due at its event's time so the queue sends them oldest first."""
+    expires = now + timedelta(days=retention_days)
+    return [_delivery_row(e, event_body(e), webhook, e.created_at, now, expires) for e in events]
 
 
 WEBHOOKS = Consumer("webhooks", fan_out, batch=_FAN_OUT_BATCH, handle_batch=fan_out_batch)

@@ -17,10 +17,12 @@ from sqlalchemy import (
     literal,
     or_,
     select,
+    true,
     update,
 )
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from officehub.events.models import OutboxEvent
 from officehub.kit.pagination import PageParams, paginate
 from officehub.kit.queue import WorkQueue
 from officehub.kit.repository import (
@@ -151,12 +153,16 @@ async def mark_for_retry(session: AsyncSession, office_id: str, ident: str, now:
 
 
 async def mark_failed_for_recovery(
-    session: AsyncSession, office_id: str, webhook_id: str, since: datetime, until: datetime
+    session: AsyncSession,
+    office_id: str,
+    webhook_id: str,
+    since: datetime,
+    until: datetime | None,
 ) -> int:
     """Every ``FAILED`` delivery of the webhook made in ``[since, until)`` → ``PENDING``, due
     at its own creation time (already past): the queue takes due rows by ``next_retry_at``,
-    so they go out in the order their events happened. One UPDATE: a second recovery finds
-    them ``PENDING``, not ``FAILED``, and queues none twice."""
+    so they go out in the order their events happened (``until`` None: no end). One
+    UPDATE: a second recovery finds them ``PENDING``, not ``FAILED``, and queues none twice."""
     result = await session.execute(
         update(WebhookDelivery)
         .where(
@@ -164,12 +170,37 @@ async def mark_failed_for_recovery(
             WebhookDelivery.webhook_id == webhook_id,
             WebhookDelivery.status == FAILED,
             WebhookDelivery.created_at >= since,
-            WebhookDelivery.created_at < until,
+            WebhookDelivery.created_at < until if until is not None else true(),
         )
         .values(status=PENDING, next_retry_at=WebhookDelivery.created_at, claim_token=None)
         .execution_options(synchronize_session=False)
     )
     return int(result.rowcount)  # type: ignore[attr-defined]
+
+
+async def events_missed_since(
+    session: AsyncSession, webhook: Webhook, since: datetime, limit: int
+) -> list[OutboxEvent]:
+    """The office's events since ``since`` that the webhook subscribes to and has no
+    delivery of (those recorded while it was paused), oldest first, at most ``limit``."""
+    delivered = select(WebhookDelivery.id).where(
+        WebhookDelivery.office_id == webhook.office_id,
+        WebhookDelivery.webhook_id == webhook.id,
+        WebhookDelivery.event_id == OutboxEvent.id,
+    )
+    stmt = (
+        select(OutboxEvent)
+        .where(
+            OutboxEvent.office_id == webhook.office_id,
+            OutboxEvent.created_at >= since,
+            OutboxEvent.name.in_(list(webhook.events)),
+            OutboxEvent.target_webhook_id.is_(None),
+            ~delivered.exists(),
+        )
+        .order_by(OutboxEvent.created_at, OutboxEvent.id)
+        .limit(limit)
+    )
+    return list(await session.scalars(stmt))
 
 
 async def delivery_of_event(

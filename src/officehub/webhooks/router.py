@@ -126,7 +126,12 @@ async def update_webhook(
     request: Request,
 ) -> WebhookOut:
     record = await service.update_webhook(
-        session, office.office_id, webhookId, body, allow_private=_allow_private(request)
+        session,
+        office.office_id,
+        webhookId,
+        body,
+        allow_private=_allow_private(request),
+        retention_days=request.app.state.settings.delivery_retention_days,
     )
     return WebhookOut.model_validate(record)
 

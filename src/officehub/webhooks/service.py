@@ -97,7 +97,10 @@ async def update_webhook(
     body: WebhookUpdate,
     *,
     allow_private: bool,
+    retention_days: int = 90,
 ) -> Webhook:
+    """``retention_days``: how long deliveries queued by a resume are kept (the setting
+    ``delivery_retention_days``)."""
     record = await get_webhook(session, office_id, ident, for_change=True)
     sent = body.model_fields_set
     body.refuse_sent_nulls()
@@ -121,12 +124,41 @@ async def update_webhook(
         record.secret = body.secret
     if body.is_active is not None:
         if body.is_active and not record.is_active:
+            if record.failing_since is not None:
+                await _resume(session, record, record.failing_since, retention_days)
             record.disabled_reason = None
             record.failing_since = None
         record.is_active = body.is_active
     record.updated_at = utcnow()
     await session.flush()
     return record
+
+
+_RESUME_BATCH = 1_000
+
+
+async def _resume(
+    session: AsyncSession, record: Webhook, since: datetime, retention_days: int
+) -> int:
+    """A webhook paused after its retry window failed, set active again, resumes from the
+    oldest event it did not receive: its deliveries that failed since it began failing go
+    back to the queue, and the events recorded while it was paused (still in the outbox)
+    get their deliveries; each due at its event's time, so they go out oldest first.
+    Returns how many were queued."""
+    from officehub.webhooks.delivery import RETRY_WINDOW, delivery_rows
+
+    now = utcnow()
+    # A delivery whose retries ended in the streak may have been made up to the retry
+    # window before its first failure.
+    queued = await repository.mark_failed_for_recovery(
+        session, record.office_id, record.id, since - RETRY_WINDOW, None
+    )
+    while missed := await repository.events_missed_since(session, record, since, _RESUME_BATCH):
+        await repository.add_deliveries(session, delivery_rows(missed, record, now, retention_days))
+        queued += len(missed)
+        if len(missed) < _RESUME_BATCH:
+            break
+    return queued
 
 
 async def delete_webhook(session: AsyncSession, office_id: str, ident: str) -> Webhook:

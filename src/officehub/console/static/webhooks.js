@@ -43,6 +43,7 @@ async function loadWebhooks() {
   const answer = await attempt(t("webhooks.title"), () => api("GET", "/webhooks", { query: { limit: 100 } }));
   if (!answer) return;
   state.webhooks = answer.data;
+  renderPaused(answer.data.filter((w) => !w.isActive && w.disabledReason));
   clear(tableBody(), answer.data.length ? answer.data.map(renderWebhook)
     : h("tr", {}, h("td", { colspan: "8", class: "empty" }, t("webhooks.none"))));
   announce(t("webhooks.count", { count: answer.totalResults }));
@@ -52,14 +53,38 @@ async function loadWebhooks() {
   }
 }
 
+/** The webhooks paused after their retry window failed, each with a way to set it active
+ * again (which re-sends what it missed, oldest first). */
+function renderPaused(paused) {
+  const box = document.getElementById("webhooks-paused");
+  box.hidden = paused.length === 0;
+  clear(box, paused.map((webhook) => h("p", { dataset: { pausedWebhook: webhook.id } },
+    t("webhooks.pausedAlert", { name: webhook.name }), " ",
+    h("button", {
+      type: "button", "aria-label": t("webhooks.resumeOf", { name: webhook.name }),
+      onclick: (event) => resume(webhook, event.currentTarget),
+    }, t("webhooks.resume")))));
+}
+
+async function resume(webhook, button) {
+  button.disabled = true;
+  const answer = await attempt(t("webhooks.resumeOf", { name: webhook.name }), () =>
+    api("PATCH", `/webhooks/${encodeURIComponent(webhook.id)}`, { body: { isActive: true } }));
+  if (!answer) {
+    button.disabled = false;
+    return;
+  }
+  await loadWebhooks();
+  announce(t("webhooks.resumed", { name: webhook.name }));
+}
+
 function renderWebhook(webhook) {
   const s = webhook.stats;
   return h("tr", { dataset: { webhookId: webhook.id } },
     h("th", { scope: "row" }, webhook.name),
     h("td", { class: "url" }, webhook.url),
     h("td", {}, webhook.isActive ? badge(t("webhooks.isActive"), "ok")
-      : badge(webhook.disabledReason
-        ? t("webhooks.pausedBecause", { reason: webhook.disabledReason }) : t("webhooks.paused"), "muted")),
+      : badge(webhook.disabledReason ? t("webhooks.pausedAutomatically") : t("webhooks.paused"), "muted")),
     h("td", { class: "num", dataset: { stat: "total" } }, String(s.totalDeliveries)),
     h("td", { class: "num", dataset: { stat: "success" } }, String(s.successCount)),
     h("td", { class: "num", dataset: { stat: "failed" } }, String(s.failedCount)),
