@@ -11,6 +11,7 @@ from officehub.kit.config import Settings
 from officehub.kit.timeutil import isoformat
 from tests.helpers import OfficeFixture, error_of
 from tests.receiver import Reply, running_receiver
+from tests.server import concurrent_client, fire, running_server
 from tests.webhook_helpers import Clock, create_webhook, deliveries, delivery_worker, emit_event
 
 
@@ -290,3 +291,33 @@ async def test_a_webhook_turned_off_by_the_office_gets_no_backlog_when_turned_on
         after = await emit_event(app, office_a.id)
         await delivery_worker(app, settings).run_until_idle()
     assert [got.json["id"] for got in receiver.received] == [after]
+
+
+async def test_two_recoveries_at_once_queue_each_failed_delivery_once(
+    app: FastAPI, settings: Settings, client: httpx.AsyncClient, office_a: OfficeFixture
+) -> None:
+    """Two operators recover the same window at the same moment through a running server:
+    the single UPDATE of each makes them share the failed deliveries, never both queue one,
+    and each event reaches the receiver once more."""
+    switch = Switch()
+    async with running_receiver(switch) as receiver:
+        hook = await create_webhook(client, office_a, receiver.url)
+        worker = delivery_worker(app, settings)
+        events = [
+            await emit_event(app, office_a.id, data={"id": "c1234567890", "name": f"N{i}"})
+            for i in range(6)
+        ]
+        await worker.run_until_idle()
+        failed = await deliveries(app, hook["id"])
+        assert [d.status for d in failed] == ["FAILED"] * 6
+        switch.back = True
+        body = {"since": isoformat(failed[0].created_at)}
+        url = f"/webhooks/{hook['id']}/recover"
+        async with running_server(app) as base_url, concurrent_client(base_url) as racing:
+            answers = await fire(
+                2, lambda _i: racing.post(url, json=body, headers=office_a.headers)
+            )
+        assert [a.status_code for a in answers] == [202, 202], [a.text for a in answers]
+        assert sum(a.json()["queued"] for a in answers) == 6
+        await worker.run_until_idle()
+    assert sorted(got.json["id"] for got in receiver.received[6:]) == sorted(events)
