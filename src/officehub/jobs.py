@@ -23,6 +23,7 @@ from officehub.hook_subscriptions import install as install_hooks
 from officehub.kit.worker import PeriodicJob, QueueJob
 from officehub.live.presence import PRESENCE_JOB
 from officehub.publications.sync import SYNC_JOB as PUBLICATIONS_SYNC_JOB
+from officehub.users.mail import JOB_HANDLERS as USERS_JOBS
 from officehub.webhooks.actions import ACTION_PURGE_JOB, deliver_actions_due
 from officehub.webhooks.delivery import PURGE_JOB, deliver_due
 
@@ -32,7 +33,7 @@ def queue_jobs() -> list[QueueJob]:
     return [
         # One job per outbox consumer, as each registered itself in ``install_hooks``.
         *(consumer_job(consumer) for consumer in registry.consumers()),
-        scheduled_runner({**AUTOMATION_JOBS, **ERASURE_JOBS, **RETENTION_JOBS}),
+        scheduled_runner({**AUTOMATION_JOBS, **ERASURE_JOBS, **RETENTION_JOBS, **USERS_JOBS}),
         deliver_due,
         deliver_actions_due,
         send_queued,

@@ -20,7 +20,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DATABASE_FILE = "officehub.db"
 # Settings whose value is shown masked by ``officehub config``.
-SECRETS = frozenset({"signing_key", "datajud_api_key", "secrets_key"})
+SECRETS = frozenset({"signing_key", "datajud_api_key", "secrets_key", "smtp_url"})
 # The two database URL forms the service runs on (SQLAlchemy's async drivers it ships).
 DATABASE_URL_FORMS = (
     "sqlite+aiosqlite:///PATH",
@@ -238,6 +238,15 @@ class Settings(BaseSettings):
     s3_region: str = Field("us-east-1", description="Region of the S3 storage")
     s3_access_key_id: str = Field("", description="Access key of the S3 storage")
     s3_secret_access_key: str = Field("", description="Secret key of the S3 storage")
+    smtp_url: str = Field(
+        "",
+        description="The mail server the service writes to offices' admins through (a "
+        "webhook paused after its retry window): smtp://user:password@host:587 (STARTTLS "
+        "when the server offers it), smtps://… (TLS from the start); empty: no e-mail",
+    )
+    mail_from: str = Field(
+        "officehub <nao-responda@localhost>", description="The From of the service's e-mails"
+    )
     whatsapp_media_upload: Literal["auto", "always", "never"] = Field(
         "auto",
         description=(

@@ -22,6 +22,16 @@ async def existing_ids(session: AsyncSession, office_id: str, idents: Sequence[s
     return {user.id for user in users}
 
 
+async def active_admins(session: AsyncSession, office_id: str) -> list[User]:
+    """The office's active administrators, oldest first."""
+    stmt = (
+        scoped(User, office_id)
+        .where(User.role == "ADMIN", User.is_active.is_(True))
+        .order_by(User.created_at, User.id)
+    )
+    return list(await session.scalars(stmt))
+
+
 async def get_by_email(session: AsyncSession, office_id: str, email: str) -> User | None:
     stmt = scoped(User, office_id).where(User.email_key == email_key(email))
     return (await session.scalars(stmt)).first()

@@ -43,6 +43,7 @@ from officehub.kit.queue import (
     locks_rows,
     pool_of,
 )
+from officehub.kit.scheduled_jobs import add_job
 from officehub.kit.timeutil import isoformat
 from officehub.kit.worker import PeriodicJob, WorkerContext
 from officehub.webhooks import events, repository
@@ -708,6 +709,21 @@ class WebhookDeliveries:
         if ok or failed:
             paused = await repository.track_health(session, ok, failed - ok, now)
             for webhook in paused:
+                add_job(
+                    session,
+                    webhook.office_id,
+                    events.PAUSED_MAIL_JOB,
+                    {
+                        "webhookId": webhook.id,
+                        "name": webhook.name,
+                        "failingSince": isoformat(webhook.failing_since)
+                        if webhook.failing_since
+                        else None,
+                        "disabledAt": isoformat(now),
+                    },
+                    now,
+                    now,
+                )
                 await emit(
                     session,
                     webhook.office_id,

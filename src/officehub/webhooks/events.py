@@ -31,6 +31,10 @@ class WebhookDisabledPayload(ApiModel):
 
 DISABLED = declare("webhook.endpoint.disabled", WebhookDisabledPayload)
 
+PAUSED_MAIL_JOB = "users.webhook_paused_mail"
+"""The scheduled job, added in the pause's transaction, that writes to the office's
+administrators (``users.mail``: users sit above webhooks, so the kind is named here)."""
+
 
 def disabled_payload(
     webhook_id: str, name: str, reason: str, failing_since: datetime | None, at: datetime
