@@ -96,8 +96,10 @@ def webhook_routes() -> APIRouter:
             methods=["POST"],
             response_model=webhook_body(e.name),
             summary=e.name,
-            description=f"{e.description}. Signed with `X-Service-Signature`; any 2xx answer "
-            "is success, anything else is retried.",
+            description=f"{e.description}. Signed with `X-Service-Signature` and the Standard "
+            "Webhooks headers; any 2xx answer is success, anything else is retried. Deliveries "
+            "to an endpoint may arrive out of order (retries, several workers): order one "
+            "subject's events by `sequence`.",
             operation_id=_camel(e.name)[:1].lower() + _camel(e.name)[1:],
         )
     return webhooks
