@@ -29,7 +29,7 @@ from officehub.webhooks.events import PAUSED_MAIL_JOB
 from tests import factories as f
 from tests.helpers import OfficeFixture
 from tests.receiver import Reply, running_receiver
-from tests.webhook_helpers import Clock, create_webhook, delivery_worker, emit_event
+from tests.webhook_helpers import Clock, create_webhook, delivery_worker, pause_by_failures
 
 
 @dataclass
@@ -77,12 +77,7 @@ async def _pause_a_webhook(
     async with running_receiver(lambda _n: Reply(410, "gone")) as gone:
         hook = await create_webhook(client, office, gone.url, name="ERP do escritório")
         clock = Clock()
-        worker = delivery_worker(app, settings, clock)
-        await emit_event(app, office.id)
-        await worker.run_until_idle()
-        clock.advance(days=5, hours=1)
-        await emit_event(app, office.id)
-        await worker.run_until_idle()
+        await pause_by_failures(app, settings, office, delivery_worker(app, settings, clock), clock)
     read = (await client.get(f"/webhooks/{hook['id']}", headers=office.headers)).json()
     assert read["isActive"] is False
     return hook, clock

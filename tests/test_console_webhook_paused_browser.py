@@ -20,7 +20,7 @@ from tests.browser import new_page
 from tests.helpers import OfficeFixture
 from tests.receiver import Reply, running_receiver
 from tests.test_console_browser import log_in_in_portuguese
-from tests.webhook_helpers import Clock, create_webhook, delivery_worker, emit_event
+from tests.webhook_helpers import Clock, create_webhook, delivery_worker, pause_by_failures
 
 TIMEOUT = 10_000
 # Looked at by a person when the page changes (not compared by the test).
@@ -43,11 +43,7 @@ async def test_a_paused_webhook_is_told_on_the_console_and_turned_back_on_from_t
         await create_webhook(client, office_a, fine.url, name="Planilha")
         clock = Clock()
         worker = delivery_worker(app, settings, clock)
-        await emit_event(app, office_a.id)
-        await worker.run_until_idle()
-        clock.advance(days=5, hours=1)
-        await emit_event(app, office_a.id)
-        await worker.run_until_idle()
+        await pause_by_failures(app, settings, office_a, worker, clock)
 
     async with new_page(browser, 1366, 768) as page:
         await _check_the_alert(page, server_url, office_a, client, hook["id"])

@@ -75,3 +75,15 @@ async def deliveries(app: FastAPI, webhook_id: str | None = None) -> list[Webhoo
         if webhook_id is not None:
             stmt = stmt.where(WebhookDelivery.webhook_id == webhook_id)
         return list(await s.scalars(stmt))
+
+
+async def pause_by_failures(
+    app: FastAPI, settings: Settings, office: OfficeFixture, worker: Worker, clock: Clock
+) -> None:
+    """Two events 5 days and an hour apart, both failing at the webhook's receiver: the
+    delivery worker (on ``clock``) pauses a webhook that answers only failures."""
+    await emit_event(app, office.id)
+    await worker.run_until_idle()
+    clock.advance(days=5, hours=1)
+    await emit_event(app, office.id)
+    await worker.run_until_idle()
