@@ -71,6 +71,7 @@ RUNS = (
     Run("upload_memory", ("--quick",)),
     Run("request_cpu", ("--quick",)),
     Run("request_cpu", ("--quick", "--url", "{url}"), "pg"),
+    Run("queue_jobs", ("--jobs", "5000"), label="PostgreSQL"),
 )
 
 
