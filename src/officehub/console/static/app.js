@@ -16,8 +16,9 @@ import * as notices from "./notices.js";
 import * as publications from "./publications.js";
 import * as onboarding from "./onboarding.js";
 import * as users from "./users.js";
+import * as rules from "./rules.js";
 
-const VIEWS = { board, conversations, map: clientsMap, reports, webhooks, notices, publications, account, users };
+const VIEWS = { board, conversations, map: clientsMap, reports, webhooks, notices, publications, account, users, rules };
 const DEFAULT_VIEW = "board";
 let current = null;
 let me = null;

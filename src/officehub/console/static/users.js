@@ -127,7 +127,7 @@ function People({ me }) {
       <p class="summary">${t("users.count", { count: people.length })}</p>
       ${people.length === 0 && html`<p class="empty">${t("users.empty")}</p>`}
       ${people.length > 0 && html`
-        <table class="data people">
+        <table class="data people stacked">
           <caption class="visually-hidden">${t("users.caption")}</caption>
           <thead><tr>
             <th scope="col">${t("users.name")}</th>
