@@ -17,8 +17,9 @@ import * as publications from "./publications.js";
 import * as onboarding from "./onboarding.js";
 import * as users from "./users.js";
 import * as rules from "./rules.js";
+import * as flows from "./flows.js";
 
-const VIEWS = { board, conversations, map: clientsMap, reports, webhooks, notices, publications, account, users, rules };
+const VIEWS = { board, conversations, map: clientsMap, reports, webhooks, notices, publications, account, users, rules, flows };
 const DEFAULT_VIEW = "board";
 let current = null;
 let me = null;
