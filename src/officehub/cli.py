@@ -521,14 +521,70 @@ def _office_out(office: Office, active_keys: int | None = None) -> dict[str, Any
     return out
 
 
-@office_app.command("create")
-def office_create(name: str, as_json: JsonFlag = False) -> None:
-    """Create an office."""
+def _user_body(name: str, email: str, role: str, inbox_ids: list[str]) -> Any:
+    """The API's own body for a new user (its checks and messages), a bad value exiting 2."""
+    from officehub.kit.errors import describe_validation_errors
+    from officehub.users.schemas import UserCreate
+
+    try:
+        return UserCreate(name=name, email=email, role=role, inbox_ids=inbox_ids)
+    except pydantic.ValidationError as exc:
+        message, code, details = describe_validation_errors(exc.errors())
+        raise CliError(f"{message}: {details}", EXIT_BAD_INPUT, code) from None
+
+
+async def _invited_user(session: AsyncSession, office_id: str, body: Any, command: str) -> Any:
+    """Creates the user in the office and the invitation link of it (72 h, once)."""
+    from officehub.accounts import service as accounts
     from officehub.offices import service as offices
+    from officehub.users import service as users
+
+    await offices.get_office(session, office_id)
+    user = await users.create_user(session, office_id, body)
+    await _audited(session, office_id, command, "createUser", "user", user.id)
+    link = await accounts.create_link(
+        session, office_id, user.id, accounts.INVITE, _settings().public_url
+    )
+    await _audited(session, office_id, command, "inviteUser", "user", user.id)
+    return user, link
+
+
+@office_app.command("create")
+def office_create(
+    name: str,
+    admin_email: Annotated[
+        str | None,
+        typer.Option("--admin-email", help="Invite the office's first admin at this email."),
+    ] = None,
+    admin_name: Annotated[
+        str | None,
+        typer.Option("--admin-name", help="The first admin's name (with --admin-email)."),
+    ] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Create an office; with --admin-email and --admin-name, also its first admin and the
+    link (72 h, once) for them to choose a password."""
+    from officehub.offices import service as offices
+
+    if (admin_email is None) != (admin_name is None):
+        raise CliError(
+            "--admin-email and --admin-name go together", EXIT_BAD_INPUT, "VALIDATION_ERROR"
+        )
+    body = None
+    if admin_email is not None and admin_name is not None:
+        body = _user_body(admin_name, admin_email, "ADMIN", [])
 
     async def work(session: AsyncSession) -> dict[str, Any]:
         office = await offices.create_office(session, name)
-        return {"id": office.id, "name": office.name}
+        out: dict[str, Any] = {"id": office.id, "name": office.name}
+        if body is not None:
+            user, link = await _invited_user(session, office.id, body, "office-create")
+            out |= {
+                "adminId": user.id,
+                "inviteUrl": link.url,
+                "expiresAt": isoformat(link.expires_at),
+            }
+        return out
 
     _print(_in_session(work), as_json)
 
@@ -673,6 +729,38 @@ def apikey_revoke(key_id: str, as_json: JsonFlag = False) -> None:
         )
         revoked_at = record.revoked_at
         return {"id": record.id, "revokedAt": isoformat(revoked_at) if revoked_at else None}
+
+    _print(_in_session(work), as_json)
+
+
+@user_app.command("create")
+def user_create(
+    office: Annotated[str, typer.Option("--office", help="The office id.")],
+    email: Annotated[str, typer.Option("--email", help="The user's email (their sign-in).")],
+    name: Annotated[str, typer.Option("--name", help="The user's name.")],
+    role: Annotated[
+        str, typer.Option("--role", help="ADMIN, SUPERVISOR or AGENT.", case_sensitive=False)
+    ] = "AGENT",
+    inbox: Annotated[
+        list[str] | None,
+        typer.Option("--inbox", help="An inbox id the user works in (repeatable)."),
+    ] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Create a user and print the invitation link (72 h, once) to choose a password."""
+    body = _user_body(name, email, role.upper(), inbox or [])
+
+    async def work(session: AsyncSession) -> dict[str, Any]:
+        user, link = await _invited_user(session, office, body, "user-create")
+        return {
+            "userId": user.id,
+            "officeId": user.office_id,
+            "email": user.email,
+            "role": user.role,
+            "inboxIds": list(body.inbox_ids),
+            "inviteUrl": link.url,
+            "expiresAt": isoformat(link.expires_at),
+        }
 
     _print(_in_session(work), as_json)
 

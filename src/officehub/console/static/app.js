@@ -14,8 +14,12 @@ import * as reports from "./reports.js";
 import * as webhooks from "./webhooks.js";
 import * as notices from "./notices.js";
 import * as publications from "./publications.js";
+import * as onboarding from "./onboarding.js";
+import * as users from "./users.js";
+import * as rules from "./rules.js";
+import * as flows from "./flows.js";
 
-const VIEWS = { board, conversations, map: clientsMap, reports, webhooks, notices, publications, account };
+const VIEWS = { board, conversations, map: clientsMap, reports, webhooks, notices, publications, account, users, rules, flows };
 const DEFAULT_VIEW = "board";
 let current = null;
 let me = null;
@@ -55,6 +59,12 @@ export function currentActor() {
 }
 
 async function route() {
+  if (onboarding.opened(location.hash) || location.hash === "#onboard") {
+    // An invitation or reset link: the token leaves the address bar (and the history).
+    history.replaceState(null, "", `${location.pathname}#onboard`);
+    return join();
+  }
+  onboarding.reset();
   if (!isSignedIn()) {
     loggedIn(false);
     current = null;
@@ -82,6 +92,29 @@ async function route() {
   view.querySelector("h1")?.setAttribute("tabindex", "-1");
   view.querySelector("h1")?.focus({ preventScroll: true });
   await VIEWS[name].show(view);
+}
+
+/** The page of an invitation or reset link: whoever was signed in in this tab is out (the
+ * link is someone's own), and its person is signed in once the password is set. */
+async function join() {
+  if (isSignedIn()) {
+    live.stop();
+    clearKey();
+    me = null;
+    for (const view of Object.values(VIEWS)) view.reset?.();
+  }
+  loggedIn(false);
+  current = "onboard";
+  clearError();
+  showOnly("onboard");
+  onboarding.show(section("onboard"), async (answer, purpose) => {
+    // Someone invited lands on their account, where the second factor is offered.
+    const name = purpose === "invite" ? "account" : DEFAULT_VIEW;
+    history.replaceState(null, "", `${location.pathname}#${name}`);
+    await signedInAs(answer);
+    if (purpose === "invite") announce(t("onboard.welcome", { name: answer.user.name }));
+  });
+  section("onboard").querySelector("input, a")?.focus();
 }
 
 /** A person signed in (or came back to a signed-in tab): the views learn who, and a

@@ -52,21 +52,65 @@ export function $(selector, root = document) {
 const notice = () => document.getElementById("notice");
 const status = () => document.getElementById("status");
 
-/** Shows an API error as the API gave it: status, code, message and details. */
+// The rule a weak password broke, read from the API's details (accounts/passwords.py).
+const WEAK_PASSWORD_REASONS = [
+  [/at least/, "short"], [/at most/, "long"], [/too common/, "common"], [/name or email/, "personal"],
+];
+
+/** The sentence that says an API error in the console's language: the catalogue's
+ * `apiError.<CODE>` (a weak password: which rule it broke), else one for its HTTP status,
+ * else the API's own message. */
+export function errorSentence(error) {
+  const code = error?.code ?? "ERROR";
+  if (code === "WEAK_PASSWORD") {
+    const reason = WEAK_PASSWORD_REASONS.find(([rule]) => rule.test(String(error.details ?? "")));
+    if (reason) return t(`apiError.WEAK_PASSWORD.${reason[1]}`);
+  }
+  if (has(`apiError.${code}`)) return t(`apiError.${code}`);
+  const status = error?.status >= 500 ? 500 : error?.status;
+  if (has(`apiError.status.${status}`)) return t(`apiError.status.${status}`);
+  return error?.message ?? String(error);
+}
+
+/** The fields a 400 names (its details read "body.email: …; body.role: …"), in words:
+ * the catalogue's `apiError.field.<name>`, else the field's own name. */
+export function errorFields(error) {
+  if (error?.status !== 400 || !error.details) return [];
+  const names = [];
+  for (const part of String(error.details).split("; ")) {
+    const match = /^([A-Za-z0-9_.]+): /.exec(part);
+    if (!match) continue;
+    const path = match[1].split(".").filter((piece) => !/^\d+$/.test(piece));
+    if (["body", "query", "path"].includes(path[0])) path.shift();
+    const name = path[path.length - 1];
+    if (!name) continue;
+    const words = has(`apiError.field.${name}`) ? t(`apiError.field.${name}`) : name;
+    if (!names.includes(words)) names.push(words);
+  }
+  return names;
+}
+
+/** Shows an API error as a sentence in the console's language (and, for a 400, the fields
+ * to correct, in words); the API's status, code, message and details stay below, folded
+ * under "technical details", for whoever asks for support. */
 export function showError(error, context = "") {
   const box = notice();
   const code = error?.code ?? "ERROR";
   const httpStatus = error?.status ? `${error.status} ` : "";
   const lead = context ? `${context}: ` : "";
   const explain = code === "OUTSIDE_SERVICE_WINDOW" ? t("error.outsideWindow") : "";
-  // A refusal the catalogue knows by its code is said in the console's language; the
-  // API's own words stay below, in the details.
-  const message = has(`apiError.${code}`) ? t(`apiError.${code}`) : (error?.message ?? String(error));
+  const fields = errorFields(error);
   clear(
     box,
-    h("p", {}, h("strong", {}, `${lead}${httpStatus}${code}`), ` ${message}`),
-    error?.details ? h("p", { class: "details" }, error.details) : null,
+    h("p", {}, lead ? h("strong", {}, lead) : null, errorSentence(error)),
+    fields.length
+      ? h("p", { class: "fields" }, t("apiError.inField", { count: fields.length, fields: fields.join(", ") }))
+      : null,
     explain ? h("p", {}, explain) : null,
+    h("details", { class: "technical" },
+      h("summary", {}, t("apiError.technical")),
+      h("p", { class: "details" }, `${httpStatus}${code} · ${error?.message ?? String(error)}`),
+      error?.details ? h("p", { class: "details" }, error.details) : null),
     h("button", { type: "button", class: "link", onclick: clearError }, t("common.dismiss")),
   );
   box.dataset.code = code;

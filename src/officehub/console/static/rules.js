@@ -1,0 +1,469 @@
+// "Automações": the office's automation rules (an ADMIN's page: the API's "Automation
+// rules" are the admins' alone). A rule is a trigger (an event of the catalogue), optional
+// conditions, the actions done when they hold and, with conditions, the actions done when
+// they do not. Every id a condition or an action takes is chosen from a list of the
+// office's own records (columns, people, departments, tags, legal areas, fast messages,
+// ticket statuses). A dry run shows which branch an event would take; the run log, what
+// the rule did.
+
+import { api, listAll } from "./api.js";
+import { html, render, useEffect, useState } from "./html.js";
+import { formatDateTime, has, t } from "./i18n.js";
+import { announce, clearError, showError } from "./ui.js";
+
+const ACTIONS = [
+  "SEND_FAST_MESSAGE", "SCHEDULE_MESSAGE", "MOVE_CARD", "TAG_CONVERSATION",
+  "ASSIGN_LEGAL_AREA", "CREATE_TICKET", "FIRE_WEBHOOK", "PAUSE_AUTOMATION",
+];
+const COLUMN_KEYS = ["funnelColumnId", "fromFunnelColumnId", "toFunnelColumnId"];
+const TEXT_KEYS = ["messageText", "templateName"];
+const MAX_ACTIONS = 5;
+
+export function signedIn(me) {
+  // Only an administrator may read or change rules: nobody else is shown the page.
+  const link = document.querySelector('#nav a[data-view="rules"]')?.closest("li");
+  if (link) link.hidden = Boolean(me?.user) && me.role !== "ADMIN";
+}
+
+export function reset() {
+  const root = document.getElementById("view-rules");
+  if (root) render(null, root);
+}
+
+export async function show(element) {
+  render(null, element);
+  render(html`<${Rules} />`, element);
+  const title = element.querySelector("h1");
+  title?.setAttribute("tabindex", "-1");
+  title?.focus({ preventScroll: true });
+}
+
+async function attempt(context, work) {
+  clearError();
+  try {
+    return await work();
+  } catch (error) {
+    showError(error, context);
+    return undefined;
+  }
+}
+
+/** The office's records a rule's conditions and actions choose from. */
+async function loadChoices() {
+  const safe = (work) => work.catch(() => []);
+  const [events, funnels, users, departments, tags, areas, fast, statuses] = await Promise.all([
+    safe(api("GET", "/webhooks/events").then((answer) => answer.data)),
+    safe(listAll("/funnel")),
+    safe(listAll("/user")),
+    safe(listAll("/department")),
+    safe(listAll("/tag")),
+    safe(listAll("/legal-areas")),
+    safe(listAll("/fast-message")),
+    safe(listAll("/ticket-statuses")),
+  ]);
+  const columns = funnels.flatMap((funnel) =>
+    funnel.columns.map((column) => ({ id: column.id, name: `${funnel.name} › ${column.name}` })));
+  return {
+    events: events.map((event) => event.name),
+    columns,
+    users: users.map((user) => ({ id: user.id, name: user.name })),
+    departments: departments.map((d) => ({ id: d.id, name: d.name })),
+    tags: tags.map((tag) => ({ id: tag.id, name: tag.name })),
+    areas: areas.map((area) => ({ id: area.id, name: area.name })),
+    fast: fast.map((message) => ({ id: message.id, name: message.title })),
+    statuses: statuses.map((status) => ({ id: status.id, name: status.name })),
+  };
+}
+
+export function eventLabel(name) {
+  return has(`rules.event.${name}`) ? t(`rules.event.${name}`) : name;
+}
+
+function Rules() {
+  const [rules, setRules] = useState(null);
+  const [choices, setChoices] = useState(null);
+  const [editing, setEditing] = useState(null);
+  const [panel, setPanel] = useState(null);
+
+  async function load() {
+    const found = await attempt(t("rules.title"), () => listAll("/automation-rules"));
+    if (found) setRules(found);
+  }
+
+  useEffect(() => {
+    load();
+    loadChoices().then(setChoices);
+  }, []);
+
+  async function saved(rule, isNew) {
+    setEditing(null);
+    announce(t(isNew ? "rules.created" : "rules.saved", { name: rule.name }));
+    for (const warning of rule.warnings ?? []) {
+      announce(has(`apiError.${warning.code}`) ? t(`apiError.${warning.code}`) : warning.message);
+    }
+    await load();
+  }
+
+  async function remove(rule) {
+    if (!window.confirm(t("rules.confirmDelete", { name: rule.name }))) return;
+    const done = await attempt(t("rules.delete"), () => api("DELETE", `/automation-rules/${rule.id}`));
+    if (!done) return;
+    announce(t("rules.deleted", { name: rule.name }));
+    setPanel(null);
+    await load();
+  }
+
+  async function runs(rule) {
+    const answer = await attempt(t("rules.runs"), () =>
+      api("GET", `/automation-rules/${rule.id}/runs`, { query: { limit: 20 } }));
+    if (answer) setPanel({ kind: "runs", rule, runs: answer.data });
+  }
+
+  return html`
+    <h1 id="rules-title">${t("rules.title")}</h1>
+    <p class="hint">${t("rules.hint")}</p>
+    <div class="toolbar">
+      ${editing === null && html`
+        <button type="button" disabled=${!choices}
+                onClick=${() => { setPanel(null); setEditing("new"); }}>${t("rules.new")}</button>`}
+    </div>
+    ${editing !== null && choices && html`
+      <${RuleForm} rule=${editing === "new" ? null : editing} choices=${choices}
+        done=${saved} cancel=${() => setEditing(null)} />`}
+    ${panel?.kind === "test" && choices && html`<${DryRun} key=${panel.rule.id} rule=${panel.rule} choices=${choices} close=${() => setPanel(null)} />`}
+    ${panel?.kind === "runs" && html`<${RunLog} panel=${panel} close=${() => setPanel(null)} />`}
+    ${rules && rules.length === 0 && html`<p class="empty">${t("rules.empty")}</p>`}
+    ${rules && rules.length > 0 && html`
+      <table class="data stacked">
+        <caption class="visually-hidden">${t("rules.title")}</caption>
+        <thead><tr>
+          <th scope="col">${t("rules.name")}</th>
+          <th scope="col">${t("rules.trigger")}</th>
+          <th scope="col">${t("rules.state")}</th>
+          <th scope="col">${t("rules.then")}</th>
+          <th scope="col">${t("rules.actions")}</th>
+        </tr></thead>
+        <tbody>
+          ${rules.map((rule) => html`
+            <tr key=${rule.id} data-rule-id=${rule.id}>
+              <th scope="row" data-label=${t("rules.name")}>${rule.name}</th>
+              <td data-label=${t("rules.trigger")}>${eventLabel(rule.triggerEvent)}</td>
+              <td data-label=${t("rules.state")}>
+                <span class=${`badge ${rule.enabled ? "ok" : ""}`}>
+                  ${t(rule.enabled ? "rules.enabled" : "rules.disabled")}</span></td>
+              <td data-label=${t("rules.then")}>
+                ${rule.actions.map((action) => t(`rules.action.${action.action}`)).join(", ")}</td>
+              <td data-label=${t("rules.actions")} class="actions">
+                <button type="button" class="secondary" aria-label=${`${t("rules.edit")}: ${rule.name}`}
+                        onClick=${() => { setPanel(null); setEditing(rule); }}>${t("rules.edit")}</button>
+                <button type="button" class="secondary" aria-label=${`${t("rules.dryRun")}: ${rule.name}`}
+                        onClick=${() => setPanel({ kind: "test", rule })}>${t("rules.dryRun")}</button>
+                <button type="button" class="secondary" aria-label=${`${t("rules.runs")}: ${rule.name}`}
+                        onClick=${() => runs(rule)}>${t("rules.runs")}</button>
+                <button type="button" class="secondary" aria-label=${`${t("rules.delete")}: ${rule.name}`}
+                        onClick=${() => remove(rule)}>${t("rules.delete")}</button>
+              </td>
+            </tr>`)}
+        </tbody>
+      </table>`}`;
+}
+
+function blankAction() {
+  return { action: "SEND_FAST_MESSAGE", actionParams: {} };
+}
+
+/** A rule's conditions as the form holds them (every value a string; "" is unset). */
+function formConditions(conditions = {}) {
+  const held = {};
+  for (const key of [...COLUMN_KEYS, "assignedToUserId", "assignedToDepartmentId", ...TEXT_KEYS]) {
+    held[key] = conditions[key] ?? "";
+  }
+  held.withinBusinessHours =
+    conditions.withinBusinessHours === undefined || conditions.withinBusinessHours === null
+      ? "" : String(conditions.withinBusinessHours);
+  return held;
+}
+
+function bodyConditions(held) {
+  const sent = {};
+  for (const [key, value] of Object.entries(held)) {
+    if (value === "") continue;
+    sent[key] = key === "withinBusinessHours" ? value === "true" : value;
+  }
+  return sent;
+}
+
+function bodyActions(list) {
+  return list.map(({ action, actionParams }) => {
+    const params = {};
+    for (const [key, value] of Object.entries(actionParams)) {
+      if (value === "" || value === undefined || value === null) continue;
+      params[key] = value;
+    }
+    return { action, actionParams: params };
+  });
+}
+
+function RuleForm({ rule, choices, done, cancel }) {
+  const [name, setName] = useState(rule?.name ?? "");
+  const [trigger, setTrigger] = useState(rule?.triggerEvent ?? choices.events[0] ?? "");
+  const [enabled, setEnabled] = useState(rule?.enabled ?? true);
+  const [priority, setPriority] = useState(String(rule?.priority ?? 0));
+  const [conditions, setConditions] = useState(formConditions(rule?.conditions));
+  const [actions, setActions] = useState(rule?.actions?.length ? rule.actions : [blankAction()]);
+  const [elseActions, setElseActions] = useState(rule?.elseActions ?? []);
+  const [busy, setBusy] = useState(false);
+  const heading = rule ? t("rules.editTitle", { name: rule.name }) : t("rules.new");
+  const conditional = Object.keys(bodyConditions(conditions)).length > 0;
+
+  function setCondition(key, value) {
+    setConditions({ ...conditions, [key]: value });
+  }
+
+  async function submit(event) {
+    event.preventDefault();
+    const body = {
+      name: name.trim(),
+      enabled,
+      triggerEvent: trigger,
+      priority: Number(priority) || 0,
+      conditions: bodyConditions(conditions),
+      actions: bodyActions(actions),
+      elseActions: conditional && elseActions.length ? bodyActions(elseActions) : null,
+    };
+    setBusy(true);
+    const answer = await attempt(heading, () =>
+      (rule
+        ? api("PATCH", `/automation-rules/${rule.id}`, { body })
+        : api("POST", "/automation-rules", { body })));
+    setBusy(false);
+    if (answer) await done(answer, !rule);
+  }
+
+  const columnSelect = (key) => html`
+    <label for=${`rule-${key}`}>${t(`rules.condition.${key}`)}</label>
+    <select id=${`rule-${key}`} value=${conditions[key]}
+            onChange=${(event) => setCondition(key, event.currentTarget.value)}>
+      <option value="">${t("rules.any")}</option>
+      ${choices.columns.map((c) => html`<option value=${c.id}>${c.name}</option>`)}
+    </select>`;
+  const recordSelect = (key, records) => html`
+    <label for=${`rule-${key}`}>${t(`rules.condition.${key}`)}</label>
+    <select id=${`rule-${key}`} value=${conditions[key]}
+            onChange=${(event) => setCondition(key, event.currentTarget.value)}>
+      <option value="">${t("rules.any")}</option>
+      ${records.map((r) => html`<option value=${r.id}>${r.name}</option>`)}
+    </select>`;
+
+  return html`
+    <section class="rule-form" aria-labelledby="rule-form-title">
+      <h2 id="rule-form-title">${heading}</h2>
+      <form onSubmit=${submit}>
+        <div class="form-grid">
+          <label for="rule-name">${t("rules.name")}</label>
+          <input id="rule-name" value=${name} required maxlength="100"
+                 onInput=${(event) => setName(event.currentTarget.value)} />
+          <label for="rule-trigger">${t("rules.trigger")}</label>
+          <select id="rule-trigger" value=${trigger}
+                  onChange=${(event) => setTrigger(event.currentTarget.value)}>
+            ${choices.events.map((e) => html`<option value=${e}>${eventLabel(e)}</option>`)}
+          </select>
+          <label for="rule-priority">${t("rules.priority")}</label>
+          <input id="rule-priority" type="number" step="any" value=${priority}
+                 aria-describedby="rule-priority-hint"
+                 onInput=${(event) => setPriority(event.currentTarget.value)} />
+          <p id="rule-priority-hint" class="hint span">${t("rules.priorityHint")}</p>
+          <label class="check span">
+            <input type="checkbox" checked=${enabled}
+                   onChange=${(event) => setEnabled(event.currentTarget.checked)} />
+            <span>${t("rules.enabledLabel")}</span>
+          </label>
+        </div>
+        <fieldset>
+          <legend>${t("rules.conditions")}</legend>
+          <p class="hint">${t("rules.conditionsHint")}</p>
+          <div class="form-grid">
+            ${COLUMN_KEYS.map(columnSelect)}
+            ${recordSelect("assignedToUserId", choices.users)}
+            ${recordSelect("assignedToDepartmentId", choices.departments)}
+            ${TEXT_KEYS.map((key) => html`
+              <label for=${`rule-${key}`}>${t(`rules.condition.${key}`)}</label>
+              <input id=${`rule-${key}`} value=${conditions[key]} maxlength="1000"
+                     onInput=${(event) => setCondition(key, event.currentTarget.value)} />`)}
+            <label for="rule-withinBusinessHours">${t("rules.condition.withinBusinessHours")}</label>
+            <select id="rule-withinBusinessHours" value=${conditions.withinBusinessHours}
+                    onChange=${(event) => setCondition("withinBusinessHours", event.currentTarget.value)}>
+              <option value="">${t("rules.any")}</option>
+              <option value="true">${t("rules.inHours")}</option>
+              <option value="false">${t("rules.outOfHours")}</option>
+            </select>
+          </div>
+        </fieldset>
+        <${ActionList} branch="then" items=${actions} setItems=${setActions} choices=${choices} min=${1} />
+        ${conditional
+          ? html`<${ActionList} branch="else" items=${elseActions} setItems=${setElseActions}
+                   choices=${choices} min=${0} />`
+          : html`<p class="hint">${t("rules.elseNeedsConditions")}</p>`}
+        <div class="row">
+          <button type="submit" disabled=${busy}>${t(rule ? "rules.save" : "rules.create")}</button>
+          <button type="button" class="secondary" onClick=${cancel}>${t("rules.cancel")}</button>
+        </div>
+      </form>
+    </section>`;
+}
+
+function ActionList({ branch, items, setItems, choices, min }) {
+  function change(index, next) {
+    setItems(items.map((item, at) => (at === index ? next : item)));
+  }
+  return html`
+    <fieldset class="action-list" data-branch=${branch}>
+      <legend>${t(branch === "then" ? "rules.thenLegend" : "rules.elseLegend")}</legend>
+      ${items.length === 0 && html`<p class="hint">${t("rules.noElse")}</p>`}
+      ${items.map((item, index) => html`
+        <${ActionEditor} key=${`${branch}-${index}`} branch=${branch} index=${index} item=${item}
+          choices=${choices} change=${(next) => change(index, next)}
+          remove=${items.length > min ? () => setItems(items.filter((_, at) => at !== index)) : null} />`)}
+      ${items.length < MAX_ACTIONS && html`
+        <button type="button" class="secondary"
+                onClick=${() => setItems([...items, blankAction()])}>
+          ${t(branch === "then" ? "rules.addThen" : "rules.addElse")}</button>`}
+    </fieldset>`;
+}
+
+function ActionEditor({ branch, index, item, choices, change, remove }) {
+  const id = (key) => `rule-${branch}-${index}-${key}`;
+  const params = item.actionParams ?? {};
+  const set = (key, value) => change({ ...item, actionParams: { ...params, [key]: value } });
+  const pick = (key, records, optional = false) => html`
+    <label for=${id(key)}>${t(`rules.param.${key}`)}</label>
+    <select id=${id(key)} value=${params[key] ?? ""} required=${!optional}
+            onChange=${(event) => set(key, event.currentTarget.value)}>
+      <option value="">${t(optional ? "rules.none" : "rules.choose")}</option>
+      ${records.map((r) => html`<option value=${r.id}>${r.name}</option>`)}
+    </select>`;
+  const text = (key, required = true, type = "text") => html`
+    <label for=${id(key)}>${t(`rules.param.${key}`)}</label>
+    <input id=${id(key)} type=${type} value=${params[key] ?? ""} required=${required}
+           onInput=${(event) => set(key, event.currentTarget.value)} />`;
+  const minutes = (key) => html`
+    <label for=${id(key)}>${t(`rules.param.${key}`)}</label>
+    <input id=${id(key)} type="number" min="1" step="1" value=${params[key] ?? ""}
+           onInput=${(event) => {
+             const value = event.currentTarget.value;
+             set(key, value === "" ? "" : Number(value));
+           }} />`;
+  const fields = {
+    SEND_FAST_MESSAGE: () => pick("fastMessageId", choices.fast),
+    SCHEDULE_MESSAGE: () => html`${text("text")}${minutes("delayMinutes")}`,
+    MOVE_CARD: () => pick("targetFunnelColumnId", choices.columns),
+    TAG_CONVERSATION: () => pick("tagId", choices.tags),
+    ASSIGN_LEGAL_AREA: () => pick("legalAreaId", choices.areas),
+    CREATE_TICKET: () => html`${text("title")}${pick("ticketStatusId", choices.statuses, true)}`,
+    FIRE_WEBHOOK: () => text("url", true, "url"),
+    PAUSE_AUTOMATION: () => html`${minutes("durationMinutes")}
+      <label class="check span">
+        <input type="checkbox" checked=${Boolean(params.resumeOnTemplateSent)}
+               onChange=${(event) => set("resumeOnTemplateSent", event.currentTarget.checked || "")} />
+        <span>${t("rules.param.resumeOnTemplateSent")}</span>
+      </label>`,
+  };
+  return html`
+    <div class="action-editor" data-index=${index}>
+      <div class="form-grid">
+        <label for=${id("action")}>${t("rules.actionN", { n: index + 1 })}</label>
+        <select id=${id("action")} value=${item.action}
+                onChange=${(event) => change({ action: event.currentTarget.value, actionParams: {} })}>
+          ${ACTIONS.map((name) => html`<option value=${name}>${t(`rules.action.${name}`)}</option>`)}
+        </select>
+        ${fields[item.action]?.()}
+      </div>
+      ${remove && html`
+        <button type="button" class="link" onClick=${remove}>
+          ${t("rules.removeAction", { n: index + 1 })}</button>`}
+    </div>`;
+}
+
+function DryRun({ rule, choices, close }) {
+  const [answer, setAnswer] = useState(null);
+  const [missing, setMissing] = useState(false);
+  const [sample, setSample] = useState({ fromFunnelColumnId: "", toFunnelColumnId: "", messageText: "" });
+
+  async function run(body) {
+    clearError();
+    try {
+      setAnswer(await api("POST", `/automation-rules/${rule.id}/test`, { body }));
+      setMissing(false);
+    } catch (error) {
+      // No event of the trigger yet: the person gives an example instead.
+      if (error.status === 404 && Object.keys(body).length === 0) setMissing(true);
+      else showError(error, t("rules.dryRun"));
+    }
+  }
+
+  useEffect(() => { run({}); }, []);
+
+  function submit(event) {
+    event.preventDefault();
+    const body = { event: rule.triggerEvent };
+    for (const [key, value] of Object.entries(sample)) if (value) body[key] = value;
+    run(body);
+  }
+
+  const column = (key) => html`
+    <label for=${`test-${key}`}>${t(`rules.condition.${key}`)}</label>
+    <select id=${`test-${key}`} value=${sample[key]}
+            onChange=${(event) => setSample({ ...sample, [key]: event.currentTarget.value })}>
+      <option value="">${t("rules.none")}</option>
+      ${choices.columns.map((c) => html`<option value=${c.id}>${c.name}</option>`)}
+    </select>`;
+  return html`
+    <section class="link-box dry-run" aria-labelledby="rule-test-title">
+      <h2 id="rule-test-title">${t("rules.dryRunTitle", { name: rule.name })}</h2>
+      <p class="hint">${t("rules.dryRunHint")}</p>
+      ${missing && html`<p>${t("rules.noEventYet")}</p>`}
+      ${answer && html`
+        <p class="verdict"><strong>${t(`rules.branch.${answer.branch}`)}</strong></p>
+        ${answer.conditions.length > 0 && html`
+          <ul class="checks">
+            ${answer.conditions.map((check) => html`
+              <li data-holds=${String(check.holds)}>
+                ${t(check.holds ? "rules.holds" : "rules.fails")}:
+                ${has(`rules.condition.${check.key}`) ? t(`rules.condition.${check.key}`) : check.key}
+              </li>`)}
+          </ul>`}
+        ${answer.actions.length > 0 && html`
+          <p>${t("rules.wouldDo")} ${answer.actions.map((a) => t(`rules.action.${a.action}`)).join(", ")}</p>`}`}
+      <form class="form-grid" onSubmit=${submit}>
+        <p class="hint span">${t("rules.sampleHint")}</p>
+        ${column("fromFunnelColumnId")}
+        ${column("toFunnelColumnId")}
+        <label for="test-messageText">${t("rules.condition.messageText")}</label>
+        <input id="test-messageText" value=${sample.messageText} maxlength="4096"
+               onInput=${(event) => setSample({ ...sample, messageText: event.currentTarget.value })} />
+        <div class="row span">
+          <button type="submit">${t("rules.testSample")}</button>
+          <button type="button" class="secondary" onClick=${close}>${t("rules.close")}</button>
+        </div>
+      </form>
+    </section>`;
+}
+
+function RunLog({ panel, close }) {
+  const { rule, runs } = panel;
+  return html`
+    <section class="link-box" aria-labelledby="rule-runs-title">
+      <h2 id="rule-runs-title">${t("rules.runsTitle", { name: rule.name })}</h2>
+      ${runs.length === 0 && html`<p class="empty">${t("rules.noRuns")}</p>`}
+      <ul class="runs">
+        ${runs.map((run) => html`
+          <li key=${run.id}>
+            <strong>${formatDateTime(run.createdAt)}</strong> · ${eventLabel(run.event)} ·
+            ${t(`rules.branch.${run.branch}`)}
+            ${run.actions.length > 0 && html`: ${run.actions.map((a) =>
+              `${t(`rules.action.${a.action}`)} (${t(`rules.status.${a.status}`)})`).join(", ")}`}
+          </li>`)}
+      </ul>
+      <button type="button" class="secondary" onClick=${close}>${t("rules.close")}</button>
+    </section>`;
+}

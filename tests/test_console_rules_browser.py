@@ -1,0 +1,182 @@
+"""The automation rules page (issue 42), in Debian's Chromium: an ADMIN creates a rule with
+a trigger, a condition and then/else actions whose parameters are chosen from lists of the
+office's own records, tests it without running it, reads its (empty) run log, pauses and
+deletes it; a SUPERVISOR is not offered the page (the API keeps rules to admins)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import httpx
+import pytest
+from playwright.async_api import Browser, Page, expect
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from tests.accessibility import serious_violations
+from tests.accounts_helpers import PASSWORD, make_account
+from tests.browser import new_page
+from tests.crm_world import make_world
+from tests.helpers import OfficeFixture
+
+TIMEOUT = 10_000
+
+
+def column(n: int) -> str:
+    """A column's name in the lists: its funnel, an arrow (U+203A), the column."""
+    return f"Vendas \u203a Etapa {n}"
+
+
+FITS = "document.documentElement.scrollWidth <= window.innerWidth"
+
+
+async def _sign_in(page: Page, server_url: str, email: str) -> None:
+    await page.goto(f"{server_url}/console")
+    await page.get_by_label("E-mail").fill(email)
+    await page.get_by_label("Senha").fill(PASSWORD)
+    await page.get_by_role("button", name="Entrar com e-mail").click()
+    await expect(page.locator("#who")).to_be_visible(timeout=TIMEOUT)
+
+
+async def test_an_admin_creates_tests_pauses_and_deletes_a_rule(
+    page: Page,
+    server_url: str,
+    client: httpx.AsyncClient,
+    session: AsyncSession,
+    office_a: OfficeFixture,
+) -> None:
+    world = await make_world(session, office_a.id)
+    _, email = await make_account(client, office_a, "ADMIN")
+    await _sign_in(page, server_url, email)
+    await page.get_by_role("link", name="Automações").click()
+    await expect(page.get_by_text("O escritório ainda não tem regras de automação.")).to_be_visible(
+        timeout=TIMEOUT
+    )
+    await page.get_by_role("button", name="Nova regra").click()
+    form = page.locator(".rule-form")
+    await form.get_by_label("Nome").fill("Etiquetar quem avança")
+    await form.get_by_label("Quando acontecer").select_option(label="Um cartão muda de coluna")
+    await form.get_by_label("O cartão entrou na coluna").select_option(label=column(2))
+    await form.get_by_label("Ação 1").select_option(label="Etiquetar a conversa")
+    await form.get_by_label("Etiqueta").select_option(label="urgente")
+    await form.get_by_role("button", name="Adicionar uma ação ao “senão”").click()
+    else_branch = form.locator('fieldset[data-branch="else"]')
+    await else_branch.get_by_label("Ação 1").select_option(label="Mover o cartão do funil")
+    await else_branch.get_by_label("Mover para a coluna").select_option(label=column(3))
+    assert await serious_violations(page) == []
+    await form.get_by_role("button", name="Criar a regra").click()
+
+    row = page.locator("tr", has_text="Etiquetar quem avança")
+    await expect(row).to_contain_text("Um cartão muda de coluna", timeout=TIMEOUT)
+    await expect(row).to_contain_text("Etiquetar a conversa")
+    await expect(row).to_contain_text("Ativa")
+    listed = (await client.get("/automation-rules", headers=office_a.headers)).json()["data"]
+    assert len(listed) == 1
+    rule = listed[0]
+    assert rule["triggerEvent"] == "crm.lead.moved"
+    assert rule["conditions"] == {"toFunnelColumnId": world.columns[1].id}
+    assert rule["actions"] == [
+        {"action": "TAG_CONVERSATION", "actionParams": {"tagId": world.tag.id}}
+    ]
+    assert rule["elseActions"] == [
+        {"action": "MOVE_CARD", "actionParams": {"targetFunnelColumnId": world.columns[2].id}}
+    ]
+
+    # a dry run: no card moved yet, so an example is given; nothing is done
+    await row.get_by_role("button", name="Testar: Etiquetar quem avança").click()
+    test = page.locator(".dry-run")
+    await expect(test).to_contain_text("Ainda não aconteceu nenhum evento", timeout=TIMEOUT)
+    await test.get_by_label("O cartão entrou na coluna").select_option(label=column(2))
+    await test.get_by_role("button", name="Testar com este exemplo").click()
+    await expect(test.locator(".verdict")).to_have_text(
+        "Faria as ações do “então”.", timeout=TIMEOUT
+    )
+    await expect(test).to_contain_text("Ações: Etiquetar a conversa")
+    await test.get_by_label("O cartão entrou na coluna").select_option(label=column(1))
+    await test.get_by_role("button", name="Testar com este exemplo").click()
+    await expect(test.locator(".verdict")).to_have_text("Faria as ações do “senão”.")
+    await test.get_by_role("button", name="Fechar").click()
+
+    await row.get_by_role("button", name="Execuções: Etiquetar quem avança").click()
+    await expect(page.get_by_text("A regra ainda não agiu.")).to_be_visible(timeout=TIMEOUT)
+
+    # paused from its form
+    await row.get_by_role("button", name="Editar: Etiquetar quem avança").click()
+    await form.get_by_label("Regra ativa (age sozinha)").uncheck()
+    await form.get_by_role("button", name="Salvar a regra").click()
+    await expect(row).to_contain_text("Pausada", timeout=TIMEOUT)
+    stored = (await client.get(f"/automation-rules/{rule['id']}", headers=office_a.headers)).json()
+    assert stored["enabled"] is False and stored["elseActions"] == rule["elseActions"]
+
+    page.once("dialog", lambda dialog: dialog.accept())
+    await row.get_by_role("button", name="Apagar: Etiquetar quem avança").click()
+    await expect(page.get_by_text("O escritório ainda não tem regras de automação.")).to_be_visible(
+        timeout=TIMEOUT
+    )
+    listed = (await client.get("/automation-rules", headers=office_a.headers)).json()["data"]
+    assert listed == []
+
+
+async def test_a_refused_rule_is_said_in_a_sentence_naming_the_field(
+    page: Page,
+    server_url: str,
+    client: httpx.AsyncClient,
+    session: AsyncSession,
+    office_a: OfficeFixture,
+) -> None:
+    await make_world(session, office_a.id)
+    _, email = await make_account(client, office_a, "ADMIN")
+    await _sign_in(page, server_url, email)
+    await page.get_by_role("link", name="Automações").click()
+    await page.get_by_role("button", name="Nova regra").click()
+    form = page.locator(".rule-form")
+    await form.get_by_label("Nome").fill("Avisar o sistema")
+    await form.get_by_label("Ação 1").select_option(label="Agendar uma mensagem")
+    await form.get_by_label("Texto da mensagem").fill("Olá!")
+    await form.get_by_label("Depois de quantos minutos").fill("999999999")
+    await form.get_by_role("button", name="Criar a regra").click()
+    notice = page.locator("#notice")
+    await expect(notice).to_have_attribute("data-code", "VALIDATION_ERROR", timeout=TIMEOUT)
+    shown = await notice.inner_text()
+    assert "Dados inválidos" in shown and "Confira o campo: Depois de quantos minutos." in shown
+    assert (await client.get("/automation-rules", headers=office_a.headers)).json()["data"] == []
+
+
+@pytest.mark.parametrize("role", ["SUPERVISOR", "AGENT"])
+async def test_the_page_is_not_offered_to_a_supervisor_or_an_agent(
+    role: str, page: Page, server_url: str, client: httpx.AsyncClient, office_a: OfficeFixture
+) -> None:
+    _, email = await make_account(client, office_a, role)
+    await _sign_in(page, server_url, email)
+    await expect(page.get_by_role("link", name="Pessoas")).to_be_visible()
+    await expect(page.get_by_role("link", name="Automações")).to_have_count(0)
+
+
+@pytest.mark.parametrize(("width", "height"), [(1366, 768), (390, 844)])
+async def test_the_rules_page_fits_the_screen(
+    width: int,
+    height: int,
+    browser: Browser,
+    server_url: str,
+    client: httpx.AsyncClient,
+    session: AsyncSession,
+    office_a: OfficeFixture,
+    tmp_path: Path,
+) -> None:
+    await make_world(session, office_a.id)
+    _, email = await make_account(client, office_a, "ADMIN")
+    async with new_page(browser) as page:
+        await page.set_viewport_size({"width": width, "height": height})
+        await _sign_in(page, server_url, email)
+        await page.get_by_role("link", name="Automações").click()
+        await page.get_by_role("button", name="Nova regra").click()
+        form = page.locator(".rule-form")
+        await form.get_by_label("Nome").fill("Boas-vindas fora do horário")
+        await form.get_by_label("Horário de atendimento").select_option(
+            label="Fora do horário de atendimento"
+        )
+        await form.get_by_role("button", name="Adicionar uma ação ao “senão”").click()
+        assert await page.evaluate(FITS)
+        assert await serious_violations(page) == []
+        where = Path(os.environ.get("OFFICEHUB_SCREENSHOTS_DIR") or tmp_path)
+        await page.screenshot(path=str(where / f"rules-form-{width}.png"), full_page=True)
