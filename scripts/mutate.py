@@ -94,8 +94,8 @@ TARGETS = {
     # Webhook signatures: what is signed (timestamp and body), the header, the checks.
     "signing": Target(
         "src/officehub/webhooks/signing.py",
-        ["tests/test_webhook_delivery.py"],
-        pytest_args=["-k", "signature or verify"],
+        ["tests/test_webhook_delivery.py", "tests/test_standard_webhooks.py"],
+        pytest_args=["-k", "signature or verify or standard or whsec or secret"],
     ),
     # Keys and scopes, roles: which scope and roles a route needs, the key cache's expiry.
     "keys": Target(

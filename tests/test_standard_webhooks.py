@@ -210,3 +210,13 @@ async def test_an_ordinary_failure_is_still_retried_and_a_success_with_the_heade
         assert len(receiver.received) == 2
     [delivery] = await deliveries(app, hook["id"])
     assert delivery.status == "SUCCESS"
+
+
+def test_a_whsec_secret_that_is_not_base64_is_keyed_by_its_utf8_bytes() -> None:
+    """``whsec_`` with a body base64 cannot decode (a length of 4n+1) or that decodes to
+    nothing (no character of the alphabet): the key is the secret's UTF-8 bytes, as for any
+    other secret; a proper one is the bytes it decodes to."""
+    assert standard_key("whsec_abcde") == b"whsec_abcde"
+    assert standard_key("whsec_!!!!!!") == b"whsec_!!!!!!"
+    assert standard_key("whsec_Zm9vYmFy") == b"foobar"
+    assert standard_key("whsec_Zm9vYg") == b"foob"  # padding optional
