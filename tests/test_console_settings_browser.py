@@ -23,6 +23,7 @@ PAGES = ["settings", "inboxes", "tags", "areas", "fast", "hours", "sla", "notice
 async def sign_in(page: Page, server_url: str, email: str) -> list[str]:
     """Signs in with email and password; the page's script errors are collected."""
     errors: list[str] = []
+    page.set_default_timeout(TIMEOUT)
     page.on("pageerror", lambda error: errors.append(str(error)))
     await page.goto(f"{server_url}/console")
     await page.get_by_label("E-mail").fill(email)
@@ -55,6 +56,8 @@ async def add(page: Page, button: str) -> None:
 
 
 async def save(page: Page, what: str = "Criado com sucesso.") -> None:
+    # the status line of the previous save may still be shown (it fades after 8 s)
+    await page.evaluate("document.getElementById('status').textContent = ''")
     await page.get_by_role("button", name="Salvar", exact=True).click()
     await expect(page.locator("#status")).to_have_text(what, timeout=TIMEOUT)
 
@@ -169,4 +172,97 @@ async def test_an_admin_sets_up_inboxes_channels_tags_and_legal_areas_from_their
     assert [a["name"] for a in own] == ["Direito digital e LGPD"]
     await delete(page, "Direito digital e LGPD")
     assert [a for a in await listed(client, office_a, "/legal-areas") if a["officeId"]] == []
+    assert errors == []
+
+
+async def test_an_admin_sets_fast_messages_hours_slas_notices_and_retention_from_their_pages(
+    page: Page, server_url: str, client: httpx.AsyncClient, office_a: OfficeFixture
+) -> None:
+    h = office_a.headers
+    inbox = (await client.post("/inbox", json={"name": "Atendimento"}, headers=h)).json()
+    email = await person(server_url, office_a, "ADMIN", [inbox["id"]])
+    errors = await sign_in(page, server_url, email)
+
+    # fast messages: a text, turned into a sequence, deleted
+    await open_page(page, "fast", "Mensagens rápidas")
+    await add(page, "Nova mensagem rápida")
+    await page.get_by_label("Título").fill("boasvindas")
+    await page.get_by_label("Texto", exact=True).fill("Olá! Recebemos sua mensagem.")
+    await save(page)
+    [fast] = await listed(client, office_a, "/fast-message")
+    assert fast["kind"] == "TEXT" and fast["text"] == "Olá! Recebemos sua mensagem."
+    await page.get_by_role("button", name="Editar boasvindas").click()
+    await page.get_by_label("Tipo").select_option(label="Sequência")
+    await page.get_by_label("Mensagens da sequência").fill(
+        "Olá!\nIMAGE https://escritorio.example/logo.png\nEm que podemos ajudar?"
+    )
+    await save(page, "Alterações salvas.")
+    [fast] = await listed(client, office_a, "/fast-message")
+    assert fast["kind"] == "SEQUENCE"
+    assert [(b["kind"], b["text"] or b["mediaUrl"]) for b in fast["blocks"]] == [
+        ("TEXT", "Olá!"),
+        ("IMAGE", "https://escritorio.example/logo.png"),
+        ("TEXT", "Em que podemos ajudar?"),
+    ]
+    await delete(page, "boasvindas")
+    assert await listed(client, office_a, "/fast-message") == []
+
+    # business hours: Monday 09:00-18:00, a closed day typed dd/mm/aaaa (a bad one refused)
+    await open_page(page, "hours", "Horário de atendimento")
+    await page.get_by_label("Segunda: abre às").fill("09:00")
+    await page.get_by_label("Segunda: fecha às").fill("18:00")
+    await page.get_by_label("Dias fechados").fill("24/12/2026, 31/02/2026")
+    await page.get_by_role("button", name="Salvar", exact=True).click()
+    await expect(page.locator("#view-hours .field-error")).to_have_text(
+        '"31/02/2026" não é uma data no formato dd/mm/aaaa.', timeout=TIMEOUT
+    )
+    await page.get_by_label("Dias fechados").fill("24/12/2026, 31/12/2026")
+    await page.get_by_label("Mensagem de ausência").fill("Voltamos às 9h.")
+    await save(page, "Alterações salvas.")
+    hours = (await client.get(f"/inbox/{inbox['id']}/business-hours", headers=h)).json()
+    assert hours["week"] == [{"day": 0, "open": "09:00", "close": "18:00"}]
+    assert hours["closedDates"] == ["2026-12-24", "2026-12-31"]
+    assert hours["awayMessage"]["text"] == "Voltamos às 9h."
+    await expect(page.get_by_label("Dias fechados")).to_have_value("24/12/2026, 31/12/2026")
+
+    # SLAs: created, a refused value said at its field, edited, deleted
+    await open_page(page, "sla", "Prazos de atendimento (SLA)")
+    await add(page, "Novo prazo")
+    await page.get_by_label("Prioridade").select_option(label="alta")
+    await page.get_by_label("Primeira resposta (min)").fill("15")
+    await save(page)
+    [sla] = await listed(client, office_a, "/sla-policies")
+    assert sla["priority"] == "HIGH" and sla["firstResponseMinutes"] == 15
+    name = "Atendimento · alta"
+    await page.get_by_role("button", name=f"Editar {name}").click()
+    await page.get_by_label("Solução (dias úteis)").fill("400")
+    await page.get_by_role("button", name="Salvar", exact=True).click()
+    await expect(page.locator("#view-sla .field-error")).to_have_text(
+        "O número está fora do intervalo permitido.", timeout=TIMEOUT
+    )
+    await page.get_by_label("Solução (dias úteis)").fill("3")
+    await save(page, "Alterações salvas.")
+    [sla] = await listed(client, office_a, "/sla-policies")
+    assert sla["resolutionBusinessDays"] == 3
+    await delete(page, name)
+    assert await listed(client, office_a, "/sla-policies") == []
+
+    # case-notice settings: decisions go out on their own; quiet hours off
+    await open_page(page, "notice-settings", "Configurações dos avisos de processos")
+    await page.get_by_label("Decisões").select_option(label="Enviar automaticamente")
+    await page.get_by_label("Não enviar em horário de descanso").uncheck()
+    await save(page, "Alterações salvas.")
+    notice = (await client.get("/case-notice-settings", headers=h)).json()
+    assert notice["categories"]["decision"] == "SEND" and notice["quietHours"]["enabled"] is False
+
+    # retention: 90 days for closed conversations, then off again
+    await open_page(page, "retention", "Retenção de dados")
+    await page.get_by_label("Conversas encerradas (dias)").fill("90")
+    await save(page, "Alterações salvas.")
+    office = (await client.get("/office", headers=h)).json()
+    assert office["retentionDays"] == {"closedConversations": 90, "webhookDeliveries": None}
+    await page.get_by_label("Conversas encerradas (dias)").fill("")
+    await save(page, "Alterações salvas.")
+    office = (await client.get("/office", headers=h)).json()
+    assert office["retentionDays"]["closedConversations"] is None
     assert errors == []

@@ -3,7 +3,7 @@
 // the field a 400 names. Every write a role cannot make is left out (kit.auth.TAG_ROLES):
 // the page offers only what the API would accept from the signed-in person.
 
-import { html, render, useEffect, useState, useId } from "./html.js";
+import { html, render, useEffect, useState } from "./html.js";
 import { t } from "./i18n.js";
 import { announce, clearError, showError } from "./ui.js";
 
@@ -118,8 +118,11 @@ function choices(field, values) {
 /** One field of a form, drawn from its description:
  * {name, label, type: text|textarea|number|color|select|checks|checkbox|time|days|password,
  *  options: [{value, label}] (or a function of the values), hint, required, showIf(values)}. */
+let fieldCount = 0;
+
 export function Field({ field, value, error, onChange, values }) {
-  const id = useId();
+  // Preact's useId starts again in every render root (each view is one): ids of our own.
+  const [id] = useState(() => { fieldCount += 1; return `settings-field-${fieldCount}`; });
   const hintId = `${id}-hint`;
   const errorId = `${id}-error`;
   const described = [field.hint ? hintId : null, error ? errorId : null].filter(Boolean).join(" ") || undefined;
