@@ -6,7 +6,7 @@ import { html, useEffect, useState } from "./html.js";
 import { api, listAll } from "./api.js";
 import { t } from "./i18n.js";
 import { showError } from "./ui.js";
-import { EVERYONE, Page, RecordTable, formatDay } from "./settings-kit.js";
+import { EVERYONE, Page, RecordTable, formatDate, formatDay } from "./settings-kit.js";
 
 const PRIORITIES = ["LOW", "MEDIUM", "HIGH"];
 
@@ -33,13 +33,13 @@ function CaseHistory({ item }) {
     ${found === null ? html`<p class="muted">${t("settings.loading")}</p>` : html`
       <h3>${t("cases.movements")}</h3>
       ${found.movements?.length ? html`<ul class="case-movements">${found.movements.map((m) => html`<li>
-        <strong>${formatDay(m.occurredAt)}</strong> ${m.description}
+        <strong>${formatDate(m.occurredAt)}</strong> ${m.description}
         ${m.explanation ? html`<p class="hint">${m.explanation}</p>` : null}</li>`)}</ul>`
         : html`<p class="muted">${t("cases.noMovements")}</p>`}
       <h3>${t("cases.publications")}</h3>
       ${found.publications?.length ? html`<ul class="case-movements">${found.publications.map((p) => html`<li>
-        <strong>${formatDay(p.madeAvailableOn ?? p.createdAt)}</strong> ${p.kind} · ${p.court}
-        ${p.deadlineAt ? html` · ${t("cases.deadline", { date: formatDay(p.deadlineAt) })}` : null}</li>`)}</ul>`
+        <strong>${formatDay(p.madeAvailableOn)}</strong> ${p.kind} · ${p.court}
+        ${p.deadlineOn ? html` · ${t("cases.deadline", { date: formatDay(p.deadlineOn) })}` : null}</li>`)}</ul>`
         : html`<p class="muted">${t("cases.noPublications")}</p>`}`}
   </div>`;
 }
@@ -64,7 +64,7 @@ export function Cases() {
         { label: t("cases.client"), value: (c) => personName(c.personId) },
         { label: t("cases.court"), value: (c) => c.courtName },
         { label: t("cases.area"), value: (c) => lists.areas?.find((a) => a.id === c.legalAreaId)?.name ?? "—" },
-        { label: t("cases.lastMovement"), value: (c) => formatDay(c.lastMovementAt) },
+        { label: t("cases.lastMovement"), value: (c) => formatDate(c.lastMovementAt) },
         { label: t("cases.watch"), value: (c) => (c.watch ? t("cases.watchOn") : t("cases.watchOff")) },
       ]}
       details=${(c) => html`<${CaseHistory} item=${c} />`}
@@ -114,7 +114,7 @@ export function Tickets() {
         { label: t("tickets.titleField"), value: (x) => x.title },
         { label: t("tickets.status"), value: (x) => x.status.name },
         { label: t("tickets.priority"), value: (x) => t(`priority.${x.priority}`) },
-        { label: t("tickets.created"), value: (x) => formatDay(x.createdAt) },
+        { label: t("tickets.created"), value: (x) => formatDate(x.createdAt) },
       ]}
       fields=${fields}
       blank=${() => ({ title: "", description: "", statusId: statusId || statusOptions[0]?.value || "", priority: "MEDIUM" })}

@@ -4,7 +4,7 @@
 // the page offers only what the API would accept from the signed-in person.
 
 import { html, render, useEffect, useState } from "./html.js";
-import { t } from "./i18n.js";
+import { formatDateTime, t } from "./i18n.js";
 import { announce, clearError, showError } from "./ui.js";
 
 export const ADMINS = ["ADMIN"];
@@ -29,6 +29,11 @@ export function formatDay(iso) {
   if (!iso) return "—";
   const [year, month, day] = iso.slice(0, 10).split("-");
   return `${day}/${month}/${year}`;
+}
+
+/** dd/mm/aaaa of an ISO time, the day in the office's time zone. */
+export function formatDate(iso) {
+  return iso ? formatDateTime(iso).slice(0, 10) : "—";
 }
 
 /** yyyy-mm-dd of a typed dd/mm/aaaa, or null when it is not a day of the calendar. */

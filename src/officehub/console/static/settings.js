@@ -8,7 +8,7 @@ import { api, apiUrl, listAll } from "./api.js";
 import { t, timeZone } from "./i18n.js";
 import { announce, showError } from "./ui.js";
 import {
-  ADMINS, MANAGERS, FieldError, Page, RecordTable, SettingForm, can, formatDay, mount,
+  ADMINS, MANAGERS, FieldError, Page, RecordTable, SettingForm, can, formatDate, formatDay, mount,
   parseDays, setActor,
 } from "./settings-kit.js";
 import * as workspace from "./cases.js";
@@ -162,7 +162,7 @@ function Inboxes() {
       columns=${[
         { label: t("settings.name"), value: (i) => i.name },
         { label: t("inboxes.assignment"), value: (i) => t(`inboxes.policy.${i.assignment.policy}`) + (i.assignment.byLegalArea ? ` · ${t("inboxes.byArea")}` : "") },
-        { label: t("settings.createdAt"), value: (i) => formatDay(i.createdAt) },
+        { label: t("settings.createdAt"), value: (i) => formatDate(i.createdAt) },
       ]}
       fields=${[
         { name: "name", label: t("settings.name"), required: true },
