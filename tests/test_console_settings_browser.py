@@ -7,11 +7,14 @@ no serious axe violation and nothing wider than the screen at 1366x768 and 390x8
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import httpx
 from playwright.async_api import Page, expect
 
+from tests.accessibility import serious_violations
 from tests.accounts_helpers import PASSWORD, make_account
 from tests.helpers import OfficeFixture
 from tests.test_console_browser import TIMEOUT
@@ -266,3 +269,182 @@ async def test_an_admin_sets_fast_messages_hours_slas_notices_and_retention_from
     office = (await client.get("/office", headers=h)).json()
     assert office["retentionDays"]["closedConversations"] is None
     assert errors == []
+
+
+async def _office_with_settings(client: httpx.AsyncClient, office: OfficeFixture) -> str:
+    """An inbox with an official WhatsApp, a web chat, a tag, a fast message, a legal
+    area of the office's, an SLA, a case of a client and a ticket: every page has rows."""
+    h = office.headers
+
+    async def made(path: str, body: dict[str, Any]) -> dict[str, Any]:
+        r = await client.post(path, json=body, headers=h)
+        assert r.status_code == 201, r.text
+        found: dict[str, Any] = r.json()
+        return found
+
+    inbox = await made("/inbox", {"name": "Atendimento"})
+    whatsapp = {
+        "phoneNumberId": "1234567890",
+        "businessAccountId": "9876543210",
+        "accessToken": "EAAG-token",
+        "appSecret": "segredo",
+        "verifyToken": "ipe-42",
+    }
+    await made(
+        "/integration",
+        {
+            "inboxId": inbox["id"],
+            "type": "WHATSAPP_OFFICIAL",
+            "name": "WhatsApp do escritório",
+            "deviceId": "aparelho-1",
+            "whatsapp": whatsapp,
+        },
+    )
+    await made(
+        "/integration",
+        {
+            "inboxId": inbox["id"],
+            "type": "WEBCHAT",
+            "name": "Chat do site",
+            "webchat": {"allowedOrigins": ["https://escritorio.example"]},
+        },
+    )
+    await made(
+        "/tag",
+        {
+            "inboxId": inbox["id"],
+            "name": "Urgente",
+            "color": "#B42318",
+            "modules": ["conversas", "crm"],
+        },
+    )
+    await made(
+        "/fast-message",
+        {
+            "inboxId": inbox["id"],
+            "title": "boasvindas",
+            "kind": "TEXT",
+            "text": "Olá! Recebemos sua mensagem e já vamos responder.",
+        },
+    )
+    await made("/legal-areas", {"name": "Direito digital", "color": "#7A3E9D"})
+    await made(
+        "/sla-policies",
+        {
+            "inboxId": inbox["id"],
+            "priority": "HIGH",
+            "firstResponseMinutes": 15,
+            "nextResponseMinutes": 60,
+            "resolutionBusinessDays": 5,
+        },
+    )
+    r = await client.put(
+        f"/inbox/{inbox['id']}/business-hours",
+        json={
+            "timezone": "America/Sao_Paulo",
+            "week": [{"day": d, "open": "09:00", "close": "18:00"} for d in range(5)],
+            "closedDates": ["2026-12-24"],
+            "awayMessage": {"text": "Voltamos às 9h."},
+        },
+        headers=h,
+    )
+    assert r.status_code == 200, r.text
+    status = await made("/ticket-statuses", {"name": "Aberto"})
+    await made("/ticket", {"title": "Juntar procuração", "statusId": status["id"]})
+    inbox_id: str = inbox["id"]
+    return inbox_id
+
+
+async def test_each_page_has_no_serious_violation_and_fits_a_laptop_and_a_phone(
+    page: Page, server_url: str, client: httpx.AsyncClient, office_a: OfficeFixture
+) -> None:
+    inbox_id = await _office_with_settings(client, office_a)
+    email = await person(server_url, office_a, "ADMIN", [inbox_id])
+    errors = await sign_in(page, server_url, email)
+    shots = Path(tempfile.gettempdir()) / "console-settings"
+    shots.mkdir(exist_ok=True)
+    for width, height in ((1366, 768), (390, 844)):
+        await page.set_viewport_size({"width": width, "height": height})
+        for name in [*PAGES, "cases", "tickets"]:
+            await page.goto(page.url.split("#")[0] + f"#{name}")
+            view = page.locator(f"#view-{name}")
+            await expect(view.get_by_role("heading", level=1)).to_be_visible(timeout=TIMEOUT)
+            await expect(view.get_by_text("Carregando…")).to_have_count(0, timeout=TIMEOUT)
+            if name == "inboxes":
+                await expect(view.locator(".channel-paste")).to_have_count(2)
+            fits = await page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+            assert fits, (name, width)
+            assert await serious_violations(page) == [], (name, width)
+            await page.screenshot(path=str(shots / f"{name}-{width}.png"), full_page=True)
+    # a form open (the tag's editor) fits the phone too
+    await page.goto(page.url.split("#")[0] + "#tags")
+    await page.get_by_role("button", name="Editar Urgente").click()
+    await expect(page.get_by_role("button", name="Salvar", exact=True)).to_be_visible()
+    assert await page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    assert await serious_violations(page) == []
+    await page.screenshot(path=str(shots / "tags-edit-390.png"), full_page=True)
+    assert errors == []
+
+
+async def test_a_supervisor_and_an_agent_are_offered_only_the_writes_of_their_role(
+    page: Page, server_url: str, client: httpx.AsyncClient, office_a: OfficeFixture
+) -> None:
+    inbox_id = await _office_with_settings(client, office_a)
+    supervisor = await person(server_url, office_a, "SUPERVISOR", [inbox_id])
+    agent = await person(server_url, office_a, "AGENT", [inbox_id])
+    # what each role is offered: (page, title, a button it has, one it has not)
+    admins_only = [
+        ("inboxes", "Caixas de entrada e canais", "Nova caixa de entrada"),
+        ("areas", "Áreas do direito", "Nova área"),
+        ("sla", "Prazos de atendimento (SLA)", "Novo prazo"),
+    ]
+    managers = [
+        ("tags", "Etiquetas", "Nova etiqueta"),
+        ("fast", "Mensagens rápidas", "Nova mensagem rápida"),
+    ]
+    everyone = [("cases", "Processos", "Novo processo"), ("tickets", "Tickets", "Novo ticket")]
+
+    async def offered(name: str, title: str, button: str, count: int) -> None:
+        await open_page(page, name, title)
+        view = page.locator(f"#view-{name}")
+        await expect(view.get_by_text("Carregando…")).to_have_count(0, timeout=TIMEOUT)
+        await expect(view.get_by_role("button", name=button, exact=True)).to_have_count(count)
+        edits = view.get_by_role("button", name="Editar", exact=True)
+        if count == 0:
+            await expect(edits).to_have_count(0)
+
+    for email, role, may in ((supervisor, "supervisor", managers + everyone),
+                             (agent, "atendente", everyone)):  # fmt: skip
+        errors = await sign_in(page, server_url, email)
+        await expect(page.locator("#who")).to_contain_text(role)
+        await page.get_by_role("link", name="Configurações").click()
+        index = page.locator("#view-settings")
+        await expect(index.get_by_role("link", name="Etiquetas")).to_be_visible()
+        await expect(index.get_by_role("link", name="Retenção de dados")).to_have_count(0)
+        for name, title, button in admins_only + managers + everyone:
+            await offered(name, title, button, 1 if (name, title, button) in may else 0)
+        # the settings a role may only read are shown, not offered as a form
+        for name, title in (
+            ("hours", "Horário de atendimento"),
+            ("notice-settings", "Configurações dos avisos de processos"),
+        ):
+            await open_page(page, name, title)
+            view = page.locator(f"#view-{name}")
+            await expect(view).to_contain_text(
+                "Seu papel pode ver esta configuração, mas não alterá-la."
+            )
+            await expect(view.get_by_role("button", name="Salvar")).to_have_count(0)
+        await expect(page.locator("#view-hours")).to_contain_text("Segunda: 09:00\u201318:00")
+        await open_page(page, "retention", "Retenção de dados")
+        await expect(page.locator("#view-retention")).to_contain_text("Só administradores")
+        # a tag the supervisor may edit: the write goes through
+        if role == "supervisor":
+            await open_page(page, "tags", "Etiquetas")
+            await page.get_by_role("button", name="Editar Urgente").click()
+            await page.get_by_label("Nome", exact=True).fill("Urgentíssimo")
+            await save(page, "Alterações salvas.")
+            [tag] = await listed(client, office_a, "/tag")
+            assert tag["name"] == "Urgentíssimo"
+        assert errors == []
+        await page.get_by_role("button", name="Sair").click()
+        await expect(page.get_by_label("E-mail")).to_be_visible(timeout=TIMEOUT)

@@ -173,7 +173,7 @@ export function Field({ field, value, error, onChange, values }) {
       min=${field.min} max=${field.max} step=${field.step}
       value=${value ?? ""} onInput=${(e) => onChange(e.target.value)} />`;
   }
-  return html`<div class="settings-field">
+  return html`<div class=${field.wide ? "settings-field wide" : "settings-field"}>
     <label for=${id}>${field.label}</label>
     ${control}
     ${field.hint ? html`<p class="hint" id=${hintId}>${field.hint}</p>` : null}
@@ -184,7 +184,7 @@ export function Field({ field, value, error, onChange, values }) {
 /** A form of `fields`; `submit(values)` calls the API. A 400 puts its sentences at the
  * fields it names (and the notice above says the code); a field error of the page itself
  * (FieldError) too. */
-export function Form({ fields, initial, submit, submitLabel, onCancel, label }) {
+export function Form({ fields, initial, submit, submitLabel, onCancel, label, grid = false }) {
   const [values, setValues] = useState(initial);
   const [errors, setErrors] = useState({});
   const [busy, setBusy] = useState(false);
@@ -214,7 +214,7 @@ export function Form({ fields, initial, submit, submitLabel, onCancel, label }) 
       setBusy(false);
     }
   }
-  return html`<form class="settings-form" onSubmit=${onSubmit} aria-label=${label}>
+  return html`<form class=${grid ? "settings-form settings-grid" : "settings-form"} onSubmit=${onSubmit} aria-label=${label}>
     ${shown.map((field) => html`<${Field} key=${field.name} field=${field} values=${values}
       value=${values[field.name]} error=${errors[field.name]}
       onChange=${(v) => setValues((old) => ({ ...old, [field.name]: v }))} />`)}
@@ -329,7 +329,7 @@ export function RecordTable(props) {
 
 /** A setting edited as one form (no list): `load()` gives the values, `save(values)` puts
  * them; read-only (the values shown) for a role that may not change it. */
-export function SettingForm({ load, save, fields, writeRoles = ADMINS, label, view }) {
+export function SettingForm({ load, save, fields, writeRoles = ADMINS, label, view, grid = false }) {
   const [values, setValues] = useState(null);
   async function reload() {
     try {
@@ -343,6 +343,6 @@ export function SettingForm({ load, save, fields, writeRoles = ADMINS, label, vi
   if (!can(writeRoles)) {
     return html`<p class="hint">${t("settings.readOnly")}</p>${view ? view(values) : null}`;
   }
-  return html`<${Form} fields=${fields} initial=${values} label=${label}
+  return html`<${Form} fields=${fields} initial=${values} label=${label} grid=${grid}
     submit=${async (v) => { await save(v); announce(t("settings.saved")); await reload(); }} />`;
 }

@@ -344,15 +344,15 @@ function hoursBody(v) {
 }
 
 function hoursFields() {
-  const fields = [{ name: "timezone", label: t("hours.timezone"), required: true }];
+  const fields = [{ name: "timezone", label: t("hours.timezone"), required: true, wide: true }];
   for (const day of DAYS) {
     fields.push({ name: `open${day}`, label: t("hours.opens", { day: t(`hours.day.${day}`) }), type: "time" });
     fields.push({ name: `close${day}`, label: t("hours.closes", { day: t(`hours.day.${day}`) }), type: "time" });
   }
   fields.push(
-    { name: "closedDates", label: t("hours.closedDates"), type: "days", hint: t("hours.datesHint") },
-    { name: "openDates", label: t("hours.openDates"), type: "days", hint: t("hours.openDatesHint") },
-    { name: "away", label: t("hours.away"), type: "textarea", hint: t("hours.awayHint") },
+    { name: "closedDates", label: t("hours.closedDates"), type: "days", hint: t("hours.datesHint"), wide: true },
+    { name: "openDates", label: t("hours.openDates"), type: "days", hint: t("hours.openDatesHint"), wide: true },
+    { name: "away", label: t("hours.away"), type: "textarea", hint: t("hours.awayHint"), wide: true },
   );
   return fields;
 }
@@ -378,7 +378,7 @@ function Hours() {
         ${(lists.inboxes ?? []).map((i) => html`<option value=${i.id} selected=${i.id === chosen}>${i.name}</option>`)}
       </select>
     </div>
-    ${chosen ? html`<${SettingForm} key=${chosen} label=${t("hours.title")} writeRoles=${ADMINS}
+    ${chosen ? html`<${SettingForm} key=${chosen} label=${t("hours.title")} writeRoles=${ADMINS} grid=${true}
       fields=${hoursFields()}
       load=${async () => {
         const found = await api("GET", `/inbox/${chosen}/business-hours`);
