@@ -508,12 +508,18 @@ function Retention() {
 
 // ---- the views ----
 
-function view(Component) {
-  return { show: (section) => mount(section, html`<${Component} key=${Date.now()} />`) };
+function view(Component, under = "settings") {
+  return {
+    show(section) {
+      mount(section, html`<${Component} key=${Date.now()} />`);
+      // a settings page is under "Configurações" in the menu
+      if (under) document.querySelector(`#nav a[data-view="${under}"]`)?.setAttribute("aria-current", "page");
+    },
+  };
 }
 
 export const views = {
-  settings: { ...view(Index), signedIn: setActor, reset: () => setActor(null) },
+  settings: { ...view(Index, null), signedIn: setActor, reset: () => setActor(null) },
   inboxes: view(Inboxes),
   tags: view(Tags),
   areas: view(Areas),
@@ -522,6 +528,6 @@ export const views = {
   sla: view(Slas),
   "notice-settings": view(NoticeSettings),
   retention: view(Retention),
-  cases: view(workspace.Cases),
-  tickets: view(workspace.Tickets),
+  cases: view(workspace.Cases, null),
+  tickets: view(workspace.Tickets, null),
 };
