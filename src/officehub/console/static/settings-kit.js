@@ -264,23 +264,21 @@ export function RecordTable(props) {
     setMode({ item });
   }
   async function submit(values) {
-    if (mode.create) {
-      await create(values);
-      announce(t("settings.created"));
-    } else {
-      await update(mode.item, values);
-      announce(t("settings.saved"));
-    }
+    // the list is read again before the change is announced: what follows sees it
+    if (mode.create) await create(values);
+    else await update(mode.item, values);
+    const done = mode.create ? t("settings.created") : t("settings.saved");
     setMode(null);
     await reload();
+    announce(done);
   }
   async function reallyRemove(item) {
     try {
       clearError();
       await remove(item);
-      announce(t("settings.deleted", { name: nameOf(item) }));
       setConfirming(null);
       await reload();
+      announce(t("settings.deleted", { name: nameOf(item) }));
     } catch (error) {
       showError(error, t("settings.delete"));
     }
@@ -344,5 +342,5 @@ export function SettingForm({ load, save, fields, writeRoles = ADMINS, label, vi
     return html`<p class="hint">${t("settings.readOnly")}</p>${view ? view(values) : null}`;
   }
   return html`<${Form} fields=${fields} initial=${values} label=${label} grid=${grid}
-    submit=${async (v) => { await save(v); announce(t("settings.saved")); await reload(); }} />`;
+    submit=${async (v) => { await save(v); await reload(); announce(t("settings.saved")); }} />`;
 }
