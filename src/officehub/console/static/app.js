@@ -18,8 +18,12 @@ import * as onboarding from "./onboarding.js";
 import * as users from "./users.js";
 import * as rules from "./rules.js";
 import * as flows from "./flows.js";
+import { views as settingsViews } from "./settings.js";
 
-const VIEWS = { board, conversations, map: clientsMap, reports, webhooks, notices, publications, account, users, rules, flows };
+const VIEWS = {
+  board, conversations, map: clientsMap, reports, webhooks, notices, publications, account,
+  users, rules, flows, ...settingsViews,
+};
 const DEFAULT_VIEW = "board";
 let current = null;
 let me = null;
