@@ -3,7 +3,7 @@
 // the field a 400 names. Every write a role cannot make is left out (kit.auth.TAG_ROLES):
 // the page offers only what the API would accept from the signed-in person.
 
-import { html, render, useEffect, useState } from "./html.js";
+import { html, render, useEffect, useRef, useState } from "./html.js";
 import { formatDateTime, t } from "./i18n.js";
 import { announce, clearError, showError } from "./ui.js";
 
@@ -188,7 +188,15 @@ export function Form({ fields, initial, submit, submitLabel, onCancel, label, gr
   const [values, setValues] = useState(initial);
   const [errors, setErrors] = useState({});
   const [busy, setBusy] = useState(false);
-  useEffect(() => { setValues(initial); setErrors({}); }, [initial]);
+  // Another record opened in the same form: its values. Not on the first render (the
+  // effect runs after the paint, and would wipe what a quick person already typed).
+  const shownInitial = useRef(initial);
+  useEffect(() => {
+    if (shownInitial.current === initial) return;
+    shownInitial.current = initial;
+    setValues(initial);
+    setErrors({});
+  }, [initial]);
   const shown = fields.filter((f) => !f.showIf || f.showIf(values));
   async function onSubmit(event) {
     event.preventDefault();
