@@ -13,10 +13,11 @@ from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.automation.consumer import handle_event
-from officehub.automation.models import AutomationRun
+from officehub.automation.models import AutomationRule, AutomationRun
 from officehub.conversations.models import Conversation
 from officehub.events.service import emit
 from officehub.kit.config import Settings
+from officehub.kit.timeutil import utcnow
 from officehub.kit.worker import WorkerContext
 from tests import factories as f
 from tests.automation_helpers import automation_worker, create_rule, runs
@@ -351,3 +352,34 @@ async def test_create_rule_behaviour_fields_are_checked(
         assert r.status_code == 400 and f"body.{field}" in error_of(r)["details"]
     r = await client.post("/automation-rules", json={**body, "runOncePerConversation": True})
     assert r.status_code == 401
+
+
+async def test_a_rule_saved_before_the_check_can_still_be_disabled(
+    client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    """A rule stored before actions were checked against the trigger: disabling or renaming
+    it is taken; changing its actions or trigger is checked."""
+    world = await make_world(session, office_a.id)
+    now = utcnow()
+    tag = {"action": "TAG_CONVERSATION", "actionParams": {"tagId": world.tag.id}}
+    rule = AutomationRule(
+        office_id=office_a.id,
+        integration_id=None,
+        name="Antiga",
+        enabled=True,
+        trigger_event="contact.created",
+        conditions={},
+        actions=[tag],
+        else_actions=None,
+        priority=0,
+        created_at=now,
+        updated_at=now,
+    )
+    session.add(rule)
+    await session.commit()
+    url = f"/automation-rules/{rule.id}"
+    r = await client.patch(url, json={"enabled": False}, headers=office_a.headers)
+    assert r.status_code == 200 and r.json()["enabled"] is False
+    r = await client.patch(url, json={"priority": 2, "actions": [tag]}, headers=office_a.headers)
+    assert r.status_code == 400
+    assert error_of(r)["details"].startswith("body.actions.0.action:")

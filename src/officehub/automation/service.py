@@ -195,12 +195,15 @@ async def update_rule(
     if "else_actions" in sent and body.else_actions and not had_effective and not effective:
         raise _else_refused()
     integration_id = body.integration_id if "integration_id" in sent else rule.integration_id
-    trigger = body.trigger_event or rule.trigger_event
-    refuse_inapplicable(
-        trigger, "actions", body.actions if body.actions is not None else rule.actions
-    )
-    else_kept = body.else_actions if "else_actions" in sent else rule.else_actions
-    refuse_inapplicable(trigger, "elseActions", (else_kept or []) if effective else [])
+    if sent & {"trigger_event", "actions", "else_actions"}:
+        # what the PATCH changes; a rule saved before the check can still be renamed or
+        # disabled
+        trigger = body.trigger_event or rule.trigger_event
+        refuse_inapplicable(
+            trigger, "actions", body.actions if body.actions is not None else rule.actions
+        )
+        else_kept = body.else_actions if "else_actions" in sent else rule.else_actions
+        refuse_inapplicable(trigger, "elseActions", (else_kept or []) if effective else [])
     if "integration_id" in sent and integration_id is not None:
         await _integration(session, office_id, integration_id)
     if body.actions is not None:
