@@ -49,7 +49,9 @@ OTHER_TRIGGERS = [
     "crm.lead.moved",
     "chat.conversation.updated",
     "chat.message.sent",
-    "contact.created",
+    # a conversation's trigger: a rule scheduling a message on contact.created (no
+    # conversation) is refused when saved since issue 43
+    "chat.conversation.created",
 ]
 
 

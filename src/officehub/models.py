@@ -7,6 +7,7 @@ from officehub.audit.models import AuditEntry
 from officehub.automation.models import (
     AutomationPause,
     AutomationRule,
+    AutomationRuleConversation,
     AutomationRun,
     CardColumnEntry,
 )
@@ -48,6 +49,7 @@ __all__ = [
     "AuditEntry",
     "AutomationPause",
     "AutomationRule",
+    "AutomationRuleConversation",
     "AutomationRun",
     "Card",
     "CardColumnEntry",

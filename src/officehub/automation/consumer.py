@@ -10,8 +10,10 @@ from officehub.automation import repository
 from officehub.automation.actions import ActionContext, run_actions
 from officehub.automation.evaluation import Decision, Subject, decide, subject_of
 from officehub.automation.models import AutomationPause, AutomationRule, AutomationRun
+from officehub.automation.schemas import ActionOutcome, RuleFailure
 from officehub.events.consumers import Consumer
 from officehub.events.models import OutboxEvent
+from officehub.kit.ids import new_id
 from officehub.kit.timeutil import isoformat
 from officehub.kit.worker import PeriodicJob, WorkerContext
 
@@ -66,6 +68,17 @@ async def handle_event(session: AsyncSession, event: OutboxEvent, ctx: WorkerCon
                     at=event.created_at,
                 )
             decision = decide(rule, subject, first_entry)
+            if (
+                decision.branch != "skipped"
+                and rule.skip_while_human_assigned
+                and subject.assigned_user_id is not None
+            ):
+                decision = Decision(
+                    "skipped",
+                    "skipWhileHumanAssigned: a person is assigned to the conversation",
+                    decision.checks,
+                    [],
+                )
             if decision.branch != "skipped":
                 guard = await _loop_guard(session, office_id, event, rule, chain)
                 if guard is not None:
@@ -105,7 +118,22 @@ async def _run(
     decision: Decision,
     subject: Subject | None,
 ) -> None:
-    outcomes = []
+    outcomes: list[ActionOutcome] = []
+    now = ctx.now()
+    if (
+        decision.branch != "skipped"
+        and rule.run_once_per_conversation
+        and event.conversation_id is not None
+        and not await repository.claim_conversation(
+            session, event.office_id, rule.id, event.conversation_id, event.id, now
+        )
+    ):
+        decision = Decision(
+            "skipped",
+            "runOncePerConversation: the rule has acted in this conversation already",
+            decision.checks,
+            [],
+        )
     if decision.actions and subject is not None:
         action_ctx = ActionContext(
             office_id=event.office_id,
@@ -121,22 +149,44 @@ async def _run(
             settings=ctx.settings,
         )
         outcomes = await run_actions(session, action_ctx, decision.actions)
-    repository.add_run(
-        session,
-        AutomationRun(
-            office_id=event.office_id,
-            rule_id=rule.id,
-            event_id=event.id,
-            event_name=event.name,
-            conversation_id=event.conversation_id,
-            causation_id=event.causation_id,
-            depth=event.depth,
-            branch=decision.branch,
-            reason=decision.reason[:500],
-            outcomes=[o.model_dump(mode="json") for o in outcomes],
-            created_at=ctx.now(),
-        ),
+    run = AutomationRun(
+        id=new_id(),
+        office_id=event.office_id,
+        rule_id=rule.id,
+        event_id=event.id,
+        event_name=event.name,
+        conversation_id=event.conversation_id,
+        causation_id=event.causation_id,
+        depth=event.depth,
+        branch=decision.branch,
+        reason=decision.reason[:500],
+        outcomes=[o.model_dump(mode="json") for o in outcomes],
+        created_at=now,
     )
+    repository.add_run(session, run)
+    await _record_health(session, rule, run, outcomes)
+
+
+async def _record_health(
+    session: AsyncSession, rule: AutomationRule, run: AutomationRun, outcomes: list[ActionOutcome]
+) -> None:
+    """A run with a failed action counts on the rule (the console's alert); a run whose
+    actions all went through resets the count. The rule's row is written only then."""
+    failed = next((o for o in outcomes if o.status == "failed"), None)
+    if failed is not None:
+        failure = RuleFailure(
+            at=run.created_at,
+            run_id=run.id,
+            event_id=run.event_id,
+            event=run.event_name,
+            action=failed.action,
+            error=failed.error or "",
+        )
+        await repository.record_failure(
+            session, rule, failure.model_dump(mode="json", by_alias=True)
+        )
+    elif outcomes and rule.failure_count:
+        await repository.reset_failures(session, rule)
 
 
 AUTOMATION = Consumer("automation", handle_event)

@@ -3,7 +3,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Boolean, Float, ForeignKey, Index, String
+from sqlalchemy import Boolean, Float, ForeignKey, Index, Integer, String, false
 from sqlalchemy.orm import Mapped, mapped_column
 
 from officehub.kit.db import Base, IdMixin, JSONType, TimestampMixin
@@ -45,6 +45,35 @@ class AutomationRule(IdMixin, TimestampMixin, Base):
         SealedDocument("automation_rules.else_actions")
     )
     priority: Mapped[float] = mapped_column(Float)
+    # Rules that behave (issue 43): act once per conversation; stand aside while a person
+    # has the conversation.
+    run_once_per_conversation: Mapped[bool] = mapped_column(
+        Boolean, default=False, server_default=false()
+    )
+    skip_while_human_assigned: Mapped[bool] = mapped_column(
+        Boolean, default=False, server_default=false()
+    )
+    # The runs that failed since the last one that did not (an action failed: the console's
+    # alert), and the newest failure: {at, runId, eventId, event, action, error}.
+    failure_count: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    last_failure: Mapped[dict[str, Any] | None] = mapped_column(JSONType, nullable=True)
+
+
+class AutomationRuleConversation(Base):
+    """A ``runOncePerConversation`` rule has acted in this conversation: the primary key
+    holds "once" against two events handled at the same time."""
+
+    __tablename__ = "automation_rule_conversations"
+
+    rule_id: Mapped[str] = mapped_column(
+        ForeignKey("automation_rules.id", ondelete="CASCADE"), primary_key=True
+    )
+    conversation_id: Mapped[str] = mapped_column(
+        ForeignKey("conversations.id", ondelete="CASCADE"), primary_key=True
+    )
+    office_id: Mapped[str] = mapped_column(ForeignKey("offices.id", ondelete="CASCADE"))
+    event_id: Mapped[str] = mapped_column(String(32))
+    created_at: Mapped[datetime]
 
 
 class AutomationRun(IdMixin, Base):

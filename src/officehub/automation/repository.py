@@ -6,14 +6,16 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, delete, select
+from sqlalchemy import Select, delete, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.automation.models import (
     AutomationPause,
     AutomationRule,
+    AutomationRuleConversation,
     AutomationRun,
     CardColumnEntry,
 )
@@ -102,6 +104,55 @@ async def ancestors(session: AsyncSession, office_id: str, event: OutboxEvent) -
             )
         )
     return found
+
+
+async def claim_conversation(
+    session: AsyncSession,
+    office_id: str,
+    rule_id: str,
+    conversation_id: str,
+    event_id: str,
+    now: datetime,
+) -> bool:
+    """A run-once rule takes the conversation: False when it has acted in it already. The
+    primary key decides between two events handled at once (the later insert waits for the
+    first transaction, then is refused)."""
+    try:
+        async with session.begin_nested():
+            session.add(
+                AutomationRuleConversation(
+                    rule_id=rule_id,
+                    conversation_id=conversation_id,
+                    office_id=office_id,
+                    event_id=event_id,
+                    created_at=now,
+                )
+            )
+            await session.flush()
+    except IntegrityError:
+        return False
+    return True
+
+
+async def record_failure(
+    session: AsyncSession, rule: AutomationRule, failure: dict[str, Any]
+) -> None:
+    """One more failed run; a rule deleted meanwhile is left alone (no row, no error)."""
+    await session.execute(
+        update(AutomationRule)
+        .where(AutomationRule.office_id == rule.office_id, AutomationRule.id == rule.id)
+        .values(failure_count=AutomationRule.failure_count + 1, last_failure=failure)
+        .execution_options(synchronize_session=False)
+    )
+
+
+async def reset_failures(session: AsyncSession, rule: AutomationRule) -> None:
+    await session.execute(
+        update(AutomationRule)
+        .where(AutomationRule.office_id == rule.office_id, AutomationRule.id == rule.id)
+        .values(failure_count=0)
+        .execution_options(synchronize_session=False)
+    )
 
 
 def add_run(session: AsyncSession, run: AutomationRun) -> None:

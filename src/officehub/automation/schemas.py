@@ -1,14 +1,26 @@
 from __future__ import annotations
 
 import math
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Union
 
-from pydantic import Field, StringConstraints, field_validator
+from pydantic import (
+    BaseModel,
+    Field,
+    GetJsonSchemaHandler,
+    StringConstraints,
+    TypeAdapter,
+    create_model,
+    field_validator,
+)
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import CoreSchema
 from typing_extensions import TypeAliasType
 
+from officehub.actions.base import ActionSpec
+from officehub.automation.vocabulary import RULE_ACTIONS
 from officehub.events.catalogue import EVENT_NAMES, EventName
 from officehub.kit.id_params import Id, ServerId
-from officehub.kit.schemas import ApiModel, BodyModel, StrictBodyModel
+from officehub.kit.schemas import ApiModel, BodyModel, StrictApiModel, StrictBodyModel
 from officehub.kit.timeutil import Timestamp
 
 ActionName = TypeAliasType(
@@ -82,11 +94,58 @@ def _set(value: object) -> bool:
     return value is not None if isinstance(value, bool) else bool(value)
 
 
+def _documented(name: str, spec: ActionSpec[Any]) -> type[BaseModel]:
+    """The document's model of one rule action: its name and its parameters' model."""
+    title = "".join(part.capitalize() for part in name.split("_")) + "Action"
+    model: type[BaseModel] = create_model(
+        title,
+        __base__=StrictApiModel,
+        __doc__=spec.summary,
+        action=(Literal[name], ...),  # type: ignore[arg-type]
+        action_params=(spec.params, Field(default_factory=dict)),
+    )
+    model.model_config["json_schema_extra"] = {
+        "examples": [{"action": name, "actionParams": spec.example}]
+    }
+    model.model_rebuild(force=True)
+    return model
+
+
+_DOCUMENTED: TypeAdapter[Any] = TypeAdapter(
+    Annotated[  # type: ignore[arg-type]
+        Union[tuple(_documented(n, e.spec) for n, e in RULE_ACTIONS.items())],  # noqa: UP007
+        Field(discriminator="action"),
+    ]
+)
+
+
 class Action(StrictBodyModel):
+    """One action of a rule: ``actionParams`` as the action's entry of the catalogue takes
+    them (``officehub.actions``), checked when the rule is saved."""
+
     action: ActionName
     action_params: dict[str, Any] = Field(
-        default_factory=dict, description="The action's params (see the spec's action table)"
+        default_factory=dict, description="The action's parameters (one model per action)"
     )
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, core_schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        """The document states each action's parameters: a union discriminated by
+        ``action`` (the body is still read as a name and an object, and the catalogue's
+        model checks the object, so a refusal names ``actionParams.<key>``)."""
+        return handler(_DOCUMENTED.core_schema)
+
+
+RUN_ONCE = (
+    "The rule acts (then or else) at most once in a conversation: later events of that "
+    "conversation log a skipped run. Events without a conversation are not counted"
+)
+SKIP_WHILE_HUMAN = (
+    "While a person is assigned to the conversation, the rule does not act (a skipped run "
+    "says so): it stands aside once a lawyer has taken the client"
+)
 
 
 class RuleCreate(BodyModel):
@@ -98,6 +157,8 @@ class RuleCreate(BodyModel):
     actions: list[Action] = Field(min_length=1, max_length=5)
     else_actions: list[Action] | None = Field(None, max_length=5)
     priority: float = Field(0, description="Higher runs first; ties by creation")
+    run_once_per_conversation: bool = Field(False, description=RUN_ONCE)
+    skip_while_human_assigned: bool = Field(False, description=SKIP_WHILE_HUMAN)
 
     _check_trigger = field_validator("trigger_event")(_trigger)
     _check_priority = field_validator("priority")(_finite)
@@ -106,7 +167,17 @@ class RuleCreate(BodyModel):
 class RulePatch(BodyModel):
     """Partial update: only the fields sent change."""
 
-    NOT_NULL = frozenset({"name", "enabled", "trigger_event", "actions", "priority"})
+    NOT_NULL = frozenset(
+        {
+            "name",
+            "enabled",
+            "trigger_event",
+            "actions",
+            "priority",
+            "run_once_per_conversation",
+            "skip_while_human_assigned",
+        }
+    )
 
     name: Name | None = None
     enabled: bool | None = None
@@ -116,6 +187,8 @@ class RulePatch(BodyModel):
     actions: list[Action] | None = Field(None, min_length=1, max_length=5)
     else_actions: list[Action] | None = Field(None, max_length=5)
     priority: float | None = None
+    run_once_per_conversation: bool | None = Field(None, description=RUN_ONCE)
+    skip_while_human_assigned: bool | None = Field(None, description=SKIP_WHILE_HUMAN)
 
     _check_trigger = field_validator("trigger_event")(_trigger)
     _check_priority = field_validator("priority")(_finite)
@@ -124,6 +197,17 @@ class RulePatch(BodyModel):
 class RuleWarning(ApiModel):
     code: str = Field(description="CASE_NOTICES_TELL_TOO")
     message: str
+
+
+class RuleFailure(ApiModel):
+    """The newest run of the rule in which an action failed."""
+
+    at: Timestamp
+    run_id: ServerId
+    event_id: ServerId
+    event: str
+    action: str = Field(description="The action that failed (the first, when several did)")
+    error: str
 
 
 class RuleOut(ApiModel):
@@ -137,6 +221,15 @@ class RuleOut(ApiModel):
     actions: list[dict[str, Any]]
     else_actions: list[dict[str, Any]] | None
     priority: float
+    run_once_per_conversation: bool = Field(description=RUN_ONCE)
+    skip_while_human_assigned: bool = Field(description=SKIP_WHILE_HUMAN)
+    failure_count: int = Field(
+        description="Runs in which an action failed since the last run in which none did "
+        "(0: the rule works; the console shows an alert on the rule while above 0)"
+    )
+    last_failure: RuleFailure | None = Field(
+        description="The newest failed run (kept after a good run resets failureCount)"
+    )
     created_at: Timestamp
     updated_at: Timestamp
     warnings: list[RuleWarning] = Field(

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import ValidationError as PydanticValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.automation import repository
+from officehub.automation import repository, vocabulary
 from officehub.automation.models import AutomationRule
 from officehub.automation.schemas import (
     Action,
@@ -21,27 +19,16 @@ from officehub.automation.schemas import (
     RuleWarning,
     RunOut,
 )
-from officehub.automation.templates import is_approved_template
-from officehub.crm import service as crm
-from officehub.fast_messages import service as fast_messages
 from officehub.inboxes import service as inboxes
 from officehub.kit.config import Settings
 from officehub.kit.encryption import MASK, mask_secrets
-from officehub.kit.errors import NotFound, ServiceError, ValidationFailed
+from officehub.kit.errors import NotFound, ValidationFailed
 from officehub.kit.pagination import PageParams
 from officehub.kit.timeutil import utcnow
-from officehub.legal_areas import service as legal_areas
-from officehub.messages.schemas import FallbackTemplate
-from officehub.tags import service as tags
-from officehub.tickets import service as tickets
 from officehub.webhooks import actions as action_deliveries
 from officehub.webhooks.schemas import ActionDeliveryOut
-from officehub.webhooks.service import check_url
 
 ELSE_WITHOUT_CONDITIONS = "ELSE_ACTIONS_WITHOUT_CONDITIONS"
-_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
-_PRIORITIES = ("LOW", "MEDIUM", "HIGH")
-_URL = re.compile(r"^https?://[^\s/?#]+\S*$", re.IGNORECASE)
 
 
 async def get_rule(
@@ -156,6 +143,8 @@ async def create_rule(
     effective = has_effective_conditions(conditions)
     if body.else_actions and not effective:
         raise _else_refused()
+    refuse_inapplicable(body.trigger_event, "actions", body.actions)
+    refuse_inapplicable(body.trigger_event, "elseActions", body.else_actions or [])
     if body.integration_id is not None:
         await _integration(session, office_id, body.integration_id)
     await check_actions(session, office_id, body.integration_id, "actions", body.actions, settings)
@@ -175,6 +164,10 @@ async def create_rule(
         actions=_stored_actions(body.actions, "actions"),
         else_actions=None if not else_actions else _stored_actions(else_actions, "elseActions"),
         priority=body.priority,
+        run_once_per_conversation=body.run_once_per_conversation,
+        skip_while_human_assigned=body.skip_while_human_assigned,
+        failure_count=0,
+        last_failure=None,
         created_at=now,
         updated_at=now,
     )
@@ -202,6 +195,15 @@ async def update_rule(
     if "else_actions" in sent and body.else_actions and not had_effective and not effective:
         raise _else_refused()
     integration_id = body.integration_id if "integration_id" in sent else rule.integration_id
+    if sent & {"trigger_event", "actions", "else_actions"}:
+        # what the PATCH changes; a rule saved before the check can still be renamed or
+        # disabled
+        trigger = body.trigger_event or rule.trigger_event
+        refuse_inapplicable(
+            trigger, "actions", body.actions if body.actions is not None else rule.actions
+        )
+        else_kept = body.else_actions if "else_actions" in sent else rule.else_actions
+        refuse_inapplicable(trigger, "elseActions", (else_kept or []) if effective else [])
     if "integration_id" in sent and integration_id is not None:
         await _integration(session, office_id, integration_id)
     if body.actions is not None:
@@ -228,6 +230,10 @@ async def update_rule(
         rule.trigger_event = body.trigger_event
     if body.priority is not None:
         rule.priority = body.priority
+    if body.run_once_per_conversation is not None:
+        rule.run_once_per_conversation = body.run_once_per_conversation
+    if body.skip_while_human_assigned is not None:
+        rule.skip_while_human_assigned = body.skip_while_human_assigned
     rule.updated_at = utcnow()
     await session.flush()
     return rule_out(rule)
@@ -298,6 +304,45 @@ async def list_runs(
     ], total
 
 
+WITHOUT_CONVERSATION = frozenset(
+    {
+        "contact.created",
+        "contact.updated",
+        "contact.deleted",
+        "template.updated",
+        "webhook.endpoint.disabled",
+        "webhook.test",
+    }
+)
+"""Triggers whose events never carry a conversation (nor a card)."""
+
+
+def _needs_conversation(name: str) -> bool:
+    """Done to the event's conversation or card (the catalogue says which). ``PAUSE_AUTOMATION``
+    is taken on any trigger: with no conversation its outcome is ``skipped``."""
+    entry = vocabulary.RULE_ACTIONS.get(name)
+    return entry is not None and entry.spec.needs_conversation
+
+
+def refuse_inapplicable(
+    trigger: str, branch: str, actions: Sequence[Action | dict[str, Any]]
+) -> None:
+    """An action that cannot apply to the record the trigger gives is refused when the rule
+    is saved (400 naming it), never left to fail at each run."""
+    for index, action in enumerate(actions):
+        name = action.action if isinstance(action, Action) else str(action.get("action"))
+        if trigger in WITHOUT_CONVERSATION and _needs_conversation(name):
+            raise ValidationFailed.field(
+                f"body.{branch}.{index}.action",
+                f"{name} acts on the event's conversation, and {trigger} events have none",
+            )
+        if trigger == "crm.lead.deleted" and name == "MOVE_CARD":
+            raise ValidationFailed.field(
+                f"body.{branch}.{index}.action",
+                "MOVE_CARD moves the event's card, and a crm.lead.deleted card is gone",
+            )
+
+
 def _else_refused() -> ValidationFailed:
     return ValidationFailed(
         "elseActions needs an effective condition",
@@ -322,71 +367,6 @@ async def _integration(session: AsyncSession, office_id: str, ident: str) -> Non
 # Action params ------------------------------------------------------------------------
 
 
-_FALLBACK = ("fallbackTemplate",)
-ACTION_PARAMS: dict[str, frozenset[str]] = {
-    "SEND_FAST_MESSAGE": frozenset({"fastMessageId", "templateName", *_FALLBACK}),
-    "SCHEDULE_MESSAGE": frozenset({"text", "templateName", "delayMinutes", *_FALLBACK}),
-    "MOVE_CARD": frozenset({"targetFunnelColumnId"}),
-    "TAG_CONVERSATION": frozenset({"tagId"}),
-    "ASSIGN_LEGAL_AREA": frozenset({"legalAreaId"}),
-    "CREATE_TICKET": frozenset({"title", "description", "ticketStatusId", "priority"}),
-    "FIRE_WEBHOOK": frozenset({"url", "method", "headers", "secret"}),
-    "PAUSE_AUTOMATION": frozenset({"durationMinutes", "resumeOnTemplateSent"}),
-}
-"""The params each action takes; any other key is refused (``UNKNOWN_FIELD``), as a body
-field is: a misspelt ``tagID`` must not be kept and then fail at run time."""
-
-
-class _Params:
-    """Reads one action's params, raising a 400 that names branch, index and key."""
-
-    def __init__(self, branch: str, index: int, params: dict[str, Any]) -> None:
-        self.prefix = f"body.{branch}.{index}.actionParams"
-        self.params = params
-
-    def fail(self, key: str, reason: str) -> ValidationFailed:
-        return ValidationFailed.field(f"{self.prefix}.{key}", reason)
-
-    def text(self, key: str, *, required: bool = False, max_length: int = 4096) -> str | None:
-        value = self.params.get(key)
-        if value is None or value == "":
-            if required:
-                raise self.fail(key, "required")
-            return None
-        if not isinstance(value, str):
-            raise self.fail(key, "must be a string")
-        if len(value) > max_length:
-            raise self.fail(key, f"at most {max_length} characters")
-        return value
-
-    def required(self, key: str, *, max_length: int) -> str:
-        value = self.text(key, required=True, max_length=max_length)
-        if value is None:  # pragma: no cover - text() raised already
-            raise self.fail(key, "required")
-        return value
-
-    def number(self, key: str, *, low: int, high: int) -> int | None:
-        value = self.params.get(key)
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise self.fail(key, f"must be a whole number from {low} to {high}")
-        return value
-
-    def flag(self, key: str) -> bool | None:
-        value = self.params.get(key)
-        if value is not None and not isinstance(value, bool):
-            raise self.fail(key, "must be true or false")
-        return value
-
-    async def record(self, key: str, lookup: Any) -> None:
-        """``lookup`` raises NotFound when the id is not a record of the office."""
-        try:
-            await lookup
-        except NotFound as exc:
-            raise self.fail(key, "not a record of this office") from exc
-
-
 async def check_actions(
     session: AsyncSession,
     office_id: str,
@@ -395,109 +375,12 @@ async def check_actions(
     actions: Sequence[Action],
     settings: Settings,
 ) -> None:
-    for index, action in enumerate(actions):
-        p = _Params(branch, index, action.action_params)
-        for key in action.action_params:
-            if key not in ACTION_PARAMS[action.action]:
-                raise ValidationFailed.unknown_field(f"{p.prefix}.{key}")
-        await _check_action(session, office_id, integration_id, action.action, p, settings)
-
-
-async def _check_template(
-    session: AsyncSession, office_id: str, integration_id: str | None, p: _Params, name: str
-) -> None:
-    if not await is_approved_template(session, office_id, integration_id, name):
-        raise p.fail("templateName", f"{name!r} is not an APPROVED template of the office")
-
-
-async def _check_fallback(
-    session: AsyncSession, office_id: str, integration_id: str | None, p: _Params
-) -> None:
-    """``fallbackTemplate`` (``{name, language, variables}``): the APPROVED template sent
-    instead of the text when the conversation's 24-hour window is closed."""
-    value = p.params.get("fallbackTemplate")
-    if value is None:
-        return
-    try:
-        fallback = FallbackTemplate.model_validate(value)
-    except PydanticValidationError as exc:
-        where = ".".join(str(part) for part in exc.errors()[0]["loc"])
-        key = f"fallbackTemplate.{where}" if where else "fallbackTemplate"
-        raise p.fail(key, "an object {name, language, variables} of strings") from exc
-    if not await is_approved_template(session, office_id, integration_id, fallback.name):
-        raise p.fail(
-            "fallbackTemplate.name", f"{fallback.name!r} is not an APPROVED template of the office"
-        )
-
-
-async def _check_action(
-    session: AsyncSession,
-    office_id: str,
-    integration_id: str | None,
-    name: str,
-    p: _Params,
-    settings: Settings,
-) -> None:
-    if name == "SEND_FAST_MESSAGE":
-        fast_id = p.text("fastMessageId", max_length=64)
-        template = p.text("templateName", max_length=512)
-        if fast_id is None and template is None:
-            raise p.fail("fastMessageId", "required (or templateName)")
-        if fast_id is not None:
-            await p.record(
-                "fastMessageId", fast_messages.get_fast_message(session, office_id, fast_id)
-            )
-        if template is not None:
-            await _check_template(session, office_id, integration_id, p, template)
-        await _check_fallback(session, office_id, integration_id, p)
-    elif name == "SCHEDULE_MESSAGE":
-        text = p.text("text")
-        template = p.text("templateName", max_length=512)
-        if text is None and template is None:
-            raise p.fail("text", "required (or templateName)")
-        if template is not None:
-            await _check_template(session, office_id, integration_id, p, template)
-        await _check_fallback(session, office_id, integration_id, p)
-        p.number("delayMinutes", low=0, high=525_600)
-    elif name == "MOVE_CARD":
-        column_id = p.required("targetFunnelColumnId", max_length=64)
-        await p.record("targetFunnelColumnId", crm.get_column(session, office_id, column_id))
-    elif name == "TAG_CONVERSATION":
-        tag_id = p.required("tagId", max_length=64)
-        await p.record("tagId", tags.get_tag(session, office_id, tag_id))
-    elif name == "ASSIGN_LEGAL_AREA":
-        area_id = p.required("legalAreaId", max_length=64)
-        await p.record("legalAreaId", legal_areas.get_legal_area(session, office_id, area_id))
-    elif name == "CREATE_TICKET":
-        p.text("title", required=True, max_length=200)
-        p.text("description", max_length=10_000)
-        status_id = p.required("ticketStatusId", max_length=64)
-        await p.record("ticketStatusId", tickets.get_ticket_status(session, office_id, status_id))
-        priority = p.text("priority", max_length=16)
-        if priority is not None and priority not in _PRIORITIES:
-            raise p.fail("priority", "one of LOW, MEDIUM, HIGH")
-    elif name == "FIRE_WEBHOOK":
-        url = p.required("url", max_length=2000)
-        if not _URL.match(url):
-            raise p.fail("url", "must be an http or https URL")
-        try:
-            check_url(url, allow_private=settings.webhook_allow_private)
-        except ServiceError as exc:
-            reason = exc.details.split(": ", 1)[-1] or exc.message
-            raise ValidationFailed.field(f"{p.prefix}.url", reason, code=exc.code) from exc
-        method = p.text("method", max_length=8)
-        if method is not None and method not in _METHODS:
-            raise p.fail("method", "one of " + ", ".join(_METHODS))
-        headers = p.params.get("headers")
-        if headers is not None and not (
-            isinstance(headers, dict)
-            and len(headers) <= 20
-            and all(isinstance(k, str) and isinstance(v, str) for k, v in headers.items())
-        ):
-            raise p.fail("headers", "an object of at most 20 string values")
-        secret = p.text("secret", max_length=256)
-        if secret is not None and len(secret) < 8:
-            raise p.fail("secret", "8 to 256 characters")
-    elif name == "PAUSE_AUTOMATION":
-        p.number("durationMinutes", low=1, high=525_600)
-        p.flag("resumeOnTemplateSent")
+    """Each action's params by its catalogue entry (``automation.vocabulary``)."""
+    await vocabulary.check(
+        session,
+        office_id,
+        integration_id,
+        branch,
+        [(a.action, a.action_params) for a in actions],
+        settings.webhook_allow_private,
+    )

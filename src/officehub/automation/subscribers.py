@@ -7,10 +7,14 @@ that name what an erasure takes (conversations, crm, cases).
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from sqlalchemy import delete
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.automation.models import AutomationRun, CardColumnEntry
+from officehub.actions.catalogue import PauseRequested, pause_requested
+from officehub.automation import repository
+from officehub.automation.models import AutomationPause, AutomationRun, CardColumnEntry
 from officehub.contacts.hooks import ContactErasing, contact_erasing
 from officehub.conversations.hooks import ConversationsErasing, conversations_erasing
 from officehub.events.service import events_mentioning
@@ -51,7 +55,23 @@ async def forget_runs_naming(session: AsyncSession, office_id: str, mentions: li
         )
 
 
+async def keep_pause(event: PauseRequested) -> None:
+    """``PAUSE_AUTOMATION`` (the actions' catalogue): the pause is automation's."""
+    until = None if not event.minutes else event.now + timedelta(minutes=event.minutes)
+    await repository.set_pause(
+        event.session,
+        AutomationPause(
+            office_id=event.office_id,
+            conversation_id=event.conversation_id,
+            until=until,
+            resume_on_template_sent=event.resume_on_template_sent,
+            created_at=event.now,
+        ),
+    )
+
+
 def install() -> None:
     """Subscribes automation to its hooks; calling it again changes nothing."""
     contact_erasing.subscribe(forget_runs_of_erased_contact)
     conversations_erasing.subscribe(forget_runs_of_erased_conversations)
+    pause_requested.subscribe(keep_pause)

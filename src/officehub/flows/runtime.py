@@ -8,7 +8,6 @@ session commit together, or not at all (and the event is retried).
 
 from __future__ import annotations
 
-import json
 import unicodedata
 from dataclasses import dataclass
 from datetime import datetime
@@ -16,17 +15,15 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from officehub.actions.base import ActionContext, ActionFailed
 from officehub.contacts import service as contacts
 from officehub.contacts.texts import UNVERIFIED_REFUSAL
 from officehub.conversations import service as conversations
 from officehub.conversations.models import Conversation
-from officehub.conversations.schemas import ConversationPatch
-from officehub.crm import service as crm
-from officehub.crm.schemas import CardCreate, CardUpdate
 from officehub.events.consumers import Consumer
 from officehub.events.models import OutboxEvent
 from officehub.events.service import Cause, caused_by
-from officehub.flows import movements, repository
+from officehub.flows import movements, repository, vocabulary
 from officehub.flows.models import FlowSession
 from officehub.flows.schemas import (
     FlowContent,
@@ -47,9 +44,6 @@ from officehub.kit.worker import WorkerContext
 from officehub.messages import service as messages
 from officehub.messages.schemas import FallbackTemplate, OutboundIn
 from officehub.offices.settings import office_zone
-from officehub.tickets import service as tickets
-from officehub.tickets.schemas import TicketCreate
-from officehub.webhooks import actions as action_deliveries
 
 MAX_STEPS_PER_TURN = 50
 MAX_LOG = 200
@@ -355,133 +349,63 @@ async def _system(turn: Turn, step: SystemStep) -> bool:
             step.id, "FAILED", f"{step.system_action}: {exc.code}: {exc.details or exc.message}"
         )
         return False
+    except ActionFailed as exc:
+        turn.log(step.id, "FAILED", f"{step.system_action}: {exc}")
+        return False
     turn.log(step.id, "DONE", f"{step.system_action}: {detail}")
     return paused
 
 
 async def _perform(turn: Turn, step: SystemStep, meta: StepMetadata) -> tuple[bool, str]:
+    """The step's catalogue actions (``flows.vocabulary``); SEARCH_MOVEMENTS answers the
+    contact with their movements."""
     session, conversation = turn.session, turn.conversation
     office_id = conversation.office_id
     action = step.system_action
-    if action in ("ASSIGN_USER", "ASSIGN_AGENT"):
-        user_id = meta.user_id if action == "ASSIGN_USER" else meta.agent_id
-        department_id = meta.department_id or next(iter(meta.department_ids or []), None)
-        fields: dict[str, Any] = {}
-        if user_id:
-            fields["assigned_user_id"] = user_id
-        if department_id:
-            fields["department_id"] = department_id
-        out = await conversations.update_conversation(
-            session, office_id, conversation.id, ConversationPatch(**fields)
-        )
-        if not user_id:
-            # No person named: the inbox's routing policy picks one, or queues it.
-            out = await conversations.route_conversation(session, office_id, conversation.id)
-            fields["routedTo"] = out.assigned_user_id
-        return out.assigned_user_id is not None, f"assigned {fields}"
-    if action == "ADD_LABELS":
-        for tag_id in meta.tag_ids or []:
-            await conversations.add_tag(session, office_id, conversation.id, tag_id)
-        return False, f"{len(meta.tag_ids or [])} tags"
-    if action == "CHANGE_CRM_COLUMN":
-        return False, await _change_column(turn, meta)
-    if action == "CREATE_TICKET":
-        return False, await _create_ticket(turn, meta)
+    if action == "SEARCH_MOVEMENTS":
+        return False, await _search_movements(turn, step)
+    payload: dict[str, Any] = {}
     if action == "FIRE_WEBHOOK":
-        return False, await _fire_webhook(turn, step, meta)
+        payload = vocabulary.webhook_body(meta)
+        if meta.webhook_include_context:
+            payload["context"] = {
+                "flowId": turn.record.flow_id,
+                "stepId": step.id,
+                "conversationId": conversation.id,
+                "personId": conversation.person_id,
+                "inboxId": conversation.inbox_id,
+                "lastMessage": turn.reply,
+            }
+    context = ActionContext(
+        office_id=office_id,
+        now=turn.now,
+        settings=turn.settings,
+        conversation_id=conversation.id,
+        source_flow_id=turn.record.flow_id,
+        webhook_event="flow.webhook",
+        webhook_payload=payload,
+    )
+    handed, details = False, []
+    planned = vocabulary.to_run(action, meta, payload=payload)
+    for spec, params in planned:
+        outcome = await spec.run(session, context, params)
+        handed = handed or outcome.handed_to_person
+        details.append(outcome.detail)
+    if action == "ADD_LABELS":
+        return False, f"{len(planned)} tags"
+    return handed, "; ".join(details)
+
+
+async def _search_movements(turn: Turn, step: SystemStep) -> str:
+    session, conversation = turn.session, turn.conversation
+    office_id = conversation.office_id
     if not await contacts.is_verified(session, office_id, conversation.person_id):
         await _send_text(turn, step.id, UNVERIFIED_REFUSAL, "SENT")
-        return False, "refused: the contact is not verified"
+        return "refused: the contact is not verified"
     found = await movements.ADAPTER.search(session, office_id, conversation.person_id)
     text = movements.describe(found, await office_zone(session, office_id))
     await _send_text(turn, step.id, text, "SENT")
-    return False, f"{len(found)} movements"
-
-
-async def _change_column(turn: Turn, meta: StepMetadata) -> str:
-    session, conversation = turn.session, turn.conversation
-    office_id = conversation.office_id
-    column_id = str(meta.funnel_column_id)
-    try:
-        card = await crm.card_of_conversation(
-            session, office_id, conversation.person_id, conversation.id
-        )
-    except NotFound:
-        created = await crm.create_card(
-            session,
-            office_id,
-            CardCreate(
-                column_id=column_id,
-                person_id=conversation.person_id,
-                conversation_id=conversation.id,
-            ),
-        )
-        return f"card {created.id} created"
-    if card.column_id != column_id:
-        await crm.update_card(session, office_id, card.id, CardUpdate(column_id=column_id))
-        return f"card {card.id} moved"
-    return f"card {card.id} already in the column"
-
-
-async def _create_ticket(turn: Turn, meta: StepMetadata) -> str:
-    session, office_id = turn.session, turn.conversation.office_id
-    status_id = meta.ticket_status_id
-    if status_id is None:
-        statuses, _ = await tickets.list_ticket_statuses(session, office_id, _FIRST)
-        if not statuses:
-            raise NotFound("No ticket status", details="the office has no ticket status")
-        status_id = statuses[0].id
-    ticket = await tickets.create_ticket(
-        session,
-        office_id,
-        TicketCreate(
-            title=str(meta.ticket_title),
-            description=meta.ticket_description,
-            status_id=status_id,
-            priority=meta.ticket_priority or "MEDIUM",
-            assignee_ids=list(meta.ticket_assignee_ids or []),
-            department_ids=list(meta.ticket_department_ids or []),
-            conversation_id=turn.conversation.id,
-        ),
-    )
-    return f"ticket {ticket.id}"
-
-
-async def _fire_webhook(turn: Turn, step: SystemStep, meta: StepMetadata) -> str:
-    """An action delivery: guarded, signed-less (the step has no secret), retried, logged."""
-    body: Any = {}
-    if meta.webhook_body:
-        try:
-            body = json.loads(meta.webhook_body)
-        except ValueError:
-            body = {"body": meta.webhook_body}
-    if not isinstance(body, dict):
-        body = {"body": body}
-    if meta.webhook_include_context:
-        conversation = turn.conversation
-        body["context"] = {
-            "flowId": turn.record.flow_id,
-            "stepId": step.id,
-            "conversationId": conversation.id,
-            "personId": conversation.person_id,
-            "inboxId": conversation.inbox_id,
-            "lastMessage": turn.reply,
-        }
-    delivery = await action_deliveries.enqueue(
-        turn.session,
-        turn.conversation.office_id,
-        url=str(meta.webhook_url),
-        method=meta.webhook_method or "POST",
-        headers={h.key: h.value for h in meta.webhook_headers or []},
-        secret=None,
-        event="flow.webhook",
-        event_id=None,
-        payload=body,
-        now=turn.now,
-        retention_days=turn.settings.delivery_retention_days,
-        flow_id=turn.record.flow_id,
-    )
-    return f"delivery {delivery.id}"
+    return f"{len(found)} movements"
 
 
 FLOWS = Consumer("flows", handle_event)

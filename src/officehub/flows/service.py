@@ -9,11 +9,11 @@ from typing import Any
 from sqlalchemy import ColumnElement
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from officehub.actions.base import CheckContext, Refused
 from officehub.contacts import service as contacts
 from officehub.conversations import service as conversations
 from officehub.crm import service as crm
-from officehub.departments import service as departments
-from officehub.flows import graph, repository
+from officehub.flows import graph, repository, vocabulary
 from officehub.flows.graph import Problem
 from officehub.flows.models import CaseMovement, Flow
 from officehub.flows.schemas import (
@@ -31,16 +31,10 @@ from officehub.flows.schemas import (
 )
 from officehub.inboxes import service as inboxes
 from officehub.kit.encryption import MASK, mask_secrets
-from officehub.kit.errors import NotFound, ServiceError, ValidationFailed
+from officehub.kit.errors import NotFound, ValidationFailed
 from officehub.kit.pagination import PageParams
-from officehub.tags import service as tags
-from officehub.tickets import service as tickets
-from officehub.users import service as users
 from officehub.webhooks import actions as action_deliveries
 from officehub.webhooks.schemas import ActionDeliveryOut
-from officehub.webhooks.service import check_url
-from officehub.webhooks.validation import HeaderRefused, check_headers
-from officehub.webhooks.validation import check_url as parse_url
 
 INVALID_FLOW_GRAPH = "INVALID_FLOW_GRAPH"
 EXPIRY = timedelta(hours=24)
@@ -162,41 +156,31 @@ async def _exists(lookup: Awaitable[object]) -> bool:
 async def _reference_problems(
     session: AsyncSession, office_id: str, step: SystemStep, allow_private: bool
 ) -> list[Problem]:
+    """Each of the step's catalogue actions checked (``flows.vocabulary``), and a
+    CHANGE_CRM_COLUMN's funnel and column."""
     meta = step.metadata or StepMetadata()
     problems: list[Problem] = []
-
-    def unknown(key: str, ident: str, what: str) -> None:
-        problems.append(
-            Problem(step.id, graph.UNKNOWN_REFERENCE, f"metadata.{key} {ident!r} is no {what}")
-        )
-
     action = step.system_action
-    if action == "ASSIGN_USER" and meta.user_id is not None:
-        if not await _exists(users.get_user(session, office_id, meta.user_id)):
-            unknown("userId", meta.user_id, "user of the office")
-    if action == "ASSIGN_AGENT" and meta.agent_id is not None:
-        if not await _exists(users.get_user(session, office_id, meta.agent_id)):
-            unknown("agentId", meta.agent_id, "user of the office")
-    if action in ("ASSIGN_USER", "ASSIGN_AGENT"):
-        wanted = [meta.department_id] if meta.department_id else []
-        for department_id in wanted + list(meta.department_ids or []):
-            if not await _exists(departments.get_department(session, office_id, department_id)):
-                unknown("departmentIds", department_id, "department of the office")
-    if action == "ADD_LABELS":
-        for tag_id in meta.tag_ids or []:
-            if not await _exists(tags.get_tag(session, office_id, tag_id)):
-                unknown("tagIds", tag_id, "tag of the office")
+    keys = vocabulary.FLOW_KEYS.get(action, {})
+    context = CheckContext(office_id, None, allow_private)
+    for spec, params in vocabulary.to_check(action, meta):
+        try:
+            await spec.check(session, context, params)
+        except Refused as exc:
+            key = keys.get(exc.key, exc.key)
+            if exc.what is not None:
+                detail = f"metadata.{key} {exc.value!r} is no {exc.what}"
+                problems.append(Problem(step.id, graph.UNKNOWN_REFERENCE, detail))
+            else:
+                part = f" {exc.part}" if exc.part else ""
+                detail = f"metadata.{key}{part}: {exc.reason}"
+                problems.append(Problem(step.id, graph.WEBHOOK_NOT_SENDABLE, detail))
     if action == "CHANGE_CRM_COLUMN" and meta.funnel_id and meta.funnel_column_id:
         problems.extend(
             await _column_problems(
                 session, office_id, step.id, meta.funnel_id, meta.funnel_column_id
             )
         )
-    if action == "CREATE_TICKET" and meta.ticket_status_id is not None:
-        if not await _exists(tickets.get_ticket_status(session, office_id, meta.ticket_status_id)):
-            unknown("ticketStatusId", meta.ticket_status_id, "ticket status of the office")
-    if action == "FIRE_WEBHOOK" and meta.webhook_url is not None:
-        problems.extend(_webhook_problems(step.id, meta, meta.webhook_url, allow_private))
     return problems
 
 
@@ -221,30 +205,6 @@ async def _column_problems(
                 step_id,
                 graph.UNKNOWN_REFERENCE,
                 f"metadata.funnelColumnId {column_id!r} is no column of the funnel {funnel_id!r}",
-            )
-        ]
-    return []
-
-
-def _webhook_problems(
-    step_id: str, meta: StepMetadata, url: str, allow_private: bool
-) -> list[Problem]:
-    try:
-        parse_url(url)
-        check_url(url, allow_private=allow_private)
-    except ValueError as exc:
-        return [Problem(step_id, graph.WEBHOOK_NOT_SENDABLE, f"metadata.webhookUrl {exc}")]
-    except ServiceError as exc:
-        reason = exc.details.split(": ", 1)[-1] or exc.message
-        return [Problem(step_id, graph.WEBHOOK_NOT_SENDABLE, f"metadata.webhookUrl: {reason}")]
-    headers = {h.key: h.value for h in meta.webhook_headers or []}
-    try:
-        check_headers(headers)
-    except HeaderRefused as exc:
-        name = f" {exc.name}" if exc.name else ""
-        return [
-            Problem(
-                step_id, graph.WEBHOOK_NOT_SENDABLE, f"metadata.webhookHeaders{name}: {exc.reason}"
             )
         ]
     return []
