@@ -3,7 +3,7 @@ it is about) and carries a sequence per subject, counted in ``event_subjects`` (
 office and subject, incremented in the emitting transaction).
 
 Revision ID: 0033_event_sequences
-Revises: 0028_webhook_pace
+Revises: 0029_rule_behaviour
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0033_event_sequences"
-down_revision = "0028_webhook_pace"
+down_revision = "0029_rule_behaviour"
 branch_labels = None
 depends_on = None
 
