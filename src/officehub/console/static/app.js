@@ -9,13 +9,14 @@ import * as alerts from "./alerts.js";
 import * as live from "./live.js";
 import * as board from "./board.js";
 import * as conversations from "./conversations.js";
+import * as contacts from "./contacts.js";
 import * as clientsMap from "./map.js";
 import * as reports from "./reports.js";
 import * as webhooks from "./webhooks.js";
 import * as notices from "./notices.js";
 import * as publications from "./publications.js";
 
-const VIEWS = { board, conversations, map: clientsMap, reports, webhooks, notices, publications, account };
+const VIEWS = { board, conversations, contacts, map: clientsMap, reports, webhooks, notices, publications, account };
 const DEFAULT_VIEW = "board";
 let current = null;
 let me = null;
