@@ -76,6 +76,7 @@ async function loadFile(personId, conversation) {
   ]);
   return {
     contact,
+    latest,
     conversations: conversations.data,
     card,
     columns: (columns ?? []).slice().sort((a, b) => a.index - b.index),
@@ -197,8 +198,8 @@ export function ClientFile({ personId, conversation, me, onOpenConversation, onB
     return html`<div class="client-file"><p class="muted">${t("file.loading")}</p></div>`;
   }
   const { contact } = file;
-  const area = conversation?.legalAreaId ? file.legalAreas.get(conversation.legalAreaId)
-    : file.card?.legalArea ?? null;
+  const areaId = (conversation ?? file.latest)?.legalAreaId;
+  const area = (areaId && file.legalAreas.get(areaId)) || file.card?.legalArea || null;
   return html`<article class="client-file" aria-labelledby="file-title" data-person-id=${contact.id}>
     ${onBack ? html`<button type="button" class="secondary back narrow-only" onClick=${onBack}>${t("file.back")}</button>` : null}
     <header class="file-head">

@@ -58,6 +58,7 @@ function searched(event) {
 function choose(id) {
   state.chosen = id;
   paint();
+  if (window.matchMedia("(max-width: 64rem)").matches) state.root.scrollIntoView({ block: "start" });
   document.getElementById("file-title")?.focus?.();
 }
 

@@ -46,6 +46,15 @@ function paint() {
   fit();
 }
 
+const NARROW = "(max-width: 64rem)";
+
+/** Shows one pane (a narrow screen shows one at a time, scrolled to fill the screen). */
+function setPane(pane) {
+  S.pane = pane;
+  paint();
+  if (window.matchMedia(NARROW).matches) S.root.scrollIntoView({ block: "start" });
+}
+
 /** The panes fill the screen below the page's header (whose height depends on the width):
  * where the inbox starts is given to the CSS (a custom property, set through the CSSOM). */
 function fit() {
@@ -383,7 +392,7 @@ async function openConversation(conversationId, { focus = true } = {}) {
     messages: [], notes: [], fast: null, templates: null, template: "", variables: [],
     pane: "chat", mode: "reply", draft: { reply: "", note: "" },
   });
-  paint();
+  setPane("chat");
   await Promise.all([loadMessages(1), loadNotes()]);
   if (focus) document.getElementById("conversation-title")?.focus();
 }
@@ -472,14 +481,14 @@ function stateLine(c) {
 function ChatHead({ c, contact }) {
   return html`<header class="conversation-head">
     <div class="head-line">
-      <button type="button" class="secondary narrow-only" onClick=${() => { S.pane = "list"; paint(); }}>
+      <button type="button" class="secondary narrow-only" onClick=${() => setPane("list")}>
         ${t("inbox.backToList")}</button>
       <div class="head-who">
         <h2 id="conversation-title" tabindex="-1">${n(contact.name)}</h2>
         <${Identity} contact=${contact} />
         <p class="muted" id="conversation-channel">${t("conversation.channel", { channel: channelOf(c) })}</p>
       </div>
-      <button type="button" class="secondary narrow-only" onClick=${() => { S.pane = "file"; paint(); }}>
+      <button type="button" class="secondary narrow-only" onClick=${() => setPane("file")}>
         ${t("inbox.openFile")}</button>
     </div>
     <p id="conversation-state" class="conversation-state">
@@ -497,7 +506,8 @@ function ChatHead({ c, contact }) {
         && patch(t("conversation.assign"), { assignedUserId: valueOf("assign-user") })}>${t("conversation.assign")}</button>
       <button type="button" class="secondary" id="toggle-status" onClick=${toggleStatus}>
         ${c.status === "OPEN" ? t("conversation.close") : t("conversation.reopen")}</button>
-      <button type="button" class="secondary" onClick=${() => { loadMessages(1); loadNotes(); }}>${t("common.refresh")}</button>
+      <button type="button" class="secondary icon" aria-label=${t("common.refresh")} title=${t("common.refresh")}
+        onClick=${() => { loadMessages(1); loadNotes(); }}><span aria-hidden="true">⟳</span></button>
       <details class="more-actions">
         <summary>${t("inbox.moreActions")}</summary>
         <div class="more-box">
@@ -796,7 +806,7 @@ function FilePane() {
   const c = S.selected;
   return html`<aside class="pane inbox-file" aria-label=${t("file.title")}>
     ${c ? html`<${ClientFile} personId=${c.personId} conversation=${c} me=${S.me} version=${S.fileVersion}
-        onBack=${() => { S.pane = "chat"; paint(); }}
+        onBack=${() => setPane("chat")}
         onOpenConversation=${(id) => openConversation(id)}>
         <${ConversationTags} c=${c} />
       <//>` : html`<p class="empty">${t("inbox.fileEmpty")}</p>`}
@@ -843,8 +853,7 @@ function onKey(event) {
   if (!view || view.hidden || event.ctrlKey || event.metaKey || event.altKey) return;
   if (event.key === "Escape" && S.pane !== "list") {
     if (editable(event.target) && S.fast) return;
-    S.pane = S.pane === "file" ? "chat" : "list";
-    paint();
+    setPane(S.pane === "file" ? "chat" : "list");
     return;
   }
   if (editable(event.target)) return;
