@@ -271,7 +271,7 @@ async def test_no_pane_covers_another_at_1366_and_on_a_phone_one_pane_at_a_time(
         await expect(page.locator(".inbox-chat")).to_be_hidden()
 
 
-async def test_the_keyboard_moves_through_the_inbox_writes_and_closes(
+async def test_search_filters_and_the_keyboard_move_through_the_inbox_write_and_close(
     browser: Browser, server_url: str, app: FastAPI, office_a: OfficeFixture
 ) -> None:
     world, conversation_ids = await crowded_inbox(app, office_a)
@@ -286,6 +286,22 @@ async def test_the_keyboard_moves_through_the_inbox_writes_and_closes(
             items = page.locator(".conversation-item")
             await expect(items).to_have_count(3, timeout=TIMEOUT)
             order = [await items.nth(i).get_attribute("data-conversation-id") for i in range(3)]
+            # The search (a name, part of a phone) and the tag filter narrow the list.
+            search = page.get_by_label("Buscar conversas")
+            await search.fill("ana lucia")
+            await expect(items).to_have_count(1, timeout=TIMEOUT)
+            await expect(items.locator(".name")).to_have_text("Ana Lúcia Ferreira")
+            await search.fill("987654321")
+            await expect(items).to_have_count(1, timeout=TIMEOUT)
+            await expect(items.locator(".name")).to_have_text(LONG_NAME)
+            await search.fill("")
+            await expect(items).to_have_count(3, timeout=TIMEOUT)
+            await page.get_by_text("Filtros").click()
+            await page.get_by_label("Etiqueta").select_option(world.tag.id)
+            await expect(items).to_have_count(1, timeout=TIMEOUT)
+            await page.get_by_label("Etiqueta").select_option("")
+            await expect(items).to_have_count(3, timeout=TIMEOUT)
+            await page.get_by_text("Filtros").click()
             # The keys are written in the page.
             await page.get_by_text("Atalhos do teclado").click()
             await expect(page.locator(".shortcuts")).to_contain_text("próxima conversa")
@@ -342,3 +358,38 @@ async def test_the_clients_page_finds_a_client_and_opens_their_file(
             assert await serious_violations(page) == []
             await nothing_overflows(page, width)
             await shot(page, f"console-client-file-{width}.png")
+
+
+async def test_an_agent_works_the_inbox_and_the_file_without_the_admins_actions(
+    browser: Browser, server_url: str, app: FastAPI, office_a: OfficeFixture
+) -> None:
+    world, conversation_ids = await crowded_inbox(app, office_a)
+    async with httpx.AsyncClient(base_url=server_url, timeout=15) as http:
+        await inbound(http, office_a, conversation_ids[0], LONG_PREVIEW)
+        _, email = await make_account(http, office_a, "AGENT", inbox_ids=[world.inbox.id])
+
+    async with new_page(browser, 1366, 768) as page:
+        await sign_in(page, server_url, email)
+        await page.get_by_role("link", name="Conversas").click()
+        row = page.locator(f'.conversation-item[data-conversation-id="{world.conversation.id}"]')
+        await row.click()
+        file = page.locator(".inbox-file .client-file")
+        await expect(file.locator(".file-card")).to_contain_text("Etapa 1", timeout=TIMEOUT)
+        await expect(file.get_by_role("button", name="Exportar dados (LGPD)")).to_be_visible()
+        await expect(file.get_by_role("button", name="Apagar todos os dados")).to_have_count(0)
+        await page.get_by_role("button", name="Nota interna").click()
+        await page.get_by_label("Adicionar uma nota (só a equipe vê)").fill("Pedir RG")
+        await page.get_by_role("button", name="Adicionar nota").click()
+        await expect(page.locator("#message-list .note")).to_contain_text(
+            "Pedir RG", timeout=TIMEOUT
+        )
+        await page.get_by_role("link", name="Clientes", exact=True).click()
+        await page.get_by_label("Buscar cliente").fill("vasconcellos")
+        found = page.locator("#contact-list .contact-item")
+        await expect(found).to_have_count(1, timeout=TIMEOUT)
+        await found.click()
+        await expect(page.locator(".clients-file .file-card")).to_contain_text(
+            "Etapa 1", timeout=TIMEOUT
+        )
+        # Nothing the agent was shown failed.
+        assert (await page.locator("#notice").inner_text()).strip() == ""
