@@ -107,6 +107,13 @@ async def test_answer_with_a_fast_message_add_a_note_and_move_the_card_from_the_
             )
             await expect(row.locator(".unread")).to_have_count(0, timeout=TIMEOUT)
 
+            # A 👍 on the client's message (WhatsApp shows the client the office's reaction).
+            await page.get_by_role("button", name="Reagir com 👍").click()
+            await expect(page.locator(".message.inbound .reactions")).to_contain_text(
+                "👍", timeout=TIMEOUT
+            )
+            await expect(page.get_by_role("button", name="Retirar a reação 👍")).to_be_visible()
+
             # `/` and a few letters list the fast messages; Enter takes the chosen one.
             reply = page.get_by_label("Resposta")
             await reply.press_sequentially("/andam")
@@ -167,6 +174,7 @@ async def test_answer_with_a_fast_message_add_a_note_and_move_the_card_from_the_
             headers=office_a.headers,
         )
         assert [n["text"] for n in notes.json()["data"]] == ["Cliente ansiosa: ligar na sexta"]
+        assert [r["emoji"] for r in messages[1]["reactions"]] == ["👍"]
         card_read = await http.get(
             f"/funnel-column-card/person/{world.contact.id}/conversation/{world.conversation.id}",
             headers=office_a.headers,

@@ -613,6 +613,12 @@ function quote(message) {
   document.getElementById("reply-text")?.focus();
 }
 
+async function react(message, emoji) {
+  const answer = await attempt(t("inbox.react"), () => api("POST",
+    `${conversationPath()}/messages/${enc(message.id)}/reaction`, { body: { emoji } }));
+  if (answer) showMessage(answer);
+}
+
 async function sendReply(event) {
   event.preventDefault();
   const text = S.draft.reply.trim();
@@ -765,7 +771,7 @@ function ChatPane() {
   const authorOf = (id) => S.users.get(id)?.name ?? id;
   return html`<article class="pane inbox-chat conversation" aria-labelledby="conversation-title">
     <${ChatHead} c=${c} contact=${contact} />
-    <${Timeline} messages=${S.messages} notes=${S.notes} authorOf=${authorOf} onQuote=${quote}
+    <${Timeline} messages=${S.messages} notes=${S.notes} authorOf=${authorOf} onQuote=${quote} onReact=${react}
       hasOlder=${S.messagePage < S.messagePages} onOlder=${() => loadMessages(S.messagePage + 1)}
       empty=${t("conversation.noMessages")} />
     <${Composer} />

@@ -40,7 +40,7 @@ function Media({ message }) {
   return html`<a class="media file" href=${message.mediaUrl} target="_blank" rel="noopener">${n(label)}</a>`;
 }
 
-function Bubble({ message, byId, onQuote }) {
+function Bubble({ message, byId, onQuote, onReact }) {
   const outbound = message.direction === "OUTBOUND";
   const quoted = message.replyTo ? byId.get(message.replyTo) : null;
   const text = messageText(message);
@@ -58,7 +58,8 @@ function Bubble({ message, byId, onQuote }) {
       ${" "}<span class=${`badge ${STATUS_KIND[message.status] ?? "muted"}`}>${t(`message.${message.status}`)}</span>
       ${" "}<button type="button" class="link quote-button" title=${t("message.quote")}
         aria-label=${n(t("message.quoteLabel", { text: text.slice(0, 40) }))}
-        onClick=${() => onQuote(message)}><span aria-hidden="true">↩</span></button></p>
+        onClick=${() => onQuote(message)}><span aria-hidden="true">↩</span></button>
+      ${!outbound && onReact ? html` ${reactButton(message, onReact)}` : null}</p>
     ${message.status === "FAILED"
       ? html`<p class="error-text">${n(t("message.failedBecause", { reason: failureReason(message) }))}</p>` : null}
   </li>`;
@@ -73,8 +74,16 @@ function Note({ note, authorOf }) {
   </li>`;
 }
 
+/** The office's 👍 on a client's message, or its removal once given. */
+function reactButton(message, onReact) {
+  const given = (message.reactions ?? []).some((r) => r.from === "OFFICE");
+  return html`<button type="button" class="link react-button" aria-pressed=${String(given)}
+    aria-label=${given ? t("inbox.unreact") : t("inbox.react")} title=${given ? t("inbox.unreact") : t("inbox.react")}
+    onClick=${() => onReact(message, given ? "" : "👍")}><span aria-hidden="true">👍</span></button>`;
+}
+
 /** The messages and the notes, oldest first, in one timeline. */
-export function Timeline({ messages, notes, authorOf, onQuote, hasOlder, onOlder, empty }) {
+export function Timeline({ messages, notes, authorOf, onQuote, onReact, hasOlder, onOlder, empty }) {
   const box = useRef(null);
   const count = messages.length + notes.length;
   const last = messages[messages.length - 1]?.id;
@@ -92,7 +101,7 @@ export function Timeline({ messages, notes, authorOf, onQuote, hasOlder, onOlder
       ${t("conversation.older")}</button>` : null}
     <ol id="message-list" class="message-list" aria-live="polite">
       ${count ? entries.map((e) => e.message
-        ? html`<${Bubble} key=${e.message.id} message=${e.message} byId=${byId} onQuote=${onQuote} />`
+        ? html`<${Bubble} key=${e.message.id} message=${e.message} byId=${byId} onQuote=${onQuote} onReact=${onReact} />`
         : html`<${Note} key=${e.note.id} note=${e.note} authorOf=${authorOf} />`)
         : html`<li class="muted">${empty}</li>`}
     </ol>

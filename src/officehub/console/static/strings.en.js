@@ -92,6 +92,8 @@ export default {
   "inbox.modeNote": "Private note",
   "inbox.noteLabel": "Private note (operators only)",
   "inbox.attachment": "Attachment",
+  "inbox.react": "React with 👍",
+  "inbox.unreact": "Remove the 👍 reaction",
   "inbox.reactions": "Reactions",
   "inbox.reactionFrom.CONTACT": "The client's reaction",
   "inbox.reactionFrom.OFFICE": "The office's reaction",

@@ -92,6 +92,8 @@ export default {
   "inbox.modeNote": "Nota interna",
   "inbox.noteLabel": "Nota interna (só a equipe vê)",
   "inbox.attachment": "Anexo",
+  "inbox.react": "Reagir com 👍",
+  "inbox.unreact": "Retirar a reação 👍",
   "inbox.reactions": "Reações",
   "inbox.reactionFrom.CONTACT": "Reação do cliente",
   "inbox.reactionFrom.OFFICE": "Reação do escritório",
