@@ -345,7 +345,7 @@ async def test_search_filters_and_the_keyboard_move_through_the_inbox_write_and_
 async def test_the_clients_page_finds_a_client_and_opens_their_file(
     browser: Browser, server_url: str, app: FastAPI, office_a: OfficeFixture
 ) -> None:
-    await crowded_inbox(app, office_a)
+    world, _ = await crowded_inbox(app, office_a)
     async with httpx.AsyncClient(base_url=server_url, timeout=15) as http:
         _, email = await make_account(http, office_a, "ADMIN")
     for width, height in ((1366, 768), (390, 844)):
@@ -366,6 +366,16 @@ async def test_the_clients_page_finds_a_client_and_opens_their_file(
             assert await serious_violations(page) == []
             await nothing_overflows(page, width)
             await shot(page, f"console-client-file-{width}.png")
+            if width == 1366:
+                # The client withdraws marketing consent: recorded from the file.
+                await file.get_by_role("button", name="Registrar recusa de marketing").click()
+                await expect(file).to_contain_text(
+                    "Recusou mensagens de marketing.", timeout=TIMEOUT
+                )
+                await expect(file).to_contain_text("Consentimento retirado (marketing)")
+    async with httpx.AsyncClient(base_url=server_url, timeout=15) as http:
+        read = await http.get(f"/people/{world.contact.id}", headers=office_a.headers)
+        assert read.json()["marketingOptOut"] is True
 
 
 async def test_an_agent_works_the_inbox_and_the_file_without_the_admins_actions(
@@ -401,3 +411,51 @@ async def test_an_agent_works_the_inbox_and_the_file_without_the_admins_actions(
         )
         # Nothing the agent was shown failed.
         assert (await page.locator("#notice").inner_text()).strip() == ""
+
+
+async def test_a_closed_window_offers_the_approved_templates_and_sends_one(
+    browser: Browser, server_url: str, app: FastAPI, office_a: OfficeFixture
+) -> None:
+    async with app.state.sessionmaker() as s:
+        inbox = await f.make_inbox(s, office_a.id)
+        official = await f.make_integration(
+            s, office_a.id, inbox.id, type="WHATSAPP_OFFICIAL", device_id="dev-window"
+        )
+        contact = await f.make_contact(s, office_a.id, name="Rui Prado")
+        conversation = await f.make_conversation(s, office_a.id, contact.id, official)
+        await s.commit()
+    template = {
+        "name": "retomar_contato",
+        "status": "APPROVED",
+        "category": "UTILITY",
+        "language": "pt_BR",
+        "components": [{"type": "BODY", "text": "Olá {{1}}, temos novidades do seu processo."}],
+        "id": "tpl-retomar",
+    }
+    async with httpx.AsyncClient(base_url=server_url, timeout=15) as http:
+        put = await http.put(
+            f"/integration/{official.id}/whatsapp-templates",
+            json={"data": [template]},
+            headers=office_a.headers,
+        )
+        assert put.status_code == 200, put.text
+        _, email = await make_account(http, office_a, "ADMIN")
+
+        async with new_page(browser, 1366, 768) as page:
+            await sign_in(page, server_url, email)
+            await page.get_by_role("link", name="Conversas").click()
+            await page.locator(f'[data-conversation-id="{conversation.id}"]').click()
+            picker = page.locator(".window-closed")
+            await expect(picker).to_contain_text("janela de 24 horas", timeout=TIMEOUT)
+            await picker.get_by_label("Modelo").select_option("tpl-retomar")
+            await picker.get_by_label("Variável 1").fill("Rui")
+            await picker.get_by_role("button", name="Enviar modelo").click()
+            sent = page.locator(".message.outbound")
+            await expect(sent).to_contain_text("retomar_contato", timeout=TIMEOUT)
+            assert (await page.locator("#notice").inner_text()).strip() == ""
+
+        listed = await http.get(
+            f"/conversation/{conversation.id}/messages", headers=office_a.headers
+        )
+        [message] = listed.json()["data"]
+        assert (message["direction"], message["templateName"]) == ("OUTBOUND", "retomar_contato")
