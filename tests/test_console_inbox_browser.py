@@ -108,11 +108,13 @@ async def test_answer_with_a_fast_message_add_a_note_and_move_the_card_from_the_
             await expect(row.locator(".unread")).to_have_count(0, timeout=TIMEOUT)
 
             # A 👍 on the client's message (WhatsApp shows the client the office's reaction).
-            await page.get_by_role("button", name="Reagir com 👍").click()
+            like = page.get_by_role("button", name="Curtir")
+            await expect(like).to_have_attribute("aria-pressed", "false")
+            await like.click()
             await expect(page.locator(".message.inbound .reactions")).to_contain_text(
                 "👍", timeout=TIMEOUT
             )
-            await expect(page.get_by_role("button", name="Retirar a reação 👍")).to_be_visible()
+            await expect(like).to_have_attribute("aria-pressed", "true")
 
             # `/` and a few letters list the fast messages; Enter takes the chosen one.
             reply = page.get_by_label("Resposta")

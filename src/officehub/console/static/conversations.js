@@ -497,9 +497,9 @@ function ChatHead({ c, contact }) {
       ${c.isArchived ? html` <span class="badge muted">${t("conversations.archivedOne")}</span>` : null}
       ${" "}${stateLine(c)}</p>
     <div class="row head-actions">
-      <label for="assign-user">${t("conversation.assignTo")}</label>
+      <label for="assign-user" class="visually-hidden">${t("conversation.assignTo")}</label>
       <select id="assign-user">
-        <option value="">${t("conversation.chooseUser")}</option>
+        <option value="">${t("inbox.assignTo")}</option>
         ${[...S.users.values()].map((u) => html`<option value=${u.id}>${n(u.name)}</option>`)}
       </select>
       <button type="button" onClick=${() => valueOf("assign-user")

@@ -78,8 +78,7 @@ function Note({ note, authorOf }) {
 function reactButton(message, onReact) {
   const given = (message.reactions ?? []).some((r) => r.from === "OFFICE");
   return html`<button type="button" class="link react-button" aria-pressed=${String(given)}
-    aria-label=${given ? t("inbox.unreact") : t("inbox.react")} title=${given ? t("inbox.unreact") : t("inbox.react")}
-    onClick=${() => onReact(message, given ? "" : "👍")}><span aria-hidden="true">👍</span></button>`;
+    title=${t("inbox.reactTitle")} onClick=${() => onReact(message, given ? "" : "👍")}>${t("inbox.react")}</button>`;
 }
 
 /** The messages and the notes, oldest first, in one timeline. */
