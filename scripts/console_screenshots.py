@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import re
 import sys
 import tempfile
 from datetime import timedelta
@@ -22,7 +23,7 @@ from typing import Any
 
 import httpx
 from fastapi import FastAPI
-from playwright.async_api import Page
+from playwright.async_api import Page, expect
 from sqlalchemy import update
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -190,6 +191,26 @@ async def seed(app: FastAPI, office: Office, receiver_url: str, failing_url: str
         },
     )
     await office.call("PATCH", f"/conversation/{first}", json={"assignedUserId": users[0]["id"]})
+    # Maria's file: her CPF, the legal area, a ticket and her consent.
+    maria = conversations[0]["personId"]
+    await office.call("PATCH", f"/people/{maria}", json={"document": "529.982.247-25"})
+    area = await office.call("POST", "/legal-areas", json={"name": "Família", "color": "#7A3E9D"})
+    await office.call("PATCH", f"/conversation/{first}", json={"legalAreaId": area["id"]})
+    status = await office.call("POST", "/ticket-statuses", json={"name": "Em andamento"})
+    await office.call(
+        "POST",
+        "/ticket",
+        json={
+            "title": "Juntar a certidão de nascimento ao processo",
+            "statusId": status["id"],
+            "conversationId": first,
+        },
+    )
+    await office.call(
+        "POST",
+        f"/people/{maria}/consents",
+        json={"purpose": "service", "granted": True, "source": "contrato"},
+    )
     # Ana Lima signs in with her own account (an administrator): invited, her password set.
     await office.call("PATCH", f"/user/{users[0]['id']}", json={"role": "ADMIN"})
     invite = await office.call("POST", f"/user/{users[0]['id']}/invite")
@@ -215,7 +236,7 @@ async def shoot(page: Page, base: str, key: str, out: Path) -> None:
     await page.screenshot(path=out / "console-board.png", full_page=True)
 
     await page.get_by_role("link", name="Conversas").click()
-    await page.get_by_role("button", name="Maria Souza").click()
+    await page.locator(".conversation-item", has_text="Maria Souza").click()
     await page.locator(".note").first.wait_for()
     await page.evaluate("window.scrollTo(0, 0)")
     await page.screenshot(path=out / "console-conversation.png", full_page=True)
@@ -251,11 +272,36 @@ async def shoot_signed_in(page: Page, base: str, office: Office, out: Path) -> N
         json={"text": "Boa tarde! A audiência foi remarcada?"},
     )
     await page.locator(".conversation-item", has_text="A audiência foi remarcada?").wait_for()
-    await page.wait_for_function(
-        "[...document.querySelectorAll('.conversation-item .name')]"
-        ".every(n => n.textContent !== '…')"
-    )
+    await expect(
+        page.locator(".conversation-item .name", has_text=re.compile("^…$"))
+    ).to_have_count(0, timeout=10_000)
     await page.screenshot(path=out / "console-live.png", full_page=True)
+
+
+async def shoot_workspace(page: Page, base: str, out: Path, suffix: str = "") -> None:
+    """Ana Lima's inbox in three panes (one at a time on a phone) and Maria's file."""
+    await page.goto(f"{base}/console")
+    await page.get_by_label("E-mail").fill("ana@example.com")
+    await page.get_by_label("Senha").fill(PASSWORD)
+    await page.get_by_role("button", name="Entrar com e-mail").click()
+    await page.locator("#who").wait_for()
+    await page.get_by_role("link", name="Conversas").click()
+    await page.locator(".conversation-item", has_text="Maria Souza").click()
+    await page.locator("#message-list .note").wait_for()
+    await page.locator(".inbox-file .file-card").wait_for(state="attached")
+    await expect(
+        page.locator(".conversation-item .name", has_text=re.compile("^…$"))
+    ).to_have_count(0, timeout=10_000)
+    await page.screenshot(path=out / f"console-inbox{suffix}.png")
+    if suffix:
+        await page.get_by_role("button", name="Ficha do cliente").click()
+        await page.locator(".inbox-file .file-card").wait_for()
+        await page.screenshot(path=out / f"console-client-file{suffix}.png")
+        return
+    await page.get_by_role("link", name="Clientes", exact=True).click()
+    await page.locator(".contact-item", has_text="Maria Souza").click()
+    await page.locator(".clients-file .file-card").wait_for()
+    await page.screenshot(path=out / "console-client-file.png")
 
 
 async def main(out: Path) -> None:
@@ -290,6 +336,10 @@ async def main(out: Path) -> None:
                         await shoot(page, base, key, out)
                     async with new_page(browser, 1280, 860) as page:
                         await shoot_signed_in(page, base, Office(client, key), out)
+                    async with new_page(browser, 1366, 768) as page:
+                        await shoot_workspace(page, base, out)
+                    async with new_page(browser, 390, 844) as phone:
+                        await shoot_workspace(phone, base, out, "-phone")
                     async with new_page(browser, 390, 844) as phone:
                         await enter_with_key(phone, base, key)
                         await phone.locator(".card .tag").first.wait_for()

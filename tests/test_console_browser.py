@@ -270,14 +270,19 @@ async def test_reply_in_a_conversation_on_a_phone_sized_screen(
         await expect(sent).to_have_attribute("data-status", "QUEUED")
         await expect(sent.locator(".badge")).to_have_text("Queued")
 
+        # The composer writes a reply or, switched, a private note shown in the chat.
+        await page.get_by_role("button", name="Private note").click()
         await page.get_by_label("Add a note").fill("Cliente pediu retorno amanhã")
         await page.get_by_role("button", name="Add note").click()
         await expect(page.locator(".note")).to_contain_text("retorno amanhã", timeout=TIMEOUT)
+        # On a phone one pane at a time: the conversation's tags are in the client's file.
+        await page.get_by_role("button", name="Client's file").click()
         await page.get_by_label("Add tag").select_option(tag.id)
         await page.get_by_role("button", name="Add tag").click()
         await expect(page.get_by_role("button", name="Remove tag prazo")).to_be_visible(
             timeout=TIMEOUT
         )
+        await page.get_by_role("button", name="← Back").click()
         await page.get_by_label("Assign to").select_option(user.id)
         await page.get_by_role("button", name="Assign", exact=True).click()
         await expect(page.locator("#conversation-state")).to_contain_text(
@@ -285,6 +290,7 @@ async def test_reply_in_a_conversation_on_a_phone_sized_screen(
         )
         read = (await client.get(f"/conversation/{conversation.id}", headers=headers)).json()
         assert read["assignedUserId"] == user.id
+        await page.get_by_text("More actions").click()
         await page.get_by_role("button", name="End human support").click()
         await expect(page.locator("#conversation-state")).to_contain_text(
             "assigned to nobody", timeout=TIMEOUT

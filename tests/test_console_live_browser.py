@@ -294,6 +294,7 @@ async def test_sign_in_with_email_and_password_shows_who_sends_the_csrf_token_an
     # A change (a note) goes with the CSRF token and is recorded as this user's.
     await page.get_by_role("link", name="Conversas").click()
     await by_id(page, conversation.id).click()
+    await page.get_by_role("button", name="Nota interna").click()
     await page.get_by_label("Adicionar uma nota (só a equipe vê)").fill("Ligar amanhã às 10h")
     await page.get_by_role("button", name="Adicionar nota").click()
     await expect(page.locator(".note")).to_contain_text("Ligar amanhã às 10h", timeout=TIMEOUT)

@@ -9,6 +9,7 @@ import * as alerts from "./alerts.js";
 import * as live from "./live.js";
 import * as board from "./board.js";
 import * as conversations from "./conversations.js";
+import * as contacts from "./contacts.js";
 import * as clientsMap from "./map.js";
 import * as reports from "./reports.js";
 import * as webhooks from "./webhooks.js";
@@ -21,8 +22,8 @@ import * as flows from "./flows.js";
 import { views as settingsViews } from "./settings.js";
 
 const VIEWS = {
-  board, conversations, map: clientsMap, reports, webhooks, notices, publications, account,
-  users, rules, flows, ...settingsViews,
+  board, conversations, contacts, map: clientsMap, reports, webhooks, notices, publications,
+  account, users, rules, flows, ...settingsViews,
 };
 const DEFAULT_VIEW = "board";
 let current = null;

@@ -1,11 +1,15 @@
-// Conversations of an inbox: messages with their delivery status, reply, private notes,
-// tags and hand-off (assign, end human support), open/close, all through the API.
+// The inbox in three panes: the conversations (unread first, SLA and 24-hour window badges,
+// filters, search), the open conversation as a chat (inbox-chat.js) and the client's file
+// (client-file.js). On a narrow screen one pane at a time, with a way back. Live: the
+// stream (live.js) keeps the list and the open chat up to date. Keyboard: j/k next and
+// previous conversation, r reply, n note, e close or reopen.
 
 import { api, eachLimited, listAll } from "./api.js";
+import { html, render } from "./html.js";
 import { t } from "./i18n.js";
-import {
-  announce, attempt, badge, clear, formatTime, h, neutralised, option, paintSwatches, tagChip,
-} from "./ui.js";
+import { announce, attempt, formatTime, neutralised } from "./ui.js";
+import { Chip, ClientFile, Identity } from "./client-file.js";
+import { Timeline, messageText } from "./inbox-chat.js";
 
 import * as alerts from "./alerts.js";
 import * as live from "./live.js";
@@ -14,381 +18,432 @@ const PAGE_SIZE = 20;
 const MESSAGE_PAGE = 50;
 const FAST_SHOWN = 8;
 const SLA_AT_RISK_MINUTES = 30;
-const state = {
-  bound: false, users: new Map(), departments: new Map(), integrations: new Map(),
-  people: new Map(), tags: [], items: [], page: 1, totalPages: 1, selected: null,
-  messagePage: 1, messagePages: 1, tab: "all", archived: false, me: null, unsubscribe: null,
-  replyTo: null, fastMessages: new Map(), fastShown: [], fastActive: -1, shown: false,
-  loads: 0, liveSince: new Map(),
-};
+const WINDOW_MS = 24 * 3600_000;
+const SEARCH_PEOPLE = 10;
 
-const inboxSelect = () => document.getElementById("conversations-inbox");
-const statusSelect = () => document.getElementById("conversations-status");
-const archivedBox = () => document.getElementById("conversations-archived");
-const list = () => document.getElementById("conversation-list");
-const pane = () => document.getElementById("conversation-pane");
-const moreButton = () => document.getElementById("conversations-more");
+const n = (text) => (text == null ? "" : neutralised(String(text)));
+const enc = encodeURIComponent;
+
+function fresh() {
+  return {
+    root: null, me: null, shown: false, users: new Map(), departments: new Map(),
+    integrations: new Map(), inboxes: [], legalAreas: [], allTags: [], people: new Map(),
+    items: [], page: 1, totalPages: 1, total: 0, loads: 0, liveSince: new Map(),
+    filters: { inboxId: "", tab: "all", status: "OPEN", archived: false, assignee: "", tagId: "", legalAreaId: "", search: "" },
+    found: [], selectedId: null, selected: null, tags: [], messages: [], notes: [],
+    messagePage: 1, messagePages: 1, replyTo: null, mode: "reply", draft: { reply: "", note: "" },
+    fastMessages: new Map(), fast: null, templates: null, template: "", variables: [],
+    pane: "list", fileVersion: 0, unsubscribe: null, ready: false, readHere: new Set(),
+  };
+}
+
+let S = fresh();
+let keysBound = false;
+
+function paint() {
+  if (!S.root) return;
+  render(html`<${Inbox} />`, S.root);
+  fit();
+}
+
+const NARROW = "(max-width: 64rem)";
+
+/** Shows one pane (a narrow screen shows one at a time, scrolled to fill the screen). */
+function setPane(pane) {
+  S.pane = pane;
+  paint();
+  if (window.matchMedia(NARROW).matches) S.root.scrollIntoView({ block: "start" });
+}
+
+/** The panes fill the screen below the page's header (whose height depends on the width):
+ * where the inbox starts is given to the CSS (a custom property, set through the CSSOM). */
+function fit() {
+  const top = S.root.getBoundingClientRect().top + window.scrollY;
+  if (top > 0) S.root.style.setProperty("--inbox-top", `${Math.round(top)}px`);
+}
 
 export function reset() {
-  state.unsubscribe?.();
-  Object.assign(state, {
-    users: new Map(), people: new Map(), tags: [], items: [], selected: null, me: null,
-    unsubscribe: null, replyTo: null, fastMessages: new Map(), tab: "all", shown: false,
-  });
-  clear(inboxSelect());
-  clear(list());
-  clear(pane(), h("p", { class: "empty" }, t("conversations.choose")));
+  S.unsubscribe?.();
+  if (S.root) render(null, S.root);
+  const root = S.root;
+  S = fresh();
+  S.root = root;
 }
 
 /** Who is signed in (null for an API key): "Mine" and the alerts are theirs. The live
  * stream updates the list either way (a key's console reads it with fetch: live.js). */
 export function signedIn(me) {
-  state.me = me?.user ? me : null;
-  document.getElementById("tab-mine").hidden = !state.me;
-  state.unsubscribe?.();
-  state.unsubscribe = live.subscribe(onLiveEvent);
+  S.me = me?.user ? me : null;
+  S.unsubscribe?.();
+  S.unsubscribe = live.subscribe(onLiveEvent);
 }
 
-function bind() {
-  if (state.bound) return;
-  state.bound = true;
-  inboxSelect().addEventListener("change", () => loadList(1));
-  statusSelect().addEventListener("change", () => loadList(1));
-  archivedBox().addEventListener("change", () => {
-    state.archived = archivedBox().checked;
-    loadList(1);
-  });
-  for (const tab of document.querySelectorAll("#conversation-tabs [data-tab]")) {
-    tab.addEventListener("click", () => {
-      state.tab = tab.dataset.tab;
-      loadList(1);
-    });
-  }
-  document.getElementById("conversations-reload").addEventListener("click", () => loadList(1));
-  moreButton().addEventListener("click", () => loadList(state.page + 1));
-}
-
-export async function show() {
-  bind();
+export async function show(view) {
+  S.root = view.querySelector("#inbox-root");
+  bindKeys();
+  paint();
   const ready = await attempt(t("conversations.inboxes"), async () => {
-    const [inboxes, users, departments, integrations] = await Promise.all([
+    const [inboxes, users, departments, integrations, legalAreas, tags] = await Promise.all([
       listAll("/inbox"), listAll("/user"), listAll("/department"), listAll("/integration"),
+      listAll("/legal-areas").catch(() => []), listAll("/tag").catch(() => []),
     ]);
-    const chosen = inboxSelect().value;
-    clear(inboxSelect(), option("", t("conversations.allInboxes")),
-      inboxes.map((i) => option(i.id, i.name, i.id === chosen)));
-    state.users = new Map(users.map((u) => [u.id, u]));
-    state.departments = new Map(departments.map((d) => [d.id, d]));
-    state.integrations = new Map(integrations.map((i) => [i.id, i]));
-    if (!inboxes.length) clear(list(), h("li", { class: "empty" }, t("conversations.noInbox")));
+    S.inboxes = inboxes;
+    S.users = new Map(users.map((u) => [u.id, u]));
+    S.departments = new Map(departments.map((d) => [d.id, d]));
+    S.integrations = new Map(integrations.map((i) => [i.id, i]));
+    S.legalAreas = legalAreas;
+    S.allTags = tags;
     return inboxes.length > 0;
   });
-  state.shown = Boolean(ready);
+  S.shown = Boolean(ready);
+  S.ready = ready !== undefined;
+  paint();
   if (ready) await loadList(1);
 }
 
 async function person(personId) {
-  if (!state.people.has(personId)) {
-    state.people.set(personId, api("GET", `/people/${encodeURIComponent(personId)}`));
+  if (!S.people.has(personId)) {
+    S.people.set(personId, api("GET", `/people/${enc(personId)}`));
   }
   try {
-    return await state.people.get(personId);
+    return await S.people.get(personId);
   } catch (error) {
-    state.people.delete(personId);
+    S.people.delete(personId);
     throw error;
   }
 }
 
+const known = (personId) => {
+  const entry = S.people.get(personId);
+  return entry && !(entry instanceof Promise) ? entry : null;
+};
+
 function listQuery() {
+  const f = S.filters;
   return {
-    inboxId: inboxSelect().value,
-    status: statusSelect().value,
-    mine: state.tab === "mine" ? "true" : undefined,
-    unassigned: state.tab === "unassigned" ? "true" : undefined,
-    isArchived: state.archived ? "true" : "false",
+    inboxId: f.inboxId || undefined,
+    status: f.status || undefined,
+    mine: f.tab === "mine" ? "true" : undefined,
+    unassigned: f.tab === "unassigned" ? "true" : undefined,
+    isArchived: f.archived ? "true" : "false",
   };
 }
 
-/** Whether a conversation belongs in the list as it is filtered now. */
+/** Whether a conversation belongs in the list as the API filters it now. */
 function fits(conversation) {
-  const query = listQuery();
-  if (query.inboxId && conversation.inboxId !== query.inboxId) return false;
-  if (query.status && conversation.status !== query.status) return false;
-  if (state.tab === "mine" && conversation.assignedUserId !== state.me?.id) return false;
-  if (state.tab === "unassigned" && conversation.assignedUserId) return false;
-  return conversation.isArchived === state.archived;
+  const f = S.filters;
+  if (f.inboxId && conversation.inboxId !== f.inboxId) return false;
+  if (f.status && conversation.status !== f.status) return false;
+  if (f.tab === "mine" && conversation.assignedUserId !== S.me?.id) return false;
+  if (f.tab === "unassigned" && conversation.assignedUserId) return false;
+  return conversation.isArchived === f.archived;
 }
 
-// The API's order: pinned first, then the latest message first.
+/** The filters the API's list has not (assignee, tag, legal area, the search's text): on
+ * the conversations loaded. */
+function shownHere(conversation) {
+  const f = S.filters;
+  if (f.assignee && conversation.assignedUserId !== f.assignee) return false;
+  if (f.tagId && !conversation.tags.some((tag) => tag.id === f.tagId)) return false;
+  if (f.legalAreaId && conversation.legalAreaId !== f.legalAreaId) return false;
+  const wanted = folded(f.search.trim());
+  if (!wanted) return true;
+  const contact = known(conversation.personId);
+  const digits = wanted.replace(/\D/g, "");
+  return [contact?.name, contact?.username, contact?.email, conversation.lastMessage?.content]
+    .some((text) => text && folded(text).includes(wanted))
+    || Boolean(digits && contact?.phone?.replace(/\D/g, "").includes(digits))
+    || S.found.includes(conversation.personId);
+}
+
+// Unread first, then pinned, then the latest message first.
 function byListOrder(a, b) {
+  // One read here keeps its place until the list is loaded again (no jump while reading).
+  const unread = (c) => ((c.unreadCount ?? 0) > 0 || S.readHere.has(c.id) ? 1 : 0);
+  if (unread(a) !== unread(b)) return unread(b) - unread(a);
   if (a.isFixed !== b.isFixed) return a.isFixed ? -1 : 1;
   const at = (c) => c.lastMessageAt ?? c.createdAt ?? "";
   return at(b).localeCompare(at(a));
 }
 
 async function loadList(page) {
-  for (const tab of document.querySelectorAll("#conversation-tabs [data-tab]")) {
-    tab.setAttribute("aria-pressed", String(tab.dataset.tab === state.tab));
-  }
   // What the stream brings while this page loads is newer than the page: kept over it.
-  const ticket = ++state.loads;
-  state.liveSince = new Map();
+  const ticket = ++S.loads;
+  S.liveSince = new Map();
   const answer = await attempt(t("conversations.title"), () => api("GET", "/conversation", {
     query: { ...listQuery(), page, limit: PAGE_SIZE },
   }));
-  if (!answer || ticket !== state.loads) return;
-  state.page = page;
-  state.totalPages = answer.totalPages;
-  if (page === 1) state.items = [];
-  const arrived = state.liveSince;
-  const known = new Set(state.items.map((c) => c.id));
-  state.items.push(...answer.data.filter((c) => !known.has(c.id) && !arrived.has(c.id)));
-  state.items = state.items.filter((c) => !arrived.has(c.id));
-  state.items.push(...[...arrived.values()].filter(fits));
-  state.items.sort(byListOrder);
-  renderList();
-  moreButton().hidden = page >= answer.totalPages;
+  if (!answer || ticket !== S.loads) return;
+  S.page = page;
+  S.totalPages = answer.totalPages;
+  S.total = answer.totalResults;
+  if (page === 1) {
+    S.items = [];
+    S.readHere = new Set();
+  }
+  const arrived = S.liveSince;
+  const have = new Set(S.items.map((c) => c.id));
+  S.items.push(...answer.data.filter((c) => !have.has(c.id) && !arrived.has(c.id)));
+  S.items = S.items.filter((c) => !arrived.has(c.id));
+  S.items.push(...[...arrived.values()].filter(fits));
+  S.items.sort(byListOrder);
+  paint();
   announce(t("conversations.count", { count: answer.totalResults }));
-}
-
-function renderList() {
-  clear(list(), state.items.length ? state.items.map(renderListItem)
-    : h("li", { class: "empty" }, t("conversations.none")));
-  fillNames(state.items);
+  await fillNames(S.items);
 }
 
 function fillNames(conversations) {
-  return attempt(t("conversations.contacts"), () => eachLimited(conversations, 6, async (c) => {
-    const contact = await person(c.personId);
-    for (const slot of list().querySelectorAll(`[data-person-id="${CSS.escape(contact.id)}"]`)) {
-      slot.textContent = neutralised(contact.name);
-    }
+  const missing = conversations.filter((c) => !known(c.personId));
+  return attempt(t("conversations.contacts"), () => eachLimited(missing, 6, async (c) => {
+    S.people.set(c.personId, await person(c.personId));
+    paint();
   }));
 }
 
-/** Puts a conversation in the list, where the order says, or takes it out when it no
- * longer fits the filters. */
-function upsert(conversation) {
-  state.liveSince.set(conversation.id, conversation);
-  state.items = state.items.filter((c) => c.id !== conversation.id);
-  if (fits(conversation)) {
-    state.items.push(conversation);
-    state.items.sort(byListOrder);
-  }
-  renderList();
+/** The search also asks the API for clients by name, phone or username and brings their
+ * conversations into the list (the conversation list itself has no text search). */
+let searchTimer = null;
+function searchChanged(text) {
+  S.filters.search = text;
+  S.found = [];
+  paint();
+  clearTimeout(searchTimer);
+  if (text.trim().length < 2) return;
+  searchTimer = setTimeout(async () => {
+    const people = await attempt(t("inbox.search"), () =>
+      api("GET", "/people", { query: { search: text.trim(), limit: SEARCH_PEOPLE } }));
+    if (!people || S.filters.search !== text) return;
+    for (const contact of people.data) S.people.set(contact.id, contact);
+    S.found = people.data.map((c) => c.id);
+    await eachLimited(people.data, 4, async (contact) => {
+      const theirs = await api("GET", "/conversation", {
+        query: { ...listQuery(), personId: contact.id, limit: 5 },
+      }).catch(() => null);
+      for (const c of theirs?.data ?? []) {
+        if (!S.items.some((item) => item.id === c.id)) S.items.push(c);
+      }
+    });
+    S.items.sort(byListOrder);
+    paint();
+  }, 300);
 }
 
+function upsert(conversation) {
+  S.liveSince.set(conversation.id, conversation);
+  S.items = S.items.filter((c) => c.id !== conversation.id);
+  if (fits(conversation)) {
+    S.items.push(conversation);
+    S.items.sort(byListOrder);
+  }
+  paint();
+  if (!known(conversation.personId)) fillNames([conversation]);
+}
+
+const integrationOf = (c) => S.integrations.get(c.integrationId);
+
 function channelOf(conversation) {
-  const type = state.integrations.get(conversation.integrationId)?.type;
+  const type = integrationOf(conversation)?.type;
   return type ? t(`channel.${type}`) : t("channel.unknown");
 }
 
 /** The SLA mark of a list item: breached (it missed a due time), at risk (a due time
  * still to meet falls within SLA_AT_RISK_MINUTES), else none. */
-function slaMark(conversation) {
-  const sla = conversation.sla;
+function SlaMark({ c }) {
+  const sla = c.sla;
   if (!sla) return null;
   if (sla.breachedAt) {
-    return h("span", {
-      class: "badge danger sla", dataset: { sla: "breached" },
-      title: t("conversations.slaBreachedAt", { time: formatTime(sla.breachedAt) }),
-    }, t("conversations.slaBreached"));
+    return html`<span class="badge danger sla" data-sla="breached"
+      title=${t("conversations.slaBreachedAt", { time: formatTime(sla.breachedAt) })}>${t("conversations.slaBreached")}</span>`;
   }
-  if (conversation.status !== "OPEN") return null;
-  const dues = [
-    conversation.firstResponseAt ? null : sla.firstResponseDueAt,
-    sla.nextResponseDueAt, sla.resolutionDueAt,
-  ].filter(Boolean).map((iso) => new Date(iso).getTime());
+  if (c.status !== "OPEN") return null;
+  const dues = [c.firstResponseAt ? null : sla.firstResponseDueAt, sla.nextResponseDueAt, sla.resolutionDueAt]
+    .filter(Boolean).map((iso) => new Date(iso).getTime());
   if (!dues.length) return null;
   const due = Math.min(...dues);
   if (due - Date.now() > SLA_AT_RISK_MINUTES * 60_000) return null;
-  return h("span", {
-    class: "badge warn sla", dataset: { sla: "at-risk" },
-    title: t("conversations.slaDueAt", { time: formatTime(new Date(due).toISOString()) }),
-  }, t("conversations.slaAtRisk"));
+  return html`<span class="badge warn sla" data-sla="at-risk"
+    title=${t("conversations.slaDueAt", { time: formatTime(new Date(due).toISOString()) })}>${t("conversations.slaAtRisk")}</span>`;
 }
 
-function renderListItem(conversation) {
-  const last = conversation.lastMessage;
-  const assignee = conversation.assignedUserId
-    ? (state.users.get(conversation.assignedUserId)?.name ?? conversation.responsables?.[0]?.name)
-    : null;
-  const button = h("button", {
-    type: "button", class: "conversation-item",
-    dataset: {
-      conversationId: conversation.id, unread: String(conversation.unreadCount ?? 0),
-      fixed: String(conversation.isFixed), channel: state.integrations.get(conversation.integrationId)?.type ?? "",
-    },
-    "aria-current": conversation.id === state.selected?.id ? "true" : null,
-    onclick: () => openConversation(conversation.id),
-  },
-  h("span", { class: "line" },
-    h("span", { class: "name", dataset: { personId: conversation.personId } }, "…"),
-    conversation.isFixed ? badge(t("conversations.pinned"), "info pinned") : null,
-    slaMark(conversation),
-    conversation.unreadCount
-      ? h("span", {
-        class: "badge danger unread", title: t("conversations.unread", { count: conversation.unreadCount }),
-      }, String(conversation.unreadCount))
-      : null),
-  h("span", { class: "line" },
-    badge(channelOf(conversation), "muted channel"),
-    h("span", { class: "preview" }, last ? (last.content ?? t(`type.${last.type}`)) : "—")),
-  h("span", { class: "meta" },
-    t("conversations.meta", {
-      status: t(`conversation.${conversation.status}`),
-      priority: t(`priority.${conversation.priority}`),
-    }),
-    conversation.lastMessageAt ? ` · ${formatTime(conversation.lastMessageAt)}` : "",
-    assignee ? t("conversations.assignee", { name: assignee }) : ""));
-  return h("li", {}, button);
+/** WhatsApp's 24-hour window, from the client's oldest unanswered message: open at least
+ * until 24 hours after it (a later message of theirs keeps it open longer). */
+function WindowMark({ c }) {
+  if (integrationOf(c)?.type !== "WHATSAPP_OFFICIAL" || !c.awaitingSince) return null;
+  const until = new Date(c.awaitingSince).getTime() + WINDOW_MS;
+  if (until <= Date.now()) return null;
+  return html`<span class="badge info window" data-window="open"
+    title=${t("inbox.windowTitle")}>${t("inbox.windowUntil", { time: formatTime(new Date(until).toISOString()).slice(11) })}</span>`;
 }
 
-async function openConversation(conversationId) {
+function ListItem({ c }) {
+  const contact = known(c.personId);
+  const last = c.lastMessage;
+  const assignee = c.assignedUserId
+    ? (S.users.get(c.assignedUserId)?.name ?? c.responsables?.[0]?.name) : null;
+  return html`<li><button type="button" class="conversation-item" data-conversation-id=${c.id}
+      data-unread=${String(c.unreadCount ?? 0)} data-fixed=${String(c.isFixed)}
+      data-channel=${integrationOf(c)?.type ?? ""}
+      aria-current=${c.id === S.selectedId ? "true" : null} onClick=${() => openConversation(c.id)}>
+    <span class="line first">
+      <span class="name" data-person-id=${c.personId}>${contact ? n(contact.name) : "…"}</span>
+      <span class="when">${c.lastMessageAt ? formatTime(c.lastMessageAt) : ""}</span>
+    </span>
+    <span class="line second">
+      <span class="preview">${last ? n(last.content ?? t(`type.${last.type}`)) : "—"}</span>
+      ${c.unreadCount ? html`<span class="badge danger unread"
+        title=${t("conversations.unread", { count: c.unreadCount })}>${String(c.unreadCount)}</span>` : null}
+    </span>
+    <span class="line meta">
+      <span class="badge muted channel">${channelOf(c)}</span>
+      ${c.isFixed ? html`<span class="badge info pinned">${t("conversations.pinned")}</span>` : null}
+      <${SlaMark} c=${c} /><${WindowMark} c=${c} />
+      <span class="state">${t(`conversation.${c.status}`)}${assignee ? n(t("conversations.assignee", { name: assignee })) : ""}</span>
+    </span>
+  </button></li>`;
+}
+
+function setFilter(name, value, reload = true) {
+  S.filters[name] = value;
+  paint();
+  if (reload) loadList(1);
+}
+
+function Filters() {
+  const f = S.filters;
+  const inboxTags = S.allTags.filter((tag) => !f.inboxId || tag.inboxId === f.inboxId);
+  return html`<div class="inbox-filters">
+    <label class="visually-hidden" for="inbox-search">${t("inbox.search")}</label>
+    <input id="inbox-search" type="search" placeholder=${t("inbox.searchPlaceholder")} value=${f.search}
+      onInput=${(e) => searchChanged(e.currentTarget.value)} />
+    <div id="conversation-tabs" class="tabs" role="group" aria-label=${t("conversations.tabs")}>
+      ${S.me ? html`<button type="button" id="tab-mine" aria-pressed=${String(f.tab === "mine")}
+        onClick=${() => setFilter("tab", "mine")}>${t("conversations.mine")}</button>` : null}
+      <button type="button" aria-pressed=${String(f.tab === "unassigned")}
+        onClick=${() => setFilter("tab", "unassigned")}>${t("conversations.unassigned")}</button>
+      <button type="button" aria-pressed=${String(f.tab === "all")}
+        onClick=${() => setFilter("tab", "all")}>${t("conversations.all")}</button>
+    </div>
+    <details class="more-filters">
+      <summary>${t("inbox.filters")}</summary>
+      <div class="filter-grid">
+        <label for="conversations-inbox">${t("conversations.inbox")}</label>
+        <select id="conversations-inbox" value=${f.inboxId} onChange=${(e) => setFilter("inboxId", e.currentTarget.value)}>
+          <option value="">${t("conversations.allInboxes")}</option>
+          ${S.inboxes.map((i) => html`<option value=${i.id}>${n(i.name)}</option>`)}
+        </select>
+        <label for="conversations-status">${t("conversations.status")}</label>
+        <select id="conversations-status" value=${f.status} onChange=${(e) => setFilter("status", e.currentTarget.value)}>
+          <option value="OPEN">${t("conversations.statusOpen")}</option>
+          <option value="CLOSED">${t("conversations.statusClosed")}</option>
+          <option value="">${t("conversations.statusAll")}</option>
+        </select>
+        <label for="inbox-assignee">${t("inbox.assignee")}</label>
+        <select id="inbox-assignee" value=${f.assignee} onChange=${(e) => setFilter("assignee", e.currentTarget.value, false)}>
+          <option value="">${t("inbox.anyone")}</option>
+          ${[...S.users.values()].map((u) => html`<option value=${u.id}>${n(u.name)}</option>`)}
+        </select>
+        <label for="inbox-tag">${t("inbox.tag")}</label>
+        <select id="inbox-tag" value=${f.tagId} onChange=${(e) => setFilter("tagId", e.currentTarget.value, false)}>
+          <option value="">${t("inbox.anyTag")}</option>
+          ${inboxTags.map((tag) => html`<option value=${tag.id}>${n(tag.name)}</option>`)}
+        </select>
+        <label for="inbox-area">${t("inbox.legalArea")}</label>
+        <select id="inbox-area" value=${f.legalAreaId} onChange=${(e) => setFilter("legalAreaId", e.currentTarget.value, false)}>
+          <option value="">${t("inbox.anyArea")}</option>
+          ${S.legalAreas.map((a) => html`<option value=${a.id}>${n(a.name)}</option>`)}
+        </select>
+        <label class="check"><input type="checkbox" id="conversations-archived" checked=${f.archived}
+          onChange=${(e) => setFilter("archived", e.currentTarget.checked)} />
+          <span>${t("conversations.archived")}</span></label>
+      </div>
+    </details>
+    <button type="button" id="conversations-reload" class="secondary" onClick=${() => loadList(1)}>${t("common.reload")}</button>
+  </div>`;
+}
+
+function ListPane() {
+  const shown = S.items.filter(shownHere);
+  let body;
+  if (S.ready && !S.shown) body = html`<li class="empty">${t("conversations.noInbox")}</li>`;
+  else if (!shown.length) body = html`<li class="empty">${t("conversations.none")}</li>`;
+  else body = shown.map((c) => html`<${ListItem} key=${c.id} c=${c} />`);
+  return html`<nav class="pane inbox-list" aria-label=${t("conversations.listLabel")}>
+    <${Filters} />
+    <ul id="conversation-list" class="conversation-list">${body}</ul>
+    ${S.page < S.totalPages ? html`<button type="button" id="conversations-more" class="secondary"
+      onClick=${() => loadList(S.page + 1)}>${t("common.loadMore")}</button>` : null}
+  </nav>`;
+}
+
+// The open conversation.
+
+async function openConversation(conversationId, { focus = true } = {}) {
   const loaded = await attempt(t("conversations.conversation"), async () => {
-    const conversation = await api("GET", `/conversation/${encodeURIComponent(conversationId)}`);
+    const conversation = await api("GET", `/conversation/${enc(conversationId)}`);
     const [contact, tags] = await Promise.all([
-      person(conversation.personId),
-      listAll("/tag", { inboxId: conversation.inboxId }),
+      person(conversation.personId), listAll("/tag", { inboxId: conversation.inboxId }),
     ]);
     return { conversation, contact, tags };
   });
   if (!loaded) return;
-  state.selected = loaded.conversation;
-  state.tags = loaded.tags;
-  state.replyTo = null;
-  for (const item of list().querySelectorAll(".conversation-item")) {
-    if (item.dataset.conversationId === conversationId) item.setAttribute("aria-current", "true");
-    else item.removeAttribute("aria-current");
-  }
-  renderPane(loaded.contact);
+  S.people.set(loaded.conversation.personId, loaded.contact);
+  Object.assign(S, {
+    selectedId: conversationId, selected: loaded.conversation, tags: loaded.tags, replyTo: null,
+    messages: [], notes: [], fast: null, templates: null, template: "", variables: [],
+    pane: "chat", mode: "reply", draft: { reply: "", note: "" },
+  });
+  setPane("chat");
   await Promise.all([loadMessages(1), loadNotes()]);
-  document.getElementById("conversation-title").focus();
+  if (focus) document.getElementById("conversation-title")?.focus();
 }
 
-// A web chat visitor's contact is unverified: what they typed is a claim, shown as such.
-// A WhatsApp client known by a username only (no phone) is shown by it.
-function identityLine(contact) {
-  if (contact.verified !== false) {
-    const username = contact.username
-      ? t("contact.whatsappUsername", { value: contact.username }) : null;
-    return h("p", { class: "muted" }, contact.phone ?? username ?? contact.email ?? "");
+const conversationPath = () => `/conversation/${enc(S.selected.id)}`;
+
+async function loadMessages(page) {
+  const answer = await attempt(t("conversation.messages"), () => api("GET", `${conversationPath()}/messages`, {
+    query: { page, limit: MESSAGE_PAGE },
+  }));
+  if (!answer) return;
+  S.messagePage = page;
+  S.messagePages = answer.totalPages;
+  const older = answer.data.slice().reverse();
+  S.messages = page === 1 ? older : [...older, ...S.messages];
+  paint();
+  if (page === 1 && answer.data.some((m) => m.direction === "INBOUND")) markRead(S.selected.id);
+}
+
+async function loadNotes() {
+  const notes = await attempt(t("conversation.notes"), () => api("GET", "/conversation/notes", {
+    query: { conversationId: S.selected.id, limit: 50 },
+  }));
+  if (!notes) return;
+  S.notes = notes.data;
+  paint();
+}
+
+async function markRead(conversationId) {
+  // The operator has read the conversation: the client sees the blue ticks. A failure
+  // here must not hide the messages, so it is only logged.
+  try {
+    await api("POST", `/conversation/${enc(conversationId)}/read`);
+  } catch (error) {
+    console.warn("POST /read", error);
+    return;
   }
-  const claimed = contact.claimedPhone ?? contact.claimedEmail ?? "";
-  return h("p", { class: "muted", dataset: { verified: "false" } },
-    h("span", { class: "badge warn", title: t("contact.unverifiedTitle") },
-      t("contact.unverified")),
-    claimed ? t("contact.claimed", { value: claimed }) : "");
+  const item = S.items.find((c) => c.id === conversationId);
+  if (item && item.unreadCount) {
+    S.readHere.add(item.id);
+    item.unreadCount = 0;
+    paint();
+  }
 }
 
-function renderPane(contact) {
-  const c = state.selected;
-  clear(pane(), h("article", { "aria-labelledby": "conversation-title", class: "conversation" },
-    h("header", { class: "conversation-head" },
-      h("h2", { id: "conversation-title", tabindex: "-1" }, contact.name),
-      identityLine(contact),
-      h("p", { class: "muted", id: "conversation-channel" },
-        t("conversation.channel", { channel: channelOf(c) }))),
-    h("p", { id: "conversation-state", class: "conversation-state" }),
-    h("section", { "aria-labelledby": "handoff-title", class: "panel" },
-      h("h3", { id: "handoff-title" }, t("conversation.handoff")),
-      h("div", { class: "row" },
-        h("label", { for: "assign-user" }, t("conversation.assignTo")),
-        h("select", { id: "assign-user" }, option("", t("conversation.chooseUser")),
-          [...state.users.values()].map((u) => option(u.id, u.name))),
-        h("button", { type: "button", onclick: assign }, t("conversation.assign"))),
-      state.departments.size ? h("div", { class: "row" },
-        h("label", { for: "assign-department" }, t("conversation.department")),
-        h("select", { id: "assign-department" }, option("", t("conversation.chooseDepartment")),
-          [...state.departments.values()].map((d) => option(d.id, d.name))),
-        h("button", { type: "button", class: "secondary", onclick: assignDepartment },
-          t("conversation.sendToDepartment"))) : null,
-      h("div", { class: "row" },
-        h("label", { for: "conversation-priority" }, t("conversation.priority")),
-        h("select", { id: "conversation-priority" },
-          ["LOW", "MEDIUM", "HIGH"].map((p) => option(p, t(`priority.${p}`), p === c.priority))),
-        h("button", { type: "button", class: "secondary", onclick: changePriority },
-          t("conversation.setPriority"))),
-      h("div", { class: "row" },
-        h("button", { type: "button", class: "secondary", onclick: endHumanSupport },
-          t("conversation.endHuman")),
-        h("button", { type: "button", class: "secondary", id: "toggle-status", onclick: toggleStatus }),
-        h("button", { type: "button", class: "secondary", id: "toggle-fixed", onclick: toggleFixed }),
-        h("button", {
-          type: "button", class: "secondary", id: "toggle-archived", onclick: toggleArchived,
-        }))),
-    h("section", { "aria-labelledby": "tags-title", class: "panel" },
-      h("h3", { id: "tags-title" }, t("conversation.tags")),
-      h("ul", { id: "conversation-tags", class: "tag-list" }),
-      h("div", { class: "row" },
-        h("label", { for: "add-tag" }, t("conversation.addTag")),
-        h("select", { id: "add-tag" }),
-        h("button", { type: "button", onclick: addTag }, t("conversation.addTag")))),
-    h("section", { "aria-labelledby": "messages-title", class: "panel" },
-      h("div", { class: "row spread" },
-        h("h3", { id: "messages-title" }, t("conversation.messages")),
-        h("button", { type: "button", class: "secondary", onclick: () => loadMessages(1) }, t("common.refresh"))),
-      h("button", {
-        type: "button", class: "secondary", id: "older-messages", hidden: true,
-        onclick: () => loadMessages(state.messagePage + 1),
-      }, t("conversation.older")),
-      h("ol", { id: "message-list", class: "message-list", "aria-live": "polite" }),
-      h("form", { id: "reply-form", class: "compose", onsubmit: reply },
-        h("div", { id: "reply-quote", class: "quote", hidden: true }),
-        h("label", { for: "reply-text" }, t("conversation.reply")),
-        h("p", { class: "hint", id: "reply-hint" }, t("composer.hint")),
-        h("div", { class: "composer" },
-          h("textarea", {
-            id: "reply-text", rows: "3", maxlength: "4096", required: true,
-            "aria-describedby": "reply-hint", "aria-autocomplete": "list",
-            "aria-controls": "fast-list", "aria-expanded": "false",
-            oninput: fastInput, onkeydown: fastKeys,
-          }),
-          h("ul", {
-            id: "fast-list", class: "fast-list", role: "listbox",
-            "aria-label": t("composer.fastMessages"), hidden: true,
-          })),
-        h("button", { type: "submit" }, t("conversation.sendReply")))),
-    h("section", { "aria-labelledby": "notes-title", class: "panel" },
-      h("h3", { id: "notes-title" }, t("conversation.notes")),
-      h("ul", { id: "note-list", class: "note-list" }),
-      h("form", { id: "note-form", class: "compose", onsubmit: addNote },
-        h("label", { for: "note-text" }, t("conversation.addNoteLabel")),
-        h("textarea", { id: "note-text", rows: "2", maxlength: "10000", required: true }),
-        h("button", { type: "submit", class: "secondary" }, t("conversation.addNote"))))));
-  fillState();
-}
-
-function fillState() {
-  const c = state.selected;
-  const assignee = c.assignedUserId
-    ? (state.users.get(c.assignedUserId)?.name ?? c.assignedUserId) : t("conversation.nobody");
-  const department = c.departmentId
-    ? t("conversation.inDepartment", {
-      name: state.departments.get(c.departmentId)?.name ?? c.departmentId,
-    }) : "";
-  clear(document.getElementById("conversation-state"),
-    badge(t(`conversation.${c.status}`), c.status === "OPEN" ? "ok" : "muted"), " ",
-    c.isFixed ? [badge(t("conversations.pinned"), "info"), " "] : null,
-    c.isArchived ? [badge(t("conversations.archivedOne"), "muted"), " "] : null,
-    t("conversation.stateLine", { priority: t(`priority.${c.priority}`), assignee, department }));
-  document.getElementById("toggle-status").textContent =
-    c.status === "OPEN" ? t("conversation.close") : t("conversation.reopen");
-  document.getElementById("toggle-fixed").textContent =
-    c.isFixed ? t("conversation.unpin") : t("conversation.pin");
-  document.getElementById("toggle-archived").textContent =
-    c.isArchived ? t("conversation.unarchive") : t("conversation.archive");
-  const assigned = new Set(c.tags.map((tag) => tag.id));
-  const tagList = document.getElementById("conversation-tags");
-  clear(tagList, c.tags.length ? c.tags.map((tag) => h("li", {},
-    tagChip(tag),
-    h("button", {
-      type: "button", class: "link", "aria-label": t("conversation.removeTagNamed", { name: tag.name }),
-      onclick: () => removeTag(tag.id),
-    }, t("conversation.remove")))) : h("li", { class: "muted" }, t("conversation.noTags")));
-  paintSwatches(tagList);
-  clear(document.getElementById("add-tag"),
-    state.tags.filter((tag) => !assigned.has(tag.id)).map((tag) => option(tag.id, tag.name)));
+/** Shows a message of the open conversation: replaced where it is, or added at the end. */
+function showMessage(message) {
+  const at = S.messages.findIndex((m) => m.id === message.id);
+  if (at >= 0) S.messages[at] = message;
+  else S.messages = [...S.messages, message];
+  paint();
 }
 
 async function changed(context, call) {
@@ -399,294 +454,430 @@ async function changed(context, call) {
 }
 
 function showChanged(conversation) {
-  if (state.selected?.id === conversation.id) {
-    state.selected = conversation;
-    fillState();
+  if (S.selected?.id === conversation.id) {
+    S.selected = conversation;
+    S.fileVersion += 1;
   }
   upsert(conversation);
 }
 
-const conversationPath = () => `/conversation/${encodeURIComponent(state.selected.id)}`;
-
-function assign() {
-  const userId = document.getElementById("assign-user").value;
-  if (!userId) return;
-  changed(t("conversation.assign"), () => api("PATCH", conversationPath(), { body: { assignedUserId: userId } }));
-}
-
-function assignDepartment() {
-  const departmentId = document.getElementById("assign-department").value;
-  if (!departmentId) return;
-  changed(t("conversation.department"), () => api("PATCH", conversationPath(), { body: { departmentId } }));
-}
-
-function changePriority() {
-  const priority = document.getElementById("conversation-priority").value;
-  changed(t("conversation.priority"), () => api("PATCH", conversationPath(), { body: { priority } }));
-}
-
-function endHumanSupport() {
-  changed(t("conversation.endHuman"), () => api("POST", "/conversation/end-human-support", {
-    body: { conversationId: state.selected.id },
-  }));
-}
+const patch = (context, body) => changed(context, () => api("PATCH", conversationPath(), { body }));
 
 function toggleStatus() {
-  const status = state.selected.status === "OPEN" ? "CLOSED" : "OPEN";
-  changed(status === "OPEN" ? t("conversation.reopen") : t("conversation.close"),
-    () => api("PATCH", conversationPath(), { body: { status } }));
+  const status = S.selected.status === "OPEN" ? "CLOSED" : "OPEN";
+  patch(status === "OPEN" ? t("conversation.reopen") : t("conversation.close"), { status });
 }
 
-function toggleFixed() {
-  const isFixed = !state.selected.isFixed;
-  changed(isFixed ? t("conversation.pin") : t("conversation.unpin"),
-    () => api("PATCH", conversationPath(), { body: { isFixed } }));
+const valueOf = (id) => document.getElementById(id)?.value;
+
+function stateLine(c) {
+  const assignee = c.assignedUserId
+    ? (S.users.get(c.assignedUserId)?.name ?? c.assignedUserId) : t("conversation.nobody");
+  const department = c.departmentId
+    ? t("conversation.inDepartment", { name: S.departments.get(c.departmentId)?.name ?? c.departmentId }) : "";
+  return n(t("conversation.stateLine", { priority: t(`priority.${c.priority}`), assignee, department }));
 }
 
-function toggleArchived() {
-  const isArchived = !state.selected.isArchived;
-  changed(isArchived ? t("conversation.archive") : t("conversation.unarchive"),
-    () => api("PATCH", conversationPath(), { body: { isArchived } }));
+function ChatHead({ c, contact }) {
+  return html`<header class="conversation-head">
+    <div class="head-line">
+      <button type="button" class="secondary narrow-only" onClick=${() => setPane("list")}>
+        ${t("inbox.backToList")}</button>
+      <div class="head-who">
+        <h2 id="conversation-title" tabindex="-1">${n(contact.name)}</h2>
+        <${Identity} contact=${contact} />
+        <p class="muted" id="conversation-channel">${t("conversation.channel", { channel: channelOf(c) })}</p>
+      </div>
+      <button type="button" class="secondary narrow-only" onClick=${() => setPane("file")}>
+        ${t("inbox.openFile")}</button>
+    </div>
+    <p id="conversation-state" class="conversation-state">
+      <span class=${`badge ${c.status === "OPEN" ? "ok" : "muted"}`}>${t(`conversation.${c.status}`)}</span>
+      ${c.isFixed ? html` <span class="badge info">${t("conversations.pinned")}</span>` : null}
+      ${c.isArchived ? html` <span class="badge muted">${t("conversations.archivedOne")}</span>` : null}
+      ${" "}${stateLine(c)}</p>
+    <div class="row head-actions">
+      <label for="assign-user" class="visually-hidden">${t("conversation.assignTo")}</label>
+      <select id="assign-user">
+        <option value="">${t("inbox.assignTo")}</option>
+        ${[...S.users.values()].map((u) => html`<option value=${u.id}>${n(u.name)}</option>`)}
+      </select>
+      <button type="button" onClick=${() => valueOf("assign-user")
+        && patch(t("conversation.assign"), { assignedUserId: valueOf("assign-user") })}>${t("conversation.assign")}</button>
+      <button type="button" class="secondary" id="toggle-status" onClick=${toggleStatus}>
+        ${c.status === "OPEN" ? t("conversation.close") : t("conversation.reopen")}</button>
+      <button type="button" class="secondary icon" aria-label=${t("common.refresh")} title=${t("common.refresh")}
+        onClick=${() => { loadMessages(1); loadNotes(); }}><span aria-hidden="true">⟳</span></button>
+      <details class="more-actions">
+        <summary>${t("inbox.moreActions")}</summary>
+        <div class="more-box">
+          ${S.departments.size ? html`<div class="row">
+            <label for="assign-department">${t("conversation.department")}</label>
+            <select id="assign-department">
+              <option value="">${t("conversation.chooseDepartment")}</option>
+              ${[...S.departments.values()].map((d) => html`<option value=${d.id}>${n(d.name)}</option>`)}
+            </select>
+            <button type="button" class="secondary" onClick=${() => valueOf("assign-department")
+              && patch(t("conversation.department"), { departmentId: valueOf("assign-department") })}>
+              ${t("conversation.sendToDepartment")}</button></div>` : null}
+          <div class="row">
+            <label for="conversation-priority">${t("conversation.priority")}</label>
+            <select id="conversation-priority" value=${c.priority}>
+              ${["LOW", "MEDIUM", "HIGH"].map((p) => html`<option value=${p}>${t(`priority.${p}`)}</option>`)}
+            </select>
+            <button type="button" class="secondary" onClick=${() =>
+              patch(t("conversation.priority"), { priority: valueOf("conversation-priority") })}>${t("conversation.setPriority")}</button>
+          </div>
+          <div class="row">
+            <button type="button" class="secondary" onClick=${() => changed(t("conversation.endHuman"),
+              () => api("POST", "/conversation/end-human-support", { body: { conversationId: c.id } }))}>
+              ${t("conversation.endHuman")}</button>
+            <button type="button" class="secondary" id="toggle-fixed" onClick=${() =>
+              patch(c.isFixed ? t("conversation.unpin") : t("conversation.pin"), { isFixed: !c.isFixed })}>
+              ${c.isFixed ? t("conversation.unpin") : t("conversation.pin")}</button>
+            <button type="button" class="secondary" id="toggle-archived" onClick=${() =>
+              patch(c.isArchived ? t("conversation.unarchive") : t("conversation.archive"), { isArchived: !c.isArchived })}>
+              ${c.isArchived ? t("conversation.unarchive") : t("conversation.archive")}</button>
+          </div>
+        </div>
+      </details>
+    </div>
+  </header>`;
 }
 
-function addTag() {
-  const tagId = document.getElementById("add-tag").value;
-  if (!tagId) return;
-  changed(t("conversation.addTag"), () => api("POST", `${conversationPath()}/tags`, { body: { tagId } }));
-}
-
-function removeTag(tagId) {
-  changed(t("conversation.removeTag"), () =>
-    api("DELETE", `${conversationPath()}/tags/${encodeURIComponent(tagId)}`));
-}
-
-const STATUS_KIND = { FAILED: "danger", READ: "ok", DELIVERED: "ok", SENT: "info" };
-
-function messageText(message) {
-  if (message.text) return message.text;
-  if (message.templateName) return t("message.template", { name: message.templateName });
-  return message.mediaUrl ?? t(`type.${message.type}`);
-}
-
-/** Why the platform refused a message: its code, title and details, as it said them. */
-function failureReason(message) {
-  const detail = message.errorDetail;
-  const said = [detail?.code, detail?.title, detail?.details && detail.details !== detail.title
-    ? detail.details : null].filter(Boolean).join(" · ");
-  return said || message.error || t("message.noReason");
-}
-
-function quotedOf(message) {
-  if (!message.replyTo) return null;
-  const quoted = document.querySelector(
-    `#message-list [data-message-id="${CSS.escape(message.replyTo)}"] .text`);
-  return h("blockquote", { class: "quoted", dataset: { replyTo: message.replyTo } },
-    quoted ? quoted.textContent : t("message.quotedElsewhere"));
-}
-
-function renderMessage(message) {
-  const outbound = message.direction === "OUTBOUND";
-  return h("li", {
-    class: `message ${outbound ? "outbound" : "inbound"}`,
-    dataset: { messageId: message.id, status: message.status },
-  },
-  h("p", { class: "who" }, outbound
-    ? (message.userName ?? t("message.office")) : t("message.contact")),
-  quotedOf(message),
-  h("p", { class: "text" }, messageText(message)),
-  h("p", { class: "meta" }, formatTime(message.createdAt), " ",
-    badge(t(`message.${message.status}`), STATUS_KIND[message.status] ?? "muted"), " ",
-    h("button", {
-      type: "button", class: "link quote-button",
-      "aria-label": t("message.quoteLabel", { text: messageText(message).slice(0, 40) }),
-      onclick: () => quote(message),
-    }, t("message.quote"))),
-  message.status === "FAILED"
-    ? h("p", { class: "error-text" }, t("message.failedBecause", { reason: failureReason(message) }))
-    : null);
-}
-
-function quote(message) {
-  state.replyTo = message;
-  const box = document.getElementById("reply-quote");
-  if (!box) return;
-  box.hidden = false;
-  clear(box, h("p", { class: "muted" }, t("composer.replyingTo")),
-    h("blockquote", {}, messageText(message)),
-    h("button", { type: "button", class: "link", onclick: unquote }, t("composer.cancelQuote")));
-  document.getElementById("reply-text").focus();
-}
-
-function unquote() {
-  state.replyTo = null;
-  const box = document.getElementById("reply-quote");
-  if (box) {
-    box.hidden = true;
-    box.replaceChildren();
-  }
-}
-
-function messageList() {
-  return document.getElementById("message-list");
-}
-
-/** Shows a message of the open conversation: replaced where it is, or added at the end. */
-function showMessage(message) {
-  const box = messageList();
-  if (!box) return;
-  const fresh = renderMessage(message);
-  const there = box.querySelector(`[data-message-id="${CSS.escape(message.id)}"]`);
-  if (there) {
-    there.replaceWith(fresh);
-    return;
-  }
-  box.querySelector(":scope > .muted")?.remove();
-  box.append(fresh);
-}
-
-async function markRead(conversationId) {
-  // The operator has read the conversation: the client sees the blue ticks. A failure
-  // here must not hide the messages, so it is only logged.
-  try {
-    await api("POST", `/conversation/${encodeURIComponent(conversationId)}/read`);
-  } catch (error) {
-    console.warn("POST /read", error);
-    return;
-  }
-  const item = state.items.find((c) => c.id === conversationId);
-  if (item && item.unreadCount) {
-    item.unreadCount = 0;
-    renderList();
-  }
-}
-
-async function loadMessages(page) {
-  const answer = await attempt(t("conversation.messages"), () => api("GET", `${conversationPath()}/messages`, {
-    query: { page, limit: MESSAGE_PAGE },
-  }));
-  if (!answer) return;
-  state.messagePage = page;
-  const box = messageList();
-  const items = answer.data.slice().reverse().map(renderMessage);
-  if (page === 1) clear(box, items);
-  else box.prepend(...items);
-  if (!box.children.length) box.append(h("li", { class: "muted" }, t("conversation.noMessages")));
-  document.getElementById("older-messages").hidden = page >= answer.totalPages;
-  if (page === 1 && answer.data.some((m) => m.direction === "INBOUND")) {
-    markRead(state.selected.id);
-  }
-}
-
-async function reply(event) {
-  event.preventDefault();
-  const field = document.getElementById("reply-text");
-  const text = field.value.trim();
-  if (!text) return;
-  const body = { text };
-  if (state.replyTo) body.replyToMessageId = state.replyTo.id;
-  const message = await attempt(t("conversation.reply"), () =>
-    api("POST", `${conversationPath()}/messages`, { body }));
-  if (!message) return;
-  field.value = "";
-  unquote();
-  showMessage(message);
-  announce(t("conversation.replied", { status: t(`message.${message.status}`) }));
-}
-
-// Fast messages: "/" at the start of the reply lists the inbox's fast messages, filtered
-// by what follows; arrows choose, Enter (or a click) puts the text in the reply.
+// The composer: a reply (with `/` fast messages and a quote) or a private note.
 
 function folded(text) {
   return text.normalize("NFD").replace(/[\u0300-\u036f]/g, "").toLowerCase();
 }
 
 async function fastMessagesOf(inboxId) {
-  if (!state.fastMessages.has(inboxId)) {
-    state.fastMessages.set(inboxId, listAll("/fast-message", { inboxId }).catch((error) => {
-      state.fastMessages.delete(inboxId);
+  if (!S.fastMessages.has(inboxId)) {
+    S.fastMessages.set(inboxId, listAll("/fast-message", { inboxId }).catch((error) => {
+      S.fastMessages.delete(inboxId);
       throw error;
     }));
   }
-  return state.fastMessages.get(inboxId);
+  return S.fastMessages.get(inboxId);
 }
 
-function fastBox() {
-  return document.getElementById("fast-list");
-}
-
-function closeFast() {
-  const box = fastBox();
-  if (!box) return;
-  box.hidden = true;
-  box.replaceChildren();
-  state.fastShown = [];
-  state.fastActive = -1;
-  const field = document.getElementById("reply-text");
-  field.setAttribute("aria-expanded", "false");
-  field.removeAttribute("aria-activedescendant");
-}
-
-async function fastInput(event) {
-  const field = event.currentTarget;
-  const typed = /^\/(\S*)$/.exec(field.value);
-  if (!typed || !state.selected) {
-    closeFast();
+async function replyInput(event) {
+  const value = event.currentTarget.value;
+  S.draft.reply = value;
+  const typed = /^\/(\S*)$/.exec(value);
+  if (!typed || !S.selected) {
+    if (S.fast) S.fast = null;
+    paint();
     return;
   }
-  const all = await attempt(t("composer.fastMessages"), () => fastMessagesOf(state.selected.inboxId));
-  if (!all || field.value !== `/${typed[1]}`) return;
+  paint();
+  const all = await attempt(t("composer.fastMessages"), () => fastMessagesOf(S.selected.inboxId));
+  if (!all || S.draft.reply !== `/${typed[1]}`) return;
   const wanted = folded(typed[1]);
-  state.fastShown = all
-    .filter((m) => m.text && (folded(m.title).includes(wanted) || folded(m.text).includes(wanted)))
+  const shown = all.filter((m) => m.text && (folded(m.title).includes(wanted) || folded(m.text).includes(wanted)))
     .slice(0, FAST_SHOWN);
-  state.fastActive = state.fastShown.length ? 0 : -1;
-  renderFast();
-}
-
-function renderFast() {
-  const box = fastBox();
-  const field = document.getElementById("reply-text");
-  box.hidden = false;
-  field.setAttribute("aria-expanded", "true");
-  clear(box, state.fastShown.length ? state.fastShown.map((m, index) => h("li", {
-    id: `fast-${m.id}`, role: "option", class: "fast-option",
-    "aria-selected": String(index === state.fastActive),
-    onmousedown: (event) => {
-      event.preventDefault();
-      insertFast(m);
-    },
-  }, h("strong", {}, m.title), " ", h("span", { class: "muted" }, m.text)))
-    : h("li", { class: "muted", role: "option", "aria-disabled": "true" }, t("composer.noFast")));
-  if (state.fastActive >= 0) {
-    field.setAttribute("aria-activedescendant", `fast-${state.fastShown[state.fastActive].id}`);
-  } else {
-    field.removeAttribute("aria-activedescendant");
-  }
+  S.fast = { shown, active: shown.length ? 0 : -1 };
+  paint();
 }
 
 function insertFast(message) {
-  const field = document.getElementById("reply-text");
-  field.value = message.text;
-  closeFast();
-  field.focus();
+  S.draft.reply = message.text;
+  S.fast = null;
+  paint();
+  document.getElementById("reply-text")?.focus();
   announce(t("composer.inserted", { title: message.title }));
 }
 
-function fastKeys(event) {
-  if (fastBox()?.hidden !== false) return;
+function replyKeys(event) {
+  if (!S.fast) return;
   if (event.key === "Escape") {
     event.preventDefault();
-    closeFast();
+    S.fast = null;
+    paint();
   } else if (event.key === "ArrowDown" || event.key === "ArrowUp") {
-    if (!state.fastShown.length) return;
+    if (!S.fast.shown.length) return;
     event.preventDefault();
     const step = event.key === "ArrowDown" ? 1 : -1;
-    state.fastActive = (state.fastActive + step + state.fastShown.length) % state.fastShown.length;
-    renderFast();
-  } else if (event.key === "Enter" && state.fastActive >= 0) {
+    S.fast.active = (S.fast.active + step + S.fast.shown.length) % S.fast.shown.length;
+    paint();
+  } else if (event.key === "Enter" && S.fast.active >= 0) {
     event.preventDefault();
-    insertFast(state.fastShown[state.fastActive]);
+    insertFast(S.fast.shown[S.fast.active]);
   }
+}
+
+function quote(message) {
+  S.replyTo = message;
+  S.mode = "reply";
+  paint();
+  document.getElementById("reply-text")?.focus();
+}
+
+async function react(message, emoji) {
+  const answer = await attempt(t("inbox.react"), () => api("POST",
+    `${conversationPath()}/messages/${enc(message.id)}/reaction`, { body: { emoji } }));
+  if (answer) showMessage(answer);
+}
+
+async function sendReply(event) {
+  event.preventDefault();
+  const text = S.draft.reply.trim();
+  if (!text) return;
+  const body = { text };
+  if (S.replyTo) body.replyToMessageId = S.replyTo.id;
+  const message = await attempt(t("conversation.reply"), () => api("POST", `${conversationPath()}/messages`, { body }));
+  if (!message) return;
+  S.draft.reply = "";
+  S.replyTo = null;
+  showMessage(message);
+  announce(t("conversation.replied", { status: t(`message.${message.status}`) }));
+}
+
+async function addNote(event) {
+  event.preventDefault();
+  const text = S.draft.note.trim();
+  if (!text) return;
+  // A signed-in person's note names them (the API takes the author from the body).
+  const body = { conversationId: S.selected.id, text };
+  if (S.me) body.userId = S.me.id;
+  const note = await attempt(t("conversation.note"), () => api("POST", "/conversation/note", { body }));
+  if (!note) return;
+  S.draft.note = "";
+  S.notes = [note, ...S.notes];
+  paint();
+  announce(t("conversation.noteAdded"));
+}
+
+function setMode(mode) {
+  S.mode = mode;
+  S.fast = null;
+  paint();
+  document.getElementById(mode === "reply" ? "reply-text" : "note-text")?.focus();
+}
+
+/** Whether WhatsApp's 24-hour window is closed: an official channel with no message of the
+ * client in the last 24 hours (the API refuses free text then: 409 OUTSIDE_SERVICE_WINDOW). */
+function windowClosed() {
+  if (integrationOf(S.selected)?.type !== "WHATSAPP_OFFICIAL") return false;
+  const inbound = S.messages.filter((m) => m.direction === "INBOUND").map((m) => new Date(m.createdAt).getTime());
+  return !inbound.length || Date.now() - Math.max(...inbound) > WINDOW_MS;
+}
+
+async function loadTemplates() {
+  const deviceId = integrationOf(S.selected)?.deviceId;
+  if (!deviceId) {
+    S.templates = [];
+    paint();
+    return;
+  }
+  const answer = await attempt(t("inbox.templates"), () =>
+    api("GET", "/integration/partner/whatsapp-templates", { query: { deviceId } }));
+  S.templates = answer?.data ?? [];
+  paint();
+}
+
+function placeholders(template) {
+  const body = (template?.components ?? []).find((c) => String(c.type).toUpperCase() === "BODY");
+  return new Set(String(body?.text ?? "").match(/\{\{\s*\w+\s*\}\}/g) ?? []).size;
+}
+
+async function sendTemplate(event) {
+  event.preventDefault();
+  const template = S.templates?.find((x) => x.id === S.template || x.name === S.template);
+  if (!template) return;
+  const body = { templateName: template.name, language: template.language };
+  const count = placeholders(template);
+  if (count) body.variables = Array.from({ length: count }, (_, i) => S.variables[i] ?? "");
+  const message = await attempt(t("inbox.sendTemplate"), () => api("POST", `${conversationPath()}/messages`, { body }));
+  if (!message) return;
+  S.template = "";
+  S.variables = [];
+  showMessage(message);
+  announce(t("conversation.replied", { status: t(`message.${message.status}`) }));
+}
+
+function TemplatePicker() {
+  if (S.templates === null) loadTemplates();
+  const chosen = S.templates?.find((x) => x.id === S.template);
+  const count = placeholders(chosen);
+  return html`<form class="window-closed" onSubmit=${sendTemplate}>
+    <p>${t("inbox.windowClosed")}</p>
+    ${S.templates?.length ? html`<div class="row">
+      <label for="template-choice">${t("inbox.template")}</label>
+      <select id="template-choice" value=${S.template} onChange=${(e) => { S.template = e.currentTarget.value; S.variables = []; paint(); }}>
+        <option value="">${t("inbox.chooseTemplate")}</option>
+        ${S.templates.map((x) => html`<option value=${x.id}>${n(x.name)} (${n(x.language)})</option>`)}
+      </select>
+      ${Array.from({ length: count }, (_, i) => html`<label for=${`template-var-${i}`} class="visually-hidden">
+        ${t("inbox.variable", { number: i + 1 })}</label>
+        <input id=${`template-var-${i}`} placeholder=${t("inbox.variable", { number: i + 1 })}
+          value=${S.variables[i] ?? ""} onInput=${(e) => { S.variables[i] = e.currentTarget.value; }} />`)}
+      <button type="submit" class="secondary" disabled=${!chosen}>${t("inbox.sendTemplate")}</button>
+    </div>` : html`<p class="muted">${S.templates ? t("inbox.noTemplates") : t("file.loading")}</p>`}
+  </form>`;
+}
+
+function Composer() {
+  const fast = S.fast;
+  const activeId = fast && fast.active >= 0 ? `fast-${fast.shown[fast.active].id}` : null;
+  return html`<div class="composer-area">
+    ${S.mode === "reply" && windowClosed() ? html`<${TemplatePicker} />` : null}
+    <div class="modes" role="group" aria-label=${t("inbox.composerMode")}>
+      <button type="button" class="mode" aria-pressed=${String(S.mode === "reply")} onClick=${() => setMode("reply")}>
+        ${t("inbox.modeReply")}</button>
+      <button type="button" class="mode note-mode" aria-pressed=${String(S.mode === "note")} onClick=${() => setMode("note")}>
+        ${t("inbox.modeNote")}</button>
+    </div>
+    ${S.mode === "reply" ? html`<form id="reply-form" class="compose" onSubmit=${sendReply}>
+      ${S.replyTo ? html`<div id="reply-quote" class="quote">
+        <p class="muted">${t("composer.replyingTo")}</p>
+        <blockquote>${n(messageText(S.replyTo))}</blockquote>
+        <button type="button" class="link" onClick=${() => { S.replyTo = null; paint(); }}>${t("composer.cancelQuote")}</button>
+      </div>` : null}
+      <label for="reply-text" class="visually-hidden">${t("conversation.reply")}</label>
+      <div class="composer">
+        ${fast ? html`<ul id="fast-list" class="fast-list" role="listbox" aria-label=${t("composer.fastMessages")}>
+          ${fast.shown.length ? fast.shown.map((m, index) => html`<li id=${`fast-${m.id}`} role="option"
+            class="fast-option" aria-selected=${String(index === fast.active)}
+            onMouseDown=${(e) => { e.preventDefault(); insertFast(m); }}>
+            <strong>${n(m.title)}</strong> <span class="muted">${n(m.text)}</span></li>`)
+            : html`<li class="muted" role="option" aria-disabled="true" aria-selected="false">${t("composer.noFast")}</li>`}
+        </ul>` : null}
+        <textarea id="reply-text" rows="2" maxlength="4096" required value=${S.draft.reply}
+          placeholder=${t("composer.hint")} aria-describedby="reply-hint"
+          role="combobox" aria-autocomplete="list" aria-controls="fast-list" aria-expanded=${String(Boolean(fast))}
+          aria-activedescendant=${activeId} onInput=${replyInput} onKeyDown=${replyKeys}></textarea>
+        <button type="submit">${t("conversation.sendReply")}</button>
+      </div>
+      <p class="hint visually-hidden" id="reply-hint">${t("composer.hint")}</p>
+    </form>` : html`<form id="note-form" class="compose note-compose" onSubmit=${addNote}>
+      <label for="note-text" class="visually-hidden">${t("conversation.addNoteLabel")}</label>
+      <div class="composer">
+        <textarea id="note-text" rows="2" maxlength="10000" required value=${S.draft.note}
+          placeholder=${t("conversation.addNoteLabel")} onInput=${(e) => { S.draft.note = e.currentTarget.value; }}></textarea>
+        <button type="submit" class="secondary">${t("conversation.addNote")}</button>
+      </div>
+    </form>`}
+  </div>`;
+}
+
+function ChatPane() {
+  const c = S.selected;
+  const contact = c ? known(c.personId) : null;
+  if (!c || !contact) {
+    return html`<section class="pane inbox-chat" aria-label=${t("conversations.conversation")}>
+      <p class="empty">${t("conversations.choose")}</p></section>`;
+  }
+  const authorOf = (id) => S.users.get(id)?.name ?? id;
+  return html`<article class="pane inbox-chat conversation" aria-labelledby="conversation-title">
+    <${ChatHead} c=${c} contact=${contact} />
+    <${Timeline} messages=${S.messages} notes=${S.notes} authorOf=${authorOf} onQuote=${quote} onReact=${react}
+      hasOlder=${S.messagePage < S.messagePages} onOlder=${() => loadMessages(S.messagePage + 1)}
+      empty=${t("conversation.noMessages")} />
+    <${Composer} />
+  </article>`;
+}
+
+function removeTag(tagId) {
+  changed(t("conversation.removeTag"), () => api("DELETE", `${conversationPath()}/tags/${enc(tagId)}`));
+}
+
+function addTag() {
+  const tagId = valueOf("add-tag");
+  if (!tagId) return;
+  changed(t("conversation.addTag"), () => api("POST", `${conversationPath()}/tags`, { body: { tagId } }));
+}
+
+function ConversationTags({ c }) {
+  const assigned = new Set(c.tags.map((tag) => tag.id));
+  return html`<section class="file-section" aria-labelledby="tags-title">
+    <h3 id="tags-title">${t("inbox.thisConversation")}</h3>
+    <ul id="conversation-tags" class="tag-list">
+      ${c.tags.length ? c.tags.map((tag) => html`<li><${Chip} item=${tag} />
+        <button type="button" class="link" aria-label=${n(t("conversation.removeTagNamed", { name: tag.name }))}
+          onClick=${() => removeTag(tag.id)}>${t("conversation.remove")}</button></li>`)
+        : html`<li class="muted">${t("conversation.noTags")}</li>`}
+    </ul>
+    <div class="row">
+      <label for="add-tag">${t("conversation.addTag")}</label>
+      <select id="add-tag">
+        ${S.tags.filter((tag) => !assigned.has(tag.id)).map((tag) => html`<option value=${tag.id}>${n(tag.name)}</option>`)}
+      </select>
+      <button type="button" class="secondary" onClick=${addTag}>${t("conversation.addTag")}</button>
+    </div>
+  </section>`;
+}
+
+function FilePane() {
+  const c = S.selected;
+  return html`<aside class="pane inbox-file" aria-label=${t("file.title")}>
+    ${c ? html`<${ClientFile} personId=${c.personId} conversation=${c} me=${S.me} version=${S.fileVersion}
+        onBack=${() => setPane("chat")}
+        onOpenConversation=${(id) => openConversation(id)}>
+        <${ConversationTags} c=${c} />
+      <//>` : html`<p class="empty">${t("inbox.fileEmpty")}</p>`}
+  </aside>`;
+}
+
+function Shortcuts() {
+  const keys = [["J", "inbox.keyNext"], ["K", "inbox.keyPrevious"], ["R", "inbox.keyReply"],
+    ["N", "inbox.keyNote"], ["E", "inbox.keyClose"], [t("inbox.keyEsc"), "inbox.keyBack"]];
+  return html`<details class="shortcuts">
+    <summary>${t("inbox.shortcuts")}</summary>
+    <dl>${keys.map(([key, label]) => html`<div><dt><kbd>${key}</kbd></dt><dd>${t(label)}</dd></div>`)}</dl>
+  </details>`;
+}
+
+function Inbox() {
+  return html`<${Shortcuts} />
+    <div class="inbox" data-pane=${S.pane}>
+      <${ListPane} /><${ChatPane} /><${FilePane} />
+    </div>`;
+}
+
+// Keyboard: outside a field, j/k move through the list, r and n write, e closes or reopens.
+
+function editable(target) {
+  return target instanceof HTMLElement
+    && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName));
+}
+
+function step(by) {
+  const shown = S.items.filter(shownHere);
+  if (!shown.length) return;
+  const at = shown.findIndex((c) => c.id === S.selectedId);
+  const next = shown[Math.min(shown.length - 1, Math.max(0, at < 0 ? 0 : at + by))];
+  if (next && next.id !== S.selectedId) {
+    openConversation(next.id, { focus: false }).then(() => {
+      document.querySelector(`.conversation-item[data-conversation-id="${CSS.escape(next.id)}"]`)?.focus();
+    });
+  }
+}
+
+function onKey(event) {
+  const view = document.getElementById("view-conversations");
+  if (!view || view.hidden || event.ctrlKey || event.metaKey || event.altKey) return;
+  if (event.key === "Escape" && S.pane !== "list") {
+    if (editable(event.target) && S.fast) return;
+    setPane(S.pane === "file" ? "chat" : "list");
+    return;
+  }
+  if (editable(event.target)) return;
+  const key = event.key.toLowerCase();
+  if (key === "j") step(1);
+  else if (key === "k") step(-1);
+  else if (key === "r" && S.selected) setMode("reply");
+  else if (key === "n" && S.selected) setMode("note");
+  else if (key === "e" && S.selected) toggleStatus();
+  else return;
+  event.preventDefault();
+}
+
+function bindKeys() {
+  if (keysBound) return;
+  keysBound = true;
+  document.addEventListener("keydown", onKey);
+  window.addEventListener("resize", () => S.root && fit());
 }
 
 // Live: what the stream says changes the list and the open conversation in place.
@@ -694,79 +885,44 @@ function fastKeys(event) {
 async function refreshConversation(conversationId) {
   let conversation;
   try {
-    conversation = await api("GET", `/conversation/${encodeURIComponent(conversationId)}`);
+    conversation = await api("GET", `/conversation/${enc(conversationId)}`);
   } catch (error) {
     if (error.status === 404) {
       // No longer visible to this person (reassigned away from an agent, say).
-      state.items = state.items.filter((c) => c.id !== conversationId);
-      renderList();
+      S.items = S.items.filter((c) => c.id !== conversationId);
+      paint();
     } else {
       console.warn("GET /conversation", error);
     }
     return null;
   }
-  if (state.selected?.id === conversation.id) {
-    state.selected = conversation;
-    fillState();
-  }
+  if (S.selected?.id === conversation.id) S.selected = conversation;
   upsert(conversation);
   return conversation;
 }
 
 async function onLiveEvent(name, body) {
-  if (!state.shown) return;
+  if (!S.shown) return;
   if (name === "reset") {
     await loadList(1);
-    if (state.selected) await loadMessages(1);
+    if (S.selected) await Promise.all([loadMessages(1), loadNotes()]);
     return;
   }
   const data = body.data ?? {};
   if (name.startsWith("chat.conversation.") || name === "chat.sla.breached") {
     await refreshConversation(data.id);
+    if (data.id === S.selected?.id) S.fileVersion += 1;
     return;
   }
   if (!name.startsWith("chat.message.")) return; // an office alert (app.js), not a message
-  const open = state.selected?.id === data.conversationId;
+  const open = S.selected?.id === data.conversationId;
   if (open) showMessage(data);
   if (name === "chat.message.status" || name === "chat.message.updated") return;
   const conversation = await refreshConversation(data.conversationId);
   if (name !== "chat.message.received") return;
   if (open && !document.hidden) markRead(data.conversationId);
-  if (conversation && state.me && conversation.assignedUserId === state.me.id) {
+  if (conversation && S.me && conversation.assignedUserId === S.me.id) {
     const contact = await person(conversation.personId).catch(() => null);
     alerts.newMessage(contact?.name ?? t("message.contact"), data.text ?? t(`type.${data.type}`));
   }
-}
-
-async function loadNotes() {
-  const notes = await attempt(t("conversation.notes"), () => api("GET", "/conversation/notes", {
-    query: { conversationId: state.selected.id, limit: 50 },
-  }));
-  if (!notes) return;
-  clear(document.getElementById("note-list"), notes.data.length
-    ? notes.data.map(renderNote) : h("li", { class: "muted" }, t("conversation.noNotes")));
-}
-
-function renderNote(note) {
-  const author = note.userId ? (state.users.get(note.userId)?.name ?? note.userId) : null;
-  return h("li", { class: "note", dataset: { noteId: note.id } },
-    h("p", {}, note.text),
-    h("p", { class: "meta" }, formatTime(note.createdAt), author ? t("note.by", { name: author }) : ""));
-}
-
-async function addNote(event) {
-  event.preventDefault();
-  const field = document.getElementById("note-text");
-  const text = field.value.trim();
-  if (!text) return;
-  // A signed-in person's note names them (the API takes the author from the body).
-  const body = { conversationId: state.selected.id, text };
-  if (state.me) body.userId = state.me.id;
-  const note = await attempt(t("conversation.note"), () => api("POST", "/conversation/note", { body }));
-  if (!note) return;
-  field.value = "";
-  const box = document.getElementById("note-list");
-  box.querySelector(".muted")?.remove();
-  box.prepend(renderNote(note));
-  announce(t("conversation.noteAdded"));
 }
