@@ -69,6 +69,10 @@ async def test_an_invited_lawyer_joins_answers_notes_moves_the_card_and_builds_a
             await page.locator(
                 f'.conversation-item[data-conversation-id="{world.conversation.id}"]'
             ).click()
+            # The client's message read first, as a person does.
+            await expect(page.locator("#message-list")).to_contain_text(
+                "como anda a pensão", timeout=TIMEOUT
+            )
             reply = page.get_by_label("Resposta")
             await reply.press_sequentially("/andam")
             await expect(
