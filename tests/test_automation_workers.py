@@ -66,16 +66,18 @@ async def _until_listening_and_idle(app: FastAPI, seconds: float = 240) -> None:
     machine, a minute or more."""
     listened = False
     activity = text(
-        "SELECT query, state, now() - state_change > interval '0.5 second' AS settled"
-        " FROM pg_stat_activity WHERE datname = current_database()"
+        "SELECT query, state, clock_timestamp() - state_change > interval '0.5 second'"
+        " AS settled FROM pg_stat_activity WHERE datname = current_database()"
         " AND backend_type = 'client backend' AND pid <> pg_backend_pid()"
     )
     rows: list[Any] = []
     try:
-        async with asyncio.timeout(seconds):
+        # One connection for every look (its own activity left out): taking a session each
+        # time rotated through the test's pooled connections, each then "just used".
+        async with asyncio.timeout(seconds), app.state.engine.connect() as conn:
             while True:
-                async with app.state.sessionmaker() as s:
-                    rows = list((await s.execute(activity)).all())
+                rows = list((await conn.execute(activity)).all())
+                await conn.commit()
                 listened = listened or any(row.query.startswith("LISTEN") for row in rows)
                 if listened and all(row.state == "idle" and row.settled for row in rows):
                     return
