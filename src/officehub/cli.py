@@ -857,7 +857,7 @@ def people_duplicates(
             )
         return rows
 
-    pairs = _in_session(work, reads_only=True)
+    pairs = _in_session(work, reads_only=not merge)
     if as_json:
         typer.echo(json.dumps({"data": pairs}))
         return

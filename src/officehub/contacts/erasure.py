@@ -40,7 +40,7 @@ from officehub.contacts.schemas import (
     LegalHoldIn,
 )
 from officehub.contacts.service import lock_contact, read_contact, refuse_held
-from officehub.events.service import emit, events_mentioning, forget_events
+from officehub.events.service import emit, events_mentioning, forget_events, forget_subjects
 from officehub.kit.db import vacuum
 from officehub.kit.errors import ValidationFailed
 from officehub.kit.scheduled_jobs import ScheduledJob, add_job, forget_jobs_mentioning
@@ -158,6 +158,7 @@ async def forget_derived(
     forgotten = await events_mentioning(session, office_id, mentions)
     await forget_deliveries(session, office_id, forgotten, mentions)
     await forget_events(session, office_id, forgotten)
+    await forget_subjects(session, office_id, mentions)
     await forget_jobs_mentioning(session, office_id, mentions)
     add_job(session, office_id, ERASED_JOB, {"files": sorted(files)}, now, now)
     await session.flush()

@@ -9,7 +9,7 @@ from sqlalchemy import and_, delete, exists, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
-from officehub.events.models import ConsumerEvent, OutboxEvent
+from officehub.events.models import ConsumerEvent, EventSubject, OutboxEvent
 from officehub.kit.queue import NOW, Backoff, WorkQueue
 from officehub.kit.repository import batches, mentioning
 
@@ -167,6 +167,15 @@ async def events_mentioning(
         )
         found.update(dict.fromkeys(rows))
     return sorted(found)
+
+
+async def delete_subjects(session: AsyncSession, office_id: str, subjects: Sequence[str]) -> None:
+    for chunk in batches(subjects, 500):
+        await session.execute(
+            delete(EventSubject).where(
+                EventSubject.office_id == office_id, EventSubject.subject.in_(chunk)
+            )
+        )
 
 
 async def delete_events(session: AsyncSession, office_id: str, ids: Sequence[str]) -> None:

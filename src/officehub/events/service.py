@@ -376,6 +376,12 @@ async def events_mentioning(
     return await repository.events_mentioning(session, office_id, mentions)
 
 
+async def forget_subjects(session: AsyncSession, office_id: str, subjects: Sequence[str]) -> None:
+    """Deletes the sequence counters of these subjects (an erasure: a subject is a record's
+    id). A later event about the same id would count from 1 again."""
+    await repository.delete_subjects(session, office_id, subjects)
+
+
 async def forget_events(session: AsyncSession, office_id: str, ids: Sequence[str]) -> None:
     """Deletes these events with every consumer's progress on them (an erasure)."""
     await repository.delete_events(session, office_id, ids)
