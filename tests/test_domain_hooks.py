@@ -23,6 +23,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub import hook_subscriptions as wiring
+from officehub.audit import recorder
 from officehub.case_notices import subscribers as case_notices_subscribers
 from officehub.cases import subscribers as cases_subscribers
 from officehub.cases.hooks import movements_announced
@@ -35,7 +36,14 @@ from officehub.crm.models import Card
 from officehub.inboxes.hooks import inbox_deleting, integration_deleting
 from officehub.inboxes.models import Inbox
 from officehub.kit.errors import Conflict
-from officehub.kit.transaction_hooks import HOOKS, Hook, HookNotWired, unwired
+from officehub.kit.transaction_hooks import (
+    HOOKS,
+    Hook,
+    HookNotWired,
+    unwired,
+    wire_now,
+    wire_on_demand,
+)
 from officehub.tags.hooks import tag_deleting
 from officehub.webchat import subscribers as webchat_subscribers
 from tests import factories as f
@@ -114,6 +122,87 @@ async def test_a_required_hook_with_no_subscriber_refuses_to_fire() -> None:
     finally:
         HOOKS.remove(hook)
     assert "test.required" not in unwired()
+
+
+async def test_wiring_deferred_on_demand_runs_once_at_the_first_hook_fired_even_optional() -> None:
+    hook: Hook[list[str]] = Hook("test.optional")
+    installs: list[str] = []
+
+    def install() -> None:
+        installs.append("wired")
+
+        async def seen_by_the_wiring(seen: list[str]) -> None:
+            seen.append("subscriber")
+
+        hook.subscribe(seen_by_the_wiring)
+
+    try:
+        wire_on_demand(install)
+        assert installs == []
+        seen: list[str] = []
+        await hook.fire(seen)  # not required: without the deferral it would fire to nobody
+        assert installs == ["wired"]
+        assert seen == ["subscriber"]
+        await hook.fire(seen)
+        wire_now()
+        assert installs == ["wired"]  # once
+        assert seen == ["subscriber", "subscriber"]
+    finally:
+        HOOKS.remove(hook)
+
+
+async def test_the_audit_trails_person_lookups_are_exactly_its_resolved_types(app: FastAPI) -> None:
+    # The CLI defers the wiring until an audit entry of one of these types needs its contact:
+    # a lookup the wiring registered for another type would never be wired in time.
+    assert set(recorder._person_resolvers) == recorder.RESOLVED_TYPES
+    with pytest.raises(ValueError, match="RESOLVED_TYPES"):
+        recorder.use_person_resolver("apikey", recorder._person_resolvers["case"])
+
+
+_CLI_IMPORTS_SCRIPT = textwrap.dedent(
+    """
+    import sys
+    from officehub.cli import main
+    try:
+        main(sys.argv[1:])
+    except SystemExit as exc:
+        assert not exc.code, exc.code
+    print("wired:", "officehub.hook_subscriptions" in sys.modules)
+    """
+)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["office", "create", "Escritório sem ganchos"],
+        ["user", "create", "--email", "nova@example.com.br", "--name", "Nova"],
+        ["apikey", "create"],
+    ],
+)
+async def test_a_cli_command_that_fires_nothing_never_imports_the_wiring(
+    args: list[str], database_url: str, office_a: OfficeFixture, tmp_path: Path
+) -> None:
+    # The other half, a CLI command whose hook wires the domains on demand, is the "cli" case
+    # of test_each_entry_point_installs_the_wiring_in_a_fresh_process (the inbox's veto).
+    if args[0] != "office":
+        args = [*args, "--office", office_a.id]
+    env = {
+        **os.environ,
+        "OFFICEHUB_DATABASE_URL": database_url,
+        "OFFICEHUB_DATA_DIR": str(tmp_path / "data"),
+    }
+    done = await anyio.to_thread.run_sync(
+        lambda: subprocess.run(
+            [sys.executable, "-c", _CLI_IMPORTS_SCRIPT, *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "wired: False", done.stdout
 
 
 async def test_a_later_subscriber_sees_the_crm_cascade_already_done_in_the_same_session(
@@ -227,7 +316,8 @@ ALL_REQUIRED = (
     [
         ("app", "", "INBOX_IN_USE"),
         ("worker", "", "INBOX_IN_USE"),
-        # The CLI installs it in ``_in_session``, which every command runs its work through.
+        # The CLI defers it in ``_in_session`` (every command runs its work through it) to
+        # the first hook fired: the inbox's veto is that hook.
         ("cli", ALL_REQUIRED, "INBOX_IN_USE"),
         ("none", ALL_REQUIRED, "NOT_WIRED"),
     ],

@@ -172,19 +172,24 @@ def _require_database(settings: Settings) -> None:
         )
 
 
-def _in_session(work: Callable[[AsyncSession], Awaitable[T]], *, reads_only: bool = False) -> T:
-    """Run `work` in one transaction of the migrated database. A command that only reads
-    skips the domains' hook subscriptions (importing every domain costs half a second, and
-    a read fires no hook)."""
+def _install_hooks() -> None:
+    from officehub.hook_subscriptions import install
+
+    install()
+
+
+def _in_session(work: Callable[[AsyncSession], Awaitable[T]]) -> T:
+    """Run `work` in one transaction of the migrated database. The domains' hook
+    subscriptions are wired on demand (``transaction_hooks.wire_on_demand``): the first hook
+    fired, event emitted or audit entry written installs them, so a command that does none
+    of these (a read, an office or key made) never imports every domain (about a second)."""
     from officehub.kit.db import create_engine, create_sessionmaker
+    from officehub.kit.transaction_hooks import wire_on_demand
     from officehub.migrate import migrate
 
     settings = _settings()
     _require_database(settings)
-    if not reads_only:
-        from officehub.hook_subscriptions import install as install_hooks
-
-        install_hooks()
+    wire_on_demand(_install_hooks)
 
     async def run() -> T:
         engine = create_engine(settings.database_url)
@@ -597,7 +602,7 @@ def office_list(as_json: JsonFlag = False) -> None:
     async def work(session: AsyncSession) -> list[dict[str, Any]]:
         return [_office_out(s.office, s.active_keys) for s in await offices.list_offices(session)]
 
-    rows = _in_session(work, reads_only=True)
+    rows = _in_session(work)
     if as_json:
         typer.echo(json.dumps({"data": rows}))
         return
@@ -636,7 +641,7 @@ def office_delete(
     async def read(session: AsyncSession) -> Office:
         return await offices.get_office(session, office_id)
 
-    office = _in_session(read, reads_only=True)
+    office = _in_session(read)
     if not yes:
         if not sys.stdin.isatty():
             raise CliError(
@@ -709,7 +714,7 @@ def apikey_list(
             for k in await offices.list_api_keys(session, office)
         ]
 
-    keys = _in_session(work, reads_only=True)
+    keys = _in_session(work)
     if as_json:
         typer.echo(json.dumps({"data": keys}))
         return
@@ -857,7 +862,7 @@ def people_duplicates(
             )
         return rows
 
-    pairs = _in_session(work, reads_only=not merge)
+    pairs = _in_session(work)
     if as_json:
         typer.echo(json.dumps({"data": pairs}))
         return
@@ -896,7 +901,7 @@ def audit_verify(
             )
         return results
 
-    results = _in_session(work, reads_only=True)
+    results = _in_session(work)
     broken = [r for r in results if r["firstBroken"] is not None]
     if as_json:
         typer.echo(json.dumps({"valid": not broken, "offices": results}))

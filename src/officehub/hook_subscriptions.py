@@ -4,9 +4,9 @@ the outbox's consumers (``officehub.events.registry``).
 
 The one wiring place: every process that runs domain services calls ``install()`` before it
 does — the API app (``app.create_app``), the worker (``jobs.queue_jobs``, which both
-``officehub worker`` and the embedded worker build from) and the CLI (``cli._in_session``,
-except for a command that only reads: a read fires no hook, and the import costs half a
-second).
+``officehub worker`` and the embedded worker build from) and the CLI (``cli._in_session``
+defers it with ``transaction_hooks.wire_on_demand`` to the first hook fired, event emitted or
+audit entry looking up its contact: a command that does none never imports every domain).
 It is idempotent. A process that forgot it fails loudly: the hooks the upper domains must
 answer are declared ``required`` and refuse to fire unsubscribed
 (``transaction_hooks.HookNotWired``), and ``emit`` refuses with no consumer registered

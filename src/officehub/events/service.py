@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from officehub.events import registry, repository
 from officehub.events.catalogue import EVENT_NAMES, Event, P
 from officehub.events.models import ConsumerEvent, OutboxEvent
+from officehub.kit import transaction_hooks
 from officehub.kit.ids import new_id
 from officehub.kit.timeutil import utcnow
 from officehub.kit.wakeup import NOTIFY_CHANNEL, mark_emitted
@@ -33,6 +34,7 @@ async def interested(
     decide (an office's webhooks, its rules) is seen when committed before the event, and
     never when created after it. An event addressed to one target goes to the consumers
     registered ``targeted`` only."""
+    transaction_hooks.wire_now()
     consumers = registry.registered()
     if not consumers:
         raise registry.ConsumersNotWired(
@@ -255,6 +257,7 @@ _emit_pg: tuple[int, TextClause] | None = None
 def _emit_pg_statement() -> TextClause:
     """The statement for the consumers registered now (rebuilt when they change)."""
     global _emit_pg
+    transaction_hooks.wire_now()
     if _emit_pg is not None and _emit_pg[0] == registry.version():
         return _emit_pg[1]
     consumers = registry.registered()

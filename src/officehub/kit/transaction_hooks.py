@@ -61,6 +61,7 @@ class Hook(Generic[P]):
     async def fire(self, payload: P) -> None:
         """Awaits each subscriber in registration order; the first exception stops the rest
         and propagates to the caller (a veto)."""
+        wire_now()
         if self.required and not self._subscribers:
             raise HookNotWired(
                 f"Hook {self.name} has no subscriber: call officehub.hook_subscriptions.install() "
@@ -72,6 +73,24 @@ class Hook(Generic[P]):
 
 HOOKS: list[Hook[Any]] = []
 """Every hook declared so far (each declaring module adds its own at import)."""
+
+
+_on_demand: list[Callable[[], None]] = []
+
+
+def wire_on_demand(install: Callable[[], None]) -> None:
+    """Defers the wiring (``hook_subscriptions.install``) to the first moment it is needed:
+    the first hook fired (required or not), the first event emitted, the first audit entry
+    that looks up its contact (each calls ``wire_now``). The CLI registers it this way: a
+    command that fires nothing never imports the domains that subscribe (about a second)."""
+    _on_demand[:] = [install]
+
+
+def wire_now() -> None:
+    """Runs the wiring deferred by ``wire_on_demand``, once; nothing when none is pending."""
+    if _on_demand:
+        install = _on_demand.pop()
+        install()
 
 
 def unwired() -> list[str]:
