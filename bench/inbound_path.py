@@ -352,10 +352,17 @@ async def measure(
     count = len(posted) + sum(refused.values())
     poll = Settings.model_fields["worker_poll_seconds"].default
     poll = poll if args.worker_poll is None else args.worker_poll
+    if args.worker_processes:
+        shape = (
+            f"officehub serve --workers {args.api_processes} --no-worker and "
+            f"{args.worker_processes} x officehub worker"
+        )
+    else:
+        shape = f"officehub serve --workers {args.api_processes} (API and worker in each)"
     print(
         f"database: {backend}; {count} notifications from {args.senders} senders "
-        f"at {args.rate:g}/s; officehub serve (API and worker in one process, "
-        f"worker poll {poll:g} s)"
+        f"at {args.rate:g}/s; {shape}, worker poll {poll:g} s; load "
+        f"{os.getloadavg()[0]:.1f}"
     )
 
     def line(label: str, values: list[float]) -> str:
@@ -386,6 +393,16 @@ def main() -> None:
     parser.add_argument(
         "--worker-poll", type=float, default=None, help="OFFICEHUB_WORKER_POLL_SECONDS (1 s)"
     )
+    parser.add_argument(
+        "--api-processes", type=int, default=1, help="API processes (serve --workers N)"
+    )
+    parser.add_argument(
+        "--worker-processes",
+        type=int,
+        default=0,
+        help="separate `officehub worker` processes (then serve runs --no-worker); 0: the "
+        "worker runs inside each API process",
+    )
     parser.add_argument("--quick", action="store_true", help="60 notifications, 20 senders")
     args = parser.parse_args()
     if args.quick:
@@ -398,16 +415,30 @@ def main() -> None:
         platform = f"http://127.0.0.1:{platform_port}"
         code = f"from bench.inbound_path import platform_main; platform_main({platform_port})"
         serve = ["officehub", "serve", "--host", "127.0.0.1", "--port", str(server_port)]
+        serve += ["--workers", str(args.api_processes)]
+        if args.worker_processes:
+            serve.append("--no-worker")
         log = folder / "serve.log"
+        env = _serve_env(args, url, folder, platform)
         with log.open("wb") as errors:
             stand_in = subprocess.Popen([sys.executable, "-c", code])
             server = subprocess.Popen(
                 [sys.executable, "-m", *serve],
                 cwd=folder,
-                env=_serve_env(args, url, folder, platform),
+                env=env,
                 stdout=subprocess.DEVNULL,
                 stderr=errors,
             )
+            workers = [
+                subprocess.Popen(
+                    [sys.executable, "-m", "officehub", "worker"],
+                    cwd=folder,
+                    env=env,
+                    stdout=subprocess.DEVNULL,
+                    stderr=errors,
+                )
+                for _ in range(args.worker_processes)
+            ]
             try:
                 asyncio.run(
                     measure(
@@ -424,10 +455,10 @@ def main() -> None:
                 print("officehub serve said:", *tail, sep="\n", file=sys.stderr)
                 raise
             finally:
-                server.terminate()
-                stand_in.terminate()
-                server.wait(30)
-                stand_in.wait(30)
+                for process in (server, stand_in, *workers):
+                    process.terminate()
+                for process in (server, stand_in, *workers):
+                    process.wait(30)
 
 
 if __name__ == "__main__":
