@@ -3,10 +3,10 @@
 // conditions, the actions done when they hold and, with conditions, the actions done when
 // they do not. Every id a condition or an action takes is chosen from a list of the
 // office's own records (columns, people, departments, tags, legal areas, fast messages,
-// ticket statuses, inboxes). A dry run shows which branch an event would take; the run
+// ticket statuses, channels). A dry run shows which branch an event would take; the run
 // log, what the rule did; a rule whose runs fail says so in an alert on its row and its
-// form. The list is filtered by trigger (the API's filter) and by inbox (on the page: the
-// API does not filter by integration).
+// form. The list is filtered by trigger (the API's filter) and by channel (on the page:
+// the API does not filter by integration).
 
 import { api, listAll } from "./api.js";
 import { html, render, useEffect, useState } from "./html.js";
@@ -44,7 +44,7 @@ export async function show(element) {
 /** The office's records a rule's conditions and actions choose from. */
 async function loadChoices() {
   const safe = (work) => work.catch(() => []);
-  const [events, funnels, users, departments, tags, areas, fast, statuses, inboxes] = await Promise.all([
+  const [events, funnels, users, departments, tags, areas, fast, statuses, channels] = await Promise.all([
     safe(api("GET", "/webhooks/events").then((answer) => answer.data)),
     safe(listAll("/funnel")),
     safe(listAll("/user")),
@@ -53,7 +53,7 @@ async function loadChoices() {
     safe(listAll("/legal-areas")),
     safe(listAll("/fast-message")),
     safe(listAll("/ticket-statuses")),
-    safe(listAll("/inbox")),
+    safe(listAll("/integration")),
   ]);
   const columns = funnels.flatMap((funnel) =>
     funnel.columns.map((column) => ({ id: column.id, name: `${funnel.name} › ${column.name}` })));
@@ -66,7 +66,7 @@ async function loadChoices() {
     areas: areas.map((area) => ({ id: area.id, name: area.name })),
     fast: fast.map((message) => ({ id: message.id, name: message.title })),
     statuses: statuses.map((status) => ({ id: status.id, name: status.name })),
-    inboxes: inboxes.map((inbox) => ({ id: inbox.id, name: inbox.name })),
+    channels: channels.map((channel) => ({ id: channel.id, name: channel.name })),
   };
 }
 
@@ -90,7 +90,7 @@ function FailureAlert({ rule, runs }) {
     <div class="rule-alert" role="alert" data-rule-alert=${rule.id}>
       <span>${text}</span>
       ${runs && html` <button type="button" class="link" onClick=${runs}
-        aria-label=${`${t("rules.runs")}: ${rule.name}`}>${t("rules.seeRuns")}</button>`}
+        aria-label=${`${t("rules.seeRuns")}: ${rule.name}`}>${t("rules.seeRuns")}</button>`}
     </div>`;
 }
 
@@ -104,7 +104,7 @@ function Rules() {
   const [editing, setEditing] = useState(null);
   const [panel, setPanel] = useState(null);
   const [trigger, setTrigger] = useState("");
-  const [inbox, setInbox] = useState("");
+  const [channel, setChannel] = useState("");
 
   async function load(event = trigger) {
     const query = event ? { triggerEvent: event } : undefined;
@@ -139,9 +139,9 @@ function Rules() {
     if (answer) setPanel({ kind: "runs", rule, runs: answer.data });
   }
 
-  // An inbox's rules: those of that integration and those of every one (no integration).
-  const shown = rules && rules.filter((rule) => !inbox || !rule.integrationId || rule.integrationId === inbox);
-  const inboxName = new Map((choices?.inboxes ?? []).map((i) => [i.id, i.name]));
+  // A channel's rules: those of that integration and those of every one (no integration).
+  const shown = rules && rules.filter((rule) => !channel || !rule.integrationId || rule.integrationId === channel);
+  const channelName = new Map((choices?.channels ?? []).map((c) => [c.id, c.name]));
 
   return html`
     <h1 id="rules-title">${t("rules.title")}</h1>
@@ -163,14 +163,14 @@ function Rules() {
             <option value="">${t("rules.filterAll")}</option>
             ${choices.events.map((e) => html`<option value=${e}>${eventLabel(e)}</option>`)}
           </select></label>
-        <label>${t("rules.filterInbox")}
-          <select value=${inbox} onChange=${(event) => setInbox(event.currentTarget.value)}>
+        <label>${t("rules.filterChannel")}
+          <select value=${channel} onChange=${(event) => setChannel(event.currentTarget.value)}>
             <option value="">${t("rules.filterAll")}</option>
-            ${choices.inboxes.map((i) => html`<option value=${i.id}>${i.name}</option>`)}
+            ${choices.channels.map((i) => html`<option value=${i.id}>${i.name}</option>`)}
           </select></label>
       </div>`}
     ${rules && rules.length === 0 && !trigger && html`<p class="empty">${t("rules.empty")}</p>`}
-    ${shown && shown.length === 0 && (trigger || inbox) && html`<p class="empty">${t("rules.noneFiltered")}</p>`}
+    ${shown && shown.length === 0 && (trigger || channel) && html`<p class="empty">${t("rules.noneFiltered")}</p>`}
     ${shown && shown.length > 0 && html`
       <table class="data stacked">
         <caption class="visually-hidden">${t("rules.title")}</caption>
@@ -187,7 +187,7 @@ function Rules() {
               <th scope="row" data-label=${t("rules.name")}>${rule.name}
                 <${FailureAlert} rule=${rule} runs=${() => runs(rule)} /></th>
               <td data-label=${t("rules.trigger")}>${eventLabel(rule.triggerEvent)}
-                ${rule.integrationId && html`<br /><span class="muted">${inboxName.get(rule.integrationId) ?? rule.integrationId}</span>`}</td>
+                ${rule.integrationId && html`<br /><span class="muted">${channelName.get(rule.integrationId) ?? rule.integrationId}</span>`}</td>
               <td data-label=${t("rules.state")}>
                 <span class=${`badge ${rule.enabled ? "ok" : ""}`}>
                   ${t(rule.enabled ? "rules.enabled" : "rules.disabled")}</span></td>
@@ -311,7 +311,7 @@ function RuleForm({ rule, choices, done, cancel }) {
                  onInput=${(event) => setPriority(event.currentTarget.value)} />
           <p id="rule-priority-hint" class="hint span">${t("rules.priorityHint")}</p>
           <${RecordSelect} id="rule-integration" label=${t("rules.integration")} value=${integration}
-            records=${choices.inboxes} empty=${t("rules.everyInbox")} onChange=${setIntegration} />
+            records=${choices.channels} empty=${t("rules.everyChannel")} onChange=${setIntegration} />
           <label class="check span">
             <input type="checkbox" checked=${enabled}
                    onChange=${(event) => setEnabled(event.currentTarget.checked)} />
