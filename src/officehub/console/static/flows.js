@@ -349,7 +349,7 @@ function StepCard({ step, index, ids, records, problems, selected, change, remov
 // The graph's measures, in the SVG's pixels.
 const NODE_W = 176;
 const NODE_H = 66;
-const GAP_X = 28;
+const GAP_X = 44;
 const GAP_Y = 78;
 const PAD = 16;
 const BACK = 56; // room on the right for the arrows going back up
@@ -433,7 +433,16 @@ function edgePath(edge, at) {
       mid: { x: (x1 + x2) / 2, y: (y1 + y2) / 2 },
     };
   }
-  // back up (or across the same row): out of the right side, round, into the right side
+  if (b.level === a.level && edge.from !== edge.to) {
+    // across the row: side to side
+    const right = b.x > a.x;
+    const x1 = right ? a.x + NODE_W : a.x;
+    const x2 = right ? b.x - 2 : b.x + NODE_W + 2;
+    const y = a.y + (NODE_H * (edge.n + 1)) / (edge.of + 1);
+    const y2 = b.y + NODE_H / 2;
+    return { d: `M ${x1} ${y} C ${(x1 + x2) / 2} ${y}, ${(x1 + x2) / 2} ${y2}, ${x2} ${y2}`, mid: { x: (x1 + x2) / 2, y: y - 10 } };
+  }
+  // back up (or to itself): out of the right side, round, into the right side
   const x1 = a.x + NODE_W;
   const y1 = a.y + (NODE_H * (edge.n + 1)) / (edge.of + 1);
   const x2 = b.x + NODE_W;
@@ -502,9 +511,9 @@ function FlowGraph({ steps, initial, problemsOf, selected, open }) {
                 <text x="10" y="19" class="flow-node-id">
                   ${step.id === initial ? "▶ " : ""}${shorten(step.id, 20)}</text>
                 <text x="10" y="37" class="flow-node-type">${shorten(step.type === "system"
-                  ? t(`flows.system.${step.systemAction}`) : `${type}: ${step.content ?? ""}`, 26)}</text>
+                  ? t(`flows.system.${step.systemAction}`) : `${type}: ${step.content ?? ""}`, 25)}</text>
                 ${reasons.length > 0 && html`
-                  <text x="10" y="56" class="flow-node-problem">⚠ ${shorten(problemText(reasons[0]), 24)}</text>`}
+                  <text x="10" y="56" class="flow-node-problem">⚠ ${shorten(problemText(reasons[0]), 21)}</text>`}
               </g>`;
           })}
         </svg>
@@ -513,8 +522,7 @@ function FlowGraph({ steps, initial, problemsOf, selected, open }) {
         <ul class="graph-problems" aria-label=${t("flows.graph.problems")}>
           ${troubled.map(({ step, index, reasons }) => html`
             <li key=${index}>
-              <button type="button" class="link" onClick=${() => open(index)}>${step.id}</button>:
-              ${reasons.map(problemText).join(" ")}
+              <button type="button" class="link" onClick=${() => open(index)}>${step.id}</button>${`: ${reasons.map(problemText).join(" ")}`}
             </li>`)}
         </ul>`}
     </section>`;
