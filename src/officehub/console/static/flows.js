@@ -1,13 +1,16 @@
 // "Fluxos": the office's chat flows. Supervisors and admins read them; admins change them
 // (the API's "Flows" rule). A flow is a graph of steps: each step says something (text,
 // media, a list of options) or does something (a system action), and names the step that
-// follows (a list: one per option). The editor shows the steps as cards with their
-// connections as lists of the other steps; the graph check the API runs on save is shown
-// on the steps it names (refusals and the unreachable-step warnings alike).
+// follows (a list: one per option). The editor draws the steps as a graph (each step a
+// node, laid out by its depth from the first step; each connection an arrow, an option's
+// arrow labelled with the option) above the steps' cards: a node opens its card, and the
+// graph check the API runs on save is shown on the nodes and the cards it names
+// (refusals and the unreachable-step warnings alike).
 
 import { api, listAll } from "./api.js";
 import { html, render, useEffect, useState } from "./html.js";
 import { has, t } from "./i18n.js";
+import { Form, RecordSelect, attempt } from "./settings-kit.js";
 import { announce, clearError, showError } from "./ui.js";
 
 const TYPES = ["text", "list", "media", "system"];
@@ -41,16 +44,6 @@ export async function show(element) {
   const title = element.querySelector("h1");
   title?.setAttribute("tabindex", "-1");
   title?.focus({ preventScroll: true });
-}
-
-async function attempt(context, work) {
-  clearError();
-  try {
-    return await work();
-  } catch (error) {
-    showError(error, context);
-    return undefined;
-  }
 }
 
 /** The problems of a refused graph (`INVALID_FLOW_GRAPH`'s details), by step id. */
@@ -153,37 +146,31 @@ function Flows({ admin }) {
 }
 
 function NewFlow({ inboxes, cancel, done }) {
-  const [name, setName] = useState("");
-  const [inbox, setInbox] = useState(inboxes[0]?.id ?? "");
-  async function submit(event) {
-    event.preventDefault();
+  // the form's first values, kept (a new object at each drawing would reset what was typed)
+  const [initial] = useState(() => ({ name: "", inboxId: inboxes[0]?.id ?? "" }));
+  const fields = [
+    { name: "name", label: t("flows.name"), required: true },
+    {
+      name: "inboxId", label: t("flows.inbox"), type: "select", required: true,
+      options: inboxes.map((inbox) => ({ value: inbox.id, label: inbox.name })),
+    },
+  ];
+  async function submit(values) {
     const body = {
-      name: name.trim(),
-      inboxId: inbox,
+      name: (values.name ?? "").trim(),
+      inboxId: values.inboxId || inboxes[0]?.id,
       content: {
         initialStepId: "inicio",
         steps: [{ id: "inicio", type: "text", content: t("flows.firstStepText"), nextStepId: null }],
       },
     };
-    const flow = await attempt(t("flows.new"), () => api("POST", "/flow", { body }));
-    if (flow) await done(flow);
+    await done(await api("POST", "/flow", { body }));
   }
   return html`
     <section class="rule-form" aria-labelledby="flow-new-title">
       <h2 id="flow-new-title">${t("flows.new")}</h2>
-      <form class="form-grid" onSubmit=${submit}>
-        <label for="flow-name">${t("flows.name")}</label>
-        <input id="flow-name" value=${name} required maxlength="200"
-               onInput=${(event) => setName(event.currentTarget.value)} />
-        <label for="flow-inbox">${t("flows.inbox")}</label>
-        <select id="flow-inbox" value=${inbox} required onChange=${(event) => setInbox(event.currentTarget.value)}>
-          ${inboxes.map((i) => html`<option value=${i.id}>${i.name}</option>`)}
-        </select>
-        <div class="row span">
-          <button type="submit">${t("flows.create")}</button>
-          <button type="button" class="secondary" onClick=${cancel}>${t("flows.cancel")}</button>
-        </div>
-      </form>
+      <${Form} fields=${fields} initial=${initial} grid=${true}
+        submit=${submit} submitLabel=${t("flows.create")} label=${t("flows.new")} onCancel=${cancel} />
     </section>`;
 }
 
@@ -192,9 +179,19 @@ function FlowEditor({ flow, admin, records, close, saved }) {
   const [initial, setInitial] = useState(flow.content.initialStepId ?? "");
   const [problems, setProblems] = useState({});
   const [busy, setBusy] = useState(false);
+  const [selected, setSelected] = useState(null);
   const warned = {};
   for (const warning of flow.warnings) (warned[warning.stepId] ??= []).push(warning.reason);
   const ids = steps.map((step) => step.id);
+  const problemsOfStep = (id) => [...(problems[id] ?? []), ...(warned[id] ?? [])];
+
+  // A node chosen in the graph: its card is brought into view and takes the focus.
+  useEffect(() => {
+    if (selected === null) return;
+    const card = document.querySelector(`li.step-card[data-index="${selected.index}"]`);
+    card?.scrollIntoView({ block: "start", behavior: "auto" });
+    card?.querySelector("h3")?.focus({ preventScroll: true });
+  }, [selected]);
 
   function change(index, next) {
     setSteps(steps.map((step, at) => (at === index ? next : step)));
@@ -228,6 +225,8 @@ function FlowEditor({ flow, admin, records, close, saved }) {
     <section class="flow-editor" aria-labelledby="flow-editor-title">
       <h2 id="flow-editor-title">${t(admin ? "flows.editTitle" : "flows.openTitle", { name: flow.name })}</h2>
       <form onSubmit=${save}>
+        <${FlowGraph} steps=${steps} initial=${initial} problemsOf=${problemsOfStep}
+          selected=${selected?.index ?? null} open=${(index) => setSelected({ index })} />
         <fieldset disabled=${!admin} class="flow-fields">
           <div class="form-grid">
             <label for="flow-initial">${t("flows.initial")}</label>
@@ -238,7 +237,8 @@ function FlowEditor({ flow, admin, records, close, saved }) {
           <ol class="steps">
             ${steps.map((step, index) => html`
               <${StepCard} key=${index} step=${step} index=${index} ids=${ids} records=${records}
-                problems=${[...(problems[step.id] ?? []), ...(warned[step.id] ?? [])]}
+                selected=${selected?.index === index}
+                problems=${problemsOfStep(step.id)}
                 change=${(next) => change(index, next)}
                 remove=${steps.length > 1 ? () => setSteps(steps.filter((_, at) => at !== index)) : null} />`)}
           </ol>
@@ -253,7 +253,7 @@ function FlowEditor({ flow, admin, records, close, saved }) {
     </section>`;
 }
 
-function StepCard({ step, index, ids, records, problems, change, remove }) {
+function StepCard({ step, index, ids, records, problems, selected, change, remove }) {
   const id = (key) => `step-${index}-${key}`;
   const meta = step.metadata ?? {};
   const set = (key, value) => change({ ...step, [key]: value });
@@ -278,29 +278,18 @@ function StepCard({ step, index, ids, records, problems, change, remove }) {
   }
 
   const system = {
-    ASSIGN_AGENT: () => html`
-      <label for=${id("agent")}>${t("flows.meta.agentId")}</label>
-      <select id=${id("agent")} value=${meta.agentId ?? ""} onChange=${(event) => setMeta({ agentId: event.currentTarget.value || null })}>
-        <option value="">${t("flows.choose")}</option>
-        ${records.users.map((u) => html`<option value=${u.id}>${u.name}</option>`)}
-      </select>`,
-    ADD_LABELS: () => html`
-      <label for=${id("tag")}>${t("flows.meta.tagIds")}</label>
-      <select id=${id("tag")} value=${meta.tagIds?.[0] ?? ""}
-              onChange=${(event) => setMeta({ tagIds: event.currentTarget.value ? [event.currentTarget.value] : null })}>
-        <option value="">${t("flows.choose")}</option>
-        ${records.tags.map((tag) => html`<option value=${tag.id}>${tag.name}</option>`)}
-      </select>`,
-    CHANGE_CRM_COLUMN: () => html`
-      <label for=${id("column")}>${t("flows.meta.funnelColumnId")}</label>
-      <select id=${id("column")} value=${meta.funnelColumnId ?? ""}
-              onChange=${(event) => {
-                const column = records.columns.find((c) => c.id === event.currentTarget.value);
-                setMeta({ funnelColumnId: column?.id ?? null, funnelId: column?.funnelId ?? null });
-              }}>
-        <option value="">${t("flows.choose")}</option>
-        ${records.columns.map((c) => html`<option value=${c.id}>${c.name}</option>`)}
-      </select>`,
+    ASSIGN_AGENT: () => html`<${RecordSelect} id=${id("agent")} label=${t("flows.meta.agentId")}
+      value=${meta.agentId} records=${records.users} empty=${t("flows.choose")}
+      onChange=${(value) => setMeta({ agentId: value || null })} />`,
+    ADD_LABELS: () => html`<${RecordSelect} id=${id("tag")} label=${t("flows.meta.tagIds")}
+      value=${meta.tagIds?.[0]} records=${records.tags} empty=${t("flows.choose")}
+      onChange=${(value) => setMeta({ tagIds: value ? [value] : null })} />`,
+    CHANGE_CRM_COLUMN: () => html`<${RecordSelect} id=${id("column")} label=${t("flows.meta.funnelColumnId")}
+      value=${meta.funnelColumnId} records=${records.columns} empty=${t("flows.choose")}
+      onChange=${(value) => {
+        const column = records.columns.find((c) => c.id === value);
+        setMeta({ funnelColumnId: column?.id ?? null, funnelId: column?.funnelId ?? null });
+      }} />`,
     CREATE_TICKET: () => html`
       <label for=${id("ticket")}>${t("flows.meta.ticketTitle")}</label>
       <input id=${id("ticket")} value=${meta.ticketTitle ?? ""} maxlength="500"
@@ -312,8 +301,9 @@ function StepCard({ step, index, ids, records, problems, change, remove }) {
   };
 
   return html`
-    <li class="step-card" data-step-id=${step.id} data-problems=${problems.length ? "true" : undefined}>
-      <h3>${t("flows.stepN", { n: index + 1, id: step.id })}</h3>
+    <li class=${selected ? "step-card selected" : "step-card"} data-step-id=${step.id} data-index=${index}
+        data-problems=${problems.length ? "true" : undefined}>
+      <h3 tabindex="-1">${t("flows.stepN", { n: index + 1, id: step.id })}</h3>
       ${problems.length > 0 && html`
         <ul class="step-problems" aria-label=${t("flows.problemsLabel")}>
           ${problems.map((reason) => html`<li>${problemText(reason)}</li>`)}
@@ -354,4 +344,186 @@ function StepCard({ step, index, ids, records, problems, change, remove }) {
         </fieldset>`}
       ${remove && html`<button type="button" class="link" onClick=${remove}>${t("flows.removeStep", { id: step.id })}</button>`}
     </li>`;
+}
+
+// The graph's measures, in the SVG's pixels.
+const NODE_W = 176;
+const NODE_H = 66;
+const GAP_X = 44;
+const GAP_Y = 78;
+const PAD = 16;
+const BACK = 56; // room on the right for the arrows going back up
+
+function shorten(text, size) {
+  const flat = String(text ?? "").replace(/\s+/g, " ").trim();
+  return flat.length > size ? `${flat.slice(0, size - 1)}…` : flat;
+}
+
+/** Where each step leads: [{to, label}] (a list step: one per option, labelled with it). */
+export function exitsOf(step) {
+  if (step.type === "list") {
+    return (step.options ?? []).map((option, at) => ({
+      to: option.nextStepId ?? null,
+      label: option.title || t("flows.optionN", { n: at + 1 }),
+    }));
+  }
+  return [{ to: step.nextStepId ?? null, label: "" }];
+}
+
+/** The nodes' places: rows by depth from the first step (breadth first); the steps no path
+ * reaches, in a last row of their own. Nodes are the steps' indexes (ids may repeat). */
+export function layout(steps, initial) {
+  const first = new Map();
+  steps.forEach((step, index) => { if (!first.has(step.id)) first.set(step.id, index); });
+  const depth = new Map();
+  const queue = [];
+  if (first.has(initial)) {
+    depth.set(first.get(initial), 0);
+    queue.push(first.get(initial));
+  }
+  while (queue.length) {
+    const index = queue.shift();
+    for (const exit of exitsOf(steps[index])) {
+      const to = first.get(exit.to);
+      if (to !== undefined && !depth.has(to)) {
+        depth.set(to, depth.get(index) + 1);
+        queue.push(to);
+      }
+    }
+  }
+  const reached = depth.size ? Math.max(...depth.values()) + 1 : 0;
+  steps.forEach((_, index) => { if (!depth.has(index)) depth.set(index, reached); });
+  const rows = [];
+  steps.forEach((_, index) => { (rows[depth.get(index)] ??= []).push(index); });
+  const filled = rows.filter(Boolean);
+  const widest = Math.max(1, ...filled.map((row) => row.length));
+  const width = PAD * 2 + widest * NODE_W + (widest - 1) * GAP_X + BACK;
+  const height = PAD * 2 + filled.length * NODE_H + (filled.length - 1) * GAP_Y;
+  const at = [];
+  filled.forEach((row, level) => {
+    const used = row.length * NODE_W + (row.length - 1) * GAP_X;
+    const left = PAD + (width - BACK - PAD * 2 - used) / 2;
+    row.forEach((index, n) => {
+      at[index] = { x: left + n * (NODE_W + GAP_X), y: PAD + level * (NODE_H + GAP_Y), level };
+    });
+  });
+  const edges = [];
+  steps.forEach((step, index) => {
+    const exits = exitsOf(step);
+    exits.forEach((exit, n) => {
+      const to = first.get(exit.to);
+      if (to === undefined) return;
+      edges.push({ from: index, to, label: exit.label, n, of: exits.length });
+    });
+  });
+  return { at, edges, width, height };
+}
+
+function edgePath(edge, at) {
+  const a = at[edge.from];
+  const b = at[edge.to];
+  if (b.level > a.level) {
+    const x1 = a.x + (NODE_W * (edge.n + 1)) / (edge.of + 1);
+    const y1 = a.y + NODE_H;
+    const x2 = b.x + NODE_W / 2;
+    const y2 = b.y;
+    const bend = (y2 - y1) / 2;
+    return {
+      d: `M ${x1} ${y1} C ${x1} ${y1 + bend}, ${x2} ${y2 - bend}, ${x2} ${y2}`,
+      mid: { x: (x1 + x2) / 2, y: (y1 + y2) / 2 },
+    };
+  }
+  if (b.level === a.level && edge.from !== edge.to) {
+    // across the row: side to side
+    const right = b.x > a.x;
+    const x1 = right ? a.x + NODE_W : a.x;
+    const x2 = right ? b.x - 2 : b.x + NODE_W + 2;
+    const y = a.y + (NODE_H * (edge.n + 1)) / (edge.of + 1);
+    const y2 = b.y + NODE_H / 2;
+    return { d: `M ${x1} ${y} C ${(x1 + x2) / 2} ${y}, ${(x1 + x2) / 2} ${y2}, ${x2} ${y2}`, mid: { x: (x1 + x2) / 2, y: y - 10 } };
+  }
+  // back up (or to itself): out of the right side, round, into the right side
+  const x1 = a.x + NODE_W;
+  const y1 = a.y + (NODE_H * (edge.n + 1)) / (edge.of + 1);
+  const x2 = b.x + NODE_W;
+  const y2 = b.y + NODE_H / 2 + (edge.from === edge.to ? 14 : 0);
+  const out = BACK - 8;
+  return {
+    d: `M ${x1} ${y1} C ${x1 + out} ${y1}, ${x2 + out} ${y2}, ${x2 + 6} ${y2}`,
+    mid: { x: Math.max(x1, x2) + out * 0.75, y: (y1 + y2) / 2 },
+  };
+}
+
+/** The steps as a graph: a node per step (Enter or a click opens its card), an arrow per
+ * connection; the graph check's problems on their nodes (outlined in red, said in words)
+ * and listed under the graph. Wider than the screen, it scrolls (pans) in its frame. */
+function FlowGraph({ steps, initial, problemsOf, selected, open }) {
+  const { at, edges, width, height } = layout(steps, initial);
+  const troubled = steps
+    .map((step, index) => ({ step, index, reasons: problemsOf(step.id) }))
+    .filter((entry) => entry.reasons.length > 0);
+  const key = (event, index) => {
+    if (event.key === "Enter" || event.key === " ") {
+      event.preventDefault();
+      open(index);
+    }
+  };
+  return html`
+    <section class="flow-graph" aria-labelledby="flow-graph-title">
+      <h3 id="flow-graph-title">${t("flows.graph.title")}</h3>
+      <p class="hint">${t("flows.graph.hint")}</p>
+      <div class="flow-graph-frame">
+        <svg width=${width} height=${height} viewBox=${`0 0 ${width} ${height}`}
+             role="group" aria-labelledby="flow-graph-title" class="flow-graph-svg">
+          <defs>
+            <marker id="flow-arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="8" markerHeight="8"
+                    orient="auto-start-reverse">
+              <path d="M 0 0 L 10 5 L 0 10 z" class="flow-arrow-head" />
+            </marker>
+          </defs>
+          ${edges.map((edge) => {
+            const path = edgePath(edge, at);
+            return html`
+              <g class="flow-edge" data-from=${steps[edge.from].id} data-to=${steps[edge.to].id} aria-hidden="true">
+                <path d=${path.d} marker-end="url(#flow-arrow)" />
+                ${edge.label && html`
+                  <text x=${path.mid.x} y=${path.mid.y} text-anchor="middle" dominant-baseline="middle"
+                        class="flow-edge-label">${shorten(edge.label, 18)}</text>`}
+              </g>`;
+          })}
+          ${steps.map((step, index) => {
+            const place = at[index];
+            const reasons = problemsOf(step.id);
+            const type = t(`flows.type.${step.type}`);
+            const said = [
+              t("flows.graph.node", { id: step.id, type }),
+              step.id === initial ? t("flows.graph.start") : "",
+              ...reasons.map(problemText),
+            ].filter(Boolean).join(". ");
+            const classes = ["flow-node", reasons.length && "has-problems", selected === index && "selected"]
+              .filter(Boolean).join(" ");
+            return html`
+              <g class=${classes} data-step-id=${step.id} data-problems=${reasons.length ? "true" : undefined}
+                 transform=${`translate(${place.x} ${place.y})`} role="button" tabindex="0"
+                 onClick=${() => open(index)} onKeyDown=${(event) => key(event, index)}>
+                <desc>${said}</desc>
+                <rect width=${NODE_W} height=${NODE_H} rx="6" />
+                <text x="10" y="19" class="flow-node-id">
+                  ${step.id === initial ? "▶ " : ""}${shorten(step.id, 20)}</text>
+                <text x="10" y="37" class="flow-node-type">${shorten(step.type === "system"
+                  ? t(`flows.system.${step.systemAction}`) : `${type}: ${step.content ?? ""}`, 25)}</text>
+                ${reasons.length > 0 && html`
+                  <text x="10" y="56" class="flow-node-problem">⚠ ${shorten(problemText(reasons[0]), 21)}</text>`}
+              </g>`;
+          })}
+        </svg>
+      </div>
+      ${troubled.length > 0 && html`
+        <ul class="graph-problems" aria-label=${t("flows.graph.problems")}>
+          ${troubled.map(({ step, index, reasons }) => html`
+            <li key=${index}>
+              <button type="button" class="link" onClick=${() => open(index)}>${step.id}</button>${`: ${reasons.map(problemText).join(" ")}`}
+            </li>`)}
+        </ul>`}
+    </section>`;
 }

@@ -3,12 +3,15 @@
 // conditions, the actions done when they hold and, with conditions, the actions done when
 // they do not. Every id a condition or an action takes is chosen from a list of the
 // office's own records (columns, people, departments, tags, legal areas, fast messages,
-// ticket statuses). A dry run shows which branch an event would take; the run log, what
-// the rule did.
+// ticket statuses, channels). A dry run shows which branch an event would take; the run
+// log, what the rule did; a rule whose runs fail says so in an alert on its row and its
+// form. The list is filtered by trigger (the API's filter) and by channel (on the page:
+// the API does not filter by integration).
 
 import { api, listAll } from "./api.js";
 import { html, render, useEffect, useState } from "./html.js";
 import { formatDateTime, has, t } from "./i18n.js";
+import { RecordSelect, attempt } from "./settings-kit.js";
 import { announce, clearError, showError } from "./ui.js";
 
 const ACTIONS = [
@@ -38,20 +41,10 @@ export async function show(element) {
   title?.focus({ preventScroll: true });
 }
 
-async function attempt(context, work) {
-  clearError();
-  try {
-    return await work();
-  } catch (error) {
-    showError(error, context);
-    return undefined;
-  }
-}
-
 /** The office's records a rule's conditions and actions choose from. */
 async function loadChoices() {
   const safe = (work) => work.catch(() => []);
-  const [events, funnels, users, departments, tags, areas, fast, statuses] = await Promise.all([
+  const [events, funnels, users, departments, tags, areas, fast, statuses, channels] = await Promise.all([
     safe(api("GET", "/webhooks/events").then((answer) => answer.data)),
     safe(listAll("/funnel")),
     safe(listAll("/user")),
@@ -60,6 +53,7 @@ async function loadChoices() {
     safe(listAll("/legal-areas")),
     safe(listAll("/fast-message")),
     safe(listAll("/ticket-statuses")),
+    safe(listAll("/integration")),
   ]);
   const columns = funnels.flatMap((funnel) =>
     funnel.columns.map((column) => ({ id: column.id, name: `${funnel.name} › ${column.name}` })));
@@ -72,7 +66,32 @@ async function loadChoices() {
     areas: areas.map((area) => ({ id: area.id, name: area.name })),
     fast: fast.map((message) => ({ id: message.id, name: message.title })),
     statuses: statuses.map((status) => ({ id: status.id, name: status.name })),
+    channels: channels.map((channel) => ({ id: channel.id, name: channel.name })),
   };
+}
+
+/** "Falhou N vezes; última falha em dd/mm/aaaa hh:mm: <motivo>" of a rule whose last runs
+ * failed (failureCount above 0), or null. */
+export function failureText(rule) {
+  if (!rule.failureCount) return null;
+  const last = rule.lastFailure;
+  const action = last && has(`rules.action.${last.action}`) ? t(`rules.action.${last.action}`) : last?.action;
+  return t("rules.failed", {
+    count: rule.failureCount,
+    at: last ? formatDateTime(last.at) : "—",
+    reason: last ? `${action}: ${last.error}` : "—",
+  });
+}
+
+function FailureAlert({ rule, runs }) {
+  const text = failureText(rule);
+  if (!text) return null;
+  return html`
+    <div class="rule-alert" role="alert" data-rule-alert=${rule.id}>
+      <span>${text}</span>
+      ${runs && html` <button type="button" class="link" onClick=${runs}
+        aria-label=${`${t("rules.seeRuns")}: ${rule.name}`}>${t("rules.seeRuns")}</button>`}
+    </div>`;
 }
 
 export function eventLabel(name) {
@@ -84,16 +103,17 @@ function Rules() {
   const [choices, setChoices] = useState(null);
   const [editing, setEditing] = useState(null);
   const [panel, setPanel] = useState(null);
+  const [trigger, setTrigger] = useState("");
+  const [channel, setChannel] = useState("");
 
-  async function load() {
-    const found = await attempt(t("rules.title"), () => listAll("/automation-rules"));
+  async function load(event = trigger) {
+    const query = event ? { triggerEvent: event } : undefined;
+    const found = await attempt(t("rules.title"), () => listAll("/automation-rules", query));
     if (found) setRules(found);
   }
 
-  useEffect(() => {
-    load();
-    loadChoices().then(setChoices);
-  }, []);
+  useEffect(() => { loadChoices().then(setChoices); }, []);
+  useEffect(() => { load(trigger); }, [trigger]);
 
   async function saved(rule, isNew) {
     setEditing(null);
@@ -119,6 +139,10 @@ function Rules() {
     if (answer) setPanel({ kind: "runs", rule, runs: answer.data });
   }
 
+  // A channel's rules: those of that integration and those of every one (no integration).
+  const shown = rules && rules.filter((rule) => !channel || !rule.integrationId || rule.integrationId === channel);
+  const channelName = new Map((choices?.channels ?? []).map((c) => [c.id, c.name]));
+
   return html`
     <h1 id="rules-title">${t("rules.title")}</h1>
     <p class="hint">${t("rules.hint")}</p>
@@ -132,8 +156,22 @@ function Rules() {
         done=${saved} cancel=${() => setEditing(null)} />`}
     ${panel?.kind === "test" && choices && html`<${DryRun} key=${panel.rule.id} rule=${panel.rule} choices=${choices} close=${() => setPanel(null)} />`}
     ${panel?.kind === "runs" && html`<${RunLog} panel=${panel} close=${() => setPanel(null)} />`}
-    ${rules && rules.length === 0 && html`<p class="empty">${t("rules.empty")}</p>`}
-    ${rules && rules.length > 0 && html`
+    ${choices && html`
+      <div class="rule-filters" role="search" aria-label=${t("rules.filters")}>
+        <label>${t("rules.filterTrigger")}
+          <select value=${trigger} onChange=${(event) => setTrigger(event.currentTarget.value)}>
+            <option value="">${t("rules.filterAll")}</option>
+            ${choices.events.map((e) => html`<option value=${e}>${eventLabel(e)}</option>`)}
+          </select></label>
+        <label>${t("rules.filterChannel")}
+          <select value=${channel} onChange=${(event) => setChannel(event.currentTarget.value)}>
+            <option value="">${t("rules.filterAll")}</option>
+            ${choices.channels.map((i) => html`<option value=${i.id}>${i.name}</option>`)}
+          </select></label>
+      </div>`}
+    ${rules && rules.length === 0 && !trigger && html`<p class="empty">${t("rules.empty")}</p>`}
+    ${shown && shown.length === 0 && (trigger || channel) && html`<p class="empty">${t("rules.noneFiltered")}</p>`}
+    ${shown && shown.length > 0 && html`
       <table class="data stacked">
         <caption class="visually-hidden">${t("rules.title")}</caption>
         <thead><tr>
@@ -144,10 +182,12 @@ function Rules() {
           <th scope="col">${t("rules.actions")}</th>
         </tr></thead>
         <tbody>
-          ${rules.map((rule) => html`
+          ${shown.map((rule) => html`
             <tr key=${rule.id} data-rule-id=${rule.id}>
-              <th scope="row" data-label=${t("rules.name")}>${rule.name}</th>
-              <td data-label=${t("rules.trigger")}>${eventLabel(rule.triggerEvent)}</td>
+              <th scope="row" data-label=${t("rules.name")}>${rule.name}
+                <${FailureAlert} rule=${rule} runs=${() => runs(rule)} /></th>
+              <td data-label=${t("rules.trigger")}>${eventLabel(rule.triggerEvent)}
+                ${rule.integrationId && html`<br /><span class="muted">${channelName.get(rule.integrationId) ?? rule.integrationId}</span>`}</td>
               <td data-label=${t("rules.state")}>
                 <span class=${`badge ${rule.enabled ? "ok" : ""}`}>
                   ${t(rule.enabled ? "rules.enabled" : "rules.disabled")}</span></td>
@@ -209,6 +249,9 @@ function RuleForm({ rule, choices, done, cancel }) {
   const [trigger, setTrigger] = useState(rule?.triggerEvent ?? choices.events[0] ?? "");
   const [enabled, setEnabled] = useState(rule?.enabled ?? true);
   const [priority, setPriority] = useState(String(rule?.priority ?? 0));
+  const [integration, setIntegration] = useState(rule?.integrationId ?? "");
+  const [once, setOnce] = useState(rule?.runOncePerConversation ?? false);
+  const [standAside, setStandAside] = useState(rule?.skipWhileHumanAssigned ?? false);
   const [conditions, setConditions] = useState(formConditions(rule?.conditions));
   const [actions, setActions] = useState(rule?.actions?.length ? rule.actions : [blankAction()]);
   const [elseActions, setElseActions] = useState(rule?.elseActions ?? []);
@@ -227,6 +270,9 @@ function RuleForm({ rule, choices, done, cancel }) {
       enabled,
       triggerEvent: trigger,
       priority: Number(priority) || 0,
+      integrationId: integration || null,
+      runOncePerConversation: once,
+      skipWhileHumanAssigned: standAside,
       conditions: bodyConditions(conditions),
       actions: bodyActions(actions),
       elseActions: conditional && elseActions.length ? bodyActions(elseActions) : null,
@@ -240,24 +286,15 @@ function RuleForm({ rule, choices, done, cancel }) {
     if (answer) await done(answer, !rule);
   }
 
-  const columnSelect = (key) => html`
-    <label for=${`rule-${key}`}>${t(`rules.condition.${key}`)}</label>
-    <select id=${`rule-${key}`} value=${conditions[key]}
-            onChange=${(event) => setCondition(key, event.currentTarget.value)}>
-      <option value="">${t("rules.any")}</option>
-      ${choices.columns.map((c) => html`<option value=${c.id}>${c.name}</option>`)}
-    </select>`;
   const recordSelect = (key, records) => html`
-    <label for=${`rule-${key}`}>${t(`rules.condition.${key}`)}</label>
-    <select id=${`rule-${key}`} value=${conditions[key]}
-            onChange=${(event) => setCondition(key, event.currentTarget.value)}>
-      <option value="">${t("rules.any")}</option>
-      ${records.map((r) => html`<option value=${r.id}>${r.name}</option>`)}
-    </select>`;
+    <${RecordSelect} id=${`rule-${key}`} label=${t(`rules.condition.${key}`)} value=${conditions[key]}
+      records=${records} empty=${t("rules.any")} onChange=${(value) => setCondition(key, value)} />`;
+  const columnSelect = (key) => recordSelect(key, choices.columns);
 
   return html`
     <section class="rule-form" aria-labelledby="rule-form-title">
       <h2 id="rule-form-title">${heading}</h2>
+      ${rule && html`<${FailureAlert} rule=${rule} />`}
       <form onSubmit=${submit}>
         <div class="form-grid">
           <label for="rule-name">${t("rules.name")}</label>
@@ -273,10 +310,21 @@ function RuleForm({ rule, choices, done, cancel }) {
                  aria-describedby="rule-priority-hint"
                  onInput=${(event) => setPriority(event.currentTarget.value)} />
           <p id="rule-priority-hint" class="hint span">${t("rules.priorityHint")}</p>
+          <${RecordSelect} id="rule-integration" label=${t("rules.integration")} value=${integration}
+            records=${choices.channels} empty=${t("rules.everyChannel")} onChange=${setIntegration} />
           <label class="check span">
             <input type="checkbox" checked=${enabled}
                    onChange=${(event) => setEnabled(event.currentTarget.checked)} />
             <span>${t("rules.enabledLabel")}</span>
+          </label>
+          <label class="check span">
+            <input type="checkbox" checked=${once} onChange=${(event) => setOnce(event.currentTarget.checked)} />
+            <span>${t("rules.runOnce")}</span>
+          </label>
+          <label class="check span">
+            <input type="checkbox" checked=${standAside}
+                   onChange=${(event) => setStandAside(event.currentTarget.checked)} />
+            <span>${t("rules.skipWhileHuman")}</span>
           </label>
         </div>
         <fieldset>
@@ -336,12 +384,12 @@ function ActionEditor({ branch, index, item, choices, change, remove }) {
   const params = item.actionParams ?? {};
   const set = (key, value) => change({ ...item, actionParams: { ...params, [key]: value } });
   const pick = (key, records, optional = false) => html`
-    <label for=${id(key)}>${t(`rules.param.${key}`)}</label>
-    <select id=${id(key)} value=${params[key] ?? ""} required=${!optional}
-            onChange=${(event) => set(key, event.currentTarget.value)}>
-      <option value="">${t(optional ? "rules.none" : "rules.choose")}</option>
-      ${records.map((r) => html`<option value=${r.id}>${r.name}</option>`)}
-    </select>`;
+    <${RecordSelect} id=${id(key)} label=${t(`rules.param.${key}`)} value=${params[key]} records=${records}
+      required=${!optional} empty=${t(optional ? "rules.none" : "rules.choose")} onChange=${(value) => set(key, value)} />`;
+  // a list parameter chosen one at a time (the ticket's responsible person)
+  const pickOne = (key, records) => html`
+    <${RecordSelect} id=${id(key)} label=${t(`rules.param.${key}`)} value=${params[key]?.[0]} records=${records}
+      empty=${t("rules.none")} onChange=${(value) => set(key, value ? [value] : "")} />`;
   const text = (key, required = true, type = "text") => html`
     <label for=${id(key)}>${t(`rules.param.${key}`)}</label>
     <input id=${id(key)} type=${type} value=${params[key] ?? ""} required=${required}
@@ -359,7 +407,8 @@ function ActionEditor({ branch, index, item, choices, change, remove }) {
     MOVE_CARD: () => pick("targetFunnelColumnId", choices.columns),
     TAG_CONVERSATION: () => pick("tagId", choices.tags),
     ASSIGN_LEGAL_AREA: () => pick("legalAreaId", choices.areas),
-    CREATE_TICKET: () => html`${text("title")}${pick("ticketStatusId", choices.statuses, true)}`,
+    CREATE_TICKET: () => html`${text("title")}${pick("ticketStatusId", choices.statuses, true)}
+      ${pickOne("assigneeIds", choices.users)}${pickOne("departmentIds", choices.departments)}`,
     FIRE_WEBHOOK: () => text("url", true, "url"),
     PAUSE_AUTOMATION: () => html`${minutes("durationMinutes")}
       <label class="check span">

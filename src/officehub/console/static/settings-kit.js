@@ -352,3 +352,27 @@ export function SettingForm({ load, save, fields, writeRoles = ADMINS, label, vi
   return html`<${Form} fields=${fields} initial=${values} label=${label} grid=${grid}
     submit=${async (v) => { await save(v); await reload(); announce(t("settings.saved")); }} />`;
 }
+
+/** `work()`'s answer, or undefined when it was refused (the refusal said in the notice,
+ * `context` naming what was tried): the rules' and flows' pages' calls. */
+export async function attempt(context, work) {
+  clearError();
+  try {
+    return await work();
+  } catch (error) {
+    showError(error, context);
+    return undefined;
+  }
+}
+
+/** A labelled list of the office's records ({id, name}) to choose one from: the first
+ * option is `empty` (its value ""), `onChange` gets the chosen id or "". */
+export function RecordSelect({ id, label, value, records, empty, required = false, onChange }) {
+  return html`
+    <label for=${id}>${label}</label>
+    <select id=${id} value=${value ?? ""} required=${required}
+            onChange=${(event) => onChange(event.currentTarget.value)}>
+      ${empty === null ? null : html`<option value="">${empty}</option>`}
+      ${records.map((r) => html`<option value=${r.id}>${r.name}</option>`)}
+    </select>`;
+}
