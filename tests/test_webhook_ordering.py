@@ -5,13 +5,19 @@ order the changes committed, held by the database when changes race."""
 
 from __future__ import annotations
 
+import asyncio
 from collections import defaultdict
 from typing import Any
 
 import httpx
+import pytest
 from fastapi import FastAPI
+from sqlalchemy import select
 
+from officehub.events.models import OutboxEvent
+from officehub.events.service import emit
 from officehub.kit.config import Settings
+from officehub.kit.db import create_engine, create_sessionmaker
 from tests.helpers import OfficeFixture
 from tests.receiver import running_receiver
 from tests.server import concurrent_client, fire, running_server
@@ -107,3 +113,43 @@ async def test_concurrent_changes_of_one_record_get_distinct_gapless_sequences(
         bodies = [got.json for got in receiver.received]
     assert sorted(b["sequence"] for b in bodies) == list(range(1, 10))
     assert {b["subjectId"] for b in bodies} == {person["id"]}
+
+
+async def test_two_transactions_numbering_two_subjects_in_opposite_orders_both_commit(
+    app: FastAPI, database_url: str, office_a: OfficeFixture
+) -> None:
+    """Each transaction emits about A then B, the other about B then A, interleaved: the
+    subjects' counters are taken when each commits, in (office, subject) order, so neither
+    waits on the other while holding a counter (numbered at each emit, PostgreSQL found a
+    deadlock here and refused one of them), and each subject's sequences come out 1, 2."""
+    if not database_url.startswith("postgresql"):
+        pytest.skip("SQLite runs one writing transaction at a time: they cannot interleave")
+    engine = create_engine(database_url)
+    sessions = create_sessionmaker(engine)
+    both_emitted_once = asyncio.Barrier(2)
+
+    async def change(first: str, second: str) -> None:
+        async with sessions() as session:
+            await emit(session, office_a.id, "contact.updated", {"id": first, "name": "x"})
+            await both_emitted_once.wait()
+            await emit(session, office_a.id, "contact.updated", {"id": second, "name": "y"})
+            await session.commit()
+
+    a, b = "cAAAAAAAAAsubject", "cBBBBBBBBBsubject"
+    try:
+        async with asyncio.timeout(30):
+            await asyncio.gather(change(a, b), change(b, a))
+        async with sessions() as session:
+            rows = (
+                await session.execute(
+                    select(OutboxEvent.subject, OutboxEvent.sequence).where(
+                        OutboxEvent.office_id == office_a.id, OutboxEvent.subject.in_([a, b])
+                    )
+                )
+            ).all()
+    finally:
+        await engine.dispose()
+    numbered: dict[str, list[int]] = defaultdict(list)
+    for subject, sequence in rows:
+        numbered[subject].append(sequence)
+    assert {s: sorted(n) for s, n in numbered.items()} == {a: [1, 2], b: [1, 2]}

@@ -11,7 +11,9 @@ from typing import Any, cast, overload
 
 from pydantic import BaseModel
 from sqlalchemy import Table, TextClause, bindparam, insert, text
+from sqlalchemy import event as orm_event
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
 from officehub.events import registry, repository
 from officehub.events.catalogue import EVENT_NAMES, Event, P
@@ -177,10 +179,11 @@ async def emit(
     await session.flush()
     values = {c: getattr(event, c) for c in _EVENT_COLUMNS}
     if session.get_bind().dialect.name == "postgresql":
-        emitted = await session.execute(
+        await session.execute(
             _emit_pg_statement(), _emit_pg_params(event, values, mark_emitted(session, office_id))
         )
-        event.sequence = emitted.scalar_one()
+        if subject is not None:
+            _number_at_commit(session, [event.id])
         return event
     if subject is not None:
         counted = await session.execute(
@@ -211,27 +214,73 @@ _COUNT_SUBJECT = text(
     " DO UPDATE SET last_sequence = event_subjects.last_sequence + :n"
     " RETURNING last_sequence"
 )
-"""Counts ``n`` more events of a subject and answers its last sequence (SQLite's ``emit``,
-and ``emit_many``; PostgreSQL's ``emit`` does the same inside its one statement). The
-subject's row stays locked until the transaction ends, so the sequence follows the order
-in which transactions about one subject commit."""
+"""Counts ``n`` more events of a subject and answers its last sequence (SQLite, where a
+writing transaction holds the whole database from its start, so numbering at once costs
+no contention). The subject's row stays locked until the transaction ends, so the sequence
+follows the order in which transactions about one subject commit."""
+
+_NUMBERED = "officehub_events_to_number"
+
+_NUMBER_PG = text(
+    """
+WITH pending AS (
+    SELECT o.id, o.office_id, o.subject,
+           row_number() OVER (PARTITION BY o.office_id, o.subject ORDER BY p.place) AS place
+    FROM unnest(CAST(:ids AS varchar[])) WITH ORDINALITY AS p(id, place)
+    JOIN outbox_events AS o ON o.id = p.id
+    WHERE o.subject IS NOT NULL
+), counts AS (
+    SELECT office_id, subject, count(*) AS n FROM pending GROUP BY office_id, subject
+), counted AS (
+    INSERT INTO event_subjects (office_id, subject, last_sequence)
+    SELECT office_id, subject, n FROM counts ORDER BY office_id, subject
+    ON CONFLICT (office_id, subject)
+    DO UPDATE SET last_sequence = event_subjects.last_sequence + EXCLUDED.last_sequence
+    RETURNING office_id, subject, last_sequence
+)
+UPDATE outbox_events AS o
+SET sequence = counted.last_sequence - counts.n + pending.place
+FROM pending
+JOIN counts USING (office_id, subject)
+JOIN counted USING (office_id, subject)
+WHERE o.id = pending.id
+"""
+)
+"""PostgreSQL numbers a transaction's events when it commits (``_number_pending``), in one
+statement: each subject's counter row is taken in (office, subject) order, as the last
+thing the transaction does. Numbering at each ``emit`` held a conversation's counter from
+its first event to the commit, and two transactions taking rows in other orders (a
+message's row, then a counter; a counter, then the message's row) deadlocked: the inbound
+path at 20 notifications/s did, several times a minute (``bench.inbound_path``). Events a
+rolled-back savepoint took away are not found, so they leave no gap."""
+
+
+def _number_at_commit(session: AsyncSession, ids: Sequence[str]) -> None:
+    session.info.setdefault(_NUMBERED, []).extend(ids)
+
+
+@orm_event.listens_for(Session, "before_commit")
+def _number_pending(session: Session) -> None:
+    if session.in_nested_transaction():
+        return  # a savepoint: the outer transaction numbers them when it commits
+    ids = session.info.pop(_NUMBERED, None)
+    if ids:
+        session.execute(_NUMBER_PG, {"ids": ids})
+
+
+@orm_event.listens_for(Session, "after_rollback")
+def _forget_pending(session: Session) -> None:
+    if not session.in_transaction():
+        session.info.pop(_NUMBERED, None)
+
 
 _EMIT_PG_TEMPLATE = """
-WITH counted AS (
-    INSERT INTO event_subjects (office_id, subject, last_sequence)
-    SELECT :office_id, CAST(:subject AS varchar), 1 WHERE CAST(:subject AS varchar) IS NOT NULL
-    ON CONFLICT (office_id, subject)
-    DO UPDATE SET last_sequence = event_subjects.last_sequence + 1
-    RETURNING last_sequence
-), event AS (
+WITH event AS (
     INSERT INTO outbox_events (id, office_id, name, data, created_at, causation_id, depth,
-                               conversation_id, integration_id, target_webhook_id, subject,
-                               sequence)
+                               conversation_id, integration_id, target_webhook_id, subject)
     VALUES (:id, :office_id, :name, :data, :created_at, :causation_id, :depth,
-            :conversation_id, :integration_id, :target_webhook_id, :subject,
-            (SELECT last_sequence FROM counted))
-    RETURNING id, office_id, created_at, COALESCE(conversation_id, id) AS ordering_key,
-              sequence
+            :conversation_id, :integration_id, :target_webhook_id, :subject)
+    RETURNING id, office_id, created_at, COALESCE(conversation_id, id) AS ordering_key
 ), wanted (consumer) AS (
 {wanted}
 ), progress AS (
@@ -240,9 +289,7 @@ WITH counted AS (
     SELECT event.office_id, wanted.consumer, event.id, event.ordering_key, event.created_at, 0
     FROM event CROSS JOIN wanted
 )
-SELECT (SELECT sequence FROM event), pg_notify(:channel, '') WHERE :notify
-UNION ALL
-SELECT (SELECT sequence FROM event), NULL WHERE NOT :notify
+SELECT pg_notify(:channel, '') WHERE :notify
 """
 """``emit`` on PostgreSQL in one round trip: the event, the progress row of each consumer
 that wants it (each registered consumer's ``wants_sql``, read in the same statement: an
@@ -343,7 +390,10 @@ async def emit_many(session: AsyncSession, events: Sequence[PendingEvent]) -> No
         )
         for e, (name, data) in zip(events, payloads, strict=True)
     ]
-    await _number(session, records)
+    if session.get_bind().dialect.name == "postgresql":
+        _number_at_commit(session, [r.id for r in records if r.subject is not None])
+    else:
+        await _number(session, records)
     session.add_all(records)
     await session.flush()
     rows = [_progress(e, consumer, now) for e, consumer in await interested(session, records)]
@@ -356,8 +406,8 @@ async def emit_many(session: AsyncSession, events: Sequence[PendingEvent]) -> No
 
 
 async def _number(session: AsyncSession, records: Sequence[OutboxEvent]) -> None:
-    """Each record's sequence within its subject, in the batch's order; the subjects' rows
-    are counted in (office, subject) order, so two batches cannot deadlock on them."""
+    """Each record's sequence within its subject, in the batch's order (SQLite); the
+    subjects' rows are counted in (office, subject) order."""
     by_subject: dict[tuple[str, str], list[OutboxEvent]] = {}
     for record in records:
         if record.subject is not None:
