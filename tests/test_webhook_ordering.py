@@ -149,7 +149,7 @@ async def test_two_transactions_numbering_two_subjects_in_opposite_orders_both_c
             ).all()
     finally:
         await engine.dispose()
-    numbered: dict[str, list[int]] = defaultdict(list)
+    numbered: dict[str | None, list[int | None]] = defaultdict(list)
     for subject, sequence in rows:
         numbered[subject].append(sequence)
-    assert {s: sorted(n) for s, n in numbered.items()} == {a: [1, 2], b: [1, 2]}
+    assert {s: sorted(n or 0 for n in ns) for s, ns in numbered.items()} == {a: [1, 2], b: [1, 2]}
