@@ -59,7 +59,8 @@ from officehub.kit.ids import new_id
 from officehub.kit.timeutil import utcnow
 
 PG_ADMIN = "postgresql+asyncpg://postgres@127.0.0.1:5432/postgres"
-PG_DB = "officehub_bench_perf"
+PG_DB = f"officehub_bench_perf_{os.getpid()}"
+"""Of this run alone: another run (another worktree's) drops its own at its end."""
 CONNECTIONS = 16
 CARDS = 60
 CONTACTS = 500
