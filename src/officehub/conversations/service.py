@@ -35,6 +35,7 @@ from officehub.events.catalogue import Event
 from officehub.events.service import emit
 from officehub.inboxes import service as inboxes
 from officehub.kit.auth import Actor, OfficeContext
+from officehub.kit.db import column_values
 from officehub.kit.errors import Conflict, NotFound, ValidationFailed
 from officehub.kit.pagination import PageParams, paginate
 from officehub.kit.repository import flush_or_conflict, lock_office
@@ -69,18 +70,6 @@ async def tags_of(session: AsyncSession, office_id: str, conversation_id: str) -
     return await repository.tags_of(session, office_id, conversation_id)
 
 
-_COLUMNS = tuple(c.key for c in Conversation.__table__.columns)
-"""The conversation's column attributes, read into every answer (named once, not per row)."""
-
-
-def _columns_of(conversation: Conversation) -> dict[str, Any]:
-    """The conversation's column values: a loaded one straight from the instance's state
-    (no attribute instrumentation per column and row: a page of 20 conversations read 780
-    instrumented attributes), an unloaded or expired one through the attribute (loads it)."""
-    state = conversation.__dict__
-    return {k: state[k] if k in state else getattr(conversation, k) for k in _COLUMNS}
-
-
 def conversation_out(
     conversation: Conversation,
     conversation_tags: Sequence[Tag],
@@ -106,7 +95,7 @@ def conversation_out(
     marked = conversation.inbound_read if read is None else read
     return ConversationOut.model_validate(
         {
-            **_columns_of(conversation),
+            **column_values(conversation),
             "tags": [TagRef.model_validate(t) for t in conversation_tags],
             "unread_count": max(conversation.inbound_count - marked, 0),
             "last_message": last,
