@@ -59,10 +59,13 @@ from officehub.kit.ids import new_id
 from officehub.kit.timeutil import utcnow
 
 PG_ADMIN = "postgresql+asyncpg://postgres@127.0.0.1:5432/postgres"
-PG_DB = "officehub_bench_perf"
+PG_DB = f"officehub_bench_perf_{os.getpid()}"
+"""Of this run alone: another run (another worktree's) drops its own at its end."""
 CONNECTIONS = 16
 CARDS = 60
 CONTACTS = 500
+CONVERSATIONS = 60
+"""The conversation list's office holds this many (three pages of 20)."""
 
 
 @dataclass(frozen=True)
@@ -87,6 +90,7 @@ def routes(world: World) -> list[RouteLoad]:
         RouteLoad("GET /people?search=", "GET", "/people?search=maria%2012"),
         RouteLoad("GET /funnel/{id}", "GET", f"/funnel/{world.funnel_id}"),
         RouteLoad("POST /people", "POST", "/people", '{{"name": "Bench {n}"}}'),
+        RouteLoad("GET /conversation", "GET", "/conversation"),
         RouteLoad(
             "PATCH /conversation/{id}",
             "PATCH",
@@ -101,6 +105,15 @@ def routes(world: World) -> list[RouteLoad]:
 _KEY = text(
     "SELECT office_id, permissions FROM api_keys WHERE key_hash = :h AND revoked_at IS NULL"
 )
+
+_CONVERSATIONS = text(
+    "SELECT c.id, c.person_id, p.name AS person_name, c.inbox_id, c.status, c.priority, "
+    "c.is_fixed, c.is_archived, c.last_message_text, c.last_message_at, c.sorted_at, "
+    "c.inbound_count, c.created_at, c.updated_at "
+    "FROM conversations c JOIN contacts p ON p.id = c.person_id "
+    "WHERE c.office_id = :o ORDER BY c.is_fixed DESC, c.sorted_at DESC, c.id DESC LIMIT 20"
+)
+_COUNT = text("SELECT count(*) FROM conversations WHERE office_id = :o")
 
 
 def bare_app(url: str) -> Starlette:
@@ -242,6 +255,16 @@ def bare_app(url: str) -> Starlette:
             await _outbox(conn, office, "chat.conversation.updated", out, now)
         return JSONResponse(out)
 
+    async def conversations(request: Request) -> Response:
+        async with db().connect() as conn:
+            office = await office_of(request, conn)
+            if office is None:
+                return unauthorized()
+            rows = (await conn.execute(_CONVERSATIONS, {"o": office})).all()
+            total = (await conn.execute(_COUNT, {"o": office})).scalar_one()
+        items = [_jsonable(r._asdict()) for r in rows]
+        return JSONResponse({"items": items, "total": total, "page": 1, "limit": 20})
+
     async def healthz(_request: Request) -> Response:
         return JSONResponse({"status": "ok"})
 
@@ -252,6 +275,7 @@ def bare_app(url: str) -> Starlette:
             Route("/people", people),
             Route("/people", create_person, methods=["POST"]),
             Route("/funnel/{id}", funnel),
+            Route("/conversation", conversations),
             Route("/conversation/{id}", patch_conversation, methods=["PATCH"]),
         ],
         lifespan=lifespan,
@@ -283,6 +307,14 @@ def serve(kind: str, url: str, port: int, data_dir: str) -> None:
         from bench.fastapi_floor import fastapi_app
 
         app = fastapi_app(url)
+    elif kind == "raw":
+        from bench.raw_asyncpg import raw_app
+
+        app = raw_app(url)
+    elif kind == "fastapi-raw":
+        from bench.raw_asyncpg import fastapi_raw_app
+
+        app = fastapi_raw_app(url)
     else:
         from officehub.app import create_app
         from officehub.kit.config import Settings
@@ -503,6 +535,8 @@ async def seed(url: str) -> World:
             conversation = await factories.make_conversation(
                 session, office.id, people[0].id, integration
             )
+            for person in people[CONTACTS - CONVERSATIONS + 1 :]:
+                await factories.make_conversation(session, office.id, person.id, integration)
             funnel, columns = await factories.make_funnel(session, office.id, inbox.id, 3)
             for i in range(CARDS):
                 await factories.make_card(session, columns[i % 3], people[i + 1].id)
@@ -557,6 +591,61 @@ def bench(
     return rows
 
 
+RAW_KINDS = ("officehub", "raw", "bare", "fastapi-raw")
+"""``--raw``'s servers, in the order measured for each route (PostgreSQL only)."""
+
+
+def bench_raw(seconds: float, only: str = "") -> list[tuple[str, dict[str, Result]]]:
+    """Each route on the four servers of ``RAW_KINDS`` in turn, in one database."""
+    from officehub.migrate import migrate
+
+    rows: list[tuple[str, dict[str, Result]]] = []
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        database("postgresql", tmp) as url,
+        contextlib.ExitStack() as stack,
+    ):
+        migrate(url)
+        world = asyncio.run(seed(url))
+        bases = {kind: stack.enter_context(server(kind, url, tmp)) for kind in RAW_KINDS}
+        for i, load in enumerate(routes(world)):
+            if only and not any(part in load.label for part in only.split(",")):
+                continue
+            starts = {kind: 1_000_000 * (10 * i + 2 * k) for k, kind in enumerate(RAW_KINDS)}
+            for kind, base in bases.items():
+                warm(base, load, world.key, starts[kind])
+            results = {
+                kind: drive(base, load, world.key, seconds, starts[kind] + 1000)
+                for kind, base in bases.items()
+            }
+            rows.append((load.label, results))
+    return rows
+
+
+def raw_table(rows: list[tuple[str, dict[str, Result]]]) -> str:
+    """req/s and CPU ms per request of each server; officehub, SQLAlchemy bare and FastAPI
+    over raw asyncpg (req/s ratio, then CPU ratio: raw's CPU per request over theirs)."""
+    lines = [
+        "| route | officehub req/s | CPU ms/req | raw asyncpg req/s | CPU ms/req "
+        "| SQLAlchemy bare req/s | CPU ms/req | FastAPI+raw req/s | CPU ms/req "
+        "| officehub/raw | CPU ratio | bare/raw | FastAPI/raw |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for label, res in rows:
+        raw = res["raw"]
+        cells = [f"| `{label}`"]
+        for kind in RAW_KINDS:
+            cells.append(f"{res[kind].rps:,.0f}")
+            cells.append(f"{res[kind].cpu_ms:.2f}")
+        errors = any(r.errors for r in res.values())
+        cells.append(f"{res['officehub'].rps / raw.rps:.2f}x" + (" (errors!)" if errors else ""))
+        cells.append(f"{cpu_ratio(res['officehub'], raw):.2f}x")
+        cells.append(f"{cpu_ratio(res['bare'], raw):.2f}x")
+        cells.append(f"{cpu_ratio(res['fastapi-raw'], raw):.2f}x")
+        lines.append(" | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def cpu_ratio(mine: Result, theirs: Result) -> float:
     """The bare app's CPU per request over ours: the req/s ratio of two CPU-bound servers."""
     return theirs.cpu_ms / mine.cpu_ms if mine.cpu_ms else 0.0
@@ -599,6 +688,12 @@ def main() -> None:
     parser.add_argument(
         "--repeat", type=int, default=1, help="runs per database; prints each and the median ratio"
     )
+    parser.add_argument(
+        "--raw",
+        action="store_true",
+        help="PostgreSQL: officehub, a raw asyncpg Starlette app, the SQLAlchemy bare app and "
+        "FastAPI on raw asyncpg, each route on all four (ratios are over raw asyncpg)",
+    )
     args = parser.parse_args()
     if args.serve:
         kind, url, port, data_dir = args.serve
@@ -607,6 +702,24 @@ def main() -> None:
     seconds = 2.0 if args.quick else args.seconds
     driver = "wrk -t1 -c16" if shutil.which("wrk") else "httpx, 16 connections"
     print(f"driver: {driver}; {seconds:g} s per route and app\n")
+    if args.raw:
+        raw_runs: dict[str, list[tuple[float, float]]] = {}
+        for _ in range(max(1, args.repeat)):
+            print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+            raw_rows = bench_raw(seconds, args.only)
+            print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+            print(raw_table(raw_rows), "\n", flush=True)
+            for label, res in raw_rows:
+                raw_runs.setdefault(label, []).append(
+                    (res["officehub"].rps / res["raw"].rps, cpu_ratio(res["officehub"], res["raw"]))
+                )
+        if args.repeat > 1:
+            print(f"officehub/raw asyncpg, median of {args.repeat} runs (req/s, CPU)")
+            for label, pairs in raw_runs.items():
+                by_rps = statistics.median(p[0] for p in pairs)
+                by_cpu = statistics.median(p[1] for p in pairs)
+                print(f"  {label}: {by_rps:.2f}x, CPU {by_cpu:.2f}x")
+        return
     kinds = ["sqlite", "postgresql"] if args.db == "both" else [args.db]
     for kind in kinds:
         ratios: dict[str, list[float]] = {}

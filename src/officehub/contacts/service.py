@@ -25,6 +25,7 @@ from officehub.contacts.schemas import (
 )
 from officehub.events.service import emit
 from officehub.inboxes import service as inboxes
+from officehub.kit.db import column_values
 from officehub.kit.errors import Conflict, NotFound, ValidationFailed
 from officehub.kit.ids import new_id
 from officehub.kit.pagination import PageParams
@@ -53,7 +54,7 @@ async def lock_contact(session: AsyncSession, office_id: str, ident: str) -> Con
 def contact_out(contact: Contact, contact_tags: Sequence[Tag]) -> ContactOut:
     return ContactOut.model_validate(
         {
-            **{c.key: getattr(contact, c.key) for c in Contact.__table__.columns},
+            **column_values(contact),
             "username": contact.whatsapp_username,
             "marketing_opt_out": bool(contact.marketing_opt_out),
             "legal_hold": bool(contact.legal_hold),

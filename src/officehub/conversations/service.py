@@ -35,6 +35,7 @@ from officehub.events.catalogue import Event
 from officehub.events.service import emit
 from officehub.inboxes import service as inboxes
 from officehub.kit.auth import Actor, OfficeContext
+from officehub.kit.db import column_values
 from officehub.kit.errors import Conflict, NotFound, ValidationFailed
 from officehub.kit.pagination import PageParams, paginate
 from officehub.kit.repository import flush_or_conflict, lock_office
@@ -94,7 +95,7 @@ def conversation_out(
     marked = conversation.inbound_read if read is None else read
     return ConversationOut.model_validate(
         {
-            **{c.key: getattr(conversation, c.key) for c in Conversation.__table__.columns},
+            **column_values(conversation),
             "tags": [TagRef.model_validate(t) for t in conversation_tags],
             "unread_count": max(conversation.inbound_count - marked, 0),
             "last_message": last,

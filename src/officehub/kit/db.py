@@ -90,6 +90,23 @@ class Base(DeclarativeBase):
     }
 
 
+_COLUMN_KEYS: dict[type, tuple[str, ...]] = {}
+
+
+def column_values(record: Base) -> dict[str, Any]:
+    """A mapped record's column values by attribute name, for an answer model: a loaded one
+    straight from the instance's state, an unloaded or expired one through the attribute
+    (which loads it). The same values as ``getattr`` per column, without SQLAlchemy's
+    attribute instrumentation per column and row (a page of 20 conversations of 39
+    columns: 780 instrumented reads, half of ``conversation_out``'s time)."""
+    kind = type(record)
+    keys = _COLUMN_KEYS.get(kind)
+    if keys is None:
+        keys = _COLUMN_KEYS[kind] = tuple(c.key for c in record.__table__.columns)
+    state = record.__dict__
+    return {k: state[k] if k in state else getattr(record, k) for k in keys}
+
+
 class IdMixin:
     id: Mapped[str] = mapped_column(String(32), primary_key=True, default=new_id)
 
