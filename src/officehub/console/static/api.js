@@ -97,6 +97,38 @@ export async function api(method, path, { query, body, key } = {}) {
   return data;
 }
 
+/** Fetches a file the API answers (a zip, a CSV) with the page's credentials and saves it
+ * as `fileName`; rejects with an ApiError as `api` does (the error body is JSON). */
+export async function download(path, { query, accept, fileName }) {
+  const headers = { accept };
+  const apiKey = getKey();
+  if (apiKey) headers["x-service-api-key"] = apiKey;
+  let response;
+  try {
+    response = await fetch(urlOf(path, query), {
+      headers, cache: "no-store", credentials: apiKey ? "omit" : "same-origin",
+    });
+  } catch (error) {
+    throw new ApiError(0, "NETWORK_ERROR", t("error.network"), String(error));
+  }
+  if (!response.ok) {
+    const body = await response.json().catch(() => ({}));
+    throw new ApiError(response.status, body.code ?? `HTTP_${response.status}`,
+      body.message ?? response.statusText ?? t("error.failed"),
+      body.details !== undefined ? String(body.details) : "");
+  }
+  const url = URL.createObjectURL(await response.blob());
+  const link = document.createElement("a");
+  link.href = url;
+  link.download = fileName;
+  link.hidden = true;
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+  return true;
+}
+
 /** Every page of a paged list ({data, totalPages}), up to `maxPages`. */
 export async function listAll(path, query = {}, maxPages = 10) {
   const items = [];

@@ -4,7 +4,7 @@
 // One component, shown beside the open conversation (conversations.js) and on the
 // clients page (contacts.js).
 
-import { api, listAll } from "./api.js";
+import { api, download, listAll } from "./api.js";
 import { html, useEffect, useState } from "./html.js";
 import { t } from "./i18n.js";
 import { announce, attempt, formatTime, neutralised } from "./ui.js";
@@ -149,14 +149,12 @@ function ConsentSection({ file, me, reload, onErased }) {
     reload();
   };
   const exportData = async () => {
-    const data = await attempt(t("file.export"), () => api("GET", `/people/${path(contact.id)}/export`));
-    if (!data) return;
-    const blob = new Blob([JSON.stringify(data, null, 2)], { type: "application/json" });
-    const link = document.createElement("a");
-    link.href = URL.createObjectURL(blob);
-    link.download = `cliente-${contact.id}.json`;
-    link.click();
-    setTimeout(() => URL.revokeObjectURL(link.href), 10_000);
+    // A zip (the contact, conversations, cards, cases and media), saved as the API names it.
+    const done = await attempt(t("file.export"), () =>
+      download(`/people/${path(contact.id)}/export`, {
+        accept: "application/zip", fileName: `dados-${contact.id}.zip`,
+      }));
+    if (!done) return;
     announce(t("file.exported"));
   };
   const erase = async () => {
@@ -166,9 +164,29 @@ function ConsentSection({ file, me, reload, onErased }) {
     announce(t("file.erased"));
     onErased?.();
   };
+  const hold = async (event) => {
+    event.preventDefault();
+    const reason = new FormData(event.currentTarget).get("reason")?.toString().trim();
+    const done = await attempt(t("file.hold"), () =>
+      api("PUT", `/people/${path(contact.id)}/legal-hold`, {
+        body: { legalHold: true, legalHoldReason: reason },
+      }));
+    if (!done) return;
+    announce(t("file.held"));
+    reload();
+  };
+  const release = async () => {
+    if (!window.confirm(t("file.releaseConfirm", { name: contact.name }))) return;
+    const done = await attempt(t("file.release"), () =>
+      api("PUT", `/people/${path(contact.id)}/legal-hold`, { body: { legalHold: false } }));
+    if (!done) return;
+    announce(t("file.released"));
+    reload();
+  };
   return html`
     <p>${contact.marketingOptOut ? t("file.marketingOut") : t("file.marketingIn")}</p>
-    ${contact.legalHold ? html`<p class="badge warn">${t("file.legalHold")}</p>` : null}
+    ${contact.legalHold ? html`<p class="badge warn">${t("file.legalHold")}</p>
+      ${contact.legalHoldReason ? html`<p class="muted">${t("file.holdReasonShown", { reason: contact.legalHoldReason })}</p>` : null}` : null}
     ${file.consents?.length ? html`<ul class="file-list">${file.consents.map((c) => html`<li>
       ${t(c.granted ? "file.consentGranted" : "file.consentWithdrawn", { purpose: c.purpose })}
       <span class="muted">${n(c.source)} · ${formatTime(c.recordedAt)}</span></li>`)}</ul>` : null}
@@ -178,7 +196,15 @@ function ConsentSection({ file, me, reload, onErased }) {
       <button type="button" class="secondary" onClick=${exportData}>${t("file.export")}</button>
       ${isAdmin && !contact.legalHold ? html`<button type="button" class="danger" onClick=${erase}>
         ${t("file.erase")}</button>` : null}
-    </div>`;
+      ${isAdmin && contact.legalHold ? html`<button type="button" class="secondary" onClick=${release}>
+        ${t("file.release")}</button>` : null}
+    </div>
+    ${isAdmin && !contact.legalHold ? html`<form class="file-hold" onSubmit=${hold}>
+      <label for=${`hold-reason-${contact.id}`}>${t("file.holdReason")}</label>
+      <input id=${`hold-reason-${contact.id}`} name="reason" required maxlength="500"
+        placeholder=${t("file.holdReasonHint")} />
+      <button type="submit" class="secondary">${t("file.hold")}</button>
+    </form>` : null}`;
 }
 
 /** The file of the client `personId`; `conversation` (optional) is the one open beside it;

@@ -2,7 +2,7 @@
 // charts (opened and closed; first-response and resolution medians) with the table of
 // figures, and the same report as a CSV download (fetched with the page's credentials).
 
-import { ApiError, api, apiUrl, getKey } from "./api.js";
+import { api, download } from "./api.js";
 import { t, timeZone } from "./i18n.js";
 import { announce, attempt, clear, formatSpan, h } from "./ui.js";
 
@@ -185,29 +185,13 @@ async function loadUsage() {
       h("td", { class: "num" }, String(usage.totals.free))));
 }
 
-async function download() {
-  await attempt(t("reports.csv"), async () => {
-    const params = query();
-    const headers = { accept: "text/csv" };
-    const key = getKey();
-    if (key) headers["x-service-api-key"] = key;
-    const response = await fetch(apiUrl("/reports/conversations", { ...params, format: "csv" }), {
-      headers, cache: "no-store", credentials: key ? "omit" : "same-origin",
-    });
-    if (!response.ok) {
-      const body = await response.json().catch(() => ({}));
-      throw new ApiError(response.status, body.code ?? `HTTP_${response.status}`,
-        body.message ?? response.statusText, body.details);
-    }
-    const url = URL.createObjectURL(await response.blob());
-    const link = h("a", {
-      href: url, download: `relatorio-conversas-${params.from}-${params.to}-${params.groupBy}.csv`, hidden: true,
-    });
-    document.body.append(link);
-    link.click();
-    link.remove();
-    setTimeout(() => URL.revokeObjectURL(url), 10000);
-  });
+async function saveCsv() {
+  const params = query();
+  await attempt(t("reports.csv"), () => download("/reports/conversations", {
+    query: { ...params, format: "csv" },
+    accept: "text/csv",
+    fileName: `relatorio-conversas-${params.from}-${params.to}-${params.groupBy}.csv`,
+  }));
 }
 
 let wired = false;
@@ -222,7 +206,7 @@ export async function show() {
       event.preventDefault();
       load();
     });
-    document.getElementById("reports-csv").addEventListener("click", () => download());
+    document.getElementById("reports-csv").addEventListener("click", () => saveCsv());
   }
   await load();
 }
