@@ -63,7 +63,11 @@ async function loadBoard() {
   for (const column of board.columns) column.items = column.items.map(fromItem);
   clear(columnsBox(), board.columns.map(renderColumn));
   const total = board.columns.reduce((sum, c) => sum + c.total, 0);
-  announce(t("board.loaded", { name: board.name, columns: board.columns.length, count: total }));
+  // Said only while the board is on screen: a live reload behind another page must not
+  // replace what that page just said (a client erased, a hold released).
+  if (!document.getElementById("view-board")?.hidden) {
+    announce(t("board.loaded", { name: board.name, columns: board.columns.length, count: total }));
+  }
   await loadDetails(board.columns.flatMap((c) => c.items));
 }
 
