@@ -13,6 +13,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.contacts.models import Contact
+from officehub.contacts.normalize import fold
 from officehub.conversations.models import Conversation, ConversationTag
 from officehub.crm.models import Card, Funnel, FunnelColumn
 from officehub.departments.models import Department
@@ -125,7 +126,7 @@ async def make_contact(
             office_id=office_id,
             inbox_id=inbox_id,
             name=name,
-            search_name=name.lower(),
+            search_name=fold(name),  # as the service stores it: accents and case folded
             phone=phone,
         ),
     )

@@ -14,6 +14,7 @@ import httpx
 from fastapi import FastAPI
 from playwright.async_api import Browser, Page, expect
 
+from officehub.contacts.normalize import fold
 from tests import factories as f
 from tests.accessibility import serious_violations
 from tests.accounts_helpers import PASSWORD, make_account
@@ -61,7 +62,7 @@ async def crowded_inbox(app: FastAPI, office: OfficeFixture) -> tuple[World, lis
     async with app.state.sessionmaker() as s:
         world = await make_world(s, office.id, columns=3)
         world.contact.name = LONG_NAME
-        world.contact.search_name = LONG_NAME.lower()
+        world.contact.search_name = fold(LONG_NAME)
         await f.make_card(s, world.columns[0], world.contact.id, world.conversation.id)
         others = []
         for name in ("José Carlos Pereira da Silva Neto Junqueira Franco", "Ana Lúcia Ferreira"):

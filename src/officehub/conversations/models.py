@@ -98,6 +98,8 @@ class Conversation(IdMixin, TimestampMixin, Base):
             "assigned_user_id",
             "status",
         ),
+        # GET /conversation?legalAreaId= (issue 42)
+        Index("ix_conversations_office_id_legal_area_id", "office_id", "legal_area_id"),
         # SLA (issue 32): the breach job's queue, across offices (only rows with a due
         # time still to watch).
         Index(
@@ -191,6 +193,10 @@ class ConversationRead(Base):
 
 class ConversationTag(Base):
     __tablename__ = "conversation_tags"
+    # GET /conversation?tagId= (issue 42): the tag's conversations
+    __table_args__ = (
+        Index("ix_conversation_tags_office_id_tag_id", "office_id", "tag_id", "conversation_id"),
+    )
 
     office_id: Mapped[str] = mapped_column(ForeignKey("offices.id", ondelete="CASCADE"))
     conversation_id: Mapped[str] = mapped_column(
@@ -237,6 +243,16 @@ class Message(IdMixin, Base):
             sqlite_where=text("media_external_id IS NOT NULL AND media_url IS NULL"),
             postgresql_where=text("media_external_id IS NOT NULL AND media_url IS NULL"),
         ),
+        # GET /conversation?q= (issue 42): a fragment of a message's text, any case, by its
+        # trigrams (pg_trgm and btree_gin, 0007_trgm). SQLite has no such index.
+        Index(
+            "ix_messages_office_id_text_trgm",
+            "office_id",
+            "text",
+            postgresql_using="gin",
+            postgresql_ops={"text": "gin_trgm_ops"},
+            info={"dialect": "postgresql"},
+        ).ddl_if(dialect="postgresql"),
     )
 
     office_id: Mapped[str] = mapped_column(ForeignKey("offices.id", ondelete="CASCADE"))

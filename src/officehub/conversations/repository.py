@@ -2,10 +2,22 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, bindparam, case, delete, func, or_, select, update
+from sqlalchemy import (
+    ColumnElement,
+    Select,
+    bindparam,
+    case,
+    delete,
+    exists,
+    func,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
@@ -66,6 +78,39 @@ async def find_open(
     return (await session.scalars(stmt.order_by(Conversation.created_at).limit(1))).first()
 
 
+@dataclass(frozen=True)
+class Search:
+    """``GET /conversation?q=``: the contact's folded name or WhatsApp username (``name``),
+    its phone's digits (any of ``phones``, the forms of one number), a message's ``text``."""
+
+    name: str
+    text: str
+    phones: tuple[str, ...] = ()
+
+
+def _containing(fragment: str) -> str:
+    """A LIKE pattern matching ``fragment`` anywhere, its own ``%`` and ``_`` taken literally."""
+    escaped = fragment.replace("/", "//").replace("%", "/%").replace("_", "/_")
+    return f"%{escaped}%"
+
+
+def _searched(office_id: str, search: Search) -> ColumnElement[bool]:
+    """The conversations whose contact or one of whose messages match: each arm is found
+    by its own index on PostgreSQL (trigram GIN of 0007_trgm and 0034_conversation_filters)."""
+    name = _containing(search.name)
+    matches = [
+        Contact.search_name.like(name, escape="/"),
+        Contact.whatsapp_username.ilike(name, escape="/"),
+        *(Contact.phone.like(_containing(p), escape="/") for p in search.phones),
+    ]
+    people = select(Contact.id).where(Contact.office_id == office_id, or_(*matches))
+    said = select(Message.conversation_id).where(
+        Message.office_id == office_id,
+        Message.text.ilike(_containing(search.text), escape="/"),
+    )
+    return or_(Conversation.person_id.in_(people), Conversation.id.in_(said))
+
+
 def conversations_query(
     office_id: str,
     *,
@@ -75,6 +120,9 @@ def conversations_query(
     assigned_user_id: str | None = None,
     unassigned: bool = False,
     is_archived: bool | None = None,
+    tag_id: str | None = None,
+    legal_area_id: str | None = None,
+    search: Search | None = None,
     visible: ColumnElement[bool] | None = None,
 ) -> Select[Any]:
     """Pinned first, then by last message (or creation, before any), newest first: the
@@ -92,6 +140,18 @@ def conversations_query(
         stmt = stmt.where(Conversation.assigned_user_id.is_(None))
     if is_archived is not None:
         stmt = stmt.where(Conversation.is_archived.is_(is_archived))
+    if tag_id is not None:
+        stmt = stmt.where(
+            exists().where(
+                ConversationTag.office_id == office_id,
+                ConversationTag.conversation_id == Conversation.id,
+                ConversationTag.tag_id == tag_id,
+            )
+        )
+    if legal_area_id is not None:
+        stmt = stmt.where(Conversation.legal_area_id == legal_area_id)
+    if search is not None:
+        stmt = stmt.where(_searched(office_id, search))
     if visible is not None:
         stmt = stmt.where(visible)
     return stmt.order_by(

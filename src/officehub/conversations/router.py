@@ -70,6 +70,43 @@ async def list_conversations(
     inbox_id: Annotated[str | None, Query(alias="inboxId", max_length=32)] = None,
     person_id: Annotated[Id | None, Query(alias="personId")] = None,
     status: Annotated[ConversationStatus | None, Query()] = None,
+    assignee_id: Annotated[
+        Id | None,
+        Query(
+            alias="assigneeId",
+            description="Assigned to this user of the office (another office's user: 404)",
+        ),
+    ] = None,
+    tag_id: Annotated[
+        str | None,
+        Query(
+            alias="tagId",
+            min_length=1,
+            max_length=64,
+            description="Carrying this tag of the office (another office's tag: 404)",
+        ),
+    ] = None,
+    legal_area_id: Annotated[
+        str | None,
+        Query(
+            alias="legalAreaId",
+            min_length=1,
+            max_length=32,
+            description="About this legal area (the office's or a default one; else 404)",
+        ),
+    ] = None,
+    q: Annotated[
+        str | None,
+        Query(
+            min_length=1,
+            max_length=100,
+            description=(
+                "Search: a fragment of the contact's name (accents and case ignored), of its "
+                "phone's digits or WhatsApp username, or of a message's text (case ignored); "
+                "blank is refused"
+            ),
+        ),
+    ] = None,
     mine: Annotated[bool, Query(description="Assigned to the signed-in user")] = False,
     unassigned: Annotated[bool, Query(description="Assigned to nobody")] = False,
     is_archived: Annotated[bool | None, Query(alias="isArchived")] = None,
@@ -84,6 +121,10 @@ async def list_conversations(
         mine=mine,
         unassigned=unassigned,
         is_archived=is_archived,
+        assignee_id=assignee_id,
+        tag_id=tag_id,
+        legal_area_id=legal_area_id,
+        search=q,
         user_id=service.reader_of(actor),
         visible=listed(actor),
     )

@@ -16,6 +16,7 @@ from sqlalchemy import ColumnElement
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.contacts import service as contacts
+from officehub.contacts.normalize import fold, search_phone_digits
 from officehub.contacts.schemas import TagRef
 from officehub.conversations import events, repository, routing, sla
 from officehub.conversations.hooks import ConversationTagsChanged, conversation_tags_changed
@@ -170,11 +171,18 @@ async def list_conversations(
     mine: bool = False,
     unassigned: bool = False,
     is_archived: bool | None = None,
+    assignee_id: str | None = None,
+    tag_id: str | None = None,
+    legal_area_id: str | None = None,
+    search: str | None = None,
     user_id: str | None = None,
     visible: ColumnElement[bool] | None = None,
 ) -> tuple[list[ConversationOut], int]:
     """``mine``: assigned to the signed-in user (an API key is no user: 400);
-    ``unassigned``: assigned to nobody; ``visible``: the caller's visibility clause."""
+    ``unassigned``: assigned to nobody; ``visible``: the caller's visibility clause;
+    ``search``: a fragment of the contact's name, phone, WhatsApp username or of a message."""
+    if assignee_id is not None and (mine or unassigned):
+        raise ValidationFailed.field("query.assigneeId", "assigneeId excludes mine and unassigned")
     if mine and user_id is None:
         raise ValidationFailed.field("query.mine", "mine needs a signed-in user, not an API key")
     if mine and unassigned:
@@ -183,18 +191,42 @@ async def list_conversations(
         await inboxes.get_inbox(session, office_id, inbox_id)
     if person_id is not None:
         await contacts.get_contact(session, office_id, person_id)
+    if assignee_id is not None:
+        await users.get_user(session, office_id, assignee_id)
+    if tag_id is not None:
+        await tags.get_tag(session, office_id, tag_id)
+    if legal_area_id is not None:
+        await legal_areas.get_legal_area(session, office_id, legal_area_id)
+    found: repository.Search | None = None
+    if search is not None:
+        if not search.strip():
+            raise ValidationFailed.field("query.q", "q must not be blank")
+        found = repository.Search(
+            name=fold(search.strip()),
+            text=search.strip(),
+            phones=tuple(search_phone_digits(search)) if _phone_like(search) else (),
+        )
     stmt = repository.conversations_query(
         office_id,
         inbox_id=inbox_id,
         person_id=person_id,
         status=status,
-        assigned_user_id=user_id if mine else None,
+        assigned_user_id=user_id if mine else assignee_id,
         unassigned=unassigned,
         is_archived=is_archived,
+        tag_id=tag_id,
+        legal_area_id=legal_area_id,
+        search=found,
         visible=visible,
     )
     rows, total = await paginate(session, stmt, params)
     return await present(session, office_id, rows, user_id), total
+
+
+def _phone_like(text: str) -> bool:
+    """A search written as (part of) a phone number: digits, at least three, and only the
+    signs numbers are written with; ``joao_9`` is a username, not a phone holding 9."""
+    return sum(c.isdigit() for c in text) >= 3 and all(c.isdigit() or c in " +-()." for c in text)
 
 
 async def history_conversation(

@@ -3,7 +3,7 @@
 
 import { api, clearKey, getCsrfToken, getKey, isSignedIn, setCsrfToken, setKey } from "./api.js";
 import { language, setLanguage, t, translatePage } from "./i18n.js";
-import { announce, clearError, showError } from "./ui.js";
+import { announce, clearError, showAlert, showError } from "./ui.js";
 import * as account from "./account.js";
 import * as alerts from "./alerts.js";
 import * as live from "./live.js";
@@ -26,6 +26,13 @@ const VIEWS = {
   account, users, rules, flows, ...settingsViews,
 };
 const DEFAULT_VIEW = "board";
+// The pages a signed-in user's role may open (the API's role rules, officehub.kit.auth
+// TAG_ROLES): the nav shows no other, and their address says why instead. An API key
+// (no user) is shown every page.
+const MANAGERS = ["ADMIN", "SUPERVISOR"];
+const VIEW_ROLES = {
+  webhooks: ["ADMIN"], rules: ["ADMIN"], flows: MANAGERS, reports: MANAGERS, map: MANAGERS,
+};
 let current = null;
 let me = null;
 let challenge = null;
@@ -44,8 +51,33 @@ function showOnly(name) {
   }
 }
 
+/** Whether the signed-in person may open this page. */
+function allowed(name) {
+  const roles = VIEW_ROLES[name];
+  return !roles || !me?.user || roles.includes(me.role);
+}
+
+/** The nav shows the pages the role may open, and a group only with one of them. */
+function fitNav() {
+  for (const link of document.querySelectorAll("#nav a[data-view]")) {
+    if (!allowed(link.dataset.view)) link.closest("li").hidden = true;
+    else if (!(link.dataset.view in VIEW_ROLES)) link.closest("li").hidden = false;
+  }
+  for (const group of document.querySelectorAll("#nav .nav-group")) {
+    group.hidden = ![...group.querySelectorAll("a[data-view]")].some((a) => !a.closest("li").hidden);
+  }
+}
+
+/** The nav open or folded away behind its "Menu" button (a phone shows the button). */
+function openNav(yes) {
+  document.getElementById("nav").classList.toggle("folded", !yes);
+  document.getElementById("nav-toggle").setAttribute("aria-expanded", String(yes));
+}
+
 function loggedIn(yes) {
   document.getElementById("nav").hidden = !yes;
+  document.getElementById("nav-toggle").hidden = !yes;
+  openNav(true);
   document.getElementById("logout").hidden = !yes;
   const who = document.getElementById("who");
   who.hidden = !yes;
@@ -88,15 +120,22 @@ async function route() {
     began();
   }
   loggedIn(true);
-  const name = location.hash.slice(1) in VIEWS ? location.hash.slice(1) : DEFAULT_VIEW;
+  const asked = location.hash.slice(1) in VIEWS ? location.hash.slice(1) : DEFAULT_VIEW;
+  const name = allowed(asked) ? asked : DEFAULT_VIEW;
   if (name === current) return;
   current = name;
   clearError();
+  if (name !== asked) history.replaceState(null, "", `${location.pathname}#${name}`);
   showOnly(name);
   const view = section(name);
   view.querySelector("h1")?.setAttribute("tabindex", "-1");
   view.querySelector("h1")?.focus({ preventScroll: true });
   await VIEWS[name].show(view);
+  if (name !== asked) {
+    // said once the page shown has loaded (its loading clears the notice)
+    const page = document.querySelector(`#nav a[data-view="${asked}"]`)?.textContent ?? asked;
+    showAlert(t("nav.notForRole", { page }), "NOT_FOR_ROLE");
+  }
 }
 
 /** The page of an invitation or reset link: whoever was signed in in this tab is out (the
@@ -126,6 +165,7 @@ async function join() {
  * session or a key opens the live stream. */
 function began() {
   for (const view of Object.values(VIEWS)) view.signedIn?.(me);
+  fitNav();
   if (getKey()) live.start(getKey());
   else if (me?.user) live.start();
   else live.stop();
@@ -260,5 +300,8 @@ document.getElementById("code-cancel").addEventListener("click", () => {
   askCode(false);
 });
 document.getElementById("logout").addEventListener("click", logOut);
+document.getElementById("nav-toggle").addEventListener("click", () => {
+  openNav(document.getElementById("nav-toggle").getAttribute("aria-expanded") !== "true");
+});
 window.addEventListener("hashchange", () => route());
 route();

@@ -19,7 +19,7 @@ const MESSAGE_PAGE = 50;
 const FAST_SHOWN = 8;
 const SLA_AT_RISK_MINUTES = 30;
 const WINDOW_MS = 24 * 3600_000;
-const SEARCH_PEOPLE = 10;
+const SEARCH_PAUSE_MS = 300;
 
 const n = (text) => (text == null ? "" : neutralised(String(text)));
 const enc = encodeURIComponent;
@@ -30,9 +30,9 @@ function fresh() {
     integrations: new Map(), inboxes: [], legalAreas: [], allTags: [], people: new Map(),
     items: [], page: 1, totalPages: 1, total: 0, loads: 0, liveSince: new Map(),
     filters: { inboxId: "", tab: "all", status: "OPEN", archived: false, assignee: "", tagId: "", legalAreaId: "", search: "" },
-    found: [], selectedId: null, selected: null, tags: [], messages: [], notes: [],
+    selectedId: null, selected: null, tags: [], messages: [], notes: [],
     messagePage: 1, messagePages: 1, replyTo: null, mode: "reply", draft: { reply: "", note: "" },
-    fastMessages: new Map(), fast: null, templates: null, template: "", variables: [],
+    fastMessages: new Map(), fastLoaded: new Set(), fast: null, templates: null, template: "", variables: [],
     pane: "list", fileVersion: 0, unsubscribe: null, ready: false, readHere: new Set(),
   };
 }
@@ -118,42 +118,51 @@ const known = (personId) => {
   return entry && !(entry instanceof Promise) ? entry : null;
 };
 
+/** The list's filters, all asked of the API (an assignee replaces the mine/unassigned tab). */
 function listQuery() {
   const f = S.filters;
+  const q = f.search.trim();
   return {
     inboxId: f.inboxId || undefined,
     status: f.status || undefined,
-    mine: f.tab === "mine" ? "true" : undefined,
-    unassigned: f.tab === "unassigned" ? "true" : undefined,
+    mine: f.tab === "mine" && !f.assignee ? "true" : undefined,
+    unassigned: f.tab === "unassigned" && !f.assignee ? "true" : undefined,
+    assigneeId: f.assignee || undefined,
+    tagId: f.tagId || undefined,
+    legalAreaId: f.legalAreaId || undefined,
+    q: q || undefined,
     isArchived: f.archived ? "true" : "false",
   };
 }
 
+/** Whether a conversation the stream brought matches the search as far as the console can
+ * tell (the API matched those listed; a new one by its contact or its last message). */
+function searched(conversation, listed) {
+  const wanted = folded(S.filters.search.trim());
+  if (!wanted || listed) return true;
+  const contact = known(conversation.personId);
+  const digits = wanted.replace(/\D/g, "");
+  return [contact?.name, contact?.username, conversation.lastMessage?.content]
+    .some((text) => text && folded(text).includes(wanted))
+    || Boolean(digits.length >= 3 && contact?.phone?.replace(/\D/g, "").includes(digits));
+}
+
 /** Whether a conversation belongs in the list as the API filters it now. */
-function fits(conversation) {
+function fits(conversation, listed = false) {
   const f = S.filters;
   if (f.inboxId && conversation.inboxId !== f.inboxId) return false;
   if (f.status && conversation.status !== f.status) return false;
-  if (f.tab === "mine" && conversation.assignedUserId !== S.me?.id) return false;
-  if (f.tab === "unassigned" && conversation.assignedUserId) return false;
-  return conversation.isArchived === f.archived;
-}
-
-/** The filters the API's list has not (assignee, tag, legal area, the search's text): on
- * the conversations loaded. */
-function shownHere(conversation) {
-  const f = S.filters;
-  if (f.assignee && conversation.assignedUserId !== f.assignee) return false;
-  if (f.tagId && !conversation.tags.some((tag) => tag.id === f.tagId)) return false;
+  if (f.assignee) {
+    if (conversation.assignedUserId !== f.assignee) return false;
+  } else if (f.tab === "mine" && conversation.assignedUserId !== S.me?.id) {
+    return false;
+  } else if (f.tab === "unassigned" && conversation.assignedUserId) {
+    return false;
+  }
+  if (f.tagId && !(conversation.tags ?? []).some((tag) => tag.id === f.tagId)) return false;
   if (f.legalAreaId && conversation.legalAreaId !== f.legalAreaId) return false;
-  const wanted = folded(f.search.trim());
-  if (!wanted) return true;
-  const contact = known(conversation.personId);
-  const digits = wanted.replace(/\D/g, "");
-  return [contact?.name, contact?.username, contact?.email, conversation.lastMessage?.content]
-    .some((text) => text && folded(text).includes(wanted))
-    || Boolean(digits && contact?.phone?.replace(/\D/g, "").includes(digits))
-    || S.found.includes(conversation.personId);
+  if (!searched(conversation, listed)) return false;
+  return conversation.isArchived === f.archived;
 }
 
 // Unread first, then pinned, then the latest message first.
@@ -200,38 +209,23 @@ function fillNames(conversations) {
   }));
 }
 
-/** The search also asks the API for clients by name, phone or username and brings their
- * conversations into the list (the conversation list itself has no text search). */
+/** The search (the contact's name, phone or username, a message's text) is the API's
+ * `q`: asked once the typing pauses. */
 let searchTimer = null;
 function searchChanged(text) {
+  const before = S.filters.search.trim();
   S.filters.search = text;
-  S.found = [];
   paint();
   clearTimeout(searchTimer);
-  if (text.trim().length < 2) return;
-  searchTimer = setTimeout(async () => {
-    const people = await attempt(t("inbox.search"), () =>
-      api("GET", "/people", { query: { search: text.trim(), limit: SEARCH_PEOPLE } }));
-    if (!people || S.filters.search !== text) return;
-    for (const contact of people.data) S.people.set(contact.id, contact);
-    S.found = people.data.map((c) => c.id);
-    await eachLimited(people.data, 4, async (contact) => {
-      const theirs = await api("GET", "/conversation", {
-        query: { ...listQuery(), personId: contact.id, limit: 5 },
-      }).catch(() => null);
-      for (const c of theirs?.data ?? []) {
-        if (!S.items.some((item) => item.id === c.id)) S.items.push(c);
-      }
-    });
-    S.items.sort(byListOrder);
-    paint();
-  }, 300);
+  if (text.trim() === before) return;
+  searchTimer = setTimeout(() => loadList(1), SEARCH_PAUSE_MS);
 }
 
 function upsert(conversation) {
   S.liveSince.set(conversation.id, conversation);
+  const listed = S.items.some((c) => c.id === conversation.id);
   S.items = S.items.filter((c) => c.id !== conversation.id);
-  if (fits(conversation)) {
+  if (fits(conversation, listed)) {
     S.items.push(conversation);
     S.items.sort(byListOrder);
   }
@@ -302,10 +296,17 @@ function ListItem({ c }) {
   </button></li>`;
 }
 
-function setFilter(name, value, reload = true) {
+function setFilter(name, value) {
   S.filters[name] = value;
   paint();
-  if (reload) loadList(1);
+  loadList(1);
+}
+
+/** How many of the filters under "Filtros" narrow the list (said on its summary). */
+function narrowing() {
+  const f = S.filters;
+  return [f.inboxId, f.status !== "OPEN", f.assignee, f.tagId, f.legalAreaId, f.archived]
+    .filter(Boolean).length;
 }
 
 function Filters() {
@@ -324,7 +325,8 @@ function Filters() {
         onClick=${() => setFilter("tab", "all")}>${t("conversations.all")}</button>
     </div>
     <details class="more-filters">
-      <summary>${t("inbox.filters")}</summary>
+      <summary>${t("inbox.filters")}${narrowing()
+        ? html` <span class="badge info" id="filters-on">${t("inbox.filtersOn", { count: narrowing() })}</span>` : null}</summary>
       <div class="filter-grid">
         <label for="conversations-inbox">${t("conversations.inbox")}</label>
         <select id="conversations-inbox" value=${f.inboxId} onChange=${(e) => setFilter("inboxId", e.currentTarget.value)}>
@@ -338,17 +340,17 @@ function Filters() {
           <option value="">${t("conversations.statusAll")}</option>
         </select>
         <label for="inbox-assignee">${t("inbox.assignee")}</label>
-        <select id="inbox-assignee" value=${f.assignee} onChange=${(e) => setFilter("assignee", e.currentTarget.value, false)}>
+        <select id="inbox-assignee" value=${f.assignee} onChange=${(e) => setFilter("assignee", e.currentTarget.value)}>
           <option value="">${t("inbox.anyone")}</option>
           ${[...S.users.values()].map((u) => html`<option value=${u.id}>${n(u.name)}</option>`)}
         </select>
         <label for="inbox-tag">${t("inbox.tag")}</label>
-        <select id="inbox-tag" value=${f.tagId} onChange=${(e) => setFilter("tagId", e.currentTarget.value, false)}>
+        <select id="inbox-tag" value=${f.tagId} onChange=${(e) => setFilter("tagId", e.currentTarget.value)}>
           <option value="">${t("inbox.anyTag")}</option>
           ${inboxTags.map((tag) => html`<option value=${tag.id}>${n(tag.name)}</option>`)}
         </select>
         <label for="inbox-area">${t("inbox.legalArea")}</label>
-        <select id="inbox-area" value=${f.legalAreaId} onChange=${(e) => setFilter("legalAreaId", e.currentTarget.value, false)}>
+        <select id="inbox-area" value=${f.legalAreaId} onChange=${(e) => setFilter("legalAreaId", e.currentTarget.value)}>
           <option value="">${t("inbox.anyArea")}</option>
           ${S.legalAreas.map((a) => html`<option value=${a.id}>${n(a.name)}</option>`)}
         </select>
@@ -362,7 +364,7 @@ function Filters() {
 }
 
 function ListPane() {
-  const shown = S.items.filter(shownHere);
+  const shown = S.items;
   let body;
   if (S.ready && !S.shown) body = html`<li class="empty">${t("conversations.noInbox")}</li>`;
   else if (!shown.length) body = html`<li class="empty">${t("conversations.none")}</li>`;
@@ -393,8 +395,12 @@ async function openConversation(conversationId, { focus = true } = {}) {
     pane: "chat", mode: "reply", draft: { reply: "", note: "" },
   });
   setPane("chat");
+  // the inbox's fast messages are asked for now, so a `/` typed at once finds them
+  fastMessagesOf(loaded.conversation.inboxId).catch(() => null);
   await Promise.all([loadMessages(1), loadNotes()]);
-  if (focus) document.getElementById("conversation-title")?.focus();
+  // someone already writing keeps their place
+  const writing = editable(document.activeElement) && S.root.contains(document.activeElement);
+  if (focus && !writing) document.getElementById("conversation-title")?.focus();
 }
 
 const conversationPath = () => `/conversation/${enc(S.selected.id)}`;
@@ -561,23 +567,50 @@ async function fastMessagesOf(inboxId) {
   return S.fastMessages.get(inboxId);
 }
 
-async function replyInput(event) {
-  const value = event.currentTarget.value;
-  S.draft.reply = value;
-  const typed = /^\/(\S*)$/.exec(value);
-  if (!typed || !S.selected) {
-    if (S.fast) S.fast = null;
+/** The fast messages the reply's `/word` asks for, from those of the open conversation's
+ * inbox once they have arrived; while they are on their way the list says so and is made
+ * again when they come (a `/` typed as the chat opens is not left with "none"). */
+async function listFast() {
+  const typed = /^\/(\S*)$/.exec(S.draft.reply);
+  if (!typed || !S.selected || S.mode !== "reply") {
+    if (S.fast) {
+      S.fast = null;
+      paint();
+    }
+    return;
+  }
+  const selected = S.selected;
+  const pending = fastMessagesOf(selected.inboxId);
+  if (!S.fastLoaded.has(selected.inboxId)) {
+    S.fast = { shown: [], active: -1, loading: true };
+    paint();
+  }
+  const all = await attempt(t("composer.fastMessages"), () => pending);
+  if (S.selected !== selected) return;
+  if (!all) {
+    S.fast = null;
     paint();
     return;
   }
-  paint();
-  const all = await attempt(t("composer.fastMessages"), () => fastMessagesOf(S.selected.inboxId));
-  if (!all || S.draft.reply !== `/${typed[1]}`) return;
-  const wanted = folded(typed[1]);
+  S.fastLoaded.add(selected.inboxId);
+  // what is typed now (more letters may have come while the list was on its way)
+  const now = /^\/(\S*)$/.exec(S.draft.reply);
+  if (!now || S.mode !== "reply") {
+    S.fast = null;
+    paint();
+    return;
+  }
+  const wanted = folded(now[1]);
   const shown = all.filter((m) => m.text && (folded(m.title).includes(wanted) || folded(m.text).includes(wanted)))
     .slice(0, FAST_SHOWN);
   S.fast = { shown, active: shown.length ? 0 : -1 };
   paint();
+}
+
+function replyInput(event) {
+  S.draft.reply = event.currentTarget.value;
+  paint();
+  return listFast();
 }
 
 function insertFast(message) {
@@ -741,7 +774,7 @@ function Composer() {
             class="fast-option" aria-selected=${String(index === fast.active)}
             onMouseDown=${(e) => { e.preventDefault(); insertFast(m); }}>
             <strong>${n(m.title)}</strong> <span class="muted">${n(m.text)}</span></li>`)
-            : html`<li class="muted" role="option" aria-disabled="true" aria-selected="false">${t("composer.noFast")}</li>`}
+            : html`<li class="muted" role="option" aria-disabled="true" aria-selected="false">${fast.loading ? t("composer.fastLoading") : t("composer.noFast")}</li>`}
         </ul>` : null}
         <textarea id="reply-text" rows="2" maxlength="4096" required value=${S.draft.reply}
           placeholder=${t("composer.hint")} aria-describedby="reply-hint"
@@ -843,7 +876,7 @@ function editable(target) {
 }
 
 function step(by) {
-  const shown = S.items.filter(shownHere);
+  const shown = S.items;
   if (!shown.length) return;
   const at = shown.findIndex((c) => c.id === S.selectedId);
   const next = shown[Math.min(shown.length - 1, Math.max(0, at < 0 ? 0 : at + by))];
