@@ -27,7 +27,6 @@ import httpx
 from sqlalchemy import func, select
 
 from officehub.app import create_app
-from officehub.conversations.models import Message
 from officehub.events.consumers import consumer_job
 from officehub.flows import service as flows
 from officehub.flows.runtime import FLOWS
@@ -36,6 +35,7 @@ from officehub.kit.config import Settings
 from officehub.kit.db import create_engine, create_sessionmaker
 from officehub.kit.worker import Worker, WorkerContext
 from officehub.messages import service as messages
+from officehub.messages.models import Message
 from officehub.messages.schemas import InboundIn
 from officehub.migrate import migrate_async
 from officehub.offices import service as offices

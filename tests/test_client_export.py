@@ -18,11 +18,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from officehub.cases.models import Case, CaseMovement
 from officehub.client_export import service as export
 from officehub.contacts.models import ContactTag, PartnerLink
-from officehub.conversations.models import Message
 from officehub.kit.config import Settings
 from officehub.kit.storage import storage_from_settings
 from officehub.kit.timeutil import utcnow
 from officehub.messages import service as messages
+from officehub.messages.models import Message
 from tests import factories as f
 from tests.accounts_helpers import signed_in
 from tests.helpers import OfficeFixture, error_of

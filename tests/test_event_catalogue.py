@@ -10,7 +10,6 @@ from sqlalchemy import update as sql_update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.cases.watch import Watcher
-from officehub.conversations.models import Message
 from officehub.conversations.sla_breaches import SLA_BREACH_JOB
 from officehub.crm.overdue import OVERDUE_JOB
 from officehub.events.catalogue import BY_NAME, EVENT_NAMES
@@ -20,6 +19,7 @@ from officehub.kit.ratelimit import RateLimiter
 from officehub.kit.timeutil import utcnow
 from officehub.kit.worker import Worker, WorkerContext
 from officehub.messages import service as messages
+from officehub.messages.models import Message
 from officehub.publications.sync import Syncer
 from officehub.templates import service as templates
 from officehub.templates.models import WhatsAppTemplate

@@ -22,7 +22,6 @@ from pypdf import PdfReader
 from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.conversations.models import Message
 from officehub.evidence.chain import (
     MANIFEST,
     SIGNATURE,
@@ -37,6 +36,7 @@ from officehub.kit.config import Settings
 from officehub.kit.encryption import is_sealed
 from officehub.kit.storage import storage_from_settings
 from officehub.messages import service as messages
+from officehub.messages.models import Message
 from tests import factories as f
 from tests.helpers import OfficeFixture, error_of
 from tests.test_cli import officehub

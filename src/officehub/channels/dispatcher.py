@@ -29,7 +29,6 @@ from officehub.channels import repository
 from officehub.channels.adapter import ChannelAdapter, Outbound, SendDeferred, SendRejected
 from officehub.channels.bridge import BRIDGED, BridgeAdapter, WebchatAdapter
 from officehub.channels.whatsapp import WhatsAppAdapter
-from officehub.conversations.models import Message
 from officehub.inboxes.models import Integration
 from officehub.kit.config import Settings
 from officehub.kit.errors import PayloadTooLarge
@@ -37,6 +36,7 @@ from officehub.kit.queue import Backoff, Claimed, Pool, Recorder, WorkQueue, dra
 from officehub.kit.storage import Storage, is_valid_key, storage_from_settings
 from officehub.kit.worker import WorkerContext
 from officehub.messages import service as messages
+from officehub.messages.models import Message
 from officehub.webhooks.ssrf import AddressNotAllowed, delivery_client
 
 logger = logging.getLogger("officehub.channels")

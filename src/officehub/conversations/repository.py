@@ -18,7 +18,6 @@ from officehub.conversations.models import (
     ConversationNote,
     ConversationRead,
     ConversationTag,
-    Message,
 )
 from officehub.inboxes.models import Inbox
 from officehub.kit.integrity import violates
@@ -381,24 +380,6 @@ async def conversation_ids_of_person(
     )
 
 
-async def media_links_of(
-    session: AsyncSession, office_id: str, person_id: str
-) -> list[tuple[str, str]]:
-    """``(message id, media URL)`` of every message of the person's conversations that has
-    a media link."""
-    rows = await session.execute(
-        select(Message.id, Message.media_url)
-        .join(Conversation, Conversation.id == Message.conversation_id)
-        .where(
-            Conversation.office_id == office_id,
-            Conversation.person_id == person_id,
-            Message.office_id == office_id,
-            Message.media_url.is_not(None),
-        )
-    )
-    return [(row[0], row[1]) for row in rows if row[1] is not None]
-
-
 async def routed_inboxes_of(session: AsyncSession, office_id: str, user_id: str) -> list[str]:
     """The inboxes of the user that route their conversations (policy other than MANUAL)."""
     stmt = (
@@ -535,20 +516,6 @@ async def claim_expired_closed(
         .with_for_update(of=[Conversation, Contact], skip_locked=True)
     )
     return list(await session.scalars(stmt))
-
-
-async def media_links_of_conversations(
-    session: AsyncSession, office_id: str, conversation_ids: Sequence[str]
-) -> list[tuple[str, str]]:
-    """``(message id, media URL)`` of every message of these conversations with a link."""
-    rows = await session.execute(
-        select(Message.id, Message.media_url).where(
-            Message.office_id == office_id,
-            Message.conversation_id.in_(conversation_ids),
-            Message.media_url.is_not(None),
-        )
-    )
-    return [(row[0], row[1]) for row in rows if row[1] is not None]
 
 
 async def delete_conversations(

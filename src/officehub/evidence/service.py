@@ -26,7 +26,6 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from officehub.contacts import service as contacts
 from officehub.conversations import service as conversations
-from officehub.conversations.models import Message
 from officehub.evidence import texts
 from officehub.evidence.chain import (
     FORMAT,
@@ -46,6 +45,7 @@ from officehub.kit.errors import NotFound
 from officehub.kit.storage import Storage, own_media_key
 from officehub.kit.timeutil import isoformat, utcnow
 from officehub.messages import service as messages
+from officehub.messages.models import Message
 from officehub.offices import service as offices
 from officehub.offices.settings import office_zone_name
 from officehub.users import service as users

@@ -20,7 +20,7 @@ from officehub.contacts import consent
 from officehub.contacts import service as contacts
 from officehub.contacts import texts as contact_texts
 from officehub.conversations import service as conversations
-from officehub.conversations.models import Conversation, Message
+from officehub.conversations.models import Conversation
 from officehub.events.catalogue import Event
 from officehub.events.service import PendingEvent, emit, emit_many
 from officehub.fast_messages import service as fast_messages
@@ -35,6 +35,7 @@ from officehub.kit.storage import Storage, is_valid_key
 from officehub.kit.storage.base import HEADER_MEDIA_FOLDER
 from officehub.kit.timeutil import as_utc, isoformat, utcnow
 from officehub.messages import events, repository
+from officehub.messages.models import Message
 from officehub.messages.schemas import (
     FallbackTemplate,
     InboundIn,

@@ -19,13 +19,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from officehub.contacts import service as contacts
 from officehub.contacts.normalize import digits, to_e164
 from officehub.conversations import service as conversations
-from officehub.conversations.models import Message
 from officehub.conversations.schemas import ConversationIn
 from officehub.inboxes import service as inboxes
 from officehub.inboxes.models import Integration
 from officehub.kit.errors import NotFound, Unauthorized, ValidationFailed
 from officehub.kit.timeutil import utcnow
 from officehub.messages import service as messages
+from officehub.messages.models import Message
 from officehub.webchat import repository
 from officehub.webchat.models import WebchatVisitor
 from officehub.webchat.schemas import StartIn, StartOut, VisitorMessage
