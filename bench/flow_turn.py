@@ -34,7 +34,7 @@ from officehub.flows.schemas import FlowCreate
 from officehub.kit.config import Settings
 from officehub.kit.db import create_engine, create_sessionmaker
 from officehub.kit.worker import Worker, WorkerContext
-from officehub.messages import service as messages
+from officehub.messages import inbound as inbound_messages
 from officehub.messages.models import Message
 from officehub.messages.schemas import InboundIn
 from officehub.migrate import migrate_async
@@ -138,7 +138,7 @@ async def throughput(tmp: Path, url: str | None, conversations: int, turns: int)
         for n in range(turns):
             for conversation in ids:
                 text = "Oi" if n == 0 else ("1" if n % 2 else "advogado")
-                await messages.receive(s, office_id, conversation, InboundIn(text=text))
+                await inbound_messages.receive(s, office_id, conversation, InboundIn(text=text))
         await s.commit()
     worker = Worker(WorkerContext(settings, engine, maker), [consumer_job(FLOWS)])
     started = time.perf_counter()

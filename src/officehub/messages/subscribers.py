@@ -12,7 +12,7 @@ from officehub.contacts.hooks import ContactErasing, contact_erasing
 from officehub.conversations.hooks import ConversationsErasing, conversations_erasing
 from officehub.inboxes.hooks import away_message_checking
 from officehub.messages import repository
-from officehub.messages.service import check_away_message
+from officehub.messages.auto_replies import check_away_message
 
 
 def stored_file_key(link: str) -> str | None:
