@@ -21,9 +21,7 @@ from officehub.kit.timeutil import as_utc
 from officehub.messages import events
 from officehub.messages.models import Message
 from officehub.messages.outbound import send_template
-from officehub.messages.schemas import (
-    OutboundIn,
-)
+from officehub.messages.schemas import OutboundIn
 from officehub.messages.storing import emit_message, store_message
 from officehub.offices import settings as office_settings
 from officehub.templates import service as templates

@@ -18,10 +18,7 @@ from officehub.kit.errors import ValidationFailed
 from officehub.kit.timeutil import isoformat
 from officehub.messages import events, repository
 from officehub.messages.auto_replies import answer_away, answer_keyword
-from officehub.messages.schemas import (
-    InboundIn,
-    MessageOut,
-)
+from officehub.messages.schemas import InboundIn, MessageOut
 from officehub.messages.storing import emit_message, store_message
 
 

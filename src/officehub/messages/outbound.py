@@ -26,11 +26,7 @@ from officehub.kit.storage.base import HEADER_MEDIA_FOLDER
 from officehub.kit.timeutil import utcnow
 from officehub.messages import events, repository
 from officehub.messages.models import Message
-from officehub.messages.schemas import (
-    FallbackTemplate,
-    MessageOut,
-    OutboundIn,
-)
+from officehub.messages.schemas import FallbackTemplate, MessageOut, OutboundIn
 from officehub.messages.storing import emit_message, store_message
 from officehub.templates import service as templates
 

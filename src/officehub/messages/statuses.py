@@ -19,12 +19,7 @@ from officehub.kit.timeutil import isoformat, utcnow
 from officehub.messages import events, repository
 from officehub.messages.models import Message
 from officehub.messages.outbound import check_service_window
-from officehub.messages.schemas import (
-    MessageOut,
-    ReactionIn,
-    ReadIn,
-    ReadOut,
-)
+from officehub.messages.schemas import MessageOut, ReactionIn, ReadIn, ReadOut
 from officehub.messages.storing import emit_message, store_message
 
 

@@ -16,9 +16,7 @@ from officehub.kit.actor import acting, current_actor
 from officehub.kit.timeutil import isoformat, utcnow
 from officehub.messages import repository
 from officehub.messages.models import Message
-from officehub.messages.schemas import (
-    MessageOut,
-)
+from officehub.messages.schemas import MessageOut
 
 
 async def store_message(

@@ -10,9 +10,7 @@ from officehub.kit.errors import Conflict
 from officehub.kit.pagination import PageParams, paginate
 from officehub.messages import repository
 from officehub.messages.models import Message
-from officehub.messages.schemas import (
-    MessageOut,
-)
+from officehub.messages.schemas import MessageOut
 
 
 async def list_messages(
