@@ -26,12 +26,12 @@ import httpx
 from sqlalchemy import insert
 
 from bench.server import free_port, reset_peak, served, status_kib
-from officehub.conversations.models import Message
 from officehub.kit.config import Settings
 from officehub.kit.db import create_engine, create_sessionmaker
 from officehub.kit.ids import new_id
 from officehub.kit.storage import storage_from_settings
 from officehub.kit.timeutil import utcnow
+from officehub.messages.models import Message
 from officehub.migrate import migrate_async
 from officehub.offices import service as offices
 from tests import factories as f

@@ -23,13 +23,14 @@ from officehub.channels.adapter import Outbound
 from officehub.channels.dispatcher import send_queued
 from officehub.channels.whatsapp import message_body
 from officehub.contacts.models import Contact
-from officehub.conversations.models import Conversation, Message
+from officehub.conversations.models import Conversation
 from officehub.hook_subscriptions import install
 from officehub.kit.config import Settings
 from officehub.kit.db import create_engine, create_sessionmaker
 from officehub.kit.ids import new_id
 from officehub.kit.timeutil import utcnow
 from officehub.kit.worker import Worker, WorkerContext
+from officehub.messages.models import Message
 from officehub.migrate import migrate_async
 from officehub.offices import service as offices
 from tests import factories as f

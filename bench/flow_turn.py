@@ -27,7 +27,6 @@ import httpx
 from sqlalchemy import func, select
 
 from officehub.app import create_app
-from officehub.conversations.models import Message
 from officehub.events.consumers import consumer_job
 from officehub.flows import service as flows
 from officehub.flows.runtime import FLOWS
@@ -35,7 +34,8 @@ from officehub.flows.schemas import FlowCreate
 from officehub.kit.config import Settings
 from officehub.kit.db import create_engine, create_sessionmaker
 from officehub.kit.worker import Worker, WorkerContext
-from officehub.messages import service as messages
+from officehub.messages import inbound as inbound_messages
+from officehub.messages.models import Message
 from officehub.messages.schemas import InboundIn
 from officehub.migrate import migrate_async
 from officehub.offices import service as offices
@@ -138,7 +138,7 @@ async def throughput(tmp: Path, url: str | None, conversations: int, turns: int)
         for n in range(turns):
             for conversation in ids:
                 text = "Oi" if n == 0 else ("1" if n % 2 else "advogado")
-                await messages.receive(s, office_id, conversation, InboundIn(text=text))
+                await inbound_messages.receive(s, office_id, conversation, InboundIn(text=text))
         await s.commit()
     worker = Worker(WorkerContext(settings, engine, maker), [consumer_job(FLOWS)])
     started = time.perf_counter()

@@ -48,13 +48,13 @@ from sqlalchemy import select
 from officehub.automation import service as automation
 from officehub.automation.schemas import RuleCreate
 from officehub.channels.whatsapp import SIGNATURE_HEADER, sign
-from officehub.conversations.models import Message
 from officehub.fast_messages.models import FastMessage
 from officehub.inboxes import service as inboxes
 from officehub.inboxes.schemas import InboxCreate, IntegrationCreate
 from officehub.kit.config import Settings
 from officehub.kit.db import create_engine, create_sessionmaker
 from officehub.kit.encryption import load_secrets_keys
+from officehub.messages.models import Message
 from officehub.migrate import migrate_async
 from officehub.offices import service as offices
 

@@ -30,12 +30,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.app import create_app
 from officehub.contacts.models import Contact
-from officehub.conversations.models import Conversation, Message
+from officehub.conversations.models import Conversation
 from officehub.inboxes.models import Inbox, Integration
 from officehub.kit.config import Settings
 from officehub.kit.db import create_engine, create_sessionmaker
 from officehub.kit.ids import new_id
 from officehub.kit.timeutil import utcnow
+from officehub.messages.models import Message
 from officehub.migrate import migrate_async
 from officehub.offices import service as offices
 

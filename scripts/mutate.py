@@ -72,9 +72,9 @@ TARGETS = {
     "ssrf": Target("src/officehub/webhooks/ssrf.py", ["tests/test_webhook_ssrf.py"]),
     # The 24-hour WhatsApp service window: opened by the contact's inbound messages only.
     "window": Target(
-        "src/officehub/messages/service.py",
+        "src/officehub/messages/outbound.py",
         ["tests/test_whatsapp_dispatch.py"],
-        frozenset({"_window_open", "_check_service_window"}),
+        frozenset({"_window_open", "check_service_window"}),
         ["-k", "window"],
     ),
     "window-query": Target(

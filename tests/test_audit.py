@@ -283,7 +283,7 @@ async def test_audit_chain_never_forks_under_concurrent_requests_and_writers(
     second = create_app(settings)
     async with second.router.lifespan_context(second):
         other: AuditRecorder = second.state.audit
-        actor = Actor("apikey", office_a.key_id, "10.0.0.9")
+        actor = Actor("apikey", office_a.key_id, office_id=office_a.id, address="10.0.0.9")
         async with running_server(app) as base_url, httpx.AsyncClient(base_url=base_url) as c:
             for _ in range(3):
                 for _ in range(10):

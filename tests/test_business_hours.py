@@ -15,7 +15,7 @@ from fastapi import FastAPI
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.conversations.models import Conversation, Message
+from officehub.conversations.models import Conversation
 from officehub.events.models import OutboxEvent
 from officehub.inboxes.business_hours import (
     NEVER_OPEN,
@@ -26,6 +26,7 @@ from officehub.inboxes.business_hours import (
 )
 from officehub.inboxes.models import InboxBusinessHours
 from officehub.kit.config import Settings
+from officehub.messages.models import Message
 from officehub.templates.models import WhatsAppTemplate
 from tests import factories as f
 from tests.automation_helpers import automation_worker, create_rule, runs

@@ -19,12 +19,12 @@ from officehub.automation.consumer import AUTOMATION
 from officehub.cases.models import Case
 from officehub.cases.numbers import check_digits
 from officehub.cases.watch import BREAKER_THRESHOLD, MAX_TRIES, WATCH_JOB, Watcher
-from officehub.conversations.models import Message
 from officehub.events.catalogue import BY_NAME
 from officehub.events.consumers import consumer_job
 from officehub.kit.config import Settings
 from officehub.kit.timeutil import utcnow
 from officehub.kit.worker import Worker, WorkerContext
+from officehub.messages.models import Message
 from tests import factories as f
 from tests.automation_helpers import create_rule
 from tests.crm_world import World, make_world

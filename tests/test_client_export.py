@@ -18,11 +18,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from officehub.cases.models import Case, CaseMovement
 from officehub.client_export import service as export
 from officehub.contacts.models import ContactTag, PartnerLink
-from officehub.conversations.models import Message
 from officehub.kit.config import Settings
 from officehub.kit.storage import storage_from_settings
 from officehub.kit.timeutil import utcnow
-from officehub.messages import service as messages
+from officehub.messages import statuses as message_statuses
+from officehub.messages.models import Message
 from tests import factories as f
 from tests.accounts_helpers import signed_in
 from tests.helpers import OfficeFixture, error_of
@@ -123,8 +123,8 @@ async def _client(
     outbound_id = r.json()["id"]
     row = await session.get(Message, outbound_id)
     assert row is not None
-    await messages.change_status(session, row, "SENT", external_id=f"wamid.{outbound_id}")
-    await messages.change_status(session, row, "DELIVERED")
+    await message_statuses.change_status(session, row, "SENT", external_id=f"wamid.{outbound_id}")
+    await message_statuses.change_status(session, row, "DELIVERED")
     await session.commit()
     r = await client.post(
         "/conversation/note", json={"conversationId": one.id, "text": NOTE + words}, headers=h

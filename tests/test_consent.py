@@ -20,9 +20,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.contacts import texts
 from officehub.contacts.models import ConsentRecord, Contact
-from officehub.conversations.models import Conversation, Message
+from officehub.conversations.models import Conversation
 from officehub.inboxes.models import Integration
 from officehub.kit.config import Settings
+from officehub.messages.models import Message
 from tests import factories as f
 from tests.helpers import OfficeFixture, error_of, outbox
 from tests.server import concurrent_client, fire, running_server

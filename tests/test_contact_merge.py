@@ -13,10 +13,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from officehub.cases.models import Case
 from officehub.channels.models import ChannelPeer
 from officehub.contacts.models import Contact, ContactTag, PartnerLink
-from officehub.conversations.models import Conversation, ConversationNote, Message
+from officehub.conversations.models import Conversation, ConversationNote
 from officehub.crm.models import Card, FunnelColumn
 from officehub.inboxes.models import Integration
 from officehub.kit.timeutil import utcnow
+from officehub.messages.models import Message
 from tests import factories as f
 from tests.helpers import OfficeFixture, error_of, outbox
 from tests.server import concurrent_client, fire

@@ -8,8 +8,8 @@ from typing import Any
 import httpx
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.conversations.models import Message
 from officehub.kit.timeutil import utcnow
+from officehub.messages.models import Message
 from tests import factories as f
 from tests.helpers import OfficeFixture, error_of
 

@@ -10,9 +10,9 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.crm import service as crm
-from officehub.crm.events import Cause
 from officehub.crm.models import Card
 from officehub.crm.schemas import CardUpdate
+from officehub.events.service import Cause, caused_by
 from tests import factories as f
 from tests.crm_world import World, make_world
 from tests.helpers import OfficeFixture, error_of, outbox
@@ -517,13 +517,11 @@ async def test_a_move_made_by_an_automation_carries_its_cause(
     world = await make_world(session, office_a.id)
     card = await _create(client, office_a, world)
     [created] = await outbox(app, office_a.id, "crm.lead.created")
-    await crm.update_card(
-        session,
-        office_a.id,
-        card["id"],
-        CardUpdate(column_id=world.columns[1].id),
-        cause=Cause(created.id, created.depth),
-    )
+    # What an automation's action runs in (officehub.automation, officehub.flows).
+    with caused_by(Cause(created.id, created.depth)):
+        await crm.update_card(
+            session, office_a.id, card["id"], CardUpdate(column_id=world.columns[1].id)
+        )
     await session.commit()
     [moved] = await outbox(app, office_a.id, "crm.lead.moved")
     assert moved.causation_id == created.id and moved.depth == 1

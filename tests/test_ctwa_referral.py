@@ -10,9 +10,10 @@ from fastapi import FastAPI
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.conversations.models import Conversation, Message
+from officehub.conversations.models import Conversation
 from officehub.inboxes.models import Integration
 from officehub.kit.config import Settings
+from officehub.messages.models import Message
 from tests import factories as f
 from tests.automation_helpers import automation_worker
 from tests.helpers import OfficeFixture, outbox

@@ -20,7 +20,7 @@ from fastapi import FastAPI
 from sqlalchemy import select
 from starlette.types import Receive, Scope, Send
 
-from officehub.conversations.models import Message
+from officehub.messages.models import Message
 from officehub.webhooks.signing import signature_header
 from tests.helpers import OfficeFixture
 from tests.server import serving

@@ -20,11 +20,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from officehub.app import create_app
 from officehub.automation.scheduled import scheduled_runner
 from officehub.contacts.erasure import ERASED_JOB, JOB_HANDLERS
-from officehub.conversations.models import Message
 from officehub.kit.config import Settings
 from officehub.kit.db import Base
 from officehub.kit.scheduled_jobs import ScheduledJob
 from officehub.kit.worker import Worker, WorkerContext
+from officehub.messages.models import Message
 from tests import factories as f
 from tests.automation_helpers import automation_worker, create_rule
 from tests.helpers import OfficeFixture, error_of, make_office, outbox

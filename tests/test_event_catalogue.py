@@ -10,7 +10,6 @@ from sqlalchemy import update as sql_update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.cases.watch import Watcher
-from officehub.conversations.models import Message
 from officehub.conversations.sla_breaches import SLA_BREACH_JOB
 from officehub.crm.overdue import OVERDUE_JOB
 from officehub.events.catalogue import BY_NAME, EVENT_NAMES
@@ -19,7 +18,8 @@ from officehub.kit.config import Settings
 from officehub.kit.ratelimit import RateLimiter
 from officehub.kit.timeutil import utcnow
 from officehub.kit.worker import Worker, WorkerContext
-from officehub.messages import service as messages
+from officehub.messages import statuses as message_statuses
+from officehub.messages.models import Message
 from officehub.publications.sync import Syncer
 from officehub.templates import service as templates
 from officehub.templates.models import WhatsAppTemplate
@@ -84,7 +84,7 @@ async def emit_every_event(
     async with app.state.sessionmaker() as s, s.begin():
         message = await s.get(Message, sent["id"])
         assert message is not None
-        await messages.change_status(s, message, "SENT", external_id="wamid.catalogue")
+        await message_statuses.change_status(s, message, "SENT", external_id="wamid.catalogue")
     card_body = {"columnId": columns[0].id, "personId": person["id"], "conversationId": cid}
     card = (await client.post("/funnel-column-card", json=card_body, headers=h)).json()
     await client.patch(f"/funnel-column-card/{card['id']}", json={"userId": user.id}, headers=h)

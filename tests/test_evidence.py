@@ -22,7 +22,6 @@ from pypdf import PdfReader
 from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.conversations.models import Message
 from officehub.evidence.chain import (
     MANIFEST,
     SIGNATURE,
@@ -36,7 +35,8 @@ from officehub.evidence.transcript import printable
 from officehub.kit.config import Settings
 from officehub.kit.encryption import is_sealed
 from officehub.kit.storage import storage_from_settings
-from officehub.messages import service as messages
+from officehub.messages import statuses as message_statuses
+from officehub.messages.models import Message
 from tests import factories as f
 from tests.helpers import OfficeFixture, error_of
 from tests.test_cli import officehub
@@ -85,8 +85,8 @@ async def _world(
     outbound_id = r.json()["id"]
     row = await session.get(Message, outbound_id)
     assert row is not None
-    await messages.change_status(session, row, "SENT", external_id="wamid.HBgLNTUxMTk4NzY1")
-    await messages.change_status(session, row, "DELIVERED")
+    await message_statuses.change_status(session, row, "SENT", external_id="wamid.HBgLNTUxMTk4NzY1")
+    await message_statuses.change_status(session, row, "DELIVERED")
     await session.commit()
     return World(conversation.id, contact.id, outbound_id)
 

@@ -13,7 +13,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.conversations import service as conversations
 from officehub.kit.pagination import PageParams
-from officehub.messages import service as messages
+from officehub.messages import inbound as inbound_messages
+from officehub.messages import statuses as message_statuses
 from officehub.messages.schemas import InboundIn, ReadIn
 from tests import factories as f
 from tests.accounts_helpers import signed_in
@@ -153,8 +154,8 @@ async def test_a_users_read_mark_is_their_own(
     ident = await _conversation(session, office_a, user_id=ana.id)
     async with app.state.sessionmaker() as s:
         for text in ("um", "dois"):
-            await messages.receive(s, office_a.id, ident, InboundIn(text=text))
-        await messages.mark_read(s, office_a.id, ident, ReadIn(), user_id=ana.id)
+            await inbound_messages.receive(s, office_a.id, ident, InboundIn(text=text))
+        await message_statuses.mark_read(s, office_a.id, ident, ReadIn(), user_id=ana.id)
         await s.commit()
 
     async def unread(user_id: str | None) -> int:

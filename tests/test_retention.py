@@ -19,7 +19,7 @@ from officehub.audit.models import AuditEntry
 from officehub.audit.service import first_break
 from officehub.automation.scheduled import scheduled_runner
 from officehub.contacts.erasure import JOB_HANDLERS as ERASURE_JOBS
-from officehub.conversations.models import Conversation, ConversationNote, Message
+from officehub.conversations.models import Conversation, ConversationNote
 from officehub.conversations.retention import JOB_HANDLERS, RETENTION_JOB, RUN_JOB, run_batch
 from officehub.events.models import OutboxEvent
 from officehub.kit.config import Settings
@@ -28,6 +28,7 @@ from officehub.kit.scheduled_jobs import ScheduledJob, add_job
 from officehub.kit.storage import storage_from_settings
 from officehub.kit.timeutil import utcnow
 from officehub.kit.worker import Worker, WorkerContext
+from officehub.messages.models import Message
 from officehub.webhooks.models import Webhook, WebhookDelivery
 from tests import factories as f
 from tests.helpers import OfficeFixture, error_of

@@ -18,11 +18,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.app import create_app
 from officehub.contacts.models import Contact
-from officehub.conversations.models import Conversation, Message
+from officehub.conversations.models import Conversation
 from officehub.jobs import queue_jobs
 from officehub.kit.config import Settings
 from officehub.kit.timeutil import utcnow
 from officehub.kit.worker import Worker, WorkerContext
+from officehub.messages.models import Message
 from officehub.webchat.models import WebchatVisitor
 from officehub.webchat.service import hash_token
 from tests.helpers import OfficeFixture, error_of, outbox

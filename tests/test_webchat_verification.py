@@ -19,9 +19,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.contacts.models import Contact
 from officehub.contacts.texts import UNVERIFIED_REFUSAL
-from officehub.conversations.models import Conversation, Message
+from officehub.conversations.models import Conversation
 from officehub.kit.config import Settings
 from officehub.kit.timeutil import utcnow
+from officehub.messages.models import Message
 from officehub.webchat.models import ClaimCode
 from tests.helpers import OfficeFixture, error_of
 from tests.server import concurrent_client, fire

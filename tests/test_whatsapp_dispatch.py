@@ -17,9 +17,9 @@ from sqlalchemy import event, select
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.conversations.models import Message
 from officehub.kit.config import Settings
 from officehub.kit.timeutil import utcnow
+from officehub.messages.models import Message
 from officehub.templates.models import WhatsAppTemplate
 from tests import factories as f
 from tests.helpers import OfficeFixture, delete_from_elsewhere, error_of, outbox, quiet_writers

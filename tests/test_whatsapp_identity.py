@@ -19,9 +19,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.channels.whatsapp import sign
 from officehub.contacts.models import Contact
-from officehub.conversations.models import Conversation, Message
+from officehub.conversations.models import Conversation
 from officehub.kit.config import Settings
 from officehub.kit.timeutil import utcnow
+from officehub.messages.models import Message
 from tests import factories as f
 from tests.browser import new_page
 from tests.helpers import OfficeFixture, error_of, outbox

@@ -16,8 +16,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.channels.whatsapp import sign
 from officehub.contacts.models import Contact
-from officehub.conversations.models import Conversation, Message
+from officehub.conversations.models import Conversation
 from officehub.kit.config import Settings
+from officehub.messages.models import Message
 from tests import factories as f
 from tests.helpers import OfficeFixture, error_of, outbox
 from tests.whatsapp_platform import Platform

@@ -19,9 +19,10 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.channels.whatsapp import sign
-from officehub.conversations.models import Conversation, Message
+from officehub.conversations.models import Conversation
 from officehub.inboxes.models import Integration
 from officehub.kit.config import Settings
+from officehub.messages.models import Message
 from tests.helpers import OfficeFixture, outbox
 from tests.whatsapp_world import APP_SECRET, official_integration
 

@@ -17,11 +17,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.channels.dispatcher import send_read_receipts
 from officehub.channels.models import ReadReceipt
-from officehub.conversations.models import Message
 from officehub.inboxes.models import Integration
 from officehub.kit.config import Settings
 from officehub.kit.timeutil import utcnow
 from officehub.kit.worker import Worker, WorkerContext
+from officehub.messages.models import Message
 from officehub.templates.models import WhatsAppTemplate
 from tests import factories as f
 from tests.automation_helpers import automation_worker, create_rule

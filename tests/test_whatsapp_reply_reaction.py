@@ -12,9 +12,9 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.channels.whatsapp import sign
-from officehub.conversations.models import Message
 from officehub.inboxes.models import Integration
 from officehub.kit.config import Settings
+from officehub.messages.models import Message
 from tests.helpers import OfficeFixture, error_of, outbox
 from tests.server import concurrent_client, fire, running_server
 from tests.whatsapp_platform import Platform

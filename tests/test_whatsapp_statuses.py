@@ -13,8 +13,8 @@ from fastapi import FastAPI
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.conversations.models import Message
 from officehub.inboxes.models import Integration
+from officehub.messages.models import Message
 from tests.helpers import OfficeFixture, outbox
 from tests.server import concurrent_client, fire, running_server
 from tests.whatsapp_fixtures import (

@@ -16,10 +16,10 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.channels.whatsapp import sign
-from officehub.conversations.models import Message
 from officehub.inboxes.models import Integration
 from officehub.kit.config import Settings
 from officehub.kit.timeutil import utcnow
+from officehub.messages.models import Message
 from tests.helpers import OfficeFixture, error_of
 from tests.test_console_browser import TIMEOUT, log_in_in_portuguese
 from tests.whatsapp_fixtures import FIXTURES, sent_message

@@ -9,9 +9,9 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.conversations.models import Message
 from officehub.inboxes.models import Integration
 from officehub.kit.timeutil import utcnow
+from officehub.messages.models import Message
 from officehub.templates.models import WhatsAppTemplate
 from tests import factories as f
 

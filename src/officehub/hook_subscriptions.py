@@ -29,6 +29,7 @@ from officehub.case_notices import subscribers as case_notices_subscribers
 from officehub.cases import subscribers as cases_subscribers
 from officehub.cases.models import Case
 from officehub.channels import subscribers as channels_subscribers
+from officehub.conversations import repository as conversations_repository
 from officehub.conversations import subscribers as conversations_subscribers
 from officehub.conversations.models import Conversation
 from officehub.crm import subscribers as crm_subscribers
@@ -37,6 +38,7 @@ from officehub.dashboard import subscribers as dashboard_subscribers
 from officehub.flows import interest as flows_interest
 from officehub.kit.auth import use_key_resolver, use_session_resolver
 from officehub.kit.repository import person_ids
+from officehub.messages import repository as messages_repository
 from officehub.messages import subscribers as messages_subscribers
 from officehub.offices import service as offices
 from officehub.tickets import subscribers as tickets_subscribers
@@ -61,6 +63,7 @@ def install() -> None:
     case_notices_subscribers.install()
     channels_subscribers.install()
     messages_subscribers.install()
+    conversations_repository.use_message_search(messages_repository.conversations_saying)
     webchat_subscribers.install()
     tickets_subscribers.install()
     # After those that name what an erasure takes (conversations, crm, cases).

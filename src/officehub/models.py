@@ -20,7 +20,6 @@ from officehub.conversations.models import (
     ConversationNote,
     ConversationRead,
     ConversationTag,
-    Message,
 )
 from officehub.crm.models import Card, ColumnCount, Funnel, FunnelColumn
 from officehub.departments.models import Department
@@ -32,7 +31,7 @@ from officehub.inboxes.models import Inbox, InboxBusinessHours, Integration
 from officehub.kit.job_leases import JobLease
 from officehub.kit.scheduled_jobs import ScheduledJob
 from officehub.legal_areas.models import LegalArea
-from officehub.messages.models import ReadReceipt
+from officehub.messages.models import Message, ReadReceipt
 from officehub.offices.models import ApiKey, Office, OfficeSettings
 from officehub.publications.models import CourtHoliday, Lawyer, Publication
 from officehub.sla.models import SlaPolicy

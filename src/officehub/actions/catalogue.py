@@ -38,7 +38,7 @@ from officehub.kit.scheduled_jobs import add_job
 from officehub.kit.schemas import LongText, StrictBodyModel
 from officehub.kit.transaction_hooks import Hook
 from officehub.legal_areas import service as legal_areas
-from officehub.messages import service as messages
+from officehub.messages import outbound as outbound_messages
 from officehub.messages.schemas import FallbackTemplate, OutboundIn
 from officehub.tags import service as tags
 from officehub.templates import service as templates
@@ -256,7 +256,7 @@ async def _send_fast_message(
     await _refuse_unverified(session, ctx, conversation_id)
     if p.template_name:
         variables = await _event_variables(session, ctx, conversation_id, p.template_name)
-        sent = await messages.send(
+        sent = await outbound_messages.send(
             session,
             office_id,
             conversation_id,
@@ -270,7 +270,7 @@ async def _send_fast_message(
             # a case notice: the fallback's placeholders from the movement, as a template's
             found = await _event_variables(session, ctx, conversation_id, fallback.name)
             fallback = fallback.model_copy(update={"variables": found})
-        sent = await messages.send(
+        sent = await outbound_messages.send(
             session,
             office_id,
             conversation_id,

@@ -22,7 +22,7 @@ from officehub.kit.config import Settings
 from officehub.kit.errors import ServiceError, ValidationFailed
 from officehub.kit.scheduled_jobs import ScheduledJob
 from officehub.kit.worker import WorkerContext
-from officehub.messages import service as messages
+from officehub.messages import outbound as outbound_messages
 from officehub.messages.schemas import FallbackTemplate, OutboundIn
 from officehub.webhooks import actions as action_deliveries
 
@@ -125,10 +125,14 @@ async def _send(session: AsyncSession, job: ScheduledJob, body: OutboundIn) -> N
     cause = _cause(job)
     try:
         if cause is None:
-            await messages.send(session, job.office_id, job.payload["conversationId"], body)
+            await outbound_messages.send(
+                session, job.office_id, job.payload["conversationId"], body
+            )
         else:
             with caused_by(cause):
-                await messages.send(session, job.office_id, job.payload["conversationId"], body)
+                await outbound_messages.send(
+                    session, job.office_id, job.payload["conversationId"], body
+                )
     except (ServiceError, ValidationFailed) as exc:
         raise RetryLater(f"{exc.code}: {exc.details or exc.message}", None) from exc
 

@@ -35,7 +35,8 @@ from officehub.kit.errors import Conflict, NotFound, ServiceError, ValidationFai
 from officehub.kit.pagination import PageParams
 from officehub.kit.repository import flush_or_conflict
 from officehub.kit.timeutil import utcnow
-from officehub.messages import service as messages
+from officehub.messages import outbound as outbound_messages
+from officehub.messages import statuses as message_statuses
 from officehub.messages.schemas import FallbackTemplate, OutboundIn
 from officehub.offices.settings import DEFAULT_TIME_ZONE, office_zone_name
 from officehub.templates import service as templates
@@ -189,7 +190,9 @@ async def notice_out(
     once), else read here."""
     status = None
     if notice.message_id is not None:
-        status = await messages.delivery_status(session, notice.office_id, notice.message_id)
+        status = await message_statuses.delivery_status(
+            session, notice.office_id, notice.message_id
+        )
     if description is None:
         found = await cases.movements_by_ids(session, notice.office_id, (notice.movement_id,))
         description = found[0].description if found else ""
@@ -377,7 +380,7 @@ async def approve_notice(
 
 
 async def deliver(session: AsyncSession, notice: CaseNotice, rules: Rules, now: datetime) -> None:
-    """Sends the notice through the conversation's channel (``messages.send``): its text,
+    """Sends the notice through the conversation's channel (``outbound_messages.send``): its text,
     with the office's template as the fallback outside the 24-hour window."""
     office_id = notice.office_id
     if notice.conversation_id is None:
@@ -393,7 +396,7 @@ async def deliver(session: AsyncSession, notice: CaseNotice, rules: Rules, now: 
             code=CONTACT_NOT_VERIFIED,
         )
     fallback = await _fallback(session, notice, rules)
-    sent = await messages.send(
+    sent = await outbound_messages.send(
         session,
         office_id,
         notice.conversation_id,

@@ -25,7 +25,7 @@ from officehub.kit.errors import NotFound, Unauthorized, ValidationFailed, error
 from officehub.kit.ids import ID_PATTERN
 from officehub.kit.indexed_router import Router
 from officehub.kit.middleware import body_limit
-from officehub.messages import service as messages
+from officehub.messages import statuses as message_statuses
 from officehub.webhooks.signing import WebhookVerificationError, verify
 
 router = Router(tags=["Channels"])
@@ -65,7 +65,7 @@ async def bridge_inbound(
     try:
         if isinstance(decoded, dict) and decoded.get("type") == "status":
             status = BridgeStatus.model_validate(decoded)
-            await messages.apply_channel_status(
+            await message_statuses.apply_channel_status(
                 session,
                 integration.office_id,
                 external_id(integration.id, status.id),

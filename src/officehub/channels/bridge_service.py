@@ -16,14 +16,14 @@ from officehub.conversations import service as conversations
 from officehub.conversations.schemas import ConversationIn
 from officehub.inboxes import service as inboxes
 from officehub.inboxes.models import Integration
-from officehub.messages import service as messages
+from officehub.messages import inbound as inbound_messages
 
 
 async def receive(session: AsyncSession, integration: Integration, message: BridgeMessage) -> int:
     office_id = integration.office_id
     await inboxes.lock_integration(session, office_id, integration.id)
     stored_id = external_id(integration.id, message.id)
-    if await messages.external_id_known(session, office_id, stored_id):
+    if await inbound_messages.external_id_known(session, office_id, stored_id):
         return 0
     contact_id = await _contact(session, integration, message)
     opened, _ = await conversations.open_conversation(
@@ -35,7 +35,7 @@ async def receive(session: AsyncSession, integration: Integration, message: Brid
     )
     conversation = await conversations.get_conversation(session, office_id, opened.id)
     text = message.text.replace("\x00", "\ufffd") if message.text else None
-    out = await messages.receive_from_channel(
+    out = await inbound_messages.receive_from_channel(
         session,
         conversation,
         external_id=stored_id,

@@ -29,14 +29,15 @@ from officehub.channels import repository
 from officehub.channels.adapter import ChannelAdapter, Outbound, SendDeferred, SendRejected
 from officehub.channels.bridge import BRIDGED, BridgeAdapter, WebchatAdapter
 from officehub.channels.whatsapp import WhatsAppAdapter
-from officehub.conversations.models import Message
 from officehub.inboxes.models import Integration
 from officehub.kit.config import Settings
 from officehub.kit.errors import PayloadTooLarge
 from officehub.kit.queue import Backoff, Claimed, Pool, Recorder, WorkQueue, drain, pool_of
 from officehub.kit.storage import Storage, is_valid_key, storage_from_settings
 from officehub.kit.worker import WorkerContext
-from officehub.messages import service as messages
+from officehub.messages import outbound as outbound_messages
+from officehub.messages import statuses as message_statuses
+from officehub.messages.models import Message
 from officehub.webhooks.ssrf import AddressNotAllowed, delivery_client
 
 logger = logging.getLogger("officehub.channels")
@@ -365,7 +366,7 @@ async def _record_sends(
     events) of all in one go."""
     held = await queue.holding_each(session, [(i.message.id, t) for i, t, _ in outcomes])
     rows = await repository.messages_by_id(session, held)
-    changes: list[messages.StatusChange] = []
+    changes: list[message_statuses.StatusChange] = []
     closed: list[Message] = []
     for item, token, outcome in outcomes:
         message = rows.get(item.message.id)
@@ -385,17 +386,19 @@ async def _record_sends(
         integration_id = item.integration.id
         if isinstance(outcome, str):
             changes.append(
-                messages.StatusChange(message, "SENT", integration_id, external_id=outcome)
+                message_statuses.StatusChange(message, "SENT", integration_id, external_id=outcome)
             )
         else:
             changes.append(
-                messages.StatusChange(message, "FAILED", integration_id, error=outcome.reason)
+                message_statuses.StatusChange(
+                    message, "FAILED", integration_id, error=outcome.reason
+                )
             )
-            if outcome.code == messages.WINDOW_CLOSED_CODE:
+            if outcome.code == outbound_messages.WINDOW_CLOSED_CODE:
                 closed.append(message)
-    await messages.change_statuses(session, changes)
+    await message_statuses.change_statuses(session, changes)
     for message in closed:  # held under this claim: the fallback goes out once
-        await messages.fall_back(session, message)
+        await outbound_messages.fall_back(session, message)
 
 
 async def send_read_receipts(ctx: WorkerContext) -> int:

@@ -22,10 +22,11 @@ from sqlalchemy.orm import aliased
 
 from officehub.channels.models import AccountNotice, ChannelPeer, ReadReceipt
 from officehub.contacts.models import Contact
-from officehub.conversations.models import Conversation, Message
+from officehub.conversations.models import Conversation
 from officehub.inboxes.models import Integration
 from officehub.kit.queue import Backoff, WorkQueue, locks_rows
 from officehub.kit.repository import insert_ignoring_duplicates
+from officehub.messages.models import Message
 
 OUTBOUND = WorkQueue(
     "outbound_messages",

@@ -42,7 +42,9 @@ from officehub.crm import service as crm
 from officehub.inboxes import service as inboxes
 from officehub.inboxes.models import Integration
 from officehub.kit.timeutil import utcnow
-from officehub.messages import service as messages
+from officehub.messages import inbound as inbound_messages
+from officehub.messages import outbound as outbound_messages
+from officehub.messages import statuses as message_statuses
 
 logger = logging.getLogger("officehub.channels")
 
@@ -133,7 +135,7 @@ async def _receive_echo(session: AsyncSession, integration: Integration, raw: An
         return 0
     try:
         async with session.begin_nested():
-            if await messages.external_id_known(session, integration.office_id, echo.id):
+            if await inbound_messages.external_id_known(session, integration.office_id, echo.id):
                 return 0
             office_id = integration.office_id
             contact = await identity.find_or_create(
@@ -150,7 +152,7 @@ async def _receive_echo(session: AsyncSession, integration: Integration, raw: An
             )
             conversation = await conversations.get_conversation(session, office_id, opened.id)
             kind = read_message(echo)
-            out = await messages.store_echo(
+            out = await inbound_messages.store_echo(
                 session,
                 conversation,
                 external_id=echo.id,
@@ -179,7 +181,7 @@ async def _import_history(
     """``history``: the past conversations of an office that kept the WhatsApp Business app
     (coexistence), in chunks of threads, one thread per client (its ``id`` the client's
     phone). Each message is stored once (its id), at its own time, quietly: no flow, rule,
-    SLA or routing starts (``messages.import_history``); ``from`` the office's own number is
+    SLA or routing starts (``inbound_messages.import_history``); ``from`` the office's own number is
     outbound. A chunk with ``errors`` (the owner declined to share) is logged."""
     business = digits(str(_dict(value.get("metadata")).get("display_phone_number") or ""))
     imported = skipped = 0
@@ -230,7 +232,7 @@ async def _import_one(
     if client.wa_id is None and client.user_id is None:
         return False
     office_id = integration.office_id
-    if await messages.external_id_known(session, office_id, message.id):
+    if await inbound_messages.external_id_known(session, office_id, message.id):
         return False
     contact = await identity.find_or_create(session, office_id, client, integration.inbox_id)
     conversation = await conversations.history_conversation(
@@ -238,7 +240,7 @@ async def _import_one(
     )
     state = str(_dict(_dict(raw).get("history_context")).get("status") or "").upper()
     kind = read_message(message)
-    return await messages.import_history(
+    return await inbound_messages.import_history(
         session,
         conversation,
         external_id=message.id,
@@ -430,7 +432,7 @@ async def _receive(
     office_id = integration.office_id
     if message.type == "reaction" and message.reaction is not None:
         reaction = message.reaction
-        reacted = await messages.react_from_channel(
+        reacted = await message_statuses.react_from_channel(
             session, office_id, reaction.message_id, reaction.emoji or "", _at(message)
         )
         if reacted is None:
@@ -439,17 +441,17 @@ async def _receive(
     if message.type == "edit" and message.edit is not None:
         text = _edited_text(message.edit.message)
         if text is not None:
-            changed = await messages.edit_from_channel(
+            changed = await message_statuses.edit_from_channel(
                 session, office_id, message.edit.original_message_id, text, _at(message)
             )
             if changed is not None:
                 return 0
     if message.type == "revoke" and message.revoke is not None:
-        await messages.revoke_from_channel(
+        await message_statuses.revoke_from_channel(
             session, office_id, message.revoke.original_message_id, _at(message)
         )
         return 0
-    if await messages.external_id_known(session, office_id, message.id):
+    if await inbound_messages.external_id_known(session, office_id, message.id):
         return 0
     contact = await _apply_number_change(session, integration, message, sender)
     if contact is None:
@@ -469,7 +471,7 @@ async def _receive(
             **(kind.payload or {}),
             "referral": referral.referral_payload(message.referral),
         }
-    out = await messages.receive_from_channel(
+    out = await inbound_messages.receive_from_channel(
         session,
         conversation,
         external_id=message.id,
@@ -818,7 +820,7 @@ async def _apply_status(session: AsyncSession, integration: Integration, status:
             or "the platform reported a failure"
         )
         detail = status_error(status)
-    changed = await messages.apply_channel_status(
+    changed = await message_statuses.apply_channel_status(
         session,
         integration.office_id,
         status.id,
@@ -827,9 +829,11 @@ async def _apply_status(session: AsyncSession, integration: Integration, status:
         error_detail=detail,
         pricing=status_pricing(status),
     )
-    if changed is not None and any(e.code == messages.WINDOW_CLOSED_CODE for e in status.errors):
+    if changed is not None and any(
+        e.code == outbound_messages.WINDOW_CLOSED_CODE for e in status.errors
+    ):
         # under the integration's lock, and only when the message just became FAILED
-        await messages.fall_back_by_external_id(session, integration.office_id, status.id)
+        await outbound_messages.fall_back_by_external_id(session, integration.office_id, status.id)
     if status.recipient_id and status.recipient_user_id:
         # both ids of the client: a contact known by one learns the other
         await identity.find(

@@ -40,7 +40,7 @@ from sqlalchemy.orm import InstrumentedAttribute
 from officehub.cases.models import Case, CaseMovement
 from officehub.client_export import texts
 from officehub.contacts.models import ConsentRecord, Contact, ContactTag, PartnerLink
-from officehub.conversations.models import Conversation, ConversationNote, ConversationTag, Message
+from officehub.conversations.models import Conversation, ConversationNote, ConversationTag
 from officehub.crm.models import Card
 from officehub.inboxes.models import Integration
 from officehub.kit.config import Settings
@@ -49,6 +49,7 @@ from officehub.kit.errors import NotFound
 from officehub.kit.repository import scoped
 from officehub.kit.storage import Storage, own_media_key
 from officehub.kit.timeutil import as_utc, isoformat, utcnow
+from officehub.messages.models import Message
 from officehub.offices.models import Office
 from officehub.offices.settings import office_zone_name
 from officehub.tags.models import Tag

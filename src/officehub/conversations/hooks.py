@@ -26,13 +26,15 @@ conversation_tags_changed: Hook[ConversationTagsChanged] = Hook(
 @dataclass(frozen=True)
 class ConversationsErasing:
     """Fired when conversations are erased (retention), before their rows go: an upper
-    domain removes what it keeps of them that no database cascade reaches (rule runs), and
-    may add to ``mentions`` more ids whose events, deliveries and jobs must be forgotten."""
+    domain removes what it keeps of them that no database cascade reaches (rule runs), may
+    add to ``mentions`` more ids whose events, deliveries and jobs must be forgotten, and to
+    ``files`` the storage keys of files it stored for them (messages: inbound media)."""
 
     session: AsyncSession
     office_id: str
     conversation_ids: list[str]
     mentions: set[str] = field(default_factory=set)
+    files: set[str] = field(default_factory=set)
 
 
 conversations_erasing: Hook[ConversationsErasing] = Hook("conversations.erasing", required=True)

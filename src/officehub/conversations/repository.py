@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -30,7 +30,6 @@ from officehub.conversations.models import (
     ConversationNote,
     ConversationRead,
     ConversationTag,
-    Message,
 )
 from officehub.inboxes.models import Inbox
 from officehub.kit.integrity import violates
@@ -104,11 +103,24 @@ def _searched(office_id: str, search: Search) -> ColumnElement[bool]:
         *(Contact.phone.like(_containing(p), escape="/") for p in search.phones),
     ]
     people = select(Contact.id).where(Contact.office_id == office_id, or_(*matches))
-    said = select(Message.conversation_id).where(
-        Message.office_id == office_id,
-        Message.text.ilike(_containing(search.text), escape="/"),
-    )
+    if _saying is None:
+        raise RuntimeError(
+            "No message search is wired: call officehub.hook_subscriptions.install() first"
+        )
+    said = _saying(office_id, _containing(search.text))
     return or_(Conversation.person_id.in_(people), Conversation.id.in_(said))
+
+
+MessageSearch = Callable[[str, str], Select[Any]]
+"""``(office_id, LIKE pattern escaped with "/")`` → a select of the ids of the office's
+conversations with a message whose text matches, any case (messages sit above
+conversations: the wiring, ``hook_subscriptions``, hands it in)."""
+_saying: MessageSearch | None = None
+
+
+def use_message_search(search: MessageSearch) -> None:
+    global _saying
+    _saying = search
 
 
 def conversations_query(
@@ -441,24 +453,6 @@ async def conversation_ids_of_person(
     )
 
 
-async def media_links_of(
-    session: AsyncSession, office_id: str, person_id: str
-) -> list[tuple[str, str]]:
-    """``(message id, media URL)`` of every message of the person's conversations that has
-    a media link."""
-    rows = await session.execute(
-        select(Message.id, Message.media_url)
-        .join(Conversation, Conversation.id == Message.conversation_id)
-        .where(
-            Conversation.office_id == office_id,
-            Conversation.person_id == person_id,
-            Message.office_id == office_id,
-            Message.media_url.is_not(None),
-        )
-    )
-    return [(row[0], row[1]) for row in rows if row[1] is not None]
-
-
 async def routed_inboxes_of(session: AsyncSession, office_id: str, user_id: str) -> list[str]:
     """The inboxes of the user that route their conversations (policy other than MANUAL)."""
     stmt = (
@@ -595,20 +589,6 @@ async def claim_expired_closed(
         .with_for_update(of=[Conversation, Contact], skip_locked=True)
     )
     return list(await session.scalars(stmt))
-
-
-async def media_links_of_conversations(
-    session: AsyncSession, office_id: str, conversation_ids: Sequence[str]
-) -> list[tuple[str, str]]:
-    """``(message id, media URL)`` of every message of these conversations with a link."""
-    rows = await session.execute(
-        select(Message.id, Message.media_url).where(
-            Message.office_id == office_id,
-            Message.conversation_id.in_(conversation_ids),
-            Message.media_url.is_not(None),
-        )
-    )
-    return [(row[0], row[1]) for row in rows if row[1] is not None]
 
 
 async def delete_conversations(

@@ -25,7 +25,6 @@ from officehub.audit.recorder import Pending, append_now
 from officehub.contacts.erasure import forget_derived
 from officehub.conversations import repository
 from officehub.conversations.hooks import ConversationsErasing, conversations_erasing
-from officehub.conversations.subscribers import stored_file_key
 from officehub.kit.actor import system_actor
 from officehub.kit.scheduled_jobs import ScheduledJob, add_job
 from officehub.kit.storage.base import conversation_folders
@@ -114,13 +113,10 @@ async def erase_closed(
     if not ids:
         return 0
     files: set[str] = set()
-    for message_id, link in await repository.media_links_of_conversations(session, office_id, ids):
-        key = stored_file_key(link)
-        if key is not None and key.startswith(f"inbound-media/{office_id}/{message_id}/"):
-            files.add(key)
     for conversation_id in ids:  # template header media, whole folders
         files.update(conversation_folders(office_id, conversation_id))
-    erasing = ConversationsErasing(session, office_id, ids, set(ids))
+    # Messages name their inbound media (officehub.messages.subscribers).
+    erasing = ConversationsErasing(session, office_id, ids, set(ids), files)
     await conversations_erasing.fire(erasing)
     await repository.delete_conversations(session, office_id, ids)
     await forget_derived(session, office_id, sorted(erasing.mentions), files, now)

@@ -8,8 +8,6 @@ hooks in their own transaction and conversations answers here. ``install`` is ca
 
 from __future__ import annotations
 
-from urllib.parse import unquote, urlsplit
-
 from sqlalchemy import exists
 
 from officehub.contacts.hooks import (
@@ -91,9 +89,9 @@ async def conversations_follow_merge(event: ContactMerging) -> None:
 
 async def name_what_an_erasure_takes(event: ContactErasing) -> None:
     """Erasure: the person's conversations are named (the database cascade deletes them with
-    their messages, notes, tags and flow sessions), and the stored files of their messages
-    (``inbound-media/<office>/<message>/…``, fetched from the channel) and the folders of
-    files stored under their conversations (``kit.storage.base.conversation_folders``)."""
+    their messages, notes, tags and flow sessions), and the folders of files stored under
+    their conversations (``kit.storage.base.conversation_folders``). The stored files of
+    their messages (inbound media) are named by messages (``officehub.messages.subscribers``)."""
     session, office_id = event.session, event.office_id
     conversation_ids = await repository.conversation_ids_of_person(
         session, office_id, event.contact_id
@@ -101,17 +99,6 @@ async def name_what_an_erasure_takes(event: ContactErasing) -> None:
     event.mentions.update(conversation_ids)
     for conversation_id in conversation_ids:  # template header media, whole folders
         event.files.update(conversation_folders(office_id, conversation_id))
-    for message_id, link in await repository.media_links_of(session, office_id, event.contact_id):
-        key = stored_file_key(link)
-        if key is not None and key.startswith(f"inbound-media/{office_id}/{message_id}/"):
-            event.files.add(key)
-
-
-def stored_file_key(link: str) -> str | None:
-    """The storage key of one of this service's ``/media/{key}`` links, else None."""
-    path = urlsplit(link).path
-    marker = path.find("/media/")
-    return unquote(path[marker + len("/media/") :]) if marker >= 0 else None
 
 
 async def route_for_user(event: UserRoutingChanged) -> None:

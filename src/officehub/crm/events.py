@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from pydantic import Field
@@ -66,17 +65,7 @@ def card_payload(card: Card) -> dict[str, Any]:
     }
 
 
-@dataclass(frozen=True)
-class Cause:
-    """The event whose handling made this change (automation chains), and its depth."""
-
-    event_id: str
-    depth: int
-
-
-async def emit_lead(
-    session: AsyncSession, card: Card, event: Event[L], cause: Cause | None = None, **extra: Any
-) -> None:
+async def emit_lead(session: AsyncSession, card: Card, event: Event[L], **extra: Any) -> None:
     """``event`` for ``card``; ``extra`` the payload's own fields beyond the card's
     (``changes``, ``fromColumnId``...), checked by its model."""
     await emit(
@@ -84,8 +73,6 @@ async def emit_lead(
         card.office_id,
         event,
         event.payload.model_validate({**card_payload(card), **extra}),
-        causation_id=None if cause is None else cause.event_id,
-        depth=0 if cause is None else cause.depth + 1,
         conversation_id=card.conversation_id,
         integration_id=card.integration_id,
     )

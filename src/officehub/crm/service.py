@@ -477,10 +477,9 @@ async def update_card(
     office_id: str,
     ident: str,
     body: CardUpdate,
-    cause: events.Cause | None = None,
 ) -> CardDetail:
-    """Moves (``columnId``) and changes a card; ``cause`` names the event behind an
-    automation's change, so the events it emits carry the chain."""
+    """Moves (``columnId``) and changes a card. An automation's change runs inside
+    ``officehub.events.service.caused_by``, so the events it emits carry the chain."""
     card = await get_card(session, office_id, ident, for_change=True)
     sent = body.model_fields_set
     changes: list[str] = []
@@ -530,12 +529,11 @@ async def update_card(
             session,
             card,
             events.LEAD_MOVED,
-            cause,
             fromColumnId=from_column_id,
             toColumnId=card.column_id,
         )
     if changes:
-        await events.emit_lead(session, card, events.LEAD_UPDATED, cause, changes=changes)
+        await events.emit_lead(session, card, events.LEAD_UPDATED, changes=changes)
     return await card_detail(session, office_id, card, column)
 
 

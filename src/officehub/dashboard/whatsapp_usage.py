@@ -19,13 +19,14 @@ from typing import Any
 from sqlalchemy import ColumnElement, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.conversations.models import Conversation, Message
+from officehub.conversations.models import Conversation
 from officehub.conversations.visibility import sees_everything
 from officehub.dashboard.schemas import UsageFigures, UsageRow, WhatsAppUsageReport
 from officehub.inboxes import service as inboxes
 from officehub.kit.auth import Actor
 from officehub.kit.errors import NotFound, ValidationFailed
 from officehub.kit.timeutil import utcnow
+from officehub.messages.models import Message
 
 MAX_MONTHS = 24
 DEFAULT_MONTHS = 12

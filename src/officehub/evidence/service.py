@@ -26,7 +26,6 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from officehub.contacts import service as contacts
 from officehub.conversations import service as conversations
-from officehub.conversations.models import Message
 from officehub.evidence import texts
 from officehub.evidence.chain import (
     FORMAT,
@@ -45,7 +44,8 @@ from officehub.kit.config import Settings
 from officehub.kit.errors import NotFound
 from officehub.kit.storage import Storage, own_media_key
 from officehub.kit.timeutil import isoformat, utcnow
-from officehub.messages import service as messages
+from officehub.messages import transcripts as message_transcripts
+from officehub.messages.models import Message
 from officehub.offices import service as offices
 from officehub.offices.settings import office_zone_name
 from officehub.users import service as users
@@ -174,7 +174,7 @@ async def build_bundle(
 ) -> IO[bytes]:
     """The bundle, in a temporary file (in memory up to 8 MB) positioned at its start."""
     conversation = await conversations.get_conversation(session, office_id, conversation_id)
-    rows = await messages.conversation_record(session, office_id, conversation_id)
+    rows = await message_transcripts.conversation_record(session, office_id, conversation_id)
     contact = await contacts.get_contact(session, office_id, conversation.person_id)
     integration = await inboxes.get_integration(session, office_id, conversation.integration_id)
     office = await offices.get_office(session, office_id)

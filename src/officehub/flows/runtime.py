@@ -41,7 +41,8 @@ from officehub.kit.errors import NotFound, ServiceError
 from officehub.kit.pagination import PageParams
 from officehub.kit.timeutil import isoformat
 from officehub.kit.worker import WorkerContext
-from officehub.messages import service as messages
+from officehub.messages import inbound as inbound_messages
+from officehub.messages import outbound as outbound_messages
 from officehub.messages.schemas import FallbackTemplate, OutboundIn
 from officehub.offices.settings import office_zone
 
@@ -162,7 +163,7 @@ async def _on_inbound(
         _end(turn, ENDED, "STEP_REMOVED")
         return
     record.last_activity_at = now
-    answered = await messages.reply_id(session, office_id, str(data.get("id")))
+    answered = await inbound_messages.reply_id(session, office_id, str(data.get("id")))
     choice = chosen_by_reply_id(step, answered)
     if choice is None:
         choice = match_option(step.options, turn.reply or "")
@@ -188,7 +189,7 @@ async def _start(
     office_id = conversation.office_id
     if conversation.assigned_user_id is not None:
         return
-    if await messages.first_inbound_id(session, office_id, conversation.id) != message_id:
+    if await inbound_messages.first_inbound_id(session, office_id, conversation.id) != message_id:
         return
     integration = await inboxes.get_integration(session, office_id, conversation.integration_id)
     flow = await repository.flow_for_inbox(
@@ -294,7 +295,7 @@ async def _ask(turn: Turn, step: ListStep, outcome: str) -> None:
     options = [(reply_key(step, i), o.title or o.text) for i, o in enumerate(step.options)]
     try:
         async with turn.session.begin_nested():
-            sent = await messages.send_choice(
+            sent = await outbound_messages.send_choice(
                 turn.session, office_id, conversation_id, list_text(step), step.content, options
             )
         turn.log(step.id, outcome, f"message {sent.id}")
@@ -320,11 +321,11 @@ async def _send(
     try:
         async with turn.session.begin_nested():
             if media_url is not None:
-                sent = await messages.send_media(
+                sent = await outbound_messages.send_media(
                     turn.session, office_id, conversation_id, media_url
                 )
             elif text:
-                sent = await messages.send(
+                sent = await outbound_messages.send(
                     turn.session,
                     office_id,
                     conversation_id,

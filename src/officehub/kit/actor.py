@@ -2,7 +2,7 @@
 
 It reads who the API key layer found calling (``request.state.actor``, an
 ``officehub.kit.auth.Actor``: an API key or a signed-in user's session) and adds the client's
-address: ``apikey:<id>`` or ``user:<id>``. The request layer
+address; its ``label`` is ``apikey:<id>`` or ``user:<id>``. The request layer
 sets ``current_actor`` for the request's task, so a service that records who did something
 (the operator who sent a message, the audit trail) asks it instead of taking a parameter.
 """
@@ -11,31 +11,25 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from contextvars import ContextVar
-from dataclasses import dataclass
-from typing import Any, Literal
+from dataclasses import replace
+from typing import Any
 
-from officehub.kit.auth import Actor as Caller
+from officehub.kit.auth import Actor
 
-ActorKind = Literal["apikey", "user", "system"]
-
-
-@dataclass(frozen=True)
-class Actor:
-    kind: ActorKind
-    id: str
-    address: str
-
-    @property
-    def label(self) -> str:
-        """``apikey:<id>``, ``user:<id>`` or ``system:<name>``: how a record names who did
-        something."""
-        return f"{self.kind}:{self.id}"
+__all__ = [
+    "Actor",
+    "acting",
+    "actor_of",
+    "client_address",
+    "current_actor",
+    "system_actor",
+]
 
 
 def system_actor(name: str) -> Actor:
     """The service itself acting, not a person: the worker (``worker:retention``) or an
     operator's command (``cli:keys-create``). No address: no request came in."""
-    return Actor("system", name, "")
+    return Actor("system", name)
 
 
 current_actor: ContextVar[Actor | None] = ContextVar("officehub_actor", default=None)
@@ -52,8 +46,8 @@ def actor_of(scope: Mapping[str, Any]) -> Actor | None:
     """The actor of a request whose key or session the API key middleware resolved (its
     ``request.state.actor``), else None."""
     caller = scope.get("state", {}).get("actor")
-    if isinstance(caller, Caller):
-        return Actor(caller.kind, caller.id, client_address(scope))
+    if isinstance(caller, Actor):
+        return replace(caller, address=client_address(scope))
     return None
 
 

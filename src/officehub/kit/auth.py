@@ -189,18 +189,28 @@ def allowed_roles(route: APIRoute) -> frozenset[str]:
 
 @dataclass(frozen=True)
 class Actor:
-    """Who makes the request, as the audit names them: a signed-in user (``kind`` ``user``,
-    ``id`` the user's id, ``role`` theirs) or an API key (``kind`` ``apikey``, ``id`` the
-    key's id, ``role`` ``None``: a key's scopes rule it). A user's inboxes and their
-    ``onlyAssignedConversations`` setting narrow the records they see."""
+    """Who acts, as the audit names them: a signed-in user (``kind`` ``user``, ``id`` the
+    user's id, ``role`` theirs), an API key (``kind`` ``apikey``, ``id`` the key's id,
+    ``role`` ``None``: a key's scopes rule it) or the service itself (``kind`` ``system``,
+    ``id`` e.g. ``worker:retention``; ``officehub.kit.actor.system_actor``). A user's inboxes
+    and their ``onlyAssignedConversations`` setting narrow the records they see.
+    ``address`` is the client's address (``officehub.kit.actor.actor_of`` adds it to the
+    caller the API key layer found); empty when no request came in."""
 
-    kind: Literal["user", "apikey"]
+    kind: Literal["user", "apikey", "system"]
     id: str
-    role: str | None
-    office_id: str
+    role: str | None = None
+    office_id: str = ""
     session_id: str | None = None
     inbox_ids: frozenset[str] = frozenset()
     only_assigned_conversations: bool = False
+    address: str = ""
+
+    @property
+    def label(self) -> str:
+        """``apikey:<id>``, ``user:<id>`` or ``system:<name>``: how a record names who did
+        something."""
+        return f"{self.kind}:{self.id}"
 
     @property
     def is_user(self) -> bool:

@@ -398,6 +398,13 @@ class Context(Protocol):
     async def time_in(self, session: AsyncSession) -> datetime: ...
 
 
+class PoolsContext(Context, Protocol):
+    """A worker that keeps its pools (``pool_of``, ``drain``): ``WorkerContext``."""
+
+    overlap: bool
+    pools: dict[str, Any]
+
+
 Item = TypeVar("Item")
 
 
@@ -699,7 +706,7 @@ class Recorder(Generic[Outcome]):
                     done.set_result(None)
 
 
-def pool_of(ctx: Any, name: str, make: Callable[[], Pool[Any]]) -> Pool[Any]:
+def pool_of(ctx: PoolsContext, name: str, make: Callable[[], Pool[Any]]) -> Pool[Any]:
     """The worker's pool called ``name`` (made on first use, kept in ``ctx.pools``)."""
     pools: dict[str, Pool[Any]] = ctx.pools
     pool = pools.get(name)
@@ -708,7 +715,7 @@ def pool_of(ctx: Any, name: str, make: Callable[[], Pool[Any]]) -> Pool[Any]:
     return pool
 
 
-async def drain(ctx: Any, pool: Pool[Any]) -> int:
+async def drain(ctx: PoolsContext, pool: Pool[Any]) -> int:
     """One pass of a queue job over ``pool``: claims work for its free slots and starts
     it. A long-running worker (``ctx.overlap``) returns at once, the work finishing on its
     own while later passes claim more; a single pass (tests, ``run_until_idle``) keeps

@@ -1,14 +1,15 @@
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Select, and_, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.conversations.models import Message
+from officehub.conversations.models import Conversation
 from officehub.kit.repository import insert_ignoring_duplicates, scoped
-from officehub.messages.models import ReadReceipt
+from officehub.messages.models import Message, ReadReceipt
 
 
 async def add_message(session: AsyncSession, message: Message) -> Message:
@@ -146,3 +147,45 @@ async def receipt_covering(
 async def add_receipt(session: AsyncSession, row: dict[str, Any]) -> None:
     """One read mark per message: a concurrent second one is dropped."""
     await insert_ignoring_duplicates(session, ReadReceipt, [row])
+
+
+async def media_links_of(
+    session: AsyncSession, office_id: str, person_id: str
+) -> list[tuple[str, str]]:
+    """``(message id, media URL)`` of every message of the person's conversations that has
+    a media link."""
+    rows = await session.execute(
+        select(Message.id, Message.media_url)
+        .join(Conversation, Conversation.id == Message.conversation_id)
+        .where(
+            Conversation.office_id == office_id,
+            Conversation.person_id == person_id,
+            Message.office_id == office_id,
+            Message.media_url.is_not(None),
+        )
+    )
+    return [(row[0], row[1]) for row in rows if row[1] is not None]
+
+
+async def media_links_of_conversations(
+    session: AsyncSession, office_id: str, conversation_ids: Sequence[str]
+) -> list[tuple[str, str]]:
+    """``(message id, media URL)`` of every message of these conversations with a link."""
+    rows = await session.execute(
+        select(Message.id, Message.media_url).where(
+            Message.office_id == office_id,
+            Message.conversation_id.in_(conversation_ids),
+            Message.media_url.is_not(None),
+        )
+    )
+    return [(row[0], row[1]) for row in rows if row[1] is not None]
+
+
+def conversations_saying(office_id: str, pattern: str) -> Select[Any]:
+    """The ids of the office's conversations with a message whose text is LIKE ``pattern``
+    (escaped with "/"), any case: the conversation list's search (``GET /conversation?q=``,
+    wired into conversations by ``hook_subscriptions``; a trigram GIN index on PostgreSQL,
+    ``0034_conversation_filters``)."""
+    return select(Message.conversation_id).where(
+        Message.office_id == office_id, Message.text.ilike(pattern, escape="/")
+    )

@@ -14,7 +14,10 @@ from officehub.kit.ids import ID_PATTERN
 from officehub.kit.indexed_router import Router
 from officehub.kit.pagination import Page, PageDep
 from officehub.kit.storage import StorageDep
-from officehub.messages import service
+from officehub.messages import inbound as inbound_messages
+from officehub.messages import outbound as outbound_messages
+from officehub.messages import statuses as message_statuses
+from officehub.messages import transcripts as message_transcripts
 from officehub.messages.schemas import (
     InboundIn,
     MessageOut,
@@ -39,7 +42,7 @@ MessageId = Annotated[str, Path(alias="messageId", pattern=ID_PATTERN)]
 async def receive_message(
     id: PathId, body: InboundIn, office: OfficeDep, session: SessionDep
 ) -> MessageOut:
-    return await service.receive(session, office.office_id, id, body)
+    return await inbound_messages.receive(session, office.office_id, id, body)
 
 
 @router.post(
@@ -52,7 +55,7 @@ async def receive_message(
 async def send_message(
     id: PathId, body: OutboundIn, office: OfficeDep, session: SessionDep, storage: StorageDep
 ) -> MessageOut:
-    return await service.send(session, office.office_id, id, body, storage)
+    return await outbound_messages.send(session, office.office_id, id, body, storage)
 
 
 @router.post(
@@ -72,7 +75,7 @@ async def mark_read(
     id: PathId, office: OfficeDep, session: SessionDep, body: ReadIn | None = None
 ) -> ReadOut:
     reader = conversations.reader_of(office)
-    return await service.mark_read(session, office.office_id, id, body or ReadIn(), reader)
+    return await message_statuses.mark_read(session, office.office_id, id, body or ReadIn(), reader)
 
 
 @router.get(
@@ -84,7 +87,7 @@ async def mark_read(
 async def list_messages(
     id: PathId, office: OfficeDep, session: SessionDep, params: PageDep
 ) -> Page[MessageOut]:
-    items, total = await service.list_messages(session, office.office_id, id, params)
+    items, total = await message_transcripts.list_messages(session, office.office_id, id, params)
     return Page[MessageOut].of(items, total, params)
 
 
@@ -97,4 +100,4 @@ async def list_messages(
 async def react_to_message(
     id: PathId, message_id: MessageId, body: ReactionIn, office: OfficeDep, session: SessionDep
 ) -> MessageOut:
-    return await service.react(session, office.office_id, id, message_id, body)
+    return await message_statuses.react(session, office.office_id, id, message_id, body)

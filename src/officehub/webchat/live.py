@@ -18,8 +18,8 @@ from typing import Any
 from fastapi import Request
 from sqlalchemy import text
 
-from officehub.conversations.models import Message
 from officehub.kit import wakeup
+from officehub.messages.models import Message
 from officehub.webchat import service
 from officehub.webchat.models import WebchatVisitor
 from officehub.webchat.schemas import VisitorMessage

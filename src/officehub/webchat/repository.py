@@ -9,7 +9,7 @@ from sqlalchemy import ColumnElement, and_, or_, select, update
 from sqlalchemy.engine import CursorResult
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.conversations.models import Message
+from officehub.messages.models import Message
 from officehub.webchat.models import ClaimCode, WebchatVisitor
 
 

@@ -19,13 +19,14 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from officehub.contacts import service as contacts
 from officehub.contacts.normalize import digits, to_e164
 from officehub.conversations import service as conversations
-from officehub.conversations.models import Message
 from officehub.conversations.schemas import ConversationIn
 from officehub.inboxes import service as inboxes
 from officehub.inboxes.models import Integration
 from officehub.kit.errors import NotFound, Unauthorized, ValidationFailed
 from officehub.kit.timeutil import utcnow
-from officehub.messages import service as messages
+from officehub.messages import inbound as inbound_messages
+from officehub.messages import statuses as message_statuses
+from officehub.messages.models import Message
 from officehub.webchat import repository
 from officehub.webchat.models import WebchatVisitor
 from officehub.webchat.schemas import StartIn, StartOut, VisitorMessage
@@ -150,7 +151,7 @@ async def send(
         visitor.conversation_id = opened.id
         conversation = await conversations.get_conversation(session, office_id, opened.id)
     external = f"webchat:{visitor.id}:{client_id or secrets.token_hex(12)}"
-    stored = await messages.receive_from_channel(
+    stored = await inbound_messages.receive_from_channel(
         session, conversation, external_id=external, type="TEXT", text=text
     )
     visitor.last_seen_at = utcnow()
@@ -179,7 +180,7 @@ async def mark_delivered(session: AsyncSession, office_id: str, shown_ids: list[
     """Outbound messages the visitor was shown become DELIVERED (forward only)."""
     for message in await repository.messages_by_id(session, office_id, shown_ids):
         if message.direction == "OUTBOUND" and message.status == "SENT" and message.external_id:
-            await messages.apply_channel_status(
+            await message_statuses.apply_channel_status(
                 session, office_id, message.external_id, "DELIVERED", None
             )
 
