@@ -98,6 +98,8 @@ class Conversation(IdMixin, TimestampMixin, Base):
             "assigned_user_id",
             "status",
         ),
+        # GET /conversation?legalAreaId= (issue 42)
+        Index("ix_conversations_office_id_legal_area_id", "office_id", "legal_area_id"),
         # SLA (issue 32): the breach job's queue, across offices (only rows with a due
         # time still to watch).
         Index(
@@ -191,6 +193,10 @@ class ConversationRead(Base):
 
 class ConversationTag(Base):
     __tablename__ = "conversation_tags"
+    # GET /conversation?tagId= (issue 42): the tag's conversations
+    __table_args__ = (
+        Index("ix_conversation_tags_office_id_tag_id", "office_id", "tag_id", "conversation_id"),
+    )
 
     office_id: Mapped[str] = mapped_column(ForeignKey("offices.id", ondelete="CASCADE"))
     conversation_id: Mapped[str] = mapped_column(
