@@ -144,3 +144,25 @@ async def test_the_reports_page_downloads_its_csv_through_the_shared_download(
         await download.save_as(saved)
         header = saved.read_text(encoding="utf-8-sig").splitlines()[0]
         assert "," in header or ";" in header, header
+
+
+async def test_the_funnel_board_scrolls_inside_its_box_on_a_phone(
+    browser: Browser, server_url: str, app: FastAPI, office_a: OfficeFixture
+) -> None:
+    async with app.state.sessionmaker() as s:
+        world = await make_world(s, office_a.id, columns=4)
+        await s.commit()
+    async with httpx.AsyncClient(base_url=server_url, timeout=15) as http:
+        _, email = await make_account(http, office_a, "ADMIN")
+    async with new_page(browser, 390, 844) as page:
+        await sign_in(page, server_url, email)
+        await page.goto(f"{server_url}/console/#board")
+        await expect(page.locator("#board-columns .column")).to_have_count(
+            len(world.columns), timeout=TIMEOUT
+        )
+        assert await page.evaluate("document.documentElement.scrollWidth") <= 390
+        board = page.locator("#board-columns")
+        widths = await board.evaluate("b => [b.clientWidth, b.scrollWidth]")
+        assert widths[0] <= 390 < widths[1], widths  # the columns scroll in the board
+        if SCREENSHOTS:
+            await page.screenshot(path=str(Path(SCREENSHOTS) / "console-board-390.png"))
