@@ -183,6 +183,7 @@ def _in_session(work: Callable[[AsyncSession], Awaitable[T]]) -> T:
     subscriptions are wired on demand (``transaction_hooks.wire_on_demand``): the first hook
     fired, event emitted or audit entry written installs them, so a command that does none
     of these (a read, an office or key made) never imports every domain (about a second)."""
+    import officehub.models  # noqa: F401  (every table: a flush sorts rows by foreign keys)
     from officehub.kit.db import create_engine, create_sessionmaker
     from officehub.kit.transaction_hooks import wire_on_demand
     from officehub.migrate import migrate
