@@ -21,7 +21,7 @@ from sqlalchemy import select
 from starlette.types import Receive, Scope, Send
 
 from officehub.conversations.models import Message
-from officehub.webhooks.signing import signature_header
+from officehub.kit.outbound.signing import signature_header
 from tests.helpers import OfficeFixture
 from tests.server import serving
 
