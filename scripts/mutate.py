@@ -69,7 +69,7 @@ KEY_CACHE_TESTS = (
 
 TARGETS = {
     # The SSRF guard: which addresses a delivery may connect to, and to which peer.
-    "ssrf": Target("src/officehub/webhooks/ssrf.py", ["tests/test_webhook_ssrf.py"]),
+    "ssrf": Target("src/officehub/kit/outbound/ssrf.py", ["tests/test_webhook_ssrf.py"]),
     # The 24-hour WhatsApp service window: opened by the contact's inbound messages only.
     "window": Target(
         "src/officehub/messages/outbound.py",
@@ -93,7 +93,7 @@ TARGETS = {
     ),
     # Webhook signatures: what is signed (timestamp and body), the header, the checks.
     "signing": Target(
-        "src/officehub/webhooks/signing.py",
+        "src/officehub/kit/outbound/signing.py",
         ["tests/test_webhook_delivery.py", "tests/test_standard_webhooks.py"],
         pytest_args=["-k", "signature or verify or standard or whsec or secret"],
     ),

@@ -21,10 +21,10 @@ from officehub.app import create_app
 from officehub.channels.dispatcher import send_queued
 from officehub.contacts.models import Contact
 from officehub.kit.config import Settings
+from officehub.kit.outbound.signing import signature_header, verify
 from officehub.kit.timeutil import utcnow
 from officehub.kit.worker import Worker, WorkerContext
 from officehub.messages.models import Message
-from officehub.webhooks.signing import signature_header, verify
 from tests.helpers import OfficeFixture, error_of, outbox
 from tests.server import serving
 

@@ -20,8 +20,8 @@ from fastapi import FastAPI
 from sqlalchemy import select
 from starlette.types import Receive, Scope, Send
 
+from officehub.kit.outbound.signing import signature_header
 from officehub.messages.models import Message
-from officehub.webhooks.signing import signature_header
 from tests.helpers import OfficeFixture
 from tests.server import serving
 

@@ -17,8 +17,8 @@ from fastapi import FastAPI
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
 from officehub.kit.config import Settings
+from officehub.kit.outbound.signing import standard_key
 from officehub.webhooks import verify
-from officehub.webhooks.signing import standard_key
 from tests.helpers import OfficeFixture
 from tests.receiver import Reply, running_receiver
 from tests.webhook_helpers import Clock, create_webhook, deliveries, delivery_worker, emit_event

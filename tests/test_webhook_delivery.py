@@ -419,7 +419,7 @@ async def test_manual_retry_of_a_failed_delivery_sends_it_again(
 
 def test_verify_refuses_an_old_timestamp_and_a_malformed_header() -> None:
     body = b'{"id":"c1"}'
-    from officehub.webhooks.signing import signature_header
+    from officehub.kit.outbound.signing import signature_header
 
     headers = {"X-Service-Signature": signature_header(["secret-123"], 1_000_000, body)}
     assert verify("secret-123", headers, body, now=1_000_100)["id"] == "c1"
@@ -438,7 +438,7 @@ SIGNED_BODY = b'{"id":"c1"}'
 
 
 def _signed(*extra: str) -> dict[str, str]:
-    from officehub.webhooks.signing import signature_header
+    from officehub.kit.outbound.signing import signature_header
 
     header = signature_header(["secret-123"], SIGNED_AT, SIGNED_BODY)
     return {"X-Service-Signature": ",".join([header, *extra])}
@@ -457,7 +457,7 @@ def test_verify_accepts_a_timestamp_exactly_at_the_tolerance_and_takes_it_by_key
 
 
 def test_verify_refuses_a_timestamp_of_zero_or_years_away() -> None:
-    from officehub.webhooks.signing import signature_header
+    from officehub.kit.outbound.signing import signature_header
 
     for signed_at in (0, SIGNED_AT // 2 - 5):
         headers = {"X-Service-Signature": signature_header(["k"], signed_at, SIGNED_BODY)}
@@ -470,7 +470,7 @@ def test_verify_ignores_unknown_parts_and_counts_only_v1_signatures() -> None:
     their value; a valid HMAC under another name than ``v1`` is no signature."""
     headers = _signed("a=7", "s=8", "x=9", "v0=abc", "v2=def")
     assert verify("secret-123", headers, SIGNED_BODY, now=SIGNED_AT)["id"] == "c1"
-    from officehub.webhooks.signing import sign
+    from officehub.kit.outbound.signing import sign
 
     valid = sign("secret-123", SIGNED_AT, SIGNED_BODY)
     for name in ("a", "s", "v0", "v2", "x"):
@@ -480,7 +480,7 @@ def test_verify_ignores_unknown_parts_and_counts_only_v1_signatures() -> None:
 
 
 def test_verify_refuses_a_header_missing_its_timestamp_or_its_signature() -> None:
-    from officehub.webhooks.signing import sign
+    from officehub.kit.outbound.signing import sign
 
     valid = sign("secret-123", SIGNED_AT, SIGNED_BODY)
     for header in (f"v1={valid}", f"t=abc,v1={valid}", f"t={SIGNED_AT}", f"t=-5,v1={valid}"):

@@ -13,7 +13,7 @@ import pytest
 from fastapi import FastAPI
 
 from officehub.kit.config import Settings
-from officehub.webhooks.validation import HeaderRefused, check_headers, check_url
+from officehub.kit.outbound.urls import HeaderRefused, check_headers, check_url
 from tests.helpers import OfficeFixture, error_of
 from tests.webhook_helpers import create_webhook
 

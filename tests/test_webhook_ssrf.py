@@ -15,14 +15,14 @@ import pytest
 from fastapi import FastAPI
 
 from officehub.kit.config import Settings
-from officehub.webhooks.delivery import NOT_CONNECTED
-from officehub.webhooks.ssrf import (
+from officehub.kit.outbound.ssrf import (
     AddressNotAllowed,
     GuardedBackend,
     Resolver,
     delivery_client,
     is_blocked,
 )
+from officehub.webhooks.delivery import NOT_CONNECTED
 from tests.helpers import OfficeFixture
 from tests.receiver import Reply, running_receiver
 from tests.webhook_helpers import create_webhook, deliveries, delivery_worker, emit_event

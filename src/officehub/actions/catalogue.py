@@ -33,6 +33,7 @@ from officehub.crm.schemas import CardCreate, CardUpdate
 from officehub.departments import service as departments
 from officehub.fast_messages import service as fast_messages
 from officehub.kit.errors import NotFound, ServiceError
+from officehub.kit.outbound import HeaderRefused, check_headers, check_url, refuse_private_url
 from officehub.kit.pagination import PageParams
 from officehub.kit.scheduled_jobs import add_job
 from officehub.kit.schemas import LongText, StrictBodyModel
@@ -46,9 +47,6 @@ from officehub.tickets import service as tickets
 from officehub.tickets.schemas import TicketCreate, TicketPriority
 from officehub.users import service as users
 from officehub.webhooks import actions as action_deliveries
-from officehub.webhooks.service import check_url
-from officehub.webhooks.validation import HeaderRefused, check_headers
-from officehub.webhooks.validation import check_url as parse_url
 
 SEND_MESSAGE_JOB = "automation.send_message"
 SEQUENCE_BLOCK_JOB = "automation.sequence_block"
@@ -440,8 +438,10 @@ async def _check_webhook(session: AsyncSession, c: CheckContext, p: FireWebhookP
     if not _URL.match(p.url):
         raise Refused("url", "must be an http or https URL")
     try:
-        parse_url(p.url)
-        check_url(p.url, allow_private=c.allow_private)
+        check_url(p.url)
+        refuse_private_url(
+            p.url, allow_private=c.allow_private, field="body.url", code="WEBHOOK_URL_NOT_ALLOWED"
+        )
     except ValueError as exc:
         raise Refused("url", str(exc)) from exc
     except ServiceError as exc:

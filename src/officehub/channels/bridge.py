@@ -4,7 +4,7 @@ we post the office's messages to the integration's ``bridgeUrl``.
 
 Both directions carry ``X-Service-Signature: t=<unix>,v1=<hex HMAC-SHA256 of
 "<t>.<raw body>">`` under the integration's secret: the scheme of our webhooks
-(``officehub.webhooks.signing``), checked in constant time with a 5-minute tolerance. The
+(``officehub.kit.outbound.signing``), checked in constant time with a 5-minute tolerance. The
 protocol is described in ``docs/bridge.md``.
 """
 
@@ -18,8 +18,7 @@ import httpx
 
 from officehub.channels.adapter import Outbound, SendDeferred, SendRejected
 from officehub.inboxes.models import Integration
-from officehub.webhooks.signing import SIGNATURE_HEADER, signature_header
-from officehub.webhooks.ssrf import AddressNotAllowed
+from officehub.kit.outbound import SIGNATURE_HEADER, refused_by_guard, retry_after, signature_header
 
 BRIDGED = ("WHATSAPP", "INSTAGRAM")
 TOLERANCE_SECONDS = 300
@@ -67,15 +66,6 @@ def outbound_body(integration: Integration, outbound: Outbound) -> dict[str, Any
     }
 
 
-def _blocked(exc: BaseException) -> bool:
-    seen: BaseException | None = exc
-    while seen is not None:
-        if isinstance(seen, AddressNotAllowed):
-            return True
-        seen = seen.__cause__ or seen.__context__
-    return False
-
-
 class BridgeAdapter:
     """Posts the message to the gateway through the SSRF-guarded client; the gateway answers
     ``{"id": "<its message id>"}``. 429, 5xx and network errors are retried by the
@@ -97,11 +87,14 @@ class BridgeAdapter:
                 headers=signed_headers(settings["secret"], body),
             )
         except httpx.HTTPError as exc:
-            if _blocked(exc):
+            if refused_by_guard(exc):
                 raise SendRejected("the bridgeUrl points at a private or reserved address") from exc
             raise SendDeferred(f"gateway unreachable: {type(exc).__name__}") from exc
         if response.status_code == 429 or response.status_code >= 500:
-            raise SendDeferred(f"gateway answered {response.status_code}", _retry_after(response))
+            raise SendDeferred(
+                f"gateway answered {response.status_code}",
+                retry_after(response.headers.get("retry-after")),
+            )
         if not response.is_success:
             raise SendRejected(f"gateway answered {response.status_code}: {response.text[:500]}")
         try:
@@ -111,14 +104,6 @@ class BridgeAdapter:
         if not isinstance(found, str | int) or not 1 <= len(str(found)) <= GATEWAY_ID_MAX:
             raise SendRejected("the gateway's message id is not 1 to 64 characters")
         return external_id(integration.id, str(found))
-
-
-def _retry_after(response: httpx.Response) -> float | None:
-    value = response.headers.get("retry-after", "")
-    try:
-        return max(0.0, float(value)) if value else None
-    except ValueError:
-        return None
 
 
 class WebchatAdapter:

@@ -25,8 +25,8 @@ from officehub.kit.errors import NotFound, Unauthorized, ValidationFailed, error
 from officehub.kit.ids import ID_PATTERN
 from officehub.kit.indexed_router import Router
 from officehub.kit.middleware import body_limit
+from officehub.kit.outbound.signing import WebhookVerificationError, verify
 from officehub.messages import statuses as message_statuses
-from officehub.webhooks.signing import WebhookVerificationError, verify
 
 router = Router(tags=["Channels"])
 IntegrationId = Annotated[str, Path(alias="integrationId", pattern=ID_PATTERN)]

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field, StringConstraints, field_validator
 
-from officehub.webhooks.validation import check_url
+from officehub.kit.outbound.urls import check_url
 
 GatewayId = Annotated[str, StringConstraints(pattern=r"^[\x21-\x7e]{1,64}$")]
 

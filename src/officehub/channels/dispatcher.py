@@ -32,13 +32,13 @@ from officehub.channels.whatsapp import WhatsAppAdapter
 from officehub.inboxes.models import Integration
 from officehub.kit.config import Settings
 from officehub.kit.errors import PayloadTooLarge
+from officehub.kit.outbound import delivery_client, refused_by_guard
 from officehub.kit.queue import Backoff, Claimed, Pool, Recorder, WorkQueue, drain, pool_of
 from officehub.kit.storage import Storage, is_valid_key, storage_from_settings
 from officehub.kit.worker import WorkerContext
 from officehub.messages import outbound as outbound_messages
 from officehub.messages import statuses as message_statuses
 from officehub.messages.models import Message
-from officehub.webhooks.ssrf import AddressNotAllowed, delivery_client
 
 logger = logging.getLogger("officehub.channels")
 
@@ -591,19 +591,10 @@ async def _fetch_media(
     except PayloadTooLarge as exc:
         raise SendRejected(f"the media is larger than {MEDIA_MAX_BYTES} bytes") from exc
     except httpx.HTTPError as exc:
-        if _blocked(exc):
+        if refused_by_guard(exc):
             raise SendRejected("the media link points at a private or reserved address") from exc
         raise SendDeferred(f"media download failed: {type(exc).__name__}") from exc
     return key
-
-
-def _blocked(exc: BaseException) -> bool:
-    seen: BaseException | None = exc
-    while seen is not None:
-        if isinstance(seen, AddressNotAllowed):
-            return True
-        seen = seen.__cause__ or seen.__context__
-    return False
 
 
 async def _chunks(response: httpx.Response) -> AsyncIterator[bytes]:

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from email.utils import parsedate_to_datetime
 from typing import Any
 
 import httpx
 
 from officehub.channels.adapter import Outbound, SendDeferred, SendRejected
 from officehub.inboxes.models import Integration
+from officehub.kit.outbound import retry_after
 
 SIGNATURE_HEADER = "x-hub-signature-256"
 # Platform error codes that mean "slow down" even when the HTTP status is 400.
@@ -42,25 +42,6 @@ def _settings(integration: Integration) -> dict[str, Any]:
 
 def _auth(integration: Integration) -> dict[str, str]:
     return {"Authorization": f"Bearer {_settings(integration)['accessToken']}"}
-
-
-def _retry_after(response: httpx.Response) -> float | None:
-    value = response.headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        try:
-            return max(0.0, parsedate_to_datetime(value).timestamp() - _now())
-        except (TypeError, ValueError):
-            return None
-
-
-def _now() -> float:
-    import time
-
-    return time.time()
 
 
 def platform_error(response: httpx.Response) -> tuple[int | None, str]:
@@ -94,7 +75,7 @@ def raise_for_platform(response: httpx.Response) -> None:
         return
     code, text = platform_error(response)
     if response.status_code == 429 or response.status_code >= 500 or code in _THROTTLED:
-        raise SendDeferred(text, _retry_after(response))
+        raise SendDeferred(text, retry_after(response.headers.get("retry-after")))
     raise SendRejected(text, code)
 
 

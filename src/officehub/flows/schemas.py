@@ -9,11 +9,11 @@ from pydantic import AwareDatetime, Discriminator, Field, StringConstraints, Tag
 from typing_extensions import TypeAliasType
 
 from officehub.kit.id_params import Id, ServerId
+from officehub.kit.outbound.urls import check_url
 from officehub.kit.schemas import HEX_COLOR_PATTERN, ApiModel, BodyModel, LongText, StrictBodyModel
 from officehub.kit.timeutil import Timestamp
 from officehub.messages.schemas import FallbackTemplate
 from officehub.tickets.schemas import TicketPriority
-from officehub.webhooks.validation import check_url
 
 SystemAction = TypeAliasType(
     "SystemAction",

@@ -9,9 +9,9 @@ from pydantic import AfterValidator, Field, StringConstraints, field_validator, 
 from typing_extensions import TypeAliasType
 
 from officehub.kit.id_params import Id, ServerId
+from officehub.kit.outbound.urls import check_url
 from officehub.kit.schemas import HOST_URL_PATTERN, ApiModel, BodyModel, StrictBodyModel
 from officehub.kit.timeutil import Timestamp
-from officehub.webhooks.validation import check_url
 
 IntegrationType = TypeAliasType(
     "IntegrationType", Literal["WHATSAPP_OFFICIAL", "WHATSAPP", "INSTAGRAM", "WEBCHAT"]

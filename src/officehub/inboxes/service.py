@@ -2,7 +2,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.inboxes import repository
@@ -30,11 +29,11 @@ from officehub.inboxes.schemas import (
     WhatsAppSettingsIn,
 )
 from officehub.kit.errors import Conflict, NotFound, ValidationFailed
+from officehub.kit.outbound import refuse_private_url
 from officehub.kit.pagination import PageParams
 from officehub.kit.repository import flush_or_conflict, lock_office
 from officehub.kit.schemas import BodyModel
 from officehub.kit.timeutil import utcnow
-from officehub.webhooks.ssrf import is_blocked, literal_address
 
 OFFICIAL = "WHATSAPP_OFFICIAL"
 
@@ -229,15 +228,12 @@ def _check_channel_settings(
             raise ValidationFailed.field(
                 "body.bridge", "only a WHATSAPP or INSTAGRAM channel has it"
             )
-        host = httpx.URL(bridge.bridge_url).host
-        literal = literal_address(host)
-        if not allow_private and (host == "localhost" or (literal and is_blocked(literal))):
-            raise ValidationFailed.field(
-                "body.bridge.bridgeUrl",
-                f"{host} is a loopback, private or reserved address (a server for development "
-                "may allow them with OFFICEHUB_WEBHOOK_ALLOW_PRIVATE=true)",
-                code="BRIDGE_URL_NOT_ALLOWED",
-            )
+        refuse_private_url(
+            bridge.bridge_url,
+            allow_private=allow_private,
+            field="body.bridge.bridgeUrl",
+            code="BRIDGE_URL_NOT_ALLOWED",
+        )
 
 
 async def _check_verification(

@@ -9,11 +9,11 @@ streams in and given up at ``max_body`` bytes, never held whole beyond that.
 
 from __future__ import annotations
 
-import email.utils
-from datetime import UTC, datetime
 from typing import Any
 
 import httpx
+
+from officehub.kit.outbound.retry import retry_after
 
 
 class Unavailable(Exception):
@@ -31,24 +31,6 @@ class Refused(Exception):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
-
-
-def retry_after(value: str | None, now: datetime | None = None) -> float | None:
-    """Seconds to wait from a ``Retry-After`` value: a number of seconds or an HTTP date
-    (one without a zone, ``-0000``, is UTC); ``None`` when absent or unreadable."""
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
 
 
 async def read_answer(

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from officehub.webhooks.signing import WebhookVerificationError, verify
+from officehub.kit.outbound.signing import WebhookVerificationError, verify
 
 __all__ = ["WebhookVerificationError", "verify"]

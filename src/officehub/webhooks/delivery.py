@@ -14,7 +14,6 @@ slots (one for a minute after it timed out), so a hanging receiver delays no oth
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import json
 import logging
 import random
@@ -33,6 +32,16 @@ from officehub.events.models import OutboxEvent
 from officehub.events.service import emit
 from officehub.kit.config import Settings
 from officehub.kit.ids import new_id
+from officehub.kit.outbound.retry import retry_after as parse_retry_after
+from officehub.kit.outbound.signing import (
+    SIGNATURE_HEADER,
+    STANDARD_ID_HEADER,
+    STANDARD_SIGNATURE_HEADER,
+    STANDARD_TIMESTAMP_HEADER,
+    signature_header,
+    standard_signature,
+)
+from officehub.kit.outbound.ssrf import AddressNotAllowed, delivery_client
 from officehub.kit.queue import (
     Backoff,
     Claimed,
@@ -56,15 +65,6 @@ from officehub.webhooks.models import (
     WebhookDelivery,
 )
 from officehub.webhooks.service import SECRET_GRACE
-from officehub.webhooks.signing import (
-    SIGNATURE_HEADER,
-    STANDARD_ID_HEADER,
-    STANDARD_SIGNATURE_HEADER,
-    STANDARD_TIMESTAMP_HEADER,
-    signature_header,
-    standard_signature,
-)
-from officehub.webhooks.ssrf import AddressNotAllowed, delivery_client
 
 logger = logging.getLogger("officehub.webhooks")
 ATTEMPTS = Counter(
@@ -113,19 +113,6 @@ def lease_for(settings: Settings) -> timedelta:
     """The claim lease: short (``delivery_lease_seconds``); the heartbeat renews it while
     the attempt runs, so a killed worker's deliveries are taken over within it."""
     return timedelta(seconds=settings.delivery_lease_seconds)
-
-
-def parse_retry_after(value: str | None, now: float) -> float | None:
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - now)
 
 
 def event_body(event: OutboxEvent) -> dict[str, Any]:
@@ -418,7 +405,7 @@ async def send(client: httpx.AsyncClient, delivery: Delivery, seconds: float) ->
             client.stream(delivery.method, delivery.url, content=content, headers=headers) as r,
         ):
             status = r.status_code
-            retry_after = parse_retry_after(r.headers.get("retry-after"), time.time())
+            retry_after = parse_retry_after(r.headers.get("retry-after"))
             aborted = _asks_to_abort(status, r.headers.get("webhook-delivery"))
             text = await read_start(r)
     except Exception as exc:

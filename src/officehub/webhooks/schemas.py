@@ -8,9 +8,9 @@ from typing_extensions import TypeAliasType
 from officehub.events.catalogue import EVENT_NAMES, EventName
 from officehub.kit.id_params import Id, ServerId
 from officehub.kit.logs import redacted_urls
+from officehub.kit.outbound.urls import check_url
 from officehub.kit.schemas import HOST_URL_PATTERN, ApiModel, BodyModel, IsoDateTime, LongText
 from officehub.kit.timeutil import Timestamp
-from officehub.webhooks.validation import check_url
 
 
 def _sendable_url(value: str) -> str:
@@ -45,7 +45,7 @@ RateLimit = Annotated[
     ),
 ]
 Headers = dict[str, str]
-"""Checked by ``officehub.webhooks.validation.check_headers`` (400 naming the header)."""
+"""Checked by ``officehub.kit.outbound.urls.check_headers`` (400 naming the header)."""
 DeliveryStatus = TypeAliasType(
     "DeliveryStatus", Literal["PENDING", "SUCCESS", "FAILED", "RETRYING"]
 )

@@ -8,19 +8,19 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-import httpx
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.events.service import emit
 from officehub.kit.db import database_now
 from officehub.kit.errors import Conflict, NotFound, ValidationFailed
+from officehub.kit.outbound import HeaderRefused, check_headers, refuse_private_url
 from officehub.kit.pagination import PageParams
 from officehub.kit.timeutil import utcnow
 from officehub.webhooks import events, repository
 from officehub.webhooks.models import PENDING, Webhook, WebhookDelivery
 from officehub.webhooks.schemas import WebhookCreate, WebhookStats, WebhookUpdate
-from officehub.webhooks.ssrf import is_blocked, literal_address
-from officehub.webhooks.validation import HeaderRefused, check_headers
+
+URL_NOT_ALLOWED = "WEBHOOK_URL_NOT_ALLOWED"
 
 SECRET_GRACE = timedelta(hours=24)
 """How long deliveries also carry a signature under the previous secret after a rotation."""
@@ -34,19 +34,8 @@ def new_secret() -> str:
 
 
 def check_url(url: str, *, allow_private: bool) -> None:
-    """Refuses a literal blocked address at once; names are checked when sent.
-
-    ``url`` has passed ``validation.check_url`` (the schema), so httpx parses it.
-    """
-    host = httpx.URL(url).host
-    literal = literal_address(host)
-    if not allow_private and (host == "localhost" or (literal and is_blocked(literal))):
-        raise ValidationFailed.field(
-            "body.url",
-            f"{host} is a loopback, private or reserved address (a server for development "
-            "may allow them with OFFICEHUB_WEBHOOK_ALLOW_PRIVATE=true)",
-            code="WEBHOOK_URL_NOT_ALLOWED",
-        )
+    """Refuses a literal blocked address at once; names are checked when sent."""
+    refuse_private_url(url, allow_private=allow_private, field="body.url", code=URL_NOT_ALLOWED)
 
 
 def check_custom_headers(headers: dict[str, str] | None) -> None:

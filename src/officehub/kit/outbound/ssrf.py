@@ -80,6 +80,23 @@ def literal_address(host: str) -> IPAddress | None:
         return None
 
 
+def is_private_host(host: str) -> bool:
+    """A URL host that is refused when saved: ``localhost`` or a literal blocked address
+    (a name is checked when sent, against every address it resolves to)."""
+    literal = literal_address(host)
+    return host == "localhost" or (literal is not None and is_blocked(literal))
+
+
+def refused_by_guard(exc: BaseException) -> bool:
+    """Whether ``exc`` (or what caused it) is the guard refusing an address."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, AddressNotAllowed):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
 # The system resolver's shape (``loop.getaddrinfo``): host and port to address infos, whose
 # fifth item's first element is the address.
 Resolver = Callable[[str, int], Awaitable[Sequence[tuple[Any, ...]]]]

@@ -14,6 +14,9 @@ from collections.abc import Mapping
 
 import httpx
 
+from officehub.kit.errors import ValidationFailed
+from officehub.kit.outbound.ssrf import is_private_host
+
 MAX_URL_LENGTH = 2048
 MAX_HEADERS = 20
 MAX_HEADERS_BYTES = 8 * 1024
@@ -115,3 +118,17 @@ def check_headers(headers: Mapping[str, object]) -> None:
         total += len(name) + len(value)
     if total > MAX_HEADERS_BYTES:
         raise HeaderRefused(None, f"custom headers may hold at most {MAX_HEADERS_BYTES} bytes")
+
+
+def refuse_private_url(url: str, *, allow_private: bool, field: str, code: str) -> None:
+    """400 (``field``, ``code``) for a saved URL whose host is ``localhost`` or a literal
+    loopback, private or reserved address, unless the server allows them; a name is
+    checked when sent (``ssrf.delivery_client``). ``url`` has passed ``check_url``."""
+    host = httpx.URL(url).host
+    if not allow_private and is_private_host(host):
+        raise ValidationFailed.field(
+            field,
+            f"{host} is a loopback, private or reserved address (a server for development "
+            "may allow them with OFFICEHUB_WEBHOOK_ALLOW_PRIVATE=true)",
+            code=code,
+        )
