@@ -40,7 +40,6 @@ from officehub.kit.queue import (
     Recorder,
     WorkQueue,
     drain,
-    locks_rows,
     pool_of,
 )
 from officehub.kit.scheduled_jobs import add_job
@@ -608,7 +607,6 @@ class WebhookDeliveries:
             lease_for(ctx.settings),
             token,
             limit,
-            skip_locked=locks_rows(session),
             full_urls=[str(u) for u in full],
         )
         if not ids:
