@@ -103,20 +103,14 @@ async def test_one_conversations_events_are_claimed_one_at_a_time_in_order(
     clock = Clock()
     now = clock()
     async with app.state.sessionmaker() as s, s.begin():
-        first = await events_repository.claim(
-            s, "flows", now, now + timedelta(minutes=1), "a", 50, skip_locked=False
-        )
-        again = await events_repository.claim(
-            s, "flows", now, now + timedelta(minutes=1), "b", 50, skip_locked=False
-        )
+        first = await events_repository.claim(s, "flows", now, now + timedelta(minutes=1), "a", 50)
+        again = await events_repository.claim(s, "flows", now, now + timedelta(minutes=1), "b", 50)
         by_seq = {r.seq: r.event_id for r in await s.scalars(select(ConsumerEvent))}
     assert [by_seq[q] for q in first] == ids[:2]  # x's first and y's first, nothing more
     assert again == []
     async with app.state.sessionmaker() as s, s.begin():
         await events_repository.finish(s, first[0], now)
-        nxt = await events_repository.claim(
-            s, "flows", now, now + timedelta(minutes=1), "c", 50, skip_locked=False
-        )
+        nxt = await events_repository.claim(s, "flows", now, now + timedelta(minutes=1), "c", 50)
     assert [by_seq[q] for q in nxt] == [ids[2]]  # x's second, once x's first is done
 
 
@@ -187,7 +181,7 @@ async def test_a_dead_workers_claim_is_taken_over_when_its_lease_ends(
     now = clock()
     async with app.state.sessionmaker() as s, s.begin():  # a worker claims, then dies
         assert await events_repository.claim(
-            s, "automation", now, now + timedelta(seconds=60), "dead", 50, skip_locked=False
+            s, "automation", now, now + timedelta(seconds=60), "dead", 50
         )
     await automation_worker(app, settings, clock).run_until_idle()
     assert await runs(client, office_a, rule["id"]) == []

@@ -23,7 +23,6 @@ from officehub.kit.queue import (
     Pool,
     Recorder,
     drain,
-    locks_rows,
     renewing,
     take,
 )
@@ -63,7 +62,7 @@ async def _job(app: FastAPI, ident: str) -> ScheduledJob:
 async def _claim(app: FastAPI, token: str, limit: int, at: datetime | None = None) -> list[str]:
     async with app.state.sessionmaker() as s, s.begin():
         now = at or await database_now(s)
-        return list(await SCHEDULED.claim(s, now, LEASE, token, limit, skip_locked=locks_rows(s)))
+        return list(await SCHEDULED.claim(s, now, LEASE, token, limit))
 
 
 async def test_a_claim_is_exclusive_between_two_concurrent_claimers(
@@ -80,9 +79,7 @@ async def test_a_claim_is_exclusive_between_two_concurrent_claimers(
         while True:
             async with app.state.sessionmaker() as s, s.begin():
                 now = await database_now(s)
-                got = await SCHEDULED.claim(
-                    s, now, LEASE, f"{name}-{new_id()}", 7, skip_locked=locks_rows(s)
-                )
+                got = await SCHEDULED.claim(s, now, LEASE, f"{name}-{new_id()}", 7)
                 await asyncio.sleep(0.005)  # hold the transaction open a moment
             if not got:
                 return
@@ -119,9 +116,7 @@ async def _pool(
     async def claim(
         session: AsyncSession, now: datetime, token: str, limit: int, _full: Collection[Hashable]
     ) -> list[Claimed[str]]:
-        keys = await SCHEDULED.claim(
-            session, now, lease, token, limit, skip_locked=locks_rows(session)
-        )
+        keys = await SCHEDULED.claim(session, now, lease, token, limit)
         return [Claimed(k, k, "all") for k in keys]
 
     async def work(ident: str, token: str) -> bool:
@@ -146,9 +141,7 @@ async def test_a_heartbeat_keeps_the_lease_of_work_that_runs_longer_than_it(
     done: list[str] = []
     pool = await _pool(ctx, 3.0, lease, done)
     async with app.state.sessionmaker() as s, s.begin():  # the control: no heartbeat
-        [control] = await SCHEDULED.claim(
-            s, await database_now(s), lease, "control", 1, skip_locked=locks_rows(s)
-        )
+        [control] = await SCHEDULED.claim(s, await database_now(s), lease, "control", 1)
     [ident] = set(ids) - {control}
     assert await pool.fill(ctx) == 1
     stolen: list[str] = []
@@ -235,9 +228,7 @@ async def test_a_pool_holds_a_slow_group_to_its_own_slots(
         session: AsyncSession, now: datetime, token: str, limit: int, full: Collection[Hashable]
     ) -> list[Claimed[str]]:
         where = [ScheduledJob.id.not_in(slow)] if "slow" in full else []
-        keys = await SCHEDULED.claim(
-            session, now, LEASE, token, limit, skip_locked=locks_rows(session), where=where
-        )
+        keys = await SCHEDULED.claim(session, now, LEASE, token, limit, where=where)
         return [Claimed(k, k, "slow" if k in slow else "fast") for k in keys]
 
     async def work(ident: str, token: str) -> bool:
@@ -273,7 +264,7 @@ async def test_a_killed_workers_outbox_events_are_taken_over_within_ten_seconds(
     now = clock()
     async with app.state.sessionmaker() as s, s.begin():  # a worker claims, then dies
         assert await events_repository.claim(
-            s, WEBHOOKS.name, now, now + WEBHOOKS.lease, "dead", 50, skip_locked=locks_rows(s)
+            s, WEBHOOKS.name, now, now + WEBHOOKS.lease, "dead", 50
         )
     ctx = WorkerContext(
         settings, app.state.engine, app.state.sessionmaker, clock=clock, database_clock=False
@@ -318,9 +309,7 @@ async def test_a_pool_claims_and_renews_on_the_clock_it_is_given(
     async def claim(
         session: AsyncSession, at: datetime, token: str, limit: int, _full: Collection[Hashable]
     ) -> list[Claimed[str]]:
-        keys = await SCHEDULED.claim(
-            session, at, LEASE, token, limit, skip_locked=locks_rows(session)
-        )
+        keys = await SCHEDULED.claim(session, at, LEASE, token, limit)
         return [Claimed(k, k, "all") for k in keys]
 
     async def work(ident: str, token: str) -> bool:
@@ -384,9 +373,7 @@ async def test_work_asked_for_by_hand_is_claimed_whatever_its_due_time(
     assert await _claim(app, "due-only", 10) == []
     async with app.state.sessionmaker() as s, s.begin():
         mine = ScheduledJob.id == job.id
-        got = await SCHEDULED.claim(
-            s, now, LEASE, "by-hand", 10, skip_locked=locks_rows(s), where=[mine], due_when=true()
-        )
+        got = await SCHEDULED.claim(s, now, LEASE, "by-hand", 10, where=[mine], due_when=true())
     assert got == [job.id]
     claimed = await _job(app, job.id)
     assert claimed.claim_token == "by-hand" and claimed.due_at == now + LEASE
@@ -400,9 +387,7 @@ async def test_a_renewing_block_keeps_the_leases_of_the_work_it_still_holds(
     lease = timedelta(seconds=1)
     await _jobs(app, office_a.id, 2)
     async with app.state.sessionmaker() as s, s.begin():
-        first, second = await SCHEDULED.claim(
-            s, await database_now(s), lease, "worker", 2, skip_locked=locks_rows(s)
-        )
+        first, second = await SCHEDULED.claim(s, await database_now(s), lease, "worker", 2)
     held = {first, second}
     stolen: list[str] = []
     async with renewing(app.state.sessionmaker, SCHEDULED, held, "worker", lease, utcnow):

@@ -17,7 +17,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.kit.ids import new_id
-from officehub.kit.queue import NOW, Backoff, WorkQueue, locks_rows
+from officehub.kit.queue import NOW, Backoff, WorkQueue
 from officehub.kit.safe_trace import safe_message
 from officehub.kit.scheduled_jobs import ScheduledJob
 from officehub.kit.worker import QueueJob, WorkerContext
@@ -78,7 +78,7 @@ SCHEDULED = WorkQueue(
 
 
 async def _claim(session: AsyncSession, now: datetime, token: str) -> list[str]:
-    ids = await SCHEDULED.claim(session, now, LEASE, token, BATCH, skip_locked=locks_rows(session))
+    ids = await SCHEDULED.claim(session, now, LEASE, token, BATCH)
     if not ids:
         return []
     rows = await session.execute(

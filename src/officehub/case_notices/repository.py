@@ -7,6 +7,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.case_notices.models import CaseNotice, CaseNoticeSettings
 from officehub.kit.pagination import PageParams, paginate
+from officehub.kit.queue import lock_skipping
 from officehub.kit.repository import get_scoped, scoped
 
 
@@ -63,9 +64,7 @@ async def add_settings(session: AsyncSession, settings: CaseNoticeSettings) -> N
     session.add(settings)
 
 
-async def due(
-    session: AsyncSession, now: datetime, limit: int, *, skip_locked: bool
-) -> list[CaseNotice]:
+async def due(session: AsyncSession, now: datetime, limit: int) -> list[CaseNotice]:
     """APPROVED notices due by ``now`` across offices, oldest first, row-locked (other
     workers skip them on PostgreSQL)."""
     stmt = (
@@ -74,9 +73,7 @@ async def due(
         .order_by(CaseNotice.send_after, CaseNotice.id)
         .limit(limit)
     )
-    if skip_locked:
-        stmt = stmt.with_for_update(skip_locked=True)
-    return list(await session.scalars(stmt))
+    return list(await session.scalars(lock_skipping(session, stmt)))
 
 
 async def follow_merge(session: AsyncSession, office_id: str, kept_id: str, other_id: str) -> None:

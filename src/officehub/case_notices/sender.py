@@ -9,7 +9,6 @@ from datetime import timedelta
 
 from officehub.case_notices import repository, service
 from officehub.kit.errors import ServiceError
-from officehub.kit.queue import locks_rows
 from officehub.kit.worker import PeriodicJob, WorkerContext
 
 logger = logging.getLogger("officehub.case_notices")
@@ -22,7 +21,7 @@ async def send_due(ctx: WorkerContext) -> int:
     """One batch of due notices, each sent in its own savepoint; how many were handled."""
     now = ctx.now()
     async with ctx.sessionmaker() as session, session.begin():
-        notices = await repository.due(session, now, BATCH, skip_locked=locks_rows(session))
+        notices = await repository.due(session, now, BATCH)
         for notice in notices:
             rules = await service.rules_of(session, notice.office_id)
             try:

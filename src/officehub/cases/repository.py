@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.cases.models import Case, CaseMovement
 from officehub.kit.pagination import PageParams, paginate
-from officehub.kit.queue import Backoff, WorkQueue, locks_rows
+from officehub.kit.queue import Backoff, WorkQueue
 from officehub.kit.repository import get_scoped, scoped
 
 
@@ -144,7 +144,6 @@ async def claim_due(
         lease,
         token,
         limit,
-        skip_locked=locks_rows(session),
         where=where,
         due_when=due_when,
     )

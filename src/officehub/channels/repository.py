@@ -24,7 +24,7 @@ from officehub.channels.models import AccountNotice, ChannelPeer, ReadReceipt
 from officehub.contacts.models import Contact
 from officehub.conversations.models import Conversation
 from officehub.inboxes.models import Integration
-from officehub.kit.queue import Backoff, WorkQueue, locks_rows
+from officehub.kit.queue import Backoff, WorkQueue
 from officehub.kit.repository import insert_ignoring_duplicates
 from officehub.messages.models import Message
 
@@ -133,7 +133,6 @@ async def claim_outbound(
             lease,
             token,
             limit,
-            skip_locked=locks_rows(session),
             where=where,
             join=(Conversation, Conversation.id == Message.conversation_id),
         )
@@ -163,7 +162,6 @@ async def claim_media(
             lease,
             token,
             limit,
-            skip_locked=locks_rows(session),
             where=where,
             join=(Conversation, Conversation.id == Message.conversation_id),
         )
@@ -308,9 +306,7 @@ async def claim_receipts(
     where = []
     if skip_integrations:
         where.append(ReadReceipt.integration_id.not_in(list(skip_integrations)))
-    ids = await queue.claim(
-        session, now, lease, token, limit, skip_locked=locks_rows(session), where=where
-    )
+    ids = await queue.claim(session, now, lease, token, limit, where=where)
     if not ids:
         return []
     stmt = select(ReadReceipt).where(ReadReceipt.id.in_(ids), ReadReceipt.claim_token == token)

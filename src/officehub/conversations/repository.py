@@ -33,7 +33,7 @@ from officehub.conversations.models import (
 )
 from officehub.inboxes.models import Inbox
 from officehub.kit.integrity import violates
-from officehub.kit.queue import take
+from officehub.kit.queue import lock_skipping, take
 from officehub.kit.repository import get_scoped, insert_ignoring_duplicates, scoped
 from officehub.kit.timeutil import utcnow
 from officehub.tags.models import Tag
@@ -529,9 +529,7 @@ async def queued(
         .limit(limit)
         .execution_options(populate_existing=True)
     )
-    if session.get_bind().dialect.name == "postgresql":
-        stmt = stmt.with_for_update(of=Conversation, skip_locked=True)
-    return list(await session.scalars(stmt))
+    return list(await session.scalars(lock_skipping(session, stmt, of=Conversation)))
 
 
 async def forget_legal_area(session: AsyncSession, office_id: str, legal_area_id: str) -> None:
@@ -586,9 +584,8 @@ async def claim_expired_closed(
         )
         .order_by(Conversation.closed_at, Conversation.id)
         .limit(limit)
-        .with_for_update(of=[Conversation, Contact], skip_locked=True)
     )
-    return list(await session.scalars(stmt))
+    return list(await session.scalars(lock_skipping(session, stmt, of=[Conversation, Contact])))
 
 
 async def delete_conversations(

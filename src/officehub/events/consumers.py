@@ -64,7 +64,7 @@ async def consume(ctx: WorkerContext, consumer: Consumer) -> int:
     token = f"{ctx.worker_id}:{new_id()}"[:64]
     async with ctx.sessionmaker() as session, session.begin():
         seqs = await repository.claim(
-            session, consumer.name, now, now + consumer.lease, token, consumer.batch, skip_locked=pg
+            session, consumer.name, now, now + consumer.lease, token, consumer.batch
         )
     if not seqs:
         return 0

@@ -37,8 +37,6 @@ async def claim(
     lease_until: datetime,
     token: str,
     limit: int,
-    *,
-    skip_locked: bool,
 ) -> list[int]:
     """Leases up to ``limit`` rows whose ordering key has no earlier undone row.
 
@@ -61,7 +59,6 @@ async def claim(
         lease_until - now,
         token,
         limit,
-        skip_locked=skip_locked,
         where=[ConsumerEvent.consumer == consumer, first_of_its_key],
         values={"attempts": ConsumerEvent.attempts + 1},
     )

@@ -154,7 +154,6 @@ class WorkQueue:
         token: str,
         limit: int,
         *,
-        skip_locked: bool,
         where: Sequence[ColumnElement[bool]] = (),
         join: tuple[Any, ColumnElement[bool]] | None = None,
         values: Mapping[str, Any] | None = None,
@@ -165,14 +164,14 @@ class WorkQueue:
         ``where`` narrows the due rows (``join``: a table they are read with);
         ``values`` are written with the lease (an attempt counted at claim time); ``due_when``
         says which open rows are claimable instead of their lease being due (work asked
-        for by hand, whatever its due time)."""
+        for by hand, whatever its due time). The rows are locked ``FOR UPDATE SKIP LOCKED``
+        on PostgreSQL (``lock_skipping``); on SQLite the one statement is atomic by itself."""
         due: Select[Any] = select(self.key)
         if join is not None:
             due = due.join(*join)
         due = due.where(self.open, self.due(now) if due_when is None else due_when, *where)
         due = due.order_by(*(self.order_by or (self.lease, self.key))).limit(limit)
-        if skip_locked:
-            due = due.with_for_update(of=self.model, skip_locked=True)
+        due = lock_skipping(session, due, of=self.model)
         result = await session.execute(
             update(self.model)
             .where(self.key.in_(due.scalar_subquery()))
@@ -339,6 +338,21 @@ def locks_rows(session: AsyncSession) -> bool:
     return session.get_bind().dialect.name != "sqlite"
 
 
+Statement = TypeVar("Statement", bound=Select[Any])
+
+
+def lock_skipping(session: AsyncSession, stmt: Statement, *, of: Any = None) -> Statement:
+    """The one place rows are claimed: ``stmt`` (the domain's select, its where and order)
+    locked ``FOR UPDATE SKIP LOCKED`` on PostgreSQL (``of``: the tables whose rows are
+    locked), so concurrent workers take disjoint rows without waiting. On SQLite it is
+    ``stmt`` as it is: one writer at a time, the claiming transaction's first write holds
+    the database (``take``, ``WorkQueue.claim``). No domain writes its own ``SKIP LOCKED``:
+    a test reads the sources for it."""
+    if not locks_rows(session):
+        return stmt
+    return stmt.with_for_update(of=of, skip_locked=True)
+
+
 @contextlib.asynccontextmanager
 async def heartbeat(
     ctx: Context,
@@ -377,7 +391,7 @@ async def take(session: AsyncSession, due: Select[Any]) -> list[Any]:
     time: the next taker sees them done). The caller writes each outcome before its
     commit. Keys in no particular order."""
     if locks_rows(session):
-        return list(await session.scalars(due.with_for_update(skip_locked=True)))
+        return list(await session.scalars(lock_skipping(session, due)))
     key: Any = due.selected_columns[0]
     result = await session.execute(
         update(key.table)

@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.cases.models import Case
 from officehub.kit.pagination import PageParams, paginate
-from officehub.kit.queue import locks_rows
+from officehub.kit.queue import lock_skipping
 from officehub.kit.repository import get_scoped, scoped
 from officehub.publications.models import CourtHoliday, Lawyer, Publication
 
@@ -83,8 +83,7 @@ async def claim_lawyers(
     else:
         stmt = stmt.where(or_(Lawyer.next_sync_at.is_(None), Lawyer.next_sync_at <= now))
     stmt = stmt.order_by(Lawyer.next_sync_at, Lawyer.id).limit(limit)
-    if locks_rows(session):
-        stmt = stmt.with_for_update(skip_locked=True)
+    stmt = lock_skipping(session, stmt)
     ids = list(await session.scalars(stmt))
     if not ids:
         return []

@@ -22,7 +22,6 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.kit.ids import new_id
 from officehub.kit.pagination import PageParams, paginate
-from officehub.kit.queue import locks_rows
 from officehub.kit.repository import scoped
 from officehub.kit.timeutil import isoformat
 from officehub.kit.worker import PeriodicJob, WorkerContext
@@ -164,7 +163,6 @@ class ActionDeliveries:
             lease_for(ctx.settings),
             token,
             limit,
-            skip_locked=locks_rows(session),
             where=where,
         )
         if not ids:

@@ -49,7 +49,6 @@ from officehub.kit.queue import (
     Recorder,
     WorkQueue,
     drain,
-    locks_rows,
     pool_of,
 )
 from officehub.kit.scheduled_jobs import add_job
@@ -595,7 +594,6 @@ class WebhookDeliveries:
             lease_for(ctx.settings),
             token,
             limit,
-            skip_locked=locks_rows(session),
             full_urls=[str(u) for u in full],
         )
         if not ids:

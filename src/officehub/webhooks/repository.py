@@ -24,7 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.events.models import OutboxEvent
 from officehub.kit.pagination import PageParams, paginate
-from officehub.kit.queue import WorkQueue
+from officehub.kit.queue import WorkQueue, lock_skipping
 from officehub.kit.repository import (
     batches,
     get_scoped,
@@ -265,7 +265,6 @@ async def claim_due(
     token: str,
     limit: int,
     *,
-    skip_locked: bool,
     full_urls: Sequence[str] = (),
 ) -> list[str]:
     """Leases up to ``limit`` due deliveries of active webhooks (``queue``: the one
@@ -290,7 +289,6 @@ async def claim_due(
             lease,
             token,
             limit,
-            skip_locked=skip_locked,
             join=(Webhook, Webhook.id == WebhookDelivery.webhook_id),
             where=where,
         )
@@ -468,18 +466,16 @@ async def purge_logs_before(
     removed = 0
     for model in (WebhookDelivery, ActionDelivery):
         table: Any = model.__table__
-        ids = list(
-            await session.scalars(
-                select(table.c.id)
-                .where(
-                    table.c.office_id == office_id,
-                    table.c.created_at <= before,
-                    table.c.status.not_in(("PENDING", "RETRYING")),
-                )
-                .limit(limit - removed)
-                .with_for_update(skip_locked=True)
+        stmt = (
+            select(table.c.id)
+            .where(
+                table.c.office_id == office_id,
+                table.c.created_at <= before,
+                table.c.status.not_in(("PENDING", "RETRYING")),
             )
+            .limit(limit - removed)
         )
+        ids = list(await session.scalars(lock_skipping(session, stmt)))
         if ids:
             await _forget(session, model, table.c.id.in_(ids))
         removed += len(ids)
