@@ -6,11 +6,12 @@ Portuguese; the filters (unread only, lawyer, the case) narrow the list."""
 
 from __future__ import annotations
 
+import asyncio
 from datetime import date
 from typing import Any
 
 import httpx
-from playwright.async_api import Page, expect
+from playwright.async_api import Page, Route, expect
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tests import factories as f
@@ -146,3 +147,40 @@ async def test_a_new_publication_appears_unread_is_marked_read_and_its_period_re
     await card.get_by_role("button", name="Marcar como não lida").click()
     await expect(card).to_have_attribute("data-read", "false", timeout=TIMEOUT)
     assert (await _publication(client, office_a, new.id))["read"] is False
+
+
+async def test_an_answer_that_comes_late_does_not_replace_the_filter_chosen_after_it(
+    page: Page,
+    server_url: str,
+    client: httpx.AsyncClient,
+    session: AsyncSession,
+    office_a: OfficeFixture,
+) -> None:
+    h = office_a.headers
+    ana = (await client.post("/lawyers", json=ANA, headers=h)).json()
+    bruno = (await client.post("/lawyers", json=BRUNO, headers=h)).json()
+    mine = await f.make_publication(session, office_a.id, lawyer_id=ana["id"])
+    theirs = await f.make_publication(session, office_a.id, lawyer_id=bruno["id"])
+    await session.commit()
+
+    released = asyncio.Event()
+
+    async def slow(route: Route) -> None:
+        # the answer for one lawyer is slow: it comes after the person chose "all" again
+        await released.wait()
+        await route.continue_()
+
+    await page.route(f"**/publications?*lawyerId={bruno['id']}*", slow)
+    await log_in_in_portuguese(page, server_url, office_a.key)
+    await page.get_by_role("link", name="Publicações").click()
+    await expect(page.locator("li.publication")).to_have_count(2, timeout=TIMEOUT)
+    await page.get_by_label("Advogado").select_option(label="Dr. Bruno Reis (OAB 654321/SP)")
+    await page.get_by_label("Advogado").select_option(label="Todos os advogados")
+    await expect(page.locator("li.publication")).to_have_count(2, timeout=TIMEOUT)
+    async with page.expect_response(lambda r: "lawyerId" in r.url) as late:
+        released.set()
+    assert (await late.value).ok
+    await page.wait_for_timeout(300)  # time for the late answer to be drawn, were it drawn
+    await expect(page.locator("li.publication")).to_have_count(2)
+    for publication in (mine, theirs):
+        await expect(page.locator(f'li[data-publication-id="{publication.id}"]')).to_be_visible()

@@ -13,7 +13,10 @@ const PRIORITIES = ["LOW", "MEDIUM", "HIGH"];
 function useLoaded(load, deps = []) {
   const [found, setFound] = useState(null);
   useEffect(() => {
-    load().then(setFound, (error) => { setFound({}); showError(error, t("cases.title")); });
+    let current = true;  // a later change of deps wins over an answer still coming
+    load().then((value) => { if (current) setFound(value); },
+      (error) => { if (current) { setFound({}); showError(error, t("cases.title")); } });
+    return () => { current = false; };
   }, deps);
   return found;
 }

@@ -10,7 +10,7 @@ import { api, listAll } from "./api.js";
 import { t } from "./i18n.js";
 import { announce, attempt, badge, clear, h, option } from "./ui.js";
 
-const state = { bound: false, caseId: null, caseNumber: null };
+const state = { bound: false, caseId: null, caseNumber: null, loads: 0 };
 
 const list = () => document.getElementById("publication-list");
 const unreadOnly = () => document.getElementById("publications-unread");
@@ -53,9 +53,10 @@ async function load() {
   if (unreadOnly().checked) query.unread = "true";
   if (lawyerFilter().value) query.lawyerId = lawyerFilter().value;
   if (state.caseId) query.caseId = state.caseId;
+  const ticket = ++state.loads;  // a later choice of filter wins over an answer still coming
   const answer = await attempt(t("publications.title"), () =>
     api("GET", "/publications", { query }));
-  if (!answer) return;
+  if (!answer || ticket !== state.loads) return;
   clear(list(), answer.data.length ? answer.data.map(render)
     : h("li", { class: "empty" }, t("publications.none")));
   announce(t("publications.count", { count: answer.totalResults }));

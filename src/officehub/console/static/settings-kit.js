@@ -250,10 +250,14 @@ export function RecordTable(props) {
   const [mode, setMode] = useState(null); // null | {create: true} | {item}
   const [confirming, setConfirming] = useState(null);
   const [formValues, setFormValues] = useState(null);
+  const loads = useRef(0);  // a later reload wins over an answer still coming
   async function reload() {
+    const ticket = ++loads.current;
     try {
-      setItems(await load());
+      const found = await load();
+      if (ticket === loads.current) setItems(found);
     } catch (error) {
+      if (ticket !== loads.current) return;
       setItems([]);
       showError(error, caption);
     }
