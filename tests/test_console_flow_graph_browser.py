@@ -15,7 +15,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from playwright.async_api import Page, expect
+from playwright.async_api import Locator, Page, expect
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tests.accessibility import serious_violations
@@ -64,7 +64,10 @@ async def test_an_admin_builds_a_flow_from_its_graph_checked_as_they_edit(
     edges = graph.locator("g.flow-edge")
     state = graph.locator(".flow-check-state")
     editor = page.locator("section.step-card")
-    node = lambda ident: graph.locator(f'g.flow-node[data-step-id="{ident}"]')  # noqa: E731
+
+    def node(ident: str) -> Locator:
+        return graph.locator(f'g.flow-node[data-step-id="{ident}"]')
+
     await expect(nodes).to_have_count(1, timeout=TIMEOUT)
     await expect(state).to_have_text("Fluxo conferido: nenhum problema.", timeout=TIMEOUT)
     # the first step is open beside the graph: made a list of two options
@@ -88,9 +91,9 @@ async def test_an_admin_builds_a_flow_from_its_graph_checked_as_they_edit(
     # a step added after it: connected at once, and made a tagging step without its tag
     await editor.get_by_role("button", name="Adicionar um passo depois deste").click()
     await expect(nodes).to_have_count(3)
-    await expect(graph.locator('g.flow-edge[data-from="passo-2"][data-to="passo-3"]')).to_have_count(
-        1
-    )
+    await expect(
+        graph.locator('g.flow-edge[data-from="passo-2"][data-to="passo-3"]')
+    ).to_have_count(1)
     await expect(page.locator("#step-editor-title")).to_have_text("Passo 3: passo-3")
     await editor.get_by_label("Tipo").select_option(label="Ação do sistema")
     await editor.get_by_label("Ação", exact=True).select_option(label="Etiquetar")
