@@ -176,3 +176,48 @@ async def test_an_admin_builds_a_flow_from_its_graph_checked_as_they_edit(
     assert flows[0]["warnings"] == []
     assert await page.evaluate(FITS)
     await page.screenshot(path=str(where / f"console-flows-reloaded-{width}.png"), full_page=True)
+
+
+async def test_a_field_the_check_refuses_is_shown_on_its_node_until_fixed(
+    page: Page,
+    server_url: str,
+    client: httpx.AsyncClient,
+    session: AsyncSession,
+    office_a: OfficeFixture,
+) -> None:
+    world = await make_world(session, office_a.id)
+    body = {
+        "name": "Boas-vindas",
+        "inboxId": world.inbox.id,
+        "content": {
+            "initialStepId": "oi",
+            "steps": [{"id": "oi", "type": "text", "content": "Olá!", "nextStepId": None}],
+        },
+    }
+    assert (await client.post("/flow", json=body, headers=office_a.headers)).status_code == 201
+    _, email = await make_account(client, office_a, "ADMIN")
+    await _sign_in(page, server_url, email)
+    await page.get_by_role("link", name="Fluxos").click()
+    await page.get_by_role("button", name="Editar: Boas-vindas").click()
+    graph = page.get_by_role("region", name="Os passos em grafo")
+    state = graph.locator(".flow-check-state")
+    editor = page.locator("section.step-card")
+    oi = graph.locator('g.flow-node[data-step-id="oi"]')
+    await expect(state).to_have_text("Fluxo conferido: nenhum problema.", timeout=TIMEOUT)
+    # a media step whose address is no URL: the check's 400 names the step's field
+    await editor.get_by_label("Tipo").select_option(label="Mídia (imagem, áudio, vídeo, documento)")
+    await editor.get_by_label("Endereço (URL) da mídia").fill("foto de boas-vindas")
+    await expect(oi).to_have_attribute("data-problems", "true", timeout=TIMEOUT)
+    await expect(editor.locator(".step-problems")).to_have_text(
+        "Um campo deste passo está incompleto ou inválido (o endereço da mídia, por exemplo)."
+    )
+    await editor.get_by_label("Endereço (URL) da mídia").fill("https://example.com/oi.png")
+    await expect(oi).not_to_have_attribute("data-problems", "true", timeout=TIMEOUT)
+    await expect(state).to_have_text("Fluxo conferido: nenhum problema.")
+    # renamed, the step stays the first one
+    await editor.get_by_label("Nome do passo").fill("ola")
+    await expect(graph.locator('g.flow-node[data-step-id="ola"]')).to_have_count(1)
+    await expect(page.get_by_label("Passo inicial")).to_have_value("ola")
+    await expect(state).to_have_attribute("data-state", "done", timeout=TIMEOUT)
+    await expect(state).to_have_text("Fluxo conferido: nenhum problema.")
+    assert await serious_violations(page) == []

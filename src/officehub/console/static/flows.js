@@ -205,6 +205,15 @@ function unlinked(step, gone) {
   };
 }
 
+function renamed(step, old, id) {
+  const next = step.nextStepId === old ? { ...step, nextStepId: id } : step;
+  if (step.type !== "list") return next;
+  return {
+    ...next,
+    options: step.options.map((option) => (option.nextStepId === old ? { ...option, nextStepId: id } : option)),
+  };
+}
+
 /** The API's graph check of the steps as they are now, without saving (admins): asked a
  * pause after each change; an answer older than the latest change is dropped. `null`
  * until the first answer and when the check cannot be asked. */
@@ -276,8 +285,16 @@ function FlowEditor({ flow, admin, records, close, saved }) {
     setFocusTo({ index });
   }
 
+  /** A renamed step keeps its arrows: the steps (and the first step) that named its old
+   * id name the new one, unless another step still has the old id. */
   function change(index, next) {
-    setSteps(steps.map((step, at) => (at === index ? next : step)));
+    const old = steps[index].id;
+    let changed = steps.map((step, at) => (at === index ? next : step));
+    if (next.id !== old && !changed.some((step) => step.id === old)) {
+      changed = changed.map((step) => renamed(step, old, next.id));
+      if (initial === old) setInitial(next.id);
+    }
+    setSteps(changed);
   }
 
   function freeId() {
