@@ -150,8 +150,33 @@ async def test_an_admin_builds_a_flow_from_its_graph_checked_as_they_edit(
     await expect(page.locator("#flow-graph-title")).to_be_focused()
     await expect(page.get_by_text("Escolha um passo no grafo")).to_be_visible()
 
+    # a node dragged with the mouse takes its new place (a drag opens no step); Shift and
+    # an arrow move the focused node; the places are the steps' stored `position`
+    lower = node("passo-3")
+    before = await lower.get_attribute("transform")
+    box = await lower.bounding_box()
+    assert box is not None and before is not None
+    x0, y0 = (float(v) for v in before.removeprefix("translate(").rstrip(")").split())
+    await page.mouse.move(box["x"] + 20, box["y"] + 20)
+    await page.mouse.down()
+    await page.mouse.move(box["x"] + 60, box["y"] + 80, steps=6)
+    await page.mouse.up()
+    await expect(lower).to_have_attribute("transform", f"translate({x0 + 40:g} {y0 + 60:g})")
+    await expect(page.get_by_text("Escolha um passo no grafo")).to_be_visible()
+    await node("inicio").focus()
+    start = await node("inicio").get_attribute("transform")
+    await page.keyboard.press("Shift+ArrowRight")
+    assert start is not None
+    sx, sy = (float(v) for v in start.removeprefix("translate(").rstrip(")").split())
+    await expect(node("inicio")).to_have_attribute("transform", f"translate({sx + 20:g} {sy:g})")
+    await expect(edges).to_have_count(3)
+
     await page.get_by_role("button", name="Salvar o fluxo").click()
     await expect(page.locator("#status")).to_contain_text("Fluxo salvo: Triagem.", timeout=TIMEOUT)
+    drawn = {
+        ident: await node(ident).get_attribute("transform")
+        for ident in ("inicio", "passo-2", "passo-3")
+    }
 
     # reloaded, the flow shows the same graph
     await page.reload()
@@ -164,6 +189,9 @@ async def test_an_admin_builds_a_flow_from_its_graph_checked_as_they_edit(
         arrow = graph.locator(f'g.flow-edge[data-from="{source}"][data-to="{target}"]')
         await expect(arrow).to_have_count(1)
     await expect(branch_a.locator("text")).to_have_text("Trabalhista")
+    for ident, transform in drawn.items():
+        await expect(node(ident)).to_have_attribute("transform", transform or "")
+    await graph.screenshot(path=str(where / f"console-flows-graph-placed-{width}.png"))
     await expect(state).to_have_text("Fluxo conferido: nenhum problema.", timeout=TIMEOUT)
     await expect(graph.locator("g.flow-node[data-problems]")).to_have_count(0)
     flows = (await client.get("/flow", headers=office_a.headers)).json()["data"]
@@ -173,7 +201,15 @@ async def test_an_admin_builds_a_flow_from_its_graph_checked_as_they_edit(
     assert by_id["passo-2"]["nextStepId"] == "passo-3"
     assert by_id["passo-3"]["nextStepId"] is None
     assert by_id["passo-3"]["metadata"]["tagIds"] == [world.tag.id]
+    assert by_id["passo-3"]["position"] == {"x": x0 + 40, "y": y0 + 60}
+    assert by_id["inicio"]["position"] == {"x": sx + 20, "y": sy}
     assert flows[0]["warnings"] == []
+    # laid out by depth again: the places are forgotten
+    await graph.get_by_role("button", name="Organizar os passos automaticamente").click()
+    await expect(node("passo-3")).not_to_have_attribute("transform", drawn["passo-3"] or "")
+    await expect(
+        graph.get_by_role("button", name="Organizar os passos automaticamente")
+    ).to_have_count(0)
     assert await page.evaluate(FITS)
     await page.screenshot(path=str(where / f"console-flows-reloaded-{width}.png"), full_page=True)
 

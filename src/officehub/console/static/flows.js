@@ -332,6 +332,22 @@ function FlowEditor({ flow, admin, records, close, saved }) {
     announce(t("flows.stepRemoved", { id: gone }));
   }
 
+  /** The node's new place; the other nodes keep where they are drawn now (their places
+   * are stored with the flow from then on, `position` of each step). */
+  function move(index, point, at) {
+    setSteps(steps.map((step, i) => {
+      if (i === index) return { ...step, position: point };
+      if (step.position) return step;
+      return { ...step, position: { x: Math.round(at[i].x), y: Math.round(at[i].y) } };
+    }));
+  }
+
+  /** Back to the layout by depth: every chosen place forgotten. */
+  function tidy() {
+    setSteps(steps.map(({ position, ...step }) => step));
+    announce(t("flows.graph.tidied"));
+  }
+
   async function save(event) {
     event.preventDefault();
     setBusy(true);
@@ -357,7 +373,8 @@ function FlowEditor({ flow, admin, records, close, saved }) {
       <form onSubmit=${save}>
         <div class="flow-workspace">
           <${FlowGraph} steps=${steps} initial=${initial} problemsOf=${problemsOfStep}
-            selected=${selected} open=${open} add=${admin ? addStep : null} live=${live} state=${state} />
+            selected=${selected} open=${open} add=${admin ? addStep : null} move=${admin ? move : null}
+            tidy=${admin && steps.some((step) => step.position) ? tidy : null} live=${live} state=${state} />
           <fieldset disabled=${!admin} class="flow-fields">
             <div class="form-grid">
               <label for="flow-initial">${t("flows.initial")}</label>
@@ -486,6 +503,9 @@ function checkSaid(live, state) {
   return count ? t("flows.live.found", { count }) : t("flows.live.ok");
 }
 
+const ARROWS = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, -1], ArrowDown: [0, 1] };
+const STEP_PX = 20;
+
 // The graph's measures, in the SVG's pixels.
 const NODE_W = 176;
 const NODE_H = 66;
@@ -512,7 +532,7 @@ export function exitsOf(step) {
 
 /** The nodes' places: rows by depth from the first step (breadth first); the steps no path
  * reaches, in a last row of their own. Nodes are the steps' indexes (ids may repeat). */
-export function layout(steps, initial) {
+export function layout(steps, initial, moving = null) {
   const first = new Map();
   steps.forEach((step, index) => { if (!first.has(step.id)) first.set(step.id, index); });
   const depth = new Map();
@@ -547,6 +567,8 @@ export function layout(steps, initial) {
       at[index] = { x: left + n * (NODE_W + GAP_X), y: PAD + level * (NODE_H + GAP_Y), level };
     });
   });
+  let size = { width, height };
+  if (moving || steps.some((step) => step.position)) size = placed(steps, at, moving);
   const edges = [];
   steps.forEach((step, index) => {
     const exits = exitsOf(step);
@@ -556,13 +578,35 @@ export function layout(steps, initial) {
       edges.push({ from: index, to, label: exit.label, n, of: exits.length });
     });
   });
-  return { at, edges, width, height };
+  return { at, edges, ...size };
+}
+
+/** The places the person chose (a step's stored `position`, or the node being dragged);
+ * the steps without one in a row below them. The frame grows to hold every node. */
+function placed(steps, at, moving) {
+  const chosen = steps.map((step, index) => (moving?.index === index ? moving : step.position ?? null));
+  const ys = chosen.filter(Boolean).map((point) => point.y);
+  const below = ys.length ? Math.max(...ys) + NODE_H + GAP_Y : PAD;
+  let n = 0;
+  steps.forEach((_, index) => {
+    const point = chosen[index];
+    if (point) {
+      at[index] = { x: point.x, y: point.y };
+    } else {
+      at[index] = { x: PAD + n * (NODE_W + GAP_X), y: below };
+      n += 1;
+    }
+  });
+  return {
+    width: Math.max(...at.map((point) => point.x)) + NODE_W + BACK + PAD,
+    height: Math.max(...at.map((point) => point.y)) + NODE_H + PAD,
+  };
 }
 
 function edgePath(edge, at) {
   const a = at[edge.from];
   const b = at[edge.to];
-  if (b.level > a.level) {
+  if (b.y >= a.y + NODE_H + 8) {
     const x1 = a.x + (NODE_W * (edge.n + 1)) / (edge.of + 1);
     const y1 = a.y + NODE_H;
     const x2 = b.x + NODE_W / 2;
@@ -573,7 +617,7 @@ function edgePath(edge, at) {
       mid: { x: (x1 + x2) / 2, y: (y1 + y2) / 2 },
     };
   }
-  if (b.level === a.level && edge.from !== edge.to) {
+  if (Math.abs(b.y - a.y) < NODE_H && edge.from !== edge.to) {
     // across the row: side to side
     const right = b.x > a.x;
     const x1 = right ? a.x + NODE_W : a.x;
@@ -597,8 +641,11 @@ function edgePath(edge, at) {
 /** The steps as a graph: a node per step (Enter or a click opens its card), an arrow per
  * connection; the graph check's problems on their nodes (outlined in red, said in words)
  * and listed under the graph. Wider than the screen, it scrolls (pans) in its frame. */
-function FlowGraph({ steps, initial, problemsOf, selected, open, add, live, state }) {
-  const { at, edges, width, height } = layout(steps, initial);
+function FlowGraph({ steps, initial, problemsOf, selected, open, add, move, tidy, live, state }) {
+  const [moving, setMoving] = useState(null);
+  const grab = useRef(null);
+  const dragged = useRef(false);
+  const { at, edges, width, height } = layout(steps, initial, moving);
   const troubled = steps
     .map((step, index) => ({ step, index, reasons: problemsOf(step.id) }))
     .filter((entry) => entry.reasons.length > 0);
@@ -606,7 +653,47 @@ function FlowGraph({ steps, initial, problemsOf, selected, open, add, live, stat
     if (event.key === "Enter" || event.key === " ") {
       event.preventDefault();
       open(index);
+    } else if (move && event.shiftKey && ARROWS[event.key]) {
+      // the keyboard's way to move a node: Shift and an arrow, a step of STEP_PX
+      event.preventDefault();
+      const [dx, dy] = ARROWS[event.key];
+      move(index, {
+        x: Math.max(0, Math.round(at[index].x + dx * STEP_PX)),
+        y: Math.max(0, Math.round(at[index].y + dy * STEP_PX)),
+      }, at);
     }
+  };
+  // A node dragged with a mouse or a pen takes its new place when let go (a touch pans the
+  // frame instead); a drag is not a click.
+  const down = (event, index) => {
+    if (!move || event.button !== 0 || event.pointerType === "touch") return;
+    grab.current = { index, x0: at[index].x, y0: at[index].y, cx: event.clientX, cy: event.clientY, to: null };
+    event.currentTarget.setPointerCapture?.(event.pointerId);
+  };
+  const drag = (event) => {
+    const held = grab.current;
+    if (!held) return;
+    const dx = event.clientX - held.cx;
+    const dy = event.clientY - held.cy;
+    if (!held.to && Math.hypot(dx, dy) < 6) return;
+    held.to = { index: held.index, x: Math.max(0, Math.round(held.x0 + dx)), y: Math.max(0, Math.round(held.y0 + dy)) };
+    setMoving(held.to);
+  };
+  const drop = () => {
+    const held = grab.current;
+    grab.current = null;
+    if (!held?.to) return;
+    dragged.current = true;
+    setTimeout(() => { dragged.current = false; }, 0); // the click a drop may bring, only
+    setMoving(null);
+    move(held.index, { x: held.to.x, y: held.to.y }, at);
+  };
+  const click = (index) => {
+    if (dragged.current) {
+      dragged.current = false;
+      return;
+    }
+    open(index);
   };
   return html`
     <section class="flow-graph" aria-labelledby="flow-graph-title">
@@ -615,8 +702,10 @@ function FlowGraph({ steps, initial, problemsOf, selected, open, add, live, stat
       ${add && html`
         <div class="toolbar flow-graph-tools">
           <button type="button" onClick=${add}>${t("flows.addStep")}</button>
+          ${tidy && html`<button type="button" class="secondary" onClick=${tidy}>${t("flows.graph.tidy")}</button>`}
           <p class="flow-check-state" data-state=${state} aria-live="polite">${checkSaid(live, state)}</p>
-        </div>`}
+        </div>
+        <p class="hint">${t("flows.graph.moveHint")}</p>`}
       <div class="flow-graph-frame">
         <svg width=${width} height=${height} viewBox=${`0 0 ${width} ${height}`}
              role="group" aria-labelledby="flow-graph-title" class="flow-graph-svg">
@@ -650,7 +739,9 @@ function FlowGraph({ steps, initial, problemsOf, selected, open, add, live, stat
             return html`
               <g class=${classes} data-step-id=${step.id} data-problems=${reasons.length ? "true" : undefined}
                  transform=${`translate(${place.x} ${place.y})`} role="button" tabindex="0"
-                 onClick=${() => open(index)} onKeyDown=${(event) => key(event, index)}>
+                 onClick=${() => click(index)} onKeyDown=${(event) => key(event, index)}
+                 onPointerDown=${(event) => down(event, index)} onPointerMove=${drag}
+                 onPointerUp=${drop} onPointerCancel=${drop}>
                 <desc>${said}</desc>
                 <rect width=${NODE_W} height=${NODE_H} rx="6" />
                 <text x="10" y="19" class="flow-node-id">
