@@ -154,6 +154,7 @@ async def test_an_admin_builds_a_flow_from_its_graph_checked_as_they_edit(
     # an arrow move the focused node; the places are the steps' stored `position`
     lower = node("passo-3")
     before = await lower.get_attribute("transform")
+    others = [await node(ident).get_attribute("transform") for ident in ("inicio", "passo-2")]
     box = await lower.bounding_box()
     assert box is not None and before is not None
     x0, y0 = (float(v) for v in before.removeprefix("translate(").rstrip(")").split())
@@ -163,6 +164,9 @@ async def test_an_admin_builds_a_flow_from_its_graph_checked_as_they_edit(
     await page.mouse.up()
     await expect(lower).to_have_attribute("transform", f"translate({x0 + 40:g} {y0 + 60:g})")
     await expect(page.get_by_text("Escolha um passo no grafo")).to_be_visible()
+    # the other nodes stay where they were
+    for ident, transform in zip(("inicio", "passo-2"), others, strict=True):
+        await expect(node(ident)).to_have_attribute("transform", transform or "")
     await node("inicio").focus()
     start = await node("inicio").get_attribute("transform")
     await page.keyboard.press("Shift+ArrowRight")

@@ -582,17 +582,18 @@ export function layout(steps, initial, moving = null) {
 }
 
 /** The places the person chose (a step's stored `position`, or the node being dragged);
- * the steps without one in a row below them. The frame grows to hold every node. */
+ * while no step has a stored one, the others keep their place by depth; once some have,
+ * the steps without one stand in a row below them. The frame grows to hold every node. */
 function placed(steps, at, moving) {
-  const chosen = steps.map((step, index) => (moving?.index === index ? moving : step.position ?? null));
-  const ys = chosen.filter(Boolean).map((point) => point.y);
+  const ys = steps.filter((step) => step.position).map((step) => step.position.y);
   const below = ys.length ? Math.max(...ys) + NODE_H + GAP_Y : PAD;
   let n = 0;
-  steps.forEach((_, index) => {
-    const point = chosen[index];
-    if (point) {
-      at[index] = { x: point.x, y: point.y };
-    } else {
+  steps.forEach((step, index) => {
+    if (moving?.index === index) {
+      at[index] = { x: moving.x, y: moving.y };
+    } else if (step.position) {
+      at[index] = { x: step.position.x, y: step.position.y };
+    } else if (ys.length) {
       at[index] = { x: PAD + n * (NODE_W + GAP_X), y: below };
       n += 1;
     }
