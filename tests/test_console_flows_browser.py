@@ -56,36 +56,38 @@ async def test_an_admin_builds_a_flow_and_sees_the_graph_check_on_the_steps(
     await new.get_by_label("Caixa de entrada").select_option(label="Atendimento")
     await new.get_by_role("button", name="Criar o fluxo").click()
 
-    first = page.locator('li.step-card[data-step-id="inicio"]')
-    await expect(first).to_be_visible(timeout=TIMEOUT)
-    await first.get_by_label("Tipo").select_option(label="Lista de opções")
-    await first.get_by_label("Mensagem").fill("Sobre qual assunto?")
-    await first.get_by_label("Opção 1", exact=True).fill("Trabalhista")
-    await page.get_by_role("button", name="Adicionar um passo").click()
-    second = page.locator("li.step-card").nth(1)
-    await second.get_by_label("Mensagem").fill("Um advogado já vai falar com você.")
-    await first.get_by_label("Quem escolher a opção 1 vai para").select_option(label="passo-2")
-    await page.get_by_role("button", name="Adicionar um passo").click()
-    third = page.locator("li.step-card").nth(2)
-    await third.get_by_label("Tipo").select_option(label="Ação do sistema")
-    await third.get_by_label("Ação", exact=True).select_option(label="Etiquetar")
-    await second.get_by_label("Depois, ir para").select_option(label="passo-3")
+    graph = page.get_by_role("region", name="Os passos em grafo")
+    editor = page.locator("section.step-card")
+    await expect(editor).to_have_attribute("data-step-id", "inicio", timeout=TIMEOUT)
+    await editor.get_by_label("Tipo").select_option(label="Lista de opções")
+    await editor.get_by_label("Mensagem").fill("Sobre qual assunto?")
+    await editor.get_by_label("Opção 1", exact=True).fill("Trabalhista")
+    await graph.get_by_role("button", name="Adicionar um passo").click()
+    await expect(editor).to_have_attribute("data-step-id", "passo-2")
+    await editor.get_by_label("Mensagem").fill("Um advogado já vai falar com você.")
+    await editor.get_by_role("button", name="Adicionar um passo depois deste").click()
+    await expect(editor).to_have_attribute("data-step-id", "passo-3")
+    await editor.get_by_label("Tipo").select_option(label="Ação do sistema")
+    await editor.get_by_label("Ação", exact=True).select_option(label="Etiquetar")
+    await graph.locator('g.flow-node[data-step-id="inicio"]').click()
+    await editor.get_by_label("Quem escolher a opção 1 vai para").select_option(label="passo-2")
 
     # the API refuses a tagging step with no tag: said on that step
     await page.get_by_role("button", name="Salvar o fluxo").click()
     await expect(page.locator("#notice")).to_have_attribute(
         "data-code", "INVALID_FLOW_GRAPH", timeout=TIMEOUT
     )
-    await expect(third.locator(".step-problems")).to_have_text(
+    await expect(editor.locator(".step-problems")).to_have_count(0)
+    await graph.locator('g.flow-node[data-step-id="passo-3"]').click()
+    await expect(editor.locator(".step-problems")).to_have_text(
         "Falta escolher o que esta ação usa (pessoa, etiqueta, coluna, título ou endereço)."
     )
-    await expect(first.locator(".step-problems")).to_have_count(0)
     assert await page.evaluate(FITS)
     assert await serious_violations(page) == []
     where = Path(os.environ.get("OFFICEHUB_SCREENSHOTS_DIR") or tmp_path)
     await page.screenshot(path=str(where / f"flows-editor-{width}.png"), full_page=True)
 
-    await third.get_by_label("Etiqueta").select_option(label="urgente")
+    await editor.get_by_label("Etiqueta").select_option(label="urgente")
     await page.get_by_role("button", name="Salvar o fluxo").click()
     await expect(page.locator("#status")).to_contain_text("Fluxo salvo: Triagem.", timeout=TIMEOUT)
     flows = (await client.get("/flow", headers=office_a.headers)).json()["data"]
@@ -103,11 +105,13 @@ async def test_an_admin_builds_a_flow_and_sees_the_graph_check_on_the_steps(
     await expect(row).to_contain_text("Sem avisos")
 
     # a step no other leads to is saved with a warning, shown on it
-    await page.get_by_role("button", name="Adicionar um passo").click()
-    fourth = page.locator("li.step-card").nth(3)
-    await fourth.get_by_label("Mensagem").fill("Passo esquecido")
+    await graph.get_by_role("button", name="Adicionar um passo").click()
+    await expect(editor).to_have_attribute("data-step-id", "passo-4")
+    await editor.get_by_label("Mensagem").fill("Passo esquecido")
     await page.get_by_role("button", name="Salvar o fluxo").click()
-    await expect(page.locator('li.step-card[data-step-id="passo-4"] .step-problems')).to_have_text(
+    await expect(page.locator("#status")).to_contain_text("Fluxo salvo: Triagem.", timeout=TIMEOUT)
+    await graph.locator('g.flow-node[data-step-id="passo-4"]').click()
+    await expect(editor.locator(".step-problems")).to_have_text(
         "Nenhum passo leva a este: ele nunca será usado.", timeout=TIMEOUT
     )
     await expect(row).to_contain_text("1 aviso")
@@ -138,10 +142,12 @@ async def test_a_supervisor_reads_a_flow_and_an_agent_is_not_offered_the_page(
     await expect(view.get_by_role("button", name="Novo fluxo")).to_have_count(0)
     await expect(view.get_by_role("button", name="Apagar: Boas-vindas")).to_have_count(0)
     await view.get_by_role("button", name="Ver: Boas-vindas").click()
-    card = page.locator('li.step-card[data-step-id="oi"]')
+    card = page.locator('section.step-card[data-step-id="oi"]')
     await expect(card.get_by_label("Mensagem")).to_have_value("Olá!", timeout=TIMEOUT)
     await expect(card.get_by_label("Mensagem")).to_be_disabled()
     await expect(view.get_by_role("button", name="Salvar o fluxo")).to_have_count(0)
+    await expect(view.get_by_role("button", name="Adicionar um passo")).to_have_count(0)
+    await expect(card.get_by_role("button", name="Remover o passo oi")).to_have_count(0)
     assert await serious_violations(page) == []
 
     await page.get_by_role("button", name="Sair").click()

@@ -122,7 +122,7 @@ async def test_an_invited_lawyer_joins_answers_notes_moves_the_card_and_builds_a
             await new.get_by_label("Nome").fill("Boas-vindas")
             await new.get_by_label("Caixa de entrada").select_option(label=world.inbox.name)
             await new.get_by_role("button", name="Criar o fluxo").click()
-            first = page.locator('li.step-card[data-step-id="inicio"]')
+            first = page.locator('section.step-card[data-step-id="inicio"]')
             await first.get_by_label("Mensagem").fill("Olá! Em que podemos ajudar?")
             await page.get_by_role("button", name="Salvar o fluxo").click()
             await expect(page.locator("#status")).to_contain_text(

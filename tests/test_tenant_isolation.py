@@ -310,6 +310,16 @@ MATRIX: dict[tuple[str, str], Probe | str] = {
             },
         }
     ),
+    ("POST", "/flow/check"): _refers(
+        lambda i: {
+            "name": "B",
+            "inboxId": i["inbox"],
+            "content": {
+                "steps": [{"id": "s1", "type": "text", "content": "B", "nextStepId": None}],
+                "initialStepId": "s1",
+            },
+        }
+    ),
     ("GET", "/flow"): _filter(inboxId="inbox"),
     ("GET", "/flow/{id}"): _at(id="flow"),
     ("GET", "/flow/{id}/deliveries"): _at(id="flow"),

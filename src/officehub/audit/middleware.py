@@ -40,6 +40,9 @@ AUDITED_READS = frozenset({"contact", "conversation", "card", "case"})
 """Reads of these are recorded (an export is a contact's: ``/people/{id}/export``)."""
 
 READS = frozenset({"GET", "HEAD", "OPTIONS"})
+CHANGES_NOTHING = frozenset({"checkFlow"})
+"""Operations (``operationId``) sent by POST that change nothing and read no client's
+record (``POST /flow/check``): not recorded, as other reads of office settings are not."""
 _BODY_ID_LIMIT = 64 * 1024
 
 
@@ -100,6 +103,8 @@ class AuditMiddleware:
             return
         record_type = record_type_of(route.path_format)
         if method in READS and record_type not in AUDITED_READS:
+            return
+        if operation_id(route) in CHANGES_NOTHING:
             return
         recorder: AuditRecorder | None = getattr(scope["app"].state, "audit", None)
         office_id = scope.get("state", {}).get("office_id")

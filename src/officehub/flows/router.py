@@ -9,6 +9,7 @@ from officehub.conversations.visibility import VisibleConversation
 from officehub.flows import service
 from officehub.flows.models import CaseMovement
 from officehub.flows.schemas import (
+    FlowCheckOut,
     FlowCreate,
     FlowOut,
     FlowSessionOut,
@@ -43,6 +44,22 @@ async def create_flow(
     body: FlowCreate, office: OfficeDep, session: SessionDep, request: Request
 ) -> FlowOut:
     return await service.create_flow(
+        session, office.office_id, body, allow_private=_allow_private(request)
+    )
+
+
+@router.post(
+    "/flow/check",
+    response_model=FlowCheckOut,
+    responses=error_responses(400, 401, 404),
+    summary="Check a flow without saving it: the body of a create, answered with the "
+    "problems a save would refuse (INVALID_FLOW_GRAPH's, by step) and its warnings; "
+    "writes nothing",
+)
+async def check_flow(
+    body: FlowCreate, office: OfficeDep, session: SessionDep, request: Request
+) -> FlowCheckOut:
+    return await service.check_flow(
         session, office.office_id, body, allow_private=_allow_private(request)
     )
 

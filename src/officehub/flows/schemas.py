@@ -189,6 +189,16 @@ class FlowWarning(ApiModel):
     details: str
 
 
+class FlowCheckOut(ApiModel):
+    """``POST /flow/check``: what a save of this body would refuse (``problems``: the
+    ``INVALID_FLOW_GRAPH`` reasons, by step) and warn of (``warnings``: unreachable steps);
+    ``valid`` when there is no problem."""
+
+    valid: bool
+    problems: list[FlowWarning]
+    warnings: list[FlowWarning]
+
+
 class FlowOut(ApiModel):
     id: ServerId
     office_id: ServerId

@@ -17,6 +17,7 @@ from officehub.flows import graph, repository, vocabulary
 from officehub.flows.graph import Problem
 from officehub.flows.models import CaseMovement, Flow
 from officehub.flows.schemas import (
+    FlowCheckOut,
     FlowContent,
     FlowCreate,
     FlowOut,
@@ -61,6 +62,10 @@ async def get_flow(
     return flow
 
 
+def _said(problems: Sequence[Problem]) -> list[FlowWarning]:
+    return [FlowWarning(step_id=p.step_id, reason=p.reason, details=p.details) for p in problems]
+
+
 def flow_out(flow: Flow) -> FlowOut:
     content = FlowContent.model_validate(flow.content)
     warnings = graph.unreachable(content.steps, content.initial_step_id)
@@ -73,9 +78,7 @@ def flow_out(flow: Flow) -> FlowOut:
         color=flow.color,
         is_social_flow=flow.is_social_flow,
         inbox_id=flow.inbox_id,
-        warnings=[
-            FlowWarning(step_id=w.step_id, reason=w.reason, details=w.details) for w in warnings
-        ],
+        warnings=_said(warnings),
         created_at=flow.created_at,
         updated_at=flow.updated_at,
     )
@@ -126,6 +129,24 @@ def _refused(problems: Sequence[Problem]) -> ValidationFailed:
     )
 
 
+async def graph_problems(
+    session: AsyncSession,
+    office_id: str,
+    steps: Sequence[Step],
+    initial_step_id: str,
+    *,
+    allow_private: bool,
+) -> list[Problem]:
+    """What refuses the graph, by step: the shape first, then (the shape sound) what the
+    system steps refer to. Reads only."""
+    problems = graph.structural_problems(steps, initial_step_id)
+    if not problems:
+        for step in steps:
+            if isinstance(step, SystemStep):
+                problems.extend(await _reference_problems(session, office_id, step, allow_private))
+    return problems
+
+
 async def check_graph(
     session: AsyncSession,
     office_id: str,
@@ -134,15 +155,27 @@ async def check_graph(
     *,
     allow_private: bool,
 ) -> None:
-    """400 ``INVALID_FLOW_GRAPH`` naming each step and reason; the shape first, then what
-    the system steps refer to."""
-    problems = graph.structural_problems(steps, initial_step_id)
-    if not problems:
-        for step in steps:
-            if isinstance(step, SystemStep):
-                problems.extend(await _reference_problems(session, office_id, step, allow_private))
+    """400 ``INVALID_FLOW_GRAPH`` naming each step and reason (``graph_problems``)."""
+    problems = await graph_problems(
+        session, office_id, steps, initial_step_id, allow_private=allow_private
+    )
     if problems:
         raise _refused(problems)
+
+
+async def check_flow(
+    session: AsyncSession, office_id: str, body: FlowCreate, *, allow_private: bool
+) -> FlowCheckOut:
+    """The graph check of a create's body, answered instead of refused: the problems a save
+    would refuse it for and the warnings it would carry. The inbox is looked up as create
+    does (another office's: 404). Nothing is written."""
+    await inboxes.get_inbox(session, office_id, body.inbox_id)
+    content = body.content
+    problems = await graph_problems(
+        session, office_id, content.steps, content.initial_step_id, allow_private=allow_private
+    )
+    warnings = graph.unreachable(content.steps, content.initial_step_id)
+    return FlowCheckOut(valid=not problems, problems=_said(problems), warnings=_said(warnings))
 
 
 async def _exists(lookup: Awaitable[object]) -> bool:

@@ -1,14 +1,16 @@
 // "Fluxos": the office's chat flows. Supervisors and admins read them; admins change them
 // (the API's "Flows" rule). A flow is a graph of steps: each step says something (text,
 // media, a list of options) or does something (a system action), and names the step that
-// follows (a list: one per option). The editor draws the steps as a graph (each step a
-// node, laid out by its depth from the first step; each connection an arrow, an option's
-// arrow labelled with the option) above the steps' cards: a node opens its card, and the
-// graph check the API runs on save is shown on the nodes and the cards it names
-// (refusals and the unreachable-step warnings alike).
+// follows (a list: one per option). The editor is the graph (each step a node, laid out by
+// its depth from the first step; each connection an arrow, an option's arrow labelled with
+// the option): a node (a click, or Enter on it) opens its step's editor beside the graph
+// (below it on a phone), where the step's next step(s) are chosen from the steps, a step
+// is added after it or removed; "Adicionar um passo" adds one to the graph. While an admin
+// edits, the API checks the graph without saving (`POST /flow/check`, the check a save
+// runs) and its problems and warnings are drawn on the nodes they name and listed.
 
 import { api, listAll } from "./api.js";
-import { html, render, useEffect, useState } from "./html.js";
+import { html, render, useEffect, useRef, useState } from "./html.js";
 import { has, t } from "./i18n.js";
 import { Form, RecordSelect, attempt } from "./settings-kit.js";
 import { announce, clearError, showError } from "./ui.js";
@@ -19,6 +21,8 @@ const SYSTEM_ACTIONS = [
   "FIRE_WEBHOOK", "SEARCH_MOVEMENTS",
 ];
 const PROBLEM = /step '([^']*)': ([A-Z_]+): /g;
+const FIELD = /body\.content\.steps\.(\d+)\b/g;
+const CHECK_PAUSE_MS = 300;
 
 export function signedIn(me) {
   // Flows are read by supervisors and admins: an agent is not shown the page.
@@ -174,33 +178,174 @@ function NewFlow({ inboxes, cancel, done }) {
     </section>`;
 }
 
+/** The problems of a body the check refused as malformed (a `VALIDATION_ERROR` naming
+ * `body.content.steps.N…`), by the id of step N. */
+export function fieldProblemsOf(details, steps) {
+  const found = {};
+  for (const match of String(details ?? "").matchAll(FIELD)) {
+    const step = steps[Number(match[1])];
+    if (step && !(found[step.id] ?? []).includes("INVALID_FIELD")) (found[step.id] ??= []).push("INVALID_FIELD");
+  }
+  return found;
+}
+
+function byStep(...lists) {
+  const found = {};
+  for (const list of lists) for (const item of list) (found[item.stepId] ??= []).push(item.reason);
+  return found;
+}
+
+/** Where `gone` was the next step, the flow now ends. */
+function unlinked(step, gone) {
+  const next = step.nextStepId === gone ? { ...step, nextStepId: null } : step;
+  if (step.type !== "list") return next;
+  return {
+    ...next,
+    options: step.options.map((option) => (option.nextStepId === gone ? { ...option, nextStepId: null } : option)),
+  };
+}
+
+function renamed(step, old, id) {
+  const next = step.nextStepId === old ? { ...step, nextStepId: id } : step;
+  if (step.type !== "list") return next;
+  return {
+    ...next,
+    options: step.options.map((option) => (option.nextStepId === old ? { ...option, nextStepId: id } : option)),
+  };
+}
+
+/** The API's graph check of the steps as they are now, without saving (admins): asked a
+ * pause after each change; an answer older than the latest change is dropped. `null`
+ * until the first answer and when the check cannot be asked. */
+function useLiveCheck(flow, steps, initial, enabled) {
+  const [live, setLive] = useState(null);
+  const [state, setState] = useState(enabled ? "checking" : "off");
+  const latest = useRef(0);
+  useEffect(() => {
+    if (!enabled) return undefined;
+    latest.current += 1;
+    const ticket = latest.current;
+    setState("checking");
+    const timer = setTimeout(async () => {
+      const body = { name: flow.name, inboxId: flow.inboxId, content: { steps, initialStepId: initial } };
+      try {
+        const answer = await api("POST", "/flow/check", { body });
+        if (ticket !== latest.current) return;
+        setLive({ byStep: byStep(answer.problems, answer.warnings), problems: answer.problems.length, warnings: answer.warnings.length });
+        setState("done");
+      } catch (error) {
+        if (ticket !== latest.current) return;
+        if (error.code === "VALIDATION_ERROR") {
+          const found = fieldProblemsOf(error.details, steps);
+          setLive({ byStep: found, problems: Object.keys(found).length, warnings: 0 });
+          setState("done");
+        } else {
+          setLive(null);
+          setState("failed");
+        }
+      }
+    }, CHECK_PAUSE_MS);
+    return () => clearTimeout(timer);
+  }, [steps, initial]);
+  return { live, state };
+}
+
 function FlowEditor({ flow, admin, records, close, saved }) {
   const [steps, setSteps] = useState(flow.content.steps ?? []);
   const [initial, setInitial] = useState(flow.content.initialStepId ?? "");
   const [problems, setProblems] = useState({});
   const [busy, setBusy] = useState(false);
-  const [selected, setSelected] = useState(null);
+  const [selected, setSelected] = useState(() => {
+    const at = (flow.content.steps ?? []).findIndex((step) => step.id === flow.content.initialStepId);
+    return at >= 0 ? at : null;
+  });
+  const [focusTo, setFocusTo] = useState(null);
+  const { live, state } = useLiveCheck(flow, steps, initial, admin);
   const warned = {};
   for (const warning of flow.warnings) (warned[warning.stepId] ??= []).push(warning.reason);
   const ids = steps.map((step) => step.id);
-  const problemsOfStep = (id) => [...(problems[id] ?? []), ...(warned[id] ?? [])];
+  const problemsOfStep = (id) => (live
+    ? live.byStep[id] ?? []
+    : [...(problems[id] ?? []), ...(warned[id] ?? [])]);
 
-  // A node chosen in the graph: its card is brought into view and takes the focus.
+  // After a choice in the graph the focus goes where the person will work next: the opened
+  // step's heading, or back to the graph once its step is gone.
   useEffect(() => {
-    if (selected === null) return;
-    const card = document.querySelector(`li.step-card[data-index="${selected.index}"]`);
-    card?.scrollIntoView({ block: "start", behavior: "auto" });
-    card?.querySelector("h3")?.focus({ preventScroll: true });
-  }, [selected]);
+    if (focusTo === null) return;
+    const target = focusTo === "graph"
+      ? document.getElementById("flow-graph-title")
+      : document.getElementById("step-editor-title");
+    target?.scrollIntoView({ block: "nearest", behavior: "auto" });
+    target?.focus({ preventScroll: true });
+    setFocusTo(null);
+  }, [focusTo]);
 
+  function open(index) {
+    setSelected(index);
+    setFocusTo({ index });
+  }
+
+  /** A renamed step keeps its arrows: the steps (and the first step) that named its old
+   * id name the new one, unless another step still has the old id. */
   function change(index, next) {
-    setSteps(steps.map((step, at) => (at === index ? next : step)));
+    const old = steps[index].id;
+    let changed = steps.map((step, at) => (at === index ? next : step));
+    if (next.id !== old && !changed.some((step) => step.id === old)) {
+      changed = changed.map((step) => renamed(step, old, next.id));
+      if (initial === old) setInitial(next.id);
+    }
+    setSteps(changed);
+  }
+
+  function freeId() {
+    let n = steps.length + 1;
+    while (ids.includes(`passo-${n}`)) n += 1;
+    return `passo-${n}`;
   }
 
   function addStep() {
-    let n = steps.length + 1;
-    while (ids.includes(`passo-${n}`)) n += 1;
-    setSteps([...steps, { id: `passo-${n}`, type: "text", content: "", nextStepId: null }]);
+    const id = freeId();
+    setSteps([...steps, { id, type: "text", content: "", nextStepId: null }]);
+    announce(t("flows.stepAdded", { id }));
+    open(steps.length);
+  }
+
+  /** A new step right after `index`: it leads where that step led, and that step to it. */
+  function addAfter(index) {
+    const id = freeId();
+    const before = steps[index];
+    const added = { id, type: "text", content: "", nextStepId: before.nextStepId ?? null };
+    setSteps([...steps.slice(0, index), { ...before, nextStepId: id }, added, ...steps.slice(index + 1)]);
+    announce(t("flows.stepAdded", { id }));
+    open(index + 1);
+  }
+
+  /** The step goes, and so do the arrows into it (those steps now end the flow). */
+  function removeStep(index) {
+    const gone = steps[index].id;
+    let rest = steps.filter((_, at) => at !== index);
+    if (!rest.some((step) => step.id === gone)) rest = rest.map((step) => unlinked(step, gone));
+    setSteps(rest);
+    if (initial === gone && !rest.some((step) => step.id === gone)) setInitial(rest[0].id);
+    setSelected(null);
+    setFocusTo("graph");
+    announce(t("flows.stepRemoved", { id: gone }));
+  }
+
+  /** The node's new place; the other nodes keep where they are drawn now (their places
+   * are stored with the flow from then on, `position` of each step). */
+  function move(index, point, at) {
+    setSteps(steps.map((step, i) => {
+      if (i === index) return { ...step, position: point };
+      if (step.position) return step;
+      return { ...step, position: { x: Math.round(at[i].x), y: Math.round(at[i].y) } };
+    }));
+  }
+
+  /** Back to the layout by depth: every chosen place forgotten. */
+  function tidy() {
+    setSteps(steps.map(({ position, ...step }) => step));
+    announce(t("flows.graph.tidied"));
   }
 
   async function save(event) {
@@ -221,39 +366,40 @@ function FlowEditor({ flow, admin, records, close, saved }) {
     }
   }
 
+  const step = selected !== null ? steps[selected] : null;
   return html`
     <section class="flow-editor" aria-labelledby="flow-editor-title">
       <h2 id="flow-editor-title">${t(admin ? "flows.editTitle" : "flows.openTitle", { name: flow.name })}</h2>
       <form onSubmit=${save}>
-        <${FlowGraph} steps=${steps} initial=${initial} problemsOf=${problemsOfStep}
-          selected=${selected?.index ?? null} open=${(index) => setSelected({ index })} />
-        <fieldset disabled=${!admin} class="flow-fields">
-          <div class="form-grid">
-            <label for="flow-initial">${t("flows.initial")}</label>
-            <select id="flow-initial" value=${initial} onChange=${(event) => setInitial(event.currentTarget.value)}>
-              ${ids.map((id) => html`<option value=${id}>${id}</option>`)}
-            </select>
-          </div>
-          <ol class="steps">
-            ${steps.map((step, index) => html`
-              <${StepCard} key=${index} step=${step} index=${index} ids=${ids} records=${records}
-                selected=${selected?.index === index}
-                problems=${problemsOfStep(step.id)}
-                change=${(next) => change(index, next)}
-                remove=${steps.length > 1 ? () => setSteps(steps.filter((_, at) => at !== index)) : null} />`)}
-          </ol>
-        </fieldset>
+        <div class="flow-workspace">
+          <${FlowGraph} steps=${steps} initial=${initial} problemsOf=${problemsOfStep}
+            selected=${selected} open=${open} add=${admin ? addStep : null} move=${admin ? move : null}
+            tidy=${admin && steps.some((step) => step.position) ? tidy : null} live=${live} state=${state} />
+          <fieldset disabled=${!admin} class="flow-fields">
+            <div class="form-grid">
+              <label for="flow-initial">${t("flows.initial")}</label>
+              <select id="flow-initial" value=${initial} onChange=${(event) => setInitial(event.currentTarget.value)}>
+                ${ids.map((id) => html`<option value=${id}>${id}</option>`)}
+              </select>
+            </div>
+            ${step
+              ? html`<${StepCard} key=${selected} step=${step} index=${selected} ids=${ids} records=${records}
+                  problems=${problemsOfStep(step.id)}
+                  change=${(next) => change(selected, next)}
+                  addAfter=${admin && step.type !== "list" ? () => addAfter(selected) : null}
+                  remove=${admin && steps.length > 1 ? () => removeStep(selected) : null} />`
+              : html`<p class="hint step-pick">${t("flows.pick")}</p>`}
+          </fieldset>
+        </div>
         <div class="row">
-          ${admin && html`
-            <button type="button" class="secondary" onClick=${addStep}>${t("flows.addStep")}</button>
-            <button type="submit" disabled=${busy}>${t("flows.save")}</button>`}
+          ${admin && html`<button type="submit" disabled=${busy}>${t("flows.save")}</button>`}
           <button type="button" class="secondary" onClick=${close}>${t("flows.close")}</button>
         </div>
       </form>
     </section>`;
 }
 
-function StepCard({ step, index, ids, records, problems, selected, change, remove }) {
+function StepCard({ step, index, ids, records, problems, change, addAfter, remove }) {
   const id = (key) => `step-${index}-${key}`;
   const meta = step.metadata ?? {};
   const set = (key, value) => change({ ...step, [key]: value });
@@ -301,9 +447,9 @@ function StepCard({ step, index, ids, records, problems, selected, change, remov
   };
 
   return html`
-    <li class=${selected ? "step-card selected" : "step-card"} data-step-id=${step.id} data-index=${index}
-        data-problems=${problems.length ? "true" : undefined}>
-      <h3 tabindex="-1">${t("flows.stepN", { n: index + 1, id: step.id })}</h3>
+    <section class="step-card" data-step-id=${step.id} data-index=${index}
+        data-problems=${problems.length ? "true" : undefined} aria-labelledby="step-editor-title">
+      <h3 id="step-editor-title" tabindex="-1">${t("flows.stepN", { n: index + 1, id: step.id })}</h3>
       ${problems.length > 0 && html`
         <ul class="step-problems" aria-label=${t("flows.problemsLabel")}>
           ${problems.map((reason) => html`<li>${problemText(reason)}</li>`)}
@@ -342,9 +488,23 @@ function StepCard({ step, index, ids, records, problems, selected, change, remov
                   onClick=${() => set("options", [...step.options, { title: "", text: "", value: "", nextStepId: null }])}>
             ${t("flows.addOption")}</button>
         </fieldset>`}
-      ${remove && html`<button type="button" class="link" onClick=${remove}>${t("flows.removeStep", { id: step.id })}</button>`}
-    </li>`;
+      <div class="row step-actions">
+        ${addAfter && html`<button type="button" class="secondary" onClick=${addAfter}>${t("flows.addAfter")}</button>`}
+        ${remove && html`<button type="button" class="link" onClick=${remove}>${t("flows.removeStep", { id: step.id })}</button>`}
+      </div>
+    </section>`;
 }
+
+/** What the live check found, in words (nothing while the first answer is awaited). */
+function checkSaid(live, state) {
+  if (state === "failed") return t("flows.live.failed");
+  if (!live) return "";
+  const count = Object.keys(live.byStep).length;
+  return count ? t("flows.live.found", { count }) : t("flows.live.ok");
+}
+
+const ARROWS = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, -1], ArrowDown: [0, 1] };
+const STEP_PX = 20;
 
 // The graph's measures, in the SVG's pixels.
 const NODE_W = 176;
@@ -372,7 +532,7 @@ export function exitsOf(step) {
 
 /** The nodes' places: rows by depth from the first step (breadth first); the steps no path
  * reaches, in a last row of their own. Nodes are the steps' indexes (ids may repeat). */
-export function layout(steps, initial) {
+export function layout(steps, initial, moving = null) {
   const first = new Map();
   steps.forEach((step, index) => { if (!first.has(step.id)) first.set(step.id, index); });
   const depth = new Map();
@@ -407,6 +567,8 @@ export function layout(steps, initial) {
       at[index] = { x: left + n * (NODE_W + GAP_X), y: PAD + level * (NODE_H + GAP_Y), level };
     });
   });
+  let size = { width, height };
+  if (moving || steps.some((step) => step.position)) size = placed(steps, at, moving);
   const edges = [];
   steps.forEach((step, index) => {
     const exits = exitsOf(step);
@@ -416,13 +578,36 @@ export function layout(steps, initial) {
       edges.push({ from: index, to, label: exit.label, n, of: exits.length });
     });
   });
-  return { at, edges, width, height };
+  return { at, edges, ...size };
+}
+
+/** The places the person chose (a step's stored `position`, or the node being dragged);
+ * while no step has a stored one, the others keep their place by depth; once some have,
+ * the steps without one stand in a row below them. The frame grows to hold every node. */
+function placed(steps, at, moving) {
+  const ys = steps.filter((step) => step.position).map((step) => step.position.y);
+  const below = ys.length ? Math.max(...ys) + NODE_H + GAP_Y : PAD;
+  let n = 0;
+  steps.forEach((step, index) => {
+    if (moving?.index === index) {
+      at[index] = { x: moving.x, y: moving.y };
+    } else if (step.position) {
+      at[index] = { x: step.position.x, y: step.position.y };
+    } else if (ys.length) {
+      at[index] = { x: PAD + n * (NODE_W + GAP_X), y: below };
+      n += 1;
+    }
+  });
+  return {
+    width: Math.max(...at.map((point) => point.x)) + NODE_W + BACK + PAD,
+    height: Math.max(...at.map((point) => point.y)) + NODE_H + PAD,
+  };
 }
 
 function edgePath(edge, at) {
   const a = at[edge.from];
   const b = at[edge.to];
-  if (b.level > a.level) {
+  if (b.y >= a.y + NODE_H + 8) {
     const x1 = a.x + (NODE_W * (edge.n + 1)) / (edge.of + 1);
     const y1 = a.y + NODE_H;
     const x2 = b.x + NODE_W / 2;
@@ -433,7 +618,7 @@ function edgePath(edge, at) {
       mid: { x: (x1 + x2) / 2, y: (y1 + y2) / 2 },
     };
   }
-  if (b.level === a.level && edge.from !== edge.to) {
+  if (Math.abs(b.y - a.y) < NODE_H && edge.from !== edge.to) {
     // across the row: side to side
     const right = b.x > a.x;
     const x1 = right ? a.x + NODE_W : a.x;
@@ -457,8 +642,11 @@ function edgePath(edge, at) {
 /** The steps as a graph: a node per step (Enter or a click opens its card), an arrow per
  * connection; the graph check's problems on their nodes (outlined in red, said in words)
  * and listed under the graph. Wider than the screen, it scrolls (pans) in its frame. */
-function FlowGraph({ steps, initial, problemsOf, selected, open }) {
-  const { at, edges, width, height } = layout(steps, initial);
+function FlowGraph({ steps, initial, problemsOf, selected, open, add, move, tidy, live, state }) {
+  const [moving, setMoving] = useState(null);
+  const grab = useRef(null);
+  const dragged = useRef(false);
+  const { at, edges, width, height } = layout(steps, initial, moving);
   const troubled = steps
     .map((step, index) => ({ step, index, reasons: problemsOf(step.id) }))
     .filter((entry) => entry.reasons.length > 0);
@@ -466,12 +654,59 @@ function FlowGraph({ steps, initial, problemsOf, selected, open }) {
     if (event.key === "Enter" || event.key === " ") {
       event.preventDefault();
       open(index);
+    } else if (move && event.shiftKey && ARROWS[event.key]) {
+      // the keyboard's way to move a node: Shift and an arrow, a step of STEP_PX
+      event.preventDefault();
+      const [dx, dy] = ARROWS[event.key];
+      move(index, {
+        x: Math.max(0, Math.round(at[index].x + dx * STEP_PX)),
+        y: Math.max(0, Math.round(at[index].y + dy * STEP_PX)),
+      }, at);
     }
+  };
+  // A node dragged with a mouse or a pen takes its new place when let go (a touch pans the
+  // frame instead); a drag is not a click.
+  const down = (event, index) => {
+    if (!move || event.button !== 0 || event.pointerType === "touch") return;
+    grab.current = { index, x0: at[index].x, y0: at[index].y, cx: event.clientX, cy: event.clientY, to: null };
+    event.currentTarget.setPointerCapture?.(event.pointerId);
+  };
+  const drag = (event) => {
+    const held = grab.current;
+    if (!held) return;
+    const dx = event.clientX - held.cx;
+    const dy = event.clientY - held.cy;
+    if (!held.to && Math.hypot(dx, dy) < 6) return;
+    held.to = { index: held.index, x: Math.max(0, Math.round(held.x0 + dx)), y: Math.max(0, Math.round(held.y0 + dy)) };
+    setMoving(held.to);
+  };
+  const drop = () => {
+    const held = grab.current;
+    grab.current = null;
+    if (!held?.to) return;
+    dragged.current = true;
+    setTimeout(() => { dragged.current = false; }, 0); // the click a drop may bring, only
+    setMoving(null);
+    move(held.index, { x: held.to.x, y: held.to.y }, at);
+  };
+  const click = (index) => {
+    if (dragged.current) {
+      dragged.current = false;
+      return;
+    }
+    open(index);
   };
   return html`
     <section class="flow-graph" aria-labelledby="flow-graph-title">
-      <h3 id="flow-graph-title">${t("flows.graph.title")}</h3>
+      <h3 id="flow-graph-title" tabindex="-1">${t("flows.graph.title")}</h3>
       <p class="hint">${t("flows.graph.hint")}</p>
+      ${add && html`
+        <div class="toolbar flow-graph-tools">
+          <button type="button" onClick=${add}>${t("flows.addStep")}</button>
+          ${tidy && html`<button type="button" class="secondary" onClick=${tidy}>${t("flows.graph.tidy")}</button>`}
+          <p class="flow-check-state" data-state=${state} aria-live="polite">${checkSaid(live, state)}</p>
+        </div>
+        <p class="hint">${t("flows.graph.moveHint")}</p>`}
       <div class="flow-graph-frame">
         <svg width=${width} height=${height} viewBox=${`0 0 ${width} ${height}`}
              role="group" aria-labelledby="flow-graph-title" class="flow-graph-svg">
@@ -505,7 +740,9 @@ function FlowGraph({ steps, initial, problemsOf, selected, open }) {
             return html`
               <g class=${classes} data-step-id=${step.id} data-problems=${reasons.length ? "true" : undefined}
                  transform=${`translate(${place.x} ${place.y})`} role="button" tabindex="0"
-                 onClick=${() => open(index)} onKeyDown=${(event) => key(event, index)}>
+                 onClick=${() => click(index)} onKeyDown=${(event) => key(event, index)}
+                 onPointerDown=${(event) => down(event, index)} onPointerMove=${drag}
+                 onPointerUp=${drop} onPointerCancel=${drop}>
                 <desc>${said}</desc>
                 <rect width=${NODE_W} height=${NODE_H} rx="6" />
                 <text x="10" y="19" class="flow-node-id">
