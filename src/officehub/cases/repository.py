@@ -4,7 +4,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, or_, select, true
+from sqlalchemy import ColumnElement, Select, and_, or_, select, true
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -179,3 +179,8 @@ async def movements_by_ids(
         .order_by(CaseMovement.occurred_at, CaseMovement.id)
     )
     return list(await session.scalars(stmt))
+
+
+def ids_where(office_id: str, clause: ColumnElement[bool]) -> Select[str]:
+    """The ids of the office's cases ``clause`` keeps, as a subquery to filter by."""
+    return select(Case.id).where(Case.office_id == office_id, clause)
