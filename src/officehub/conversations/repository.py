@@ -34,7 +34,13 @@ from officehub.conversations.models import (
 from officehub.inboxes.models import Inbox
 from officehub.kit.integrity import violates
 from officehub.kit.queue import lock_skipping, take
-from officehub.kit.repository import get_scoped, insert_ignoring_duplicates, scoped
+from officehub.kit.repository import (
+    Keyset,
+    get_scoped,
+    insert_ignoring_duplicates,
+    keyset_page,
+    scoped,
+)
 from officehub.kit.timeutil import utcnow
 from officehub.tags.models import Tag
 from officehub.users.models import User, UserInbox, UserLegalArea
@@ -654,3 +660,44 @@ async def open_in_inbox_for_change(
     if session.get_bind().dialect.name == "postgresql":
         stmt = stmt.with_for_update(of=Conversation)
     return list((await session.scalars(stmt)).all())
+
+
+def conversations_of_person_page(
+    office_id: str, person_id: str, after: Keyset | None, limit: int
+) -> Select[Any]:
+    """The person's conversations, oldest first, a page after ``after``."""
+    return keyset_page(
+        Conversation,
+        office_id,
+        Conversation.person_id == person_id,
+        Conversation.created_at,
+        after,
+        limit,
+    )
+
+
+def notes_page(
+    office_id: str, conversation_id: str, after: Keyset | None, limit: int
+) -> Select[Any]:
+    """The conversation's notes, oldest first, a page after ``after``."""
+    return keyset_page(
+        ConversationNote,
+        office_id,
+        ConversationNote.conversation_id == conversation_id,
+        ConversationNote.created_at,
+        after,
+        limit,
+    )
+
+
+def tag_names_query(office_id: str, conversation_id: str) -> Select[Any]:
+    """The names of the conversation's tags, by name."""
+    return (
+        select(Tag.name)
+        .join(ConversationTag, ConversationTag.tag_id == Tag.id)
+        .where(
+            ConversationTag.office_id == office_id,
+            ConversationTag.conversation_id == conversation_id,
+        )
+        .order_by(Tag.name_key)
+    )

@@ -8,7 +8,7 @@ from sqlalchemy import Select, and_, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.conversations.models import Conversation
-from officehub.kit.repository import insert_ignoring_duplicates, scoped
+from officehub.kit.repository import Keyset, insert_ignoring_duplicates, keyset_page, scoped
 from officehub.messages.models import Message, ReadReceipt
 
 
@@ -188,4 +188,18 @@ def conversations_saying(office_id: str, pattern: str) -> Select[Any]:
     ``0034_conversation_filters``)."""
     return select(Message.conversation_id).where(
         Message.office_id == office_id, Message.text.ilike(pattern, escape="/")
+    )
+
+
+def messages_page(
+    office_id: str, conversation_id: str, after: Keyset | None, limit: int
+) -> Select[Any]:
+    """The conversation's messages, oldest first, a page after ``after``."""
+    return keyset_page(
+        Message,
+        office_id,
+        Message.conversation_id == conversation_id,
+        Message.created_at,
+        after,
+        limit,
     )
