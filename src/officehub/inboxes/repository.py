@@ -95,3 +95,9 @@ def integration_type_query(office_id: str, integration_id: str) -> Select[Any]:
     return select(Integration.type).where(
         Integration.office_id == office_id, Integration.id == integration_id
     )
+
+
+async def inbox_names(session: AsyncSession, office_id: str, ids: list[str]) -> dict[str, str]:
+    """The names of the office's inboxes among ``ids``, by id."""
+    stmt = select(Inbox.id, Inbox.name).where(Inbox.office_id == office_id, Inbox.id.in_(ids))
+    return {str(i): str(n) for i, n in (await session.execute(stmt)).all()}
