@@ -6,6 +6,7 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -32,7 +33,9 @@ from officehub.kit.repository import flush_or_conflict
 from officehub.kit.timeutil import utcnow
 from officehub.users import service as users
 from officehub.users.hooks import UserDeactivated
-from officehub.users.models import User
+
+if TYPE_CHECKING:
+    from officehub.users.models import User
 
 INVITE = "invite"
 RESET = "reset"

@@ -15,6 +15,7 @@ import hmac
 import secrets
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 import pyotp
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -26,7 +27,9 @@ from officehub.kit.errors import Conflict, ValidationFailed
 from officehub.kit.repository import flush_or_conflict
 from officehub.kit.timeutil import utcnow
 from officehub.users import service as users
-from officehub.users.models import User
+
+if TYPE_CHECKING:
+    from officehub.users.models import User
 
 ISSUER = "officehub"
 STEP_SECONDS = 30

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -12,10 +13,12 @@ from officehub.automation.evaluation import Decision, Subject, decide, subject_o
 from officehub.automation.models import AutomationPause, AutomationRule, AutomationRun
 from officehub.automation.schemas import ActionOutcome, RuleFailure
 from officehub.events.consumers import Consumer
-from officehub.events.models import OutboxEvent
 from officehub.kit.ids import new_id
 from officehub.kit.timeutil import isoformat
 from officehub.kit.worker import PeriodicJob, WorkerContext
+
+if TYPE_CHECKING:
+    from officehub.events.models import OutboxEvent
 
 MAX_DEPTH = 5
 """Events this deep in a causal chain run no rule: a chain has at most five links."""

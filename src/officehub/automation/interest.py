@@ -10,7 +10,7 @@ template sent into a conversation (which lifts a ``resumeOnTemplateSent`` pause)
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from sqlalchemy import Table, bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -18,7 +18,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from officehub.automation.consumer import AUTOMATION
 from officehub.automation.models import AutomationRule
 from officehub.events import registry
-from officehub.events.models import OutboxEvent
+
+if TYPE_CHECKING:
+    from officehub.events.models import OutboxEvent
 
 ALWAYS = frozenset({"crm.lead.created", "crm.lead.moved"})
 """Events automation records whatever the rules: a card's column entries."""

@@ -6,10 +6,10 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import Depends
-from sqlalchemy import ColumnElement, select
+from sqlalchemy import ColumnElement
 
 from officehub.case_notices.models import CaseNotice
-from officehub.cases.models import Case
+from officehub.cases import repository as cases
 from officehub.cases.visibility import cases_seen
 from officehub.conversations.visibility import visible_path
 from officehub.kit.auth import Actor
@@ -20,7 +20,7 @@ def notices_seen(actor: Actor) -> ColumnElement[bool] | None:
     clause = cases_seen(actor)
     if clause is None:
         return None
-    seen = select(Case.id).where(Case.office_id == actor.office_id, clause)
+    seen = cases.ids_where(actor.office_id, clause)
     return CaseNotice.case_id.in_(seen)
 
 

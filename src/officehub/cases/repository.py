@@ -4,7 +4,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, or_, select, true
+from sqlalchemy import ColumnElement, Select, and_, or_, select, true
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from officehub.cases.models import Case, CaseMovement
 from officehub.kit.pagination import PageParams, paginate
 from officehub.kit.queue import Backoff, WorkQueue
-from officehub.kit.repository import get_scoped, scoped
+from officehub.kit.repository import Keyset, get_scoped, keyset_page, scoped
 
 
 async def get_case(
@@ -179,3 +179,29 @@ async def movements_by_ids(
         .order_by(CaseMovement.occurred_at, CaseMovement.id)
     )
     return list(await session.scalars(stmt))
+
+
+def ids_where(office_id: str, clause: ColumnElement[bool]) -> Select[str]:
+    """The ids of the office's cases ``clause`` keeps, as a subquery to filter by."""
+    return select(Case.id).where(Case.office_id == office_id, clause)
+
+
+def cases_of_person_page(
+    office_id: str, person_id: str, after: Keyset | None, limit: int
+) -> Select[Any]:
+    """The person's cases, oldest first, a page after ``after``."""
+    return keyset_page(Case, office_id, Case.person_id == person_id, Case.created_at, after, limit)
+
+
+def movements_of_person_page(
+    office_id: str, person_id: str, after: Keyset | None, limit: int
+) -> Select[Any]:
+    """The movements of the person's cases, oldest first, a page after ``after``."""
+    return keyset_page(
+        CaseMovement,
+        office_id,
+        CaseMovement.person_id == person_id,
+        CaseMovement.occurred_at,
+        after,
+        limit,
+    )

@@ -26,33 +26,35 @@ import json
 import posixpath
 import time
 import zipfile
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import and_, or_, select
+from sqlalchemy import Select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-from sqlalchemy.orm import InstrumentedAttribute
 
-from officehub.cases.models import Case, CaseMovement
+from officehub.cases import repository as cases
 from officehub.client_export import texts
-from officehub.contacts.models import ConsentRecord, Contact, ContactTag, PartnerLink
-from officehub.conversations.models import Conversation, ConversationNote, ConversationTag
-from officehub.crm.models import Card
-from officehub.inboxes.models import Integration
+from officehub.contacts import repository as contacts
+from officehub.conversations import repository as conversations
+from officehub.crm import repository as crm
+from officehub.inboxes import repository as inboxes
 from officehub.kit.config import Settings
 from officehub.kit.db import Base
 from officehub.kit.errors import NotFound
-from officehub.kit.repository import scoped
+from officehub.kit.repository import Keyset
 from officehub.kit.storage import Storage, own_media_key
 from officehub.kit.timeutil import as_utc, isoformat, utcnow
-from officehub.messages.models import Message
-from officehub.offices.models import Office
+from officehub.messages import repository as messages
+from officehub.offices import repository as offices
 from officehub.offices.settings import office_zone_name
-from officehub.tags.models import Tag
+
+if TYPE_CHECKING:
+    from officehub.conversations.models import Conversation, ConversationNote
+    from officehub.messages.models import Message
 
 PAGE = 500
 """Rows read per query (and per short session)."""
@@ -159,10 +161,7 @@ class ExportTarget:
 
 
 async def check_contact(session: AsyncSession, office_id: str, contact_id: str) -> ExportTarget:
-    found = await session.scalar(
-        select(Contact.id).where(Contact.office_id == office_id, Contact.id == contact_id)
-    )
-    if found is None:
+    if not await contacts.contact_exists(session, office_id, contact_id):
         raise NotFound("Contact not found", details=f"No contact {contact_id} in this office")
     return ExportTarget(office_id, contact_id)
 
@@ -189,29 +188,29 @@ class _Writer:
             entry.write(content)
 
 
+_Page = Callable[[str, str, Keyset | None, int], Select[Any]]
+"""A repository's keyset page: (office id, owner id, after, limit) -> its query."""
+
+
 async def _pages(
     sessionmaker: async_sessionmaker[AsyncSession],
-    model: type[Any],
+    page: _Page,
     office_id: str,
-    where: Any,
-    order: InstrumentedAttribute[Any],
+    owner_id: str,
+    order: str,
 ) -> AsyncIterator[list[Any]]:
-    """Rows of ``model`` in the office matching ``where``, oldest first by (``order``, id),
-    ``PAGE`` at a time, each page read in its own session."""
-    ident: Any = model.id
-    after: tuple[Any, str] | None = None
+    """The rows ``page`` reads for ``owner_id`` in the office, oldest first by (``order``,
+    id), ``PAGE`` at a time, each page read in its own session."""
+    after: Keyset | None = None
     while True:
-        stmt = scoped(model, office_id).where(where)
-        if after is not None:
-            stmt = stmt.where(or_(order > after[0], and_(order == after[0], ident > after[1])))
-        stmt = stmt.order_by(order, ident).limit(PAGE)
+        stmt = page(office_id, owner_id, after, PAGE)
         async with sessionmaker() as session:
             rows = list(await session.scalars(stmt))
         if not rows:
             return
         yield rows
         last = rows[-1]
-        after = (getattr(last, order.key), last.id)
+        after = (getattr(last, order), last.id)
         if len(rows) < PAGE:
             return
 
@@ -248,35 +247,16 @@ async def export_chunks(
     writer = _Writer()
     counts = _Counts()
     async with sessionmaker() as session:
-        contact = await session.scalar(scoped(Contact, office_id).where(Contact.id == contact_id))
-        office = await session.scalar(select(Office).where(Office.id == office_id))
+        contact = await contacts.find_contact(session, office_id, contact_id)
+        office = await offices.find_office(session, office_id)
         if contact is None or office is None:  # gone since the route checked
             raise NotFound("Contact not found", details=f"No contact {contact_id}")
         # Dates in the README are the office's: its time zone stands in for the server's.
         zone_name = await office_zone_name(session, office_id)
         settings = settings.model_copy(update={"time_zone": zone_name})
-        tag_rows = list(
-            await session.scalars(
-                scoped(Tag, office_id)
-                .join(ContactTag, ContactTag.tag_id == Tag.id)
-                .where(ContactTag.contact_id == contact_id)
-                .order_by(Tag.name_key)
-            )
-        )
-        links = list(
-            await session.scalars(
-                scoped(PartnerLink, office_id)
-                .where(PartnerLink.contact_id == contact_id)
-                .order_by(PartnerLink.linked_at, PartnerLink.id)
-            )
-        )
-        consents = list(
-            await session.scalars(
-                scoped(ConsentRecord, office_id)
-                .where(ConsentRecord.contact_id == contact_id)
-                .order_by(ConsentRecord.recorded_at, ConsentRecord.id)
-            )
-        )
+        tag_rows = await contacts.tags_of_contact(session, office_id, contact_id)
+        links = await contacts.partner_links_of(session, office_id, contact_id)
+        consents = await contacts.consents_of(session, office_id, contact_id)
         contact_name, office_name = contact.name, office.name
         writer.whole("contact.json", _dumps(record(contact)))
         writer.whole("tags.json", _dumps([record(t) for t in tag_rows]))
@@ -286,25 +266,26 @@ async def export_chunks(
         yield chunk
 
     lines: list[str] = []
-    async for conversations in _pages(
+    async for rows in _pages(
         sessionmaker,
-        Conversation,
+        conversations.conversations_of_person_page,
         office_id,
-        Conversation.person_id == contact_id,
-        Conversation.created_at,
+        contact_id,
+        "created_at",
     ):
-        for conversation in conversations:
+        for conversation in rows:
             async for chunk in _conversation(
                 writer, sessionmaker, settings, storage, conversation, counts, lines
             ):
                 yield chunk
 
-    for name, model, person, order in (
-        ("cards.json", Card, Card.person_id, Card.created_at),
-        ("cases.json", Case, Case.person_id, Case.created_at),
-        ("case-movements.json", CaseMovement, CaseMovement.person_id, CaseMovement.occurred_at),
-    ):
-        pages = _pages(sessionmaker, model, office_id, person == contact_id, order)
+    person_pages: tuple[tuple[str, _Page, str], ...] = (
+        ("cards.json", crm.cards_of_person_page, "created_at"),
+        ("cases.json", cases.cases_of_person_page, "created_at"),
+        ("case-movements.json", cases.movements_of_person_page, "occurred_at"),
+    )
+    for name, page, order in person_pages:
+        pages = _pages(sessionmaker, page, office_id, contact_id, order)
         async for chunk in _json_array(writer, name, pages, record):
             yield chunk
 
@@ -325,20 +306,10 @@ async def _conversation(
 ) -> AsyncIterator[bytes]:
     office_id, base = conversation.office_id, f"conversations/{conversation.id}"
     tag_names = await _scalars(
-        sessionmaker,
-        select(Tag.name)
-        .join(ConversationTag, ConversationTag.tag_id == Tag.id)
-        .where(
-            ConversationTag.office_id == office_id,
-            ConversationTag.conversation_id == conversation.id,
-        )
-        .order_by(Tag.name_key),
+        sessionmaker, conversations.tag_names_query(office_id, conversation.id)
     )
     [channel] = await _scalars(
-        sessionmaker,
-        select(Integration.type).where(
-            Integration.office_id == office_id, Integration.id == conversation.integration_id
-        ),
+        sessionmaker, inboxes.integration_type_query(office_id, conversation.integration_id)
     ) or ["?"]
     writer.whole(
         f"{base}/conversation.json",
@@ -361,13 +332,7 @@ async def _conversation(
             media_url = urlsplit(media_url)._replace(query="", fragment="").geturl()
         return record(message, mediaUrl=media_url, file=file)
 
-    pages = _pages(
-        sessionmaker,
-        Message,
-        office_id,
-        Message.conversation_id == conversation.id,
-        Message.created_at,
-    )
+    pages = _pages(sessionmaker, messages.messages_page, office_id, conversation.id, "created_at")
     async for chunk in _json_array(writer, f"{base}/messages.json", pages, shape):
         yield chunk
 
@@ -375,13 +340,7 @@ async def _conversation(
         counts.notes += 1
         return record(row)
 
-    pages = _pages(
-        sessionmaker,
-        ConversationNote,
-        office_id,
-        ConversationNote.conversation_id == conversation.id,
-        ConversationNote.created_at,
-    )
+    pages = _pages(sessionmaker, conversations.notes_page, office_id, conversation.id, "created_at")
     async for chunk in _json_array(writer, f"{base}/notes.json", pages, note):
         yield chunk
 

@@ -257,3 +257,52 @@ async def brazilian_twelve_digit_phones(
     if office_id is not None:
         stmt = stmt.where(Contact.office_id == office_id)
     return list(await session.scalars(stmt.order_by(Contact.office_id, Contact.id)))
+
+
+async def contact_exists(session: AsyncSession, office_id: str, contact_id: str) -> bool:
+    found = await session.scalar(
+        select(Contact.id).where(Contact.office_id == office_id, Contact.id == contact_id)
+    )
+    return found is not None
+
+
+async def find_contact(session: AsyncSession, office_id: str, contact_id: str) -> Contact | None:
+    return await session.scalar(scoped(Contact, office_id).where(Contact.id == contact_id))
+
+
+async def tags_of_contact(session: AsyncSession, office_id: str, contact_id: str) -> list[Tag]:
+    """The contact's tags by name."""
+    return list(
+        await session.scalars(
+            scoped(Tag, office_id)
+            .join(ContactTag, ContactTag.tag_id == Tag.id)
+            .where(ContactTag.contact_id == contact_id)
+            .order_by(Tag.name_key)
+        )
+    )
+
+
+async def partner_links_of(
+    session: AsyncSession, office_id: str, contact_id: str
+) -> list[PartnerLink]:
+    """Every link the contact has had, oldest first."""
+    return list(
+        await session.scalars(
+            scoped(PartnerLink, office_id)
+            .where(PartnerLink.contact_id == contact_id)
+            .order_by(PartnerLink.linked_at, PartnerLink.id)
+        )
+    )
+
+
+async def consents_of(
+    session: AsyncSession, office_id: str, contact_id: str
+) -> list[ConsentRecord]:
+    """The contact's consent records, oldest first."""
+    return list(
+        await session.scalars(
+            scoped(ConsentRecord, office_id)
+            .where(ConsentRecord.contact_id == contact_id)
+            .order_by(ConsentRecord.recorded_at, ConsentRecord.id)
+        )
+    )

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import ColumnElement
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -32,7 +32,9 @@ from officehub.kit.pagination import PageParams
 from officehub.kit.repository import flush_or_conflict, insert_or_conflict
 from officehub.kit.timeutil import utcnow
 from officehub.tags import service as tags
-from officehub.tags.models import Tag
+
+if TYPE_CHECKING:
+    from officehub.tags.models import Tag
 
 logger = logging.getLogger("officehub.contacts")
 

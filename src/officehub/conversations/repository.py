@@ -9,13 +9,19 @@ from typing import Any
 from sqlalchemy import (
     ColumnElement,
     Select,
+    String,
+    and_,
     bindparam,
     case,
     delete,
     exists,
     func,
+    literal,
+    literal_column,
+    null,
     or_,
     select,
+    union_all,
     update,
 )
 from sqlalchemy.dialects.postgresql import insert as pg_insert
@@ -31,10 +37,16 @@ from officehub.conversations.models import (
     ConversationRead,
     ConversationTag,
 )
-from officehub.inboxes.models import Inbox
+from officehub.inboxes.models import Inbox, Integration
 from officehub.kit.integrity import violates
 from officehub.kit.queue import lock_skipping, take
-from officehub.kit.repository import get_scoped, insert_ignoring_duplicates, scoped
+from officehub.kit.repository import (
+    Keyset,
+    get_scoped,
+    insert_ignoring_duplicates,
+    keyset_page,
+    scoped,
+)
 from officehub.kit.timeutil import utcnow
 from officehub.tags.models import Tag
 from officehub.users.models import User, UserInbox, UserLegalArea
@@ -654,3 +666,143 @@ async def open_in_inbox_for_change(
     if session.get_bind().dialect.name == "postgresql":
         stmt = stmt.with_for_update(of=Conversation)
     return list((await session.scalars(stmt)).all())
+
+
+def conversations_of_person_page(
+    office_id: str, person_id: str, after: Keyset | None, limit: int
+) -> Select[Any]:
+    """The person's conversations, oldest first, a page after ``after``."""
+    return keyset_page(
+        Conversation,
+        office_id,
+        Conversation.person_id == person_id,
+        Conversation.created_at,
+        after,
+        limit,
+    )
+
+
+def notes_page(
+    office_id: str, conversation_id: str, after: Keyset | None, limit: int
+) -> Select[Any]:
+    """The conversation's notes, oldest first, a page after ``after``."""
+    return keyset_page(
+        ConversationNote,
+        office_id,
+        ConversationNote.conversation_id == conversation_id,
+        ConversationNote.created_at,
+        after,
+        limit,
+    )
+
+
+def tag_names_query(office_id: str, conversation_id: str) -> Select[Any]:
+    """The names of the conversation's tags, by name."""
+    return (
+        select(Tag.name)
+        .join(ConversationTag, ConversationTag.tag_id == Tag.id)
+        .where(
+            ConversationTag.office_id == office_id,
+            ConversationTag.conversation_id == conversation_id,
+        )
+        .order_by(Tag.name_key)
+    )
+
+
+REPORT_OPENED, REPORT_CLOSED, REPORT_ANSWERED = "o", "c", "f"
+"""The kinds of a report's rows: conversations opened, closed, first answered."""
+
+
+def report_statement(
+    office_id: str,
+    start: datetime,
+    end: datetime,
+    inbox_ids: frozenset[str] | None,
+    group: str,
+    day_of: Callable[[Any], Any],
+    seconds_between: Callable[[Any, Any], Any],
+) -> Select[Any]:
+    """The conversation report's statement (``dashboard.reports``): per kind and group key
+    (``group``: day, inbox, user, legalArea, channel, or ``"*"`` for the totals), the count,
+    the nearest-rank median and 90th percentile of the seconds, and the SLA figures, of the
+    events in ``[start, end)``. ``day_of`` makes a time's local day, ``seconds_between`` the
+    seconds from one time to another (the dialect's)."""
+    c = Conversation
+    closed_sql = c.status == literal_column("'CLOSED'")  # the partial index's term
+    breached = or_(
+        c.first_response_breached_at.is_not(None),
+        c.next_response_breached_at.is_not(None),
+        c.resolution_breached_at.is_not(None),
+    )
+    met = case(
+        (c.sla_policy_id.is_(None), null()),
+        (breached, literal(0)),
+        else_=literal(1),
+    )
+
+    def key(stamp: Any) -> Any:
+        if group == "*":
+            return literal("*", String)
+        if group == "day":
+            return day_of(stamp)
+        if group == "inbox":
+            return c.inbox_id
+        if group == "user":
+            return c.assigned_user_id
+        if group == "legalArea":
+            return c.legal_area_id
+        return Integration.type
+
+    parts = (
+        (REPORT_OPENED, c.created_at, null(), null(), ()),
+        (
+            REPORT_CLOSED,
+            c.closed_at,
+            seconds_between(c.closed_at, func.coalesce(c.resolution_started_at, c.created_at)),
+            met,
+            (closed_sql,),
+        ),
+        (
+            REPORT_ANSWERED,
+            c.first_response_at,
+            seconds_between(c.first_response_at, c.first_inbound_at),
+            null(),
+            (c.first_inbound_at.is_not(None),),
+        ),
+    )
+    selects = []
+    for kind, stamp, seconds, sla_met, extra in parts:
+        stmt = select(
+            literal(kind, String).label("kind"),
+            key(stamp).label("k"),
+            seconds.label("seconds"),
+            sla_met.label("met"),
+        ).where(c.office_id == office_id, stamp >= start, stamp < end, *extra)
+        if group == "channel":
+            stmt = stmt.select_from(c).join(
+                Integration,
+                and_(Integration.id == c.integration_id, Integration.office_id == c.office_id),
+            )
+        if inbox_ids is not None:
+            stmt = stmt.where(c.inbox_id.in_(sorted(inbox_ids)))
+        selects.append(stmt)
+    events = union_all(*selects).subquery("events")
+    part = (events.c.kind, events.c.k)
+    ranked = select(
+        events.c.kind,
+        events.c.k,
+        events.c.seconds,
+        events.c.met,
+        func.row_number().over(partition_by=part, order_by=events.c.seconds).label("rn"),
+        func.count(events.c.seconds).over(partition_by=part).label("n"),
+    ).subquery("ranked")
+    r = ranked.c
+    return select(
+        r.kind,
+        r.k,
+        func.count(),
+        func.min(case((r.rn == (r.n + 1) // 2, r.seconds))),
+        func.min(case((r.rn == (r.n * 9 + 9) // 10, r.seconds))),
+        func.count(r.met),
+        func.sum(case((r.met == 1, 1), else_=0)),
+    ).group_by(r.kind, r.k)

@@ -27,7 +27,14 @@ from officehub.contacts.models import Contact
 from officehub.crm.models import Card, ColumnCount, Funnel, FunnelColumn
 from officehub.kit.pagination import PageParams, paginate
 from officehub.kit.queue import take
-from officehub.kit.repository import get_all_for_change, get_scoped, lock_rows, scoped
+from officehub.kit.repository import (
+    Keyset,
+    get_all_for_change,
+    get_scoped,
+    keyset_page,
+    lock_rows,
+    scoped,
+)
 
 
 async def get_funnel(
@@ -392,3 +399,10 @@ async def claim_overdue(
         .order_by(Card.overdue_at)
     )
     return [(card, column) for card, column in (await session.execute(stmt)).all()]
+
+
+def cards_of_person_page(
+    office_id: str, person_id: str, after: Keyset | None, limit: int
+) -> Select[Any]:
+    """The person's cards, oldest first, a page after ``after``."""
+    return keyset_page(Card, office_id, Card.person_id == person_id, Card.created_at, after, limit)

@@ -32,28 +32,26 @@ from sqlalchemy import (
     ColumnElement,
     Integer,
     String,
-    and_,
     case,
     cast,
     func,
     literal,
-    literal_column,
-    null,
-    or_,
-    select,
-    union_all,
 )
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import QueryableAttribute
 
-from officehub.conversations.models import Conversation
-from officehub.inboxes.models import Inbox, Integration
-from officehub.legal_areas.models import LegalArea
-from officehub.users.models import User
+from officehub.conversations import repository as conversations_repository
+from officehub.inboxes import repository as inboxes
+from officehub.legal_areas import repository as legal_areas
+from officehub.users import repository as users
 
 GROUPS = ("day", "inbox", "user", "legalArea", "channel")
 MAX_DAYS = 366
-OPENED, CLOSED, ANSWERED = "o", "c", "f"
+OPENED, CLOSED, ANSWERED = (
+    conversations_repository.REPORT_OPENED,
+    conversations_repository.REPORT_CLOSED,
+    conversations_repository.REPORT_ANSWERED,
+)
 Col = ColumnElement[Any] | QueryableAttribute[Any]
 
 
@@ -151,26 +149,6 @@ class Query:
     inbox_ids: frozenset[str] | None  # None: every inbox of the office
 
 
-def _key(
-    query: Query,
-    dialect: str,
-    column: Col,
-    shifts: list[tuple[datetime, int]],
-    total: bool,
-) -> Col:
-    if total:
-        return literal("*", String)
-    if query.group_by == "day":
-        return _local_day(dialect, column, query.zone, shifts)
-    if query.group_by == "inbox":
-        return Conversation.inbox_id
-    if query.group_by == "user":
-        return Conversation.assigned_user_id
-    if query.group_by == "legalArea":
-        return Conversation.legal_area_id
-    return Integration.type
-
-
 async def _compute(
     session: AsyncSession, query: Query, *, total: bool
 ) -> dict[str | None, Figures]:
@@ -178,71 +156,15 @@ async def _compute(
     zone = ZoneInfo(query.zone)
     start, end = bounds(query.first, query.last, zone)
     shifts = offsets(start, end, zone) if dialect != "postgresql" else []
-    closed_sql = Conversation.status == literal_column("'CLOSED'")  # the partial index's term
-    breached = or_(
-        Conversation.first_response_breached_at.is_not(None),
-        Conversation.next_response_breached_at.is_not(None),
-        Conversation.resolution_breached_at.is_not(None),
+    stmt = conversations_repository.report_statement(
+        query.office_id,
+        start,
+        end,
+        query.inbox_ids,
+        "*" if total else query.group_by,
+        lambda column: _local_day(dialect, column, query.zone, shifts),
+        lambda later, earlier: _seconds(dialect, later, earlier),
     )
-    met = case(
-        (Conversation.sla_policy_id.is_(None), null()),
-        (breached, literal(0)),
-        else_=literal(1),
-    )
-    c = Conversation
-    parts = (
-        (OPENED, c.created_at, null(), null(), ()),
-        (
-            CLOSED,
-            c.closed_at,
-            _seconds(dialect, c.closed_at, func.coalesce(c.resolution_started_at, c.created_at)),
-            met,
-            (closed_sql,),
-        ),
-        (
-            ANSWERED,
-            c.first_response_at,
-            _seconds(dialect, c.first_response_at, c.first_inbound_at),
-            null(),
-            (c.first_inbound_at.is_not(None),),
-        ),
-    )
-    selects = []
-    for kind, stamp, seconds, sla_met, extra in parts:
-        stmt = select(
-            literal(kind, String).label("kind"),
-            _key(query, dialect, stamp, shifts, total).label("k"),
-            seconds.label("seconds"),
-            sla_met.label("met"),
-        ).where(c.office_id == query.office_id, stamp >= start, stamp < end, *extra)
-        if query.group_by == "channel" and not total:
-            stmt = stmt.select_from(c).join(
-                Integration,
-                and_(Integration.id == c.integration_id, Integration.office_id == c.office_id),
-            )
-        if query.inbox_ids is not None:
-            stmt = stmt.where(c.inbox_id.in_(sorted(query.inbox_ids)))
-        selects.append(stmt)
-    events = union_all(*selects).subquery("events")
-    part = (events.c.kind, events.c.k)
-    ranked = select(
-        events.c.kind,
-        events.c.k,
-        events.c.seconds,
-        events.c.met,
-        func.row_number().over(partition_by=part, order_by=events.c.seconds).label("rn"),
-        func.count(events.c.seconds).over(partition_by=part).label("n"),
-    ).subquery("ranked")
-    r = ranked.c
-    stmt = select(
-        r.kind,
-        r.k,
-        func.count(),
-        func.min(case((r.rn == (r.n + 1) // 2, r.seconds))),
-        func.min(case((r.rn == (r.n * 9 + 9) // 10, r.seconds))),
-        func.count(r.met),
-        func.sum(case((r.met == 1, 1), else_=0)),
-    ).group_by(r.kind, r.k)
     found: dict[str | None, Figures] = {}
     for kind, key, count, median, p90, sla_total, sla_met in (await session.execute(stmt)).all():
         figures = found.setdefault(key, Figures())
@@ -279,12 +201,7 @@ async def labels(
     if not ids or group_by in ("day", "channel"):
         return {}
     if group_by == "inbox":
-        stmt = select(Inbox.id, Inbox.name).where(Inbox.office_id == office_id, Inbox.id.in_(ids))
-    elif group_by == "user":
-        stmt = select(User.id, User.name).where(User.office_id == office_id, User.id.in_(ids))
-    else:
-        stmt = select(LegalArea.id, LegalArea.name).where(
-            or_(LegalArea.office_id == office_id, LegalArea.office_id.is_(None)),
-            LegalArea.id.in_(ids),
-        )
-    return {str(i): str(n) for i, n in (await session.execute(stmt)).all()}
+        return await inboxes.inbox_names(session, office_id, ids)
+    if group_by == "user":
+        return await users.user_names(session, office_id, ids)
+    return await legal_areas.legal_area_names(session, office_id, ids)

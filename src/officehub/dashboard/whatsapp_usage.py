@@ -14,19 +14,16 @@ import csv
 import io
 from collections import defaultdict
 from datetime import UTC, datetime
-from typing import Any
 
-from sqlalchemy import ColumnElement, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.conversations.models import Conversation
 from officehub.conversations.visibility import sees_everything
 from officehub.dashboard.schemas import UsageFigures, UsageRow, WhatsAppUsageReport
 from officehub.inboxes import service as inboxes
 from officehub.kit.auth import Actor
 from officehub.kit.errors import NotFound, ValidationFailed
 from officehub.kit.timeutil import utcnow
-from officehub.messages.models import Message
+from officehub.messages import repository as messages
 
 MAX_MONTHS = 24
 DEFAULT_MONTHS = 12
@@ -48,12 +45,6 @@ def _month_of(index: int) -> str:
 
 def _start(index: int) -> datetime:
     return datetime(index // 12, index % 12 + 1, 1, tzinfo=UTC)
-
-
-def _month_expr(session: AsyncSession) -> ColumnElement[Any]:
-    if session.get_bind().dialect.name == "postgresql":
-        return func.to_char(func.timezone("UTC", Message.created_at), "YYYY-MM")
-    return func.strftime("%Y-%m", Message.created_at)
 
 
 def billable(kind: str | None, flag: bool | None) -> bool:
@@ -88,37 +79,16 @@ async def usage(
         integration = await inboxes.get_integration(session, office_id, integration_id)
         if scope is not None and integration.inbox_id not in scope:
             raise NotFound.of("Integration", integration_id)
-    pricing = Message.pricing
-    # Each send's month and pricing words, grouped outside: PostgreSQL binds the JSON keys as
-    # parameters, and a GROUP BY of the same expression would bind them again (another
-    # expression to it).
-    priced = (
-        select(
-            _month_expr(session).label("month"),
-            pricing["category"].as_string().label("category"),
-            pricing["type"].as_string().label("kind"),
-            pricing["billable"].as_boolean().label("flag"),
-        )
-        .join(Conversation, Conversation.id == Message.conversation_id)
-        .where(
-            Message.office_id == office_id,
-            Conversation.office_id == office_id,
-            Message.direction == "OUTBOUND",
-            Message.pricing.is_not(None),
-            Message.created_at >= _start(first_index),
-        )
+    found = await messages.priced_sends(
+        session,
+        office_id,
+        _start(first_index),
+        _start(last_index + 1) if last_index < LAST_MONTH else None,  # none after 9999-12
+        integration_id,
+        scope,
     )
-    if last_index < LAST_MONTH:  # no month after 9999-12 to end before
-        priced = priced.where(Message.created_at < _start(last_index + 1))
-    if integration_id is not None:
-        priced = priced.where(Conversation.integration_id == integration_id)
-    if scope is not None:
-        priced = priced.where(Conversation.inbox_id.in_(sorted(scope)))
-    rows_of = priced.subquery("priced")
-    columns = (rows_of.c.month, rows_of.c.category, rows_of.c.kind, rows_of.c.flag)
-    stmt = select(*columns, func.count()).group_by(*columns)
     counts: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
-    for at, category, kind, flag, count in (await session.execute(stmt)).all():
+    for at, category, kind, flag, count in found:
         figures = counts[(str(at), str(category or UNKNOWN_CATEGORY)[:64])]
         figures[0 if billable(kind, flag) else 1] += int(count)
     rows = [

@@ -18,7 +18,7 @@ import zipfile
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import datetime
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo
 
@@ -45,10 +45,12 @@ from officehub.kit.errors import NotFound
 from officehub.kit.storage import Storage, own_media_key
 from officehub.kit.timeutil import isoformat, utcnow
 from officehub.messages import transcripts as message_transcripts
-from officehub.messages.models import Message
 from officehub.offices import service as offices
 from officehub.offices.settings import office_zone_name
 from officehub.users import service as users
+
+if TYPE_CHECKING:
+    from officehub.messages.models import Message
 
 _SPOOL = 8 * 1024 * 1024
 _CHUNK = 64 * 1024

@@ -8,13 +8,15 @@ message or an assignment in a conversation. ``install`` is called by
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.events import registry
-from officehub.events.models import OutboxEvent
 from officehub.flows.runtime import FLOWS
+
+if TYPE_CHECKING:
+    from officehub.events.models import OutboxEvent
 
 EVENTS = frozenset({"chat.message.received", "chat.conversation.assigned"})
 

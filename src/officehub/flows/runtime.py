@@ -11,7 +11,7 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -19,9 +19,7 @@ from officehub.actions.base import ActionContext, ActionFailed
 from officehub.contacts import service as contacts
 from officehub.contacts.texts import UNVERIFIED_REFUSAL
 from officehub.conversations import service as conversations
-from officehub.conversations.models import Conversation
 from officehub.events.consumers import Consumer
-from officehub.events.models import OutboxEvent
 from officehub.events.service import Cause, caused_by
 from officehub.flows import movements, repository, vocabulary
 from officehub.flows.models import FlowSession
@@ -45,6 +43,10 @@ from officehub.messages import inbound as inbound_messages
 from officehub.messages import outbound as outbound_messages
 from officehub.messages.schemas import FallbackTemplate, OutboundIn
 from officehub.offices.settings import office_zone
+
+if TYPE_CHECKING:
+    from officehub.conversations.models import Conversation
+    from officehub.events.models import OutboxEvent
 
 MAX_STEPS_PER_TURN = 50
 MAX_LOG = 200

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
-from sqlalchemy import update
+from typing import Any
+
+from sqlalchemy import Select, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.inboxes.models import Inbox, InboxBusinessHours, Integration
@@ -86,3 +88,16 @@ async def get_business_hours(
 ) -> InboxBusinessHours | None:
     record = await session.get(InboxBusinessHours, inbox_id)
     return record if record is not None and record.office_id == office_id else None
+
+
+def integration_type_query(office_id: str, integration_id: str) -> Select[Any]:
+    """The integration's type (its channel), a query of one value or none."""
+    return select(Integration.type).where(
+        Integration.office_id == office_id, Integration.id == integration_id
+    )
+
+
+async def inbox_names(session: AsyncSession, office_id: str, ids: list[str]) -> dict[str, str]:
+    """The names of the office's inboxes among ``ids``, by id."""
+    stmt = select(Inbox.id, Inbox.name).where(Inbox.office_id == office_id, Inbox.id.in_(ids))
+    return {str(i): str(n) for i, n in (await session.execute(stmt)).all()}

@@ -12,6 +12,7 @@ from sqlalchemy import (
     ColumnElement,
     Select,
     String,
+    and_,
     bindparam,
     cast,
     column,
@@ -277,3 +278,19 @@ async def lock_office(session: AsyncSession, office_id: str) -> None:
         await session.execute(
             update(_OFFICES).where(_OFFICES.c.id == office_id).values(id=_OFFICES.c.id)
         )
+
+
+Keyset = tuple[Any, str]
+"""Where a page read oldest first ended: the last row's ordering value and its id."""
+
+
+def keyset_page(
+    model: type[M], office_id: str, where: Any, order: Any, after: Keyset | None, limit: int
+) -> Select[Any]:
+    """At most ``limit`` rows of ``model`` in the office matching ``where``, oldest first by
+    (``order``, id), after the row ``after`` names."""
+    ident: Any = model.id  # type: ignore[attr-defined]
+    stmt = scoped(model, office_id).where(where)
+    if after is not None:
+        stmt = stmt.where(or_(order > after[0], and_(order == after[0], ident > after[1])))
+    return stmt.order_by(order, ident).limit(limit)

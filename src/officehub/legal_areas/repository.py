@@ -41,3 +41,13 @@ async def list_visible(
 async def delete(session: AsyncSession, record: LegalArea) -> None:
     await session.delete(record)
     await session.flush()
+
+
+async def legal_area_names(session: AsyncSession, office_id: str, ids: list[str]) -> dict[str, str]:
+    """The names of the legal areas among ``ids`` the office sees (its own and the shared
+    ones), by id."""
+    stmt = select(LegalArea.id, LegalArea.name).where(
+        or_(LegalArea.office_id == office_id, LegalArea.office_id.is_(None)),
+        LegalArea.id.in_(ids),
+    )
+    return {str(i): str(n) for i, n in (await session.execute(stmt)).all()}

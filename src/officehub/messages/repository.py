@@ -4,11 +4,11 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, and_, func, or_, select
+from sqlalchemy import ColumnElement, Select, and_, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.conversations.models import Conversation
-from officehub.kit.repository import insert_ignoring_duplicates, scoped
+from officehub.kit.repository import Keyset, insert_ignoring_duplicates, keyset_page, scoped
 from officehub.messages.models import Message, ReadReceipt
 
 
@@ -189,3 +189,66 @@ def conversations_saying(office_id: str, pattern: str) -> Select[Any]:
     return select(Message.conversation_id).where(
         Message.office_id == office_id, Message.text.ilike(pattern, escape="/")
     )
+
+
+def messages_page(
+    office_id: str, conversation_id: str, after: Keyset | None, limit: int
+) -> Select[Any]:
+    """The conversation's messages, oldest first, a page after ``after``."""
+    return keyset_page(
+        Message,
+        office_id,
+        Message.conversation_id == conversation_id,
+        Message.created_at,
+        after,
+        limit,
+    )
+
+
+def _utc_month(session: AsyncSession) -> ColumnElement[Any]:
+    if session.get_bind().dialect.name == "postgresql":
+        return func.to_char(func.timezone("UTC", Message.created_at), "YYYY-MM")
+    return func.strftime("%Y-%m", Message.created_at)
+
+
+async def priced_sends(
+    session: AsyncSession,
+    office_id: str,
+    since: datetime,
+    before: datetime | None,
+    integration_id: str | None,
+    inbox_ids: frozenset[str] | set[str] | None,
+) -> list[tuple[Any, Any, Any, Any, int]]:
+    """The office's sends with pricing from ``since`` to ``before`` (``None``: no end),
+    counted by UTC month (``YYYY-MM``) and pricing words (category, type, billable); of one
+    integration, of some inboxes, or every one."""
+    pricing = Message.pricing
+    # Each send's month and pricing words, grouped outside: PostgreSQL binds the JSON keys as
+    # parameters, and a GROUP BY of the same expression would bind them again (another
+    # expression to it).
+    priced = (
+        select(
+            _utc_month(session).label("month"),
+            pricing["category"].as_string().label("category"),
+            pricing["type"].as_string().label("kind"),
+            pricing["billable"].as_boolean().label("flag"),
+        )
+        .join(Conversation, Conversation.id == Message.conversation_id)
+        .where(
+            Message.office_id == office_id,
+            Conversation.office_id == office_id,
+            Message.direction == "OUTBOUND",
+            Message.pricing.is_not(None),
+            Message.created_at >= since,
+        )
+    )
+    if before is not None:
+        priced = priced.where(Message.created_at < before)
+    if integration_id is not None:
+        priced = priced.where(Conversation.integration_id == integration_id)
+    if inbox_ids is not None:
+        priced = priced.where(Conversation.inbox_id.in_(sorted(inbox_ids)))
+    rows_of = priced.subquery("priced")
+    columns = (rows_of.c.month, rows_of.c.category, rows_of.c.kind, rows_of.c.flag)
+    stmt = select(*columns, func.count()).group_by(*columns)
+    return [tuple(row) for row in (await session.execute(stmt)).all()]

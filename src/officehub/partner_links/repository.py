@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+from datetime import datetime
+from typing import Any
+
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.contacts.models import PartnerLink
@@ -34,3 +37,26 @@ async def add_link(session: AsyncSession, link: PartnerLink) -> PartnerLink:
     session.add(link)
     await session.flush()
     return link
+
+
+async def new_link(
+    session: AsyncSession,
+    office_id: str,
+    contact_id: str,
+    *,
+    partner: dict[str, Any],
+    source: str,
+    linked_at: datetime,
+) -> PartnerLink:
+    """Stores an active link of the contact to its partner record."""
+    return await add_link(
+        session,
+        PartnerLink(
+            office_id=office_id,
+            contact_id=contact_id,
+            partner=partner,
+            source=source,
+            linked_at=linked_at,
+            unlinked_at=None,
+        ),
+    )

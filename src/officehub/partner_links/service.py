@@ -6,14 +6,18 @@ contact and the partner record; nothing stored for the contact is deleted.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.contacts import service as contacts
-from officehub.contacts.models import PartnerLink
 from officehub.kit.errors import Conflict, NotFound
 from officehub.kit.timeutil import utcnow
 from officehub.partner_links import repository
 from officehub.partner_links.schemas import LinkIn, LinkOut, Partner
+
+if TYPE_CHECKING:
+    from officehub.contacts.models import PartnerLink
 
 NOT_LINKED = LinkOut(linked=False, link_id=None, partner=None, linked_at=None, source=None)
 
@@ -44,15 +48,15 @@ async def create_link(
             "The contact is already linked",
             details=f"Unlink {current.id} first (DELETE .../link/{current.id})",
         )
-    link = PartnerLink(
-        office_id=office_id,
-        contact_id=contact_id,
+    link = await repository.new_link(
+        session,
+        office_id,
+        contact_id,
         partner=body.partner.model_dump(mode="json", by_alias=True),
         source=body.source,
         linked_at=utcnow(),
-        unlinked_at=None,
     )
-    return link_out(await repository.add_link(session, link))
+    return link_out(link)
 
 
 async def unlink(session: AsyncSession, office_id: str, contact_id: str, link_id: str) -> LinkOut:

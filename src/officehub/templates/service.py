@@ -10,19 +10,21 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.events.service import emit
 from officehub.inboxes import service as inboxes
-from officehub.inboxes.models import Integration
 from officehub.kit.errors import Conflict, NotFound, ValidationFailed
 from officehub.kit.repository import flush_or_conflict
 from officehub.kit.timeutil import utcnow
 from officehub.templates import events, repository
 from officehub.templates.models import WhatsAppTemplate
 from officehub.templates.schemas import TemplateIn, TemplateOut
+
+if TYPE_CHECKING:
+    from officehub.inboxes.models import Integration
 
 _PLACEHOLDER = re.compile(r"\{\{\s*(\d+)\s*\}\}")
 MEDIA_HEADERS = ("IMAGE", "VIDEO", "DOCUMENT")

@@ -126,3 +126,9 @@ async def set_legal_areas(
     await replace_set(
         session, UserLegalArea, office_id, ("user_id", user_id), "legal_area_id", legal_area_ids
     )
+
+
+async def user_names(session: AsyncSession, office_id: str, ids: list[str]) -> dict[str, str]:
+    """The names of the office's users among ``ids``, by id."""
+    stmt = select(User.id, User.name).where(User.office_id == office_id, User.id.in_(ids))
+    return {str(i): str(n) for i, n in (await session.execute(stmt)).all()}

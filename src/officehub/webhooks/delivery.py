@@ -21,14 +21,13 @@ import time
 from collections.abc import Callable, Collection, Hashable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import httpx
 from prometheus_client import Counter, Histogram
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.events.consumers import Consumer, consumer_job
-from officehub.events.models import OutboxEvent
 from officehub.events.service import emit
 from officehub.kit.config import Settings
 from officehub.kit.ids import new_id
@@ -64,6 +63,9 @@ from officehub.webhooks.models import (
     WebhookDelivery,
 )
 from officehub.webhooks.service import SECRET_GRACE
+
+if TYPE_CHECKING:
+    from officehub.events.models import OutboxEvent
 
 logger = logging.getLogger("officehub.webhooks")
 ATTEMPTS = Counter(

@@ -8,15 +8,17 @@ is recorded; an event addressed to one webhook (``webhook.test``) always, for th
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from sqlalchemy import Table, bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.events import registry
-from officehub.events.models import OutboxEvent
 from officehub.webhooks.delivery import WEBHOOKS
 from officehub.webhooks.models import Webhook
+
+if TYPE_CHECKING:
+    from officehub.events.models import OutboxEvent
 
 _webhooks = cast(Table, Webhook.__table__)
 _ACTIVE = select(_webhooks.c.office_id, _webhooks.c.events).where(
