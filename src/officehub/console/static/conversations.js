@@ -9,7 +9,7 @@ import { html, render } from "./html.js";
 import { t } from "./i18n.js";
 import { announce, attempt, errorSentence, formatTime, neutralised } from "./ui.js";
 import { Chip, ClientFile, Identity } from "./client-file.js";
-import { Timeline, messageText } from "./inbox-chat.js";
+import { FILE_ICON, Timeline, messageText } from "./inbox-chat.js";
 
 import * as alerts from "./alerts.js";
 import * as live from "./live.js";
@@ -678,6 +678,10 @@ const ATTACH_ACCEPT = "image/jpeg,image/png,video/mp4,video/3gpp,audio/aac,audio
   + "application/vnd.openxmlformats-officedocument.presentationml.presentation,text/plain,"
   + ".jpg,.jpeg,.png,.mp4,.3gp,.aac,.amr,.mp3,.m4a,.ogg,.pdf,.doc,.docx,.xls,.xlsx,.ppt,.pptx,.txt";
 const ATTACH_MAX_BYTES = 100 * 1024 * 1024;
+// Drawn, not emoji: a machine without an emoji font shows them as empty boxes.
+const CLIP_ICON = html`<svg class="icon" viewBox="0 0 24 24" width="20" height="20" aria-hidden="true"
+  focusable="false"><path fill="none" stroke="currentColor" stroke-width="2" stroke-linecap="round"
+  d="M21 11.5 12.6 19.9a5.5 5.5 0 0 1-7.8-7.8l8.5-8.5a3.7 3.7 0 0 1 5.2 5.2l-8.5 8.5a1.8 1.8 0 0 1-2.6-2.6l7.8-7.8"/></svg>`;
 
 function attachErrorOf(error) {
   if (error?.status === 413) return t("composer.attachTooLarge");
@@ -754,7 +758,7 @@ function AttachmentPanel() {
   return html`<div id="attachment" class="attachment" data-kind=${chosen.mediaKind}>
     ${chosen.mediaKind === "image"
       ? html`<img class="attachment-preview" src=${chosen.url} alt=${n(t("composer.attachPreview", { name: chosen.fileName }))} />`
-      : html`<span class="attachment-icon" aria-hidden="true">📄</span>`}
+      : html`<span class="attachment-icon">${FILE_ICON}</span>`}
     <div class="attachment-fields">
       <p class="attachment-name"><strong>${n(chosen.fileName)}</strong>
         <span class="muted"> · ${t(`composer.attachKind.${chosen.mediaKind}`)}</span></p>
@@ -880,7 +884,7 @@ function Composer() {
         <button type="button" class="secondary attach-button" id="attach-button"
           aria-label=${t("composer.attach")} title=${closed ? t("composer.attachWindowClosed") : t("composer.attachHint")}
           disabled=${closed} onClick=${() => document.getElementById("attach-file")?.click()}>
-          <span aria-hidden="true">📎</span></button>
+          ${CLIP_ICON}</button>
         ${fast ? html`<ul id="fast-list" class="fast-list" role="listbox" aria-label=${t("composer.fastMessages")}>
           ${fast.shown.length ? fast.shown.map((m, index) => html`<li id=${`fast-${m.id}`} role="option"
             class="fast-option" aria-selected=${String(index === fast.active)}
