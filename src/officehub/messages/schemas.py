@@ -85,13 +85,16 @@ class OutboundIn(BodyModel):
     )
 
 
+UploadKind = TypeAliasType("UploadKind", Literal["image", "video", "audio", "document"])
+
+
 class MediaUploadOut(ApiModel):
     """A file stored for this conversation: send it with ``{mediaPath: storagePath}``."""
 
     storage_path: str
     url: str = Field(description="An expiring signed link to the file")
     file_name: str = Field(description="The client's name for the file, cleaned")
-    media_kind: Literal["image", "video", "audio", "document"]
+    media_kind: UploadKind
     mime_type: str = Field(description="The type read from the bytes")
 
 
