@@ -220,7 +220,7 @@ async def test_web_chat_visitor_gets_a_link_to_open(
         f"/webchat/{chat['id']}/messages", headers=visitor_headers(started["token"])
     )
     [seen] = [m for m in history.json()["data"] if m["id"] == r.json()["id"]]
-    assert seen["type"] == "MEDIA" and seen["text"] == "Segue"
+    assert (seen["type"], seen["text"], seen["fileName"]) == ("MEDIA", "Segue", "Orçamento.pdf")
     opened = await client.get(seen["mediaUrl"].removeprefix(settings.public_url))
     assert opened.status_code == 200 and opened.content == PDF
 
