@@ -55,6 +55,14 @@ async def receive_message(
     response_model=MessageOut,
     responses=error_responses(400, 401, 404, 409, 413),
     summary="Send a message to the contact",
+    description=(
+        "One of: `{text}` (free text), `{templateName, language, variables, "
+        "headerMediaPath}` (an APPROVED template), or `{mediaPath, caption, fileName}` (a "
+        "file uploaded with `POST /conversation/{id}/media`, sent as an image, video, audio "
+        "or document by the type read from its bytes). On the official channel free text "
+        "and files need the client's last message within 24 hours (409 "
+        "`OUTSIDE_SERVICE_WINDOW`); templates do not."
+    ),
 )
 async def send_message(
     id: PathId, body: OutboundIn, office: OfficeDep, session: SessionDep, storage: StorageDep
