@@ -25,9 +25,10 @@ from fastapi import FastAPI
 
 @asynccontextmanager
 async def serving(
-    app: Callable[..., Awaitable[None]], graceful_seconds: int = 1
+    app: Callable[..., Awaitable[None]], graceful_seconds: int = 1, port: int = 0
 ) -> AsyncIterator[int]:
-    """Any ASGI ``app`` behind a real uvicorn on a free port of 127.0.0.1; yields the port.
+    """Any ASGI ``app`` behind a real uvicorn on a free port of 127.0.0.1 (or ``port``, one
+    the test reserved: its settings' ``public_url`` names it); yields the port.
 
     The one place tests start an in-process server: uvicorn's signal handlers stay the
     test runner's (``capture_signals``), and it offers no start event, so ``started`` is
@@ -36,7 +37,7 @@ async def serving(
     config = uvicorn.Config(
         app,
         host="127.0.0.1",
-        port=0,
+        port=port,
         lifespan="off",  # an app fixture has already run its lifespan
         ws="none",
         log_level="warning",
@@ -60,9 +61,9 @@ async def serving(
 
 
 @asynccontextmanager
-async def running_server(app: FastAPI) -> AsyncIterator[str]:
-    """Serves ``app`` on a free port of 127.0.0.1; yields its base URL."""
-    async with serving(app, graceful_seconds=2) as port:
+async def running_server(app: FastAPI, port: int = 0) -> AsyncIterator[str]:
+    """Serves ``app`` on a free port of 127.0.0.1 (or ``port``); yields its base URL."""
+    async with serving(app, graceful_seconds=2, port=port) as port:
         yield f"http://127.0.0.1:{port}"
 
 

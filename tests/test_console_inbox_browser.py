@@ -450,6 +450,8 @@ async def test_a_closed_window_offers_the_approved_templates_and_sends_one(
             await page.locator(f'[data-conversation-id="{conversation.id}"]').click()
             picker = page.locator(".window-closed")
             await expect(picker).to_contain_text("janela de 24 horas", timeout=TIMEOUT)
+            # Files are free-form too: the attach button waits for the client's next message.
+            await expect(page.get_by_role("button", name="Anexar arquivo")).to_be_disabled()
             await picker.get_by_label("Modelo").select_option("tpl-retomar")
             await picker.get_by_label("Variável 1").fill("Rui")
             await picker.get_by_role("button", name="Enviar modelo").click()

@@ -390,12 +390,16 @@ async def test_a_null_for_such_a_field_is_refused_and_changes_nothing(
 async def test_rules_across_fields_are_stated_as_one_of_and_any_of(
     client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
 ) -> None:
-    """``text`` or ``templateName`` (exactly one) to send; ``text``, ``mediaUrl`` or both
-    to record an inbound message."""
+    """``text``, ``templateName`` or ``mediaPath`` (exactly one) to send; ``text``,
+    ``mediaUrl`` or both to record an inbound message."""
     document = await _document(client)
     outbound = _body_schema(document, "/conversation/{id}/messages", "post")
     inbound = _body_schema(document, "/conversation/{id}/messages/inbound", "post")
-    assert [b["required"] for b in outbound["oneOf"]] == [["text"], ["templateName"]]
+    assert [b["required"] for b in outbound["oneOf"]] == [
+        ["text"],
+        ["templateName"],
+        ["mediaPath"],
+    ]
     assert [b["required"] for b in inbound["anyOf"]] == [["text"], ["mediaUrl"]]
 
     conversation = await _a_conversation(session, office_a.id)

@@ -205,6 +205,7 @@ MATRIX: dict[tuple[str, str], Probe | str] = {
     ),
     ("POST", "/conversation/{id}/messages"): _at(lambda i: {"text": "B"}, id="conversation"),
     ("GET", "/conversation/{id}/messages"): _at(id="conversation"),
+    ("POST", "/conversation/{id}/media"): Probe(path={"id": "conversation"}, files=True),
     ("POST", "/conversation/{id}/messages/{messageId}/reaction"): _at(
         lambda i: {"emoji": "👍"}, id="conversation", messageId="message"
     ),

@@ -269,7 +269,10 @@ async def _send(
         type=message.type,
         text=message.text,
         template_name=message.template_name,
-        media_url=message.media_url,
+        # a file the office uploaded: a fresh link (the stored one may have expired)
+        media_url=storage.url(str(payload["mediaPath"]))
+        if payload.get("mediaPath")
+        else message.media_url,
         payload=payload,
         to_phone=phone or "",
         header_media_link=storage.url(str(path)) if path else None,
@@ -304,9 +307,10 @@ def publicly_reachable(link: str) -> bool:
 
 
 def stored_key(settings: Settings, message: Message, payload: dict[str, Any]) -> str | None:
-    """The storage key of the file a send carries: a template's header media, or a media
-    message whose URL is one of this service's ``/media`` links to a file of the office."""
-    path = payload.get("headerMediaPath")
+    """The storage key of the file a send carries: a template's header media, a file the
+    office uploaded to the conversation (``mediaPath``), or a media message whose URL is
+    one of this service's ``/media`` links to a file of the office."""
+    path = payload.get("headerMediaPath") or payload.get("mediaPath")
     if path:
         return str(path)
     prefix = f"{settings.public_url}/media/"

@@ -132,8 +132,10 @@ def message_body(outbound: Outbound) -> dict[str, Any]:
         media: dict[str, Any] = (
             {"id": outbound.media_id} if outbound.media_id else {"link": outbound.media_url}
         )
-        if outbound.text and kind != "audio":
+        if outbound.text and kind not in ("audio", "sticker"):
             media["caption"] = outbound.text
+        if kind == "document" and payload.get("fileName"):
+            media["filename"] = str(payload["fileName"])
         return {**base, "type": kind, kind: media}
     return {**base, "type": "text", "text": {"body": outbound.text or "", "preview_url": False}}
 

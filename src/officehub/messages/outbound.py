@@ -22,12 +22,13 @@ from officehub.conversations.models import Conversation
 from officehub.inboxes import service as inboxes
 from officehub.kit.errors import Conflict, ValidationFailed
 from officehub.kit.storage import Storage, is_valid_key
-from officehub.kit.storage.base import HEADER_MEDIA_FOLDER
+from officehub.kit.storage.base import CONVERSATION_MEDIA_FOLDER, HEADER_MEDIA_FOLDER
 from officehub.kit.timeutil import utcnow
 from officehub.messages import events, repository
 from officehub.messages.models import Message
 from officehub.messages.schemas import FallbackTemplate, MessageOut, OutboundIn
 from officehub.messages.storing import emit_message, store_message
+from officehub.templates import header_media
 from officehub.templates import service as templates
 
 SERVICE_WINDOW = timedelta(hours=24)
@@ -51,16 +52,13 @@ async def send(
     failure). A template needs to be APPROVED for the conversation's integration (409
     ``TEMPLATE_NOT_APPROVED``; 400 for a fallback) and its placeholders filled (400).
     """
-    if (body.text is None) == (body.template_name is None):
-        raise ValidationFailed.field("body.text", "send either text or templateName")
-    if body.fallback_template is not None and body.template_name is not None:
-        raise ValidationFailed.field(
-            "body.fallbackTemplate", "only a free-form (text) send takes a fallback template"
-        )
+    _check_shape(body)
     conversation = await conversations.get_conversation(
         session, office_id, conversation_id, for_change=True
     )
     reply = await _reply_target(session, conversation, body.reply_to_message_id)
+    if body.media_path is not None:
+        return await _send_attachment(session, conversation, body, storage, reply)
     if body.template_name is not None:
         return await send_template(session, conversation, body.template_name, body, storage, reply)
     integration = await inboxes.get_integration(session, office_id, conversation.integration_id)
@@ -108,6 +106,92 @@ async def _reply_target(
             "body.replyToMessageId", "the message has not reached the channel yet"
         )
     return target
+
+
+def _check_shape(body: OutboundIn) -> None:
+    """One of ``text``, ``templateName``, ``mediaPath``; a fallback template only with
+    text, ``caption`` and ``fileName`` only with a file (400 naming the field)."""
+    chosen = [
+        name
+        for name, value in (
+            ("text", body.text),
+            ("templateName", body.template_name),
+            ("mediaPath", body.media_path),
+        )
+        if value is not None
+    ]
+    if len(chosen) != 1:
+        field = chosen[0] if chosen else "text"
+        raise ValidationFailed.field(
+            f"body.{field}", "send exactly one of text, templateName or mediaPath"
+        )
+    if body.fallback_template is not None and body.text is None:
+        raise ValidationFailed.field(
+            "body.fallbackTemplate", "only a free-form (text) send takes a fallback template"
+        )
+    for field, value in (("caption", body.caption), ("fileName", body.file_name)):
+        if value is not None and body.media_path is None:
+            raise ValidationFailed.field(f"body.{field}", "only a media send (mediaPath) takes it")
+
+
+async def _send_attachment(
+    session: AsyncSession,
+    conversation: Conversation,
+    body: OutboundIn,
+    storage: Storage | None,
+    reply: Message | None,
+) -> MessageOut:
+    """A file the office uploaded to this conversation, sent as the kind its bytes were
+    read as (image, video, audio, document), ``caption`` under it; on the official channel
+    only within the 24-hour window (409 ``OUTSIDE_SERVICE_WINDOW``, as free text)."""
+    path = str(body.media_path)
+    owned = any(
+        path.startswith(f"{folder}/{conversation.office_id}/{conversation.id}/")
+        for folder in (CONVERSATION_MEDIA_FOLDER, HEADER_MEDIA_FOLDER)
+    )
+    kind = header_media.kind_of_key(path) if owned and is_valid_key(path) else None
+    if kind is None:
+        raise ValidationFailed.field(
+            "body.mediaPath",
+            "not a file uploaded to this conversation (POST /conversation/{id}/media)",
+        )
+    if storage is None or not await storage.exists(path):
+        raise ValidationFailed.field("body.mediaPath", "no file is stored there")
+    integration = await inboxes.get_integration(
+        session, conversation.office_id, conversation.integration_id
+    )
+    if integration.type == inboxes.OFFICIAL:
+        await check_service_window(session, conversation)
+    media_kind, mime = kind
+    if media_kind == "audio" and body.caption is not None:
+        raise ValidationFailed.field("body.caption", "an audio file is sent without a caption")
+    file_name = body.file_name or path.rsplit("/", 1)[-1]
+    caption = body.caption
+    message = await store_message(
+        session,
+        conversation,
+        direction="OUTBOUND",
+        type="MEDIA",
+        text=caption,
+        media_url=storage.url(path),
+        status="QUEUED",
+        payload={
+            "mediaPath": path,
+            "mediaKind": media_kind,
+            "mimeType": mime,
+            "fileName": file_name,
+            **(_reply_payload(reply) or {}),
+        },
+        content={
+            "kind": "media",
+            "mediaKind": media_kind,
+            "mimeType": mime,
+            "fileName": file_name,
+            "caption": caption,
+        },
+        reply_to_id=reply.id if reply else None,
+    )
+    return await emit_message(session, conversation, events.SENT, message)
 
 
 def _reply_payload(reply: Message | None) -> dict[str, Any] | None:

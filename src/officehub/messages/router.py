@@ -2,16 +2,18 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import Depends, Path
+from fastapi import Depends, Path, Request
 
 from officehub.conversations import service as conversations
 from officehub.conversations.visibility import visible_path_conversation
-from officehub.kit.auth import OfficeDep
+from officehub.kit.auth import ROLES, OfficeDep, role_override
 from officehub.kit.db import SessionDep
 from officehub.kit.errors import error_responses
 from officehub.kit.id_params import PathId
 from officehub.kit.ids import ID_PATTERN
 from officehub.kit.indexed_router import Router
+from officehub.kit.middleware import MULTIPART_ALLOWANCE, body_limit
+from officehub.kit.multipart_upload import receive_file
 from officehub.kit.pagination import Page, PageDep
 from officehub.kit.storage import StorageDep
 from officehub.messages import inbound as inbound_messages
@@ -20,12 +22,14 @@ from officehub.messages import statuses as message_statuses
 from officehub.messages import transcripts as message_transcripts
 from officehub.messages.schemas import (
     InboundIn,
+    MediaUploadOut,
     MessageOut,
     OutboundIn,
     ReactionIn,
     ReadIn,
     ReadOut,
 )
+from officehub.templates import header_media
 
 # Every route names a conversation ({id}): one the caller may see, else 404.
 router = Router(tags=["Messages"], dependencies=[Depends(visible_path_conversation)])
@@ -51,11 +55,81 @@ async def receive_message(
     response_model=MessageOut,
     responses=error_responses(400, 401, 404, 409, 413),
     summary="Send a message to the contact",
+    description=(
+        "One of: `{text}` (free text), `{templateName, language, variables, "
+        "headerMediaPath}` (an APPROVED template), or `{mediaPath, caption, fileName}` (a "
+        "file uploaded with `POST /conversation/{id}/media`, sent as an image, video, audio "
+        "or document by the type read from its bytes). On the official channel free text "
+        "and files need the client's last message within 24 hours (409 "
+        "`OUTSIDE_SERVICE_WINDOW`); templates do not."
+    ),
 )
 async def send_message(
     id: PathId, body: OutboundIn, office: OfficeDep, session: SessionDep, storage: StorageDep
 ) -> MessageOut:
     return await outbound_messages.send(session, office.office_id, id, body, storage)
+
+
+_MEDIA_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "multipart/form-data": {
+                "schema": {
+                    "type": "object",
+                    "required": ["file"],
+                    "properties": {
+                        "file": {
+                            "type": "string",
+                            "format": "binary",
+                            "description": (
+                                "JPEG/PNG image ≤ 5 MB, MP4/3GPP video ≤ 16 MB, AAC, AMR, "
+                                "MP3, M4A or OGG (Opus) audio ≤ 16 MB, or PDF, Office or "
+                                "plain-text document ≤ 100 MB"
+                            ),
+                        }
+                    },
+                }
+            }
+        },
+    }
+}
+
+
+@router.post(
+    "/conversation/{id}/media",
+    status_code=201,
+    response_model=MediaUploadOut,
+    responses=error_responses(400, 401, 404, 413, 415, 507),
+    openapi_extra={
+        **_MEDIA_BODY,
+        **body_limit(header_media.DOCUMENT + MULTIPART_ALLOWANCE),
+        **role_override(*ROLES),  # part of sending a message: every operator
+    },
+    summary="Upload a file to send the client in this conversation (type read from the bytes)",
+    description=(
+        "Multipart field `file`. The type is read from the bytes, never trusted from the "
+        "client (anything else: 415); each kind has the official channel's own limit (413 "
+        "as soon as it is passed, nothing kept). Send it with `POST "
+        "/conversation/{id}/messages` `{mediaPath, caption, fileName}`; the file is deleted "
+        "with the conversation's client's data."
+    ),
+)
+async def upload_media(
+    id: PathId, request: Request, office: OfficeDep, session: SessionDep, storage: StorageDep
+) -> MediaUploadOut:
+    await conversations.get_conversation(session, office.office_id, id)
+    upload = await receive_file(request, "file")
+    stored = await header_media.store(storage, office.office_id, id, upload, attachment=True)
+    assert stored.kind is not None  # noqa: S101 (store names the kind it read)
+    media_kind, mime = header_media.kind_of_key(stored.storage_path) or (stored.kind.name, "")
+    return MediaUploadOut(
+        storage_path=stored.storage_path,
+        url=stored.url,
+        file_name=stored.file_name,
+        media_kind=media_kind,
+        mime_type=mime,
+    )
 
 
 @router.post(

@@ -14,13 +14,12 @@ Text = Annotated[LongText, StringConstraints(min_length=1, max_length=4096)]
 MediaUrl = Annotated[str, StringConstraints(max_length=2000, pattern=HTTP_URL_PATTERN)]
 
 
-def _sent(field: str, absent: str | None = None, also_absent: str | None = None) -> dict[str, Any]:
-    """JSON Schema: ``field`` is sent and not null (and ``absent``, ``also_absent``, if
-    named, are not sent or null)."""
+def _sent(field: str, *absent: str) -> dict[str, Any]:
+    """JSON Schema: ``field`` is sent and not null (and the ``absent`` fields are not sent
+    or null)."""
     properties: dict[str, Any] = {field: {"type": "string"}}
-    for name in (absent, also_absent):
-        if name is not None:
-            properties[name] = {"type": "null"}
+    for name in absent:
+        properties[name] = {"type": "null"}
     return {"required": [field], "properties": properties}
 
 
@@ -47,13 +46,16 @@ class FallbackTemplate(BodyModel):
 
 
 class OutboundIn(BodyModel):
-    """``{text}`` (with an optional ``fallbackTemplate``), or a template send
-    ``{templateName, language, variables, headerMediaPath}``."""
+    """``{text}`` (with an optional ``fallbackTemplate``), a template send
+    ``{templateName, language, variables, headerMediaPath}``, or a file the office uploaded
+    to the conversation (``POST /conversation/{id}/media``) ``{mediaPath, caption,
+    fileName}``."""
 
     SCHEMA_RULES: ClassVar[dict[str, Any]] = {
         "oneOf": [
-            _sent("text", absent="templateName"),
-            _sent("templateName", absent="text", also_absent="fallbackTemplate"),
+            _sent("text", "templateName", "mediaPath"),
+            _sent("templateName", "text", "mediaPath", "fallbackTemplate"),
+            _sent("mediaPath", "text", "templateName", "fallbackTemplate"),
         ]
     }
 
@@ -67,6 +69,33 @@ class OutboundIn(BodyModel):
         description="A message of this conversation to reply to (the client sees it quoted)",
     )
     fallback_template: FallbackTemplate | None = None
+    media_path: Annotated[str, StringConstraints(min_length=1, max_length=1000)] | None = Field(
+        default=None,
+        description="The `storagePath` of a file uploaded to this conversation "
+        "(`POST /conversation/{id}/media`): sent as an image, video, audio or document by "
+        "its type",
+    )
+    caption: Annotated[LongText, StringConstraints(min_length=1, max_length=1024)] | None = Field(
+        default=None, description="Text under the file (not shown for audio)"
+    )
+    file_name: Annotated[str, StringConstraints(min_length=1, max_length=255)] | None = Field(
+        default=None,
+        description="The name the client sees for a document: send the upload's "
+        "`fileName` (default: the stored name)",
+    )
+
+
+UploadKind = TypeAliasType("UploadKind", Literal["image", "video", "audio", "document"])
+
+
+class MediaUploadOut(ApiModel):
+    """A file stored for this conversation: send it with ``{mediaPath: storagePath}``."""
+
+    storage_path: str
+    url: str = Field(description="An expiring signed link to the file")
+    file_name: str = Field(description="The client's name for the file, cleaned")
+    media_kind: UploadKind
+    mime_type: str = Field(description="The type read from the bytes")
 
 
 class ReactionIn(BodyModel):

@@ -1,4 +1,6 @@
-"""Template header media: a file for the header of a template send, type read from its bytes.
+"""Uploaded media of a conversation, type read from its bytes: a template send's header
+media (``template-header-media``), and attachments the office sends a client
+(``conversation-media``, which also takes audio).
 
 ``puremagic`` names the type from the first bytes; plain text (which has no magic number)
 is recognised as UTF-8 without control characters. Each kind has the official channel's
@@ -18,7 +20,7 @@ import puremagic
 from officehub.kit.errors import UnsupportedMediaType
 from officehub.kit.multipart_upload import UploadedFile
 from officehub.kit.storage import Storage
-from officehub.kit.storage.base import HEADER_MEDIA_FOLDER
+from officehub.kit.storage.base import CONVERSATION_MEDIA_FOLDER, HEADER_MEDIA_FOLDER
 
 MB = 1024 * 1024
 HEAD_BYTES = 8192
@@ -44,6 +46,23 @@ KINDS: dict[str, Kind] = {
     "application/vnd.ms-powerpoint": Kind("document", "ppt", DOCUMENT),
     "text/plain": Kind("document", "txt", DOCUMENT),
 }
+AUDIO = 16 * MB
+AUDIO_KINDS: dict[str, Kind] = {
+    "audio/aac": Kind("audio", "aac", AUDIO),
+    "audio/amr": Kind("audio", "amr", AUDIO),
+    "audio/mpeg": Kind("audio", "mp3", AUDIO),
+    "audio/mp4": Kind("audio", "m4a", AUDIO),
+    "audio/ogg": Kind("audio", "ogg", AUDIO),
+}
+"""The official channel's audio types (OGG with the Opus codec only), for attachments."""
+_AUDIO_EXTENSIONS = {
+    ".aac": "audio/aac",
+    ".amr": "audio/amr",
+    ".mp3": "audio/mpeg",
+    ".mpga": "audio/mpeg",
+    ".m4a": "audio/mp4",
+    ".f4a": "audio/mp4",
+}
 _OOXML = {b"word/": "docx", b"xl/": "xlsx", b"ppt/": "pptx"}
 _TEXT_CONTROLS = {"\t", "\n", "\r", "\f"}
 
@@ -53,6 +72,7 @@ class Stored:
     storage_path: str
     url: str
     file_name: str
+    kind: Kind | None = None
 
 
 def _is_text(head: bytes) -> bool:
@@ -71,8 +91,19 @@ def _is_text(head: bytes) -> bool:
     )
 
 
-def sniff(head: bytes) -> Kind | None:
-    """The kind of file whose first bytes are ``head``, when the channel accepts it."""
+def _audio(head: bytes, matches: list[puremagic.PureMagicWithConfidence]) -> Kind | None:
+    if head.startswith(b"OggS"):
+        return AUDIO_KINDS["audio/ogg"] if b"OpusHead" in head else None
+    for match in matches:
+        mime = _AUDIO_EXTENSIONS.get(match.extension)
+        if mime is not None:
+            return AUDIO_KINDS[mime]
+    return None
+
+
+def sniff(head: bytes, *, audio: bool = False) -> Kind | None:
+    """The kind of file whose first bytes are ``head``, when the channel accepts it
+    (``audio``: audio too, which a template header cannot carry)."""
     try:
         matches = puremagic.magic_string(head)
     except (puremagic.PureError, ValueError):
@@ -90,6 +121,8 @@ def sniff(head: bytes) -> Kind | None:
         kind = KINDS.get(match.mime_type)
         if kind is not None:
             return kind
+    if audio and (kind := _audio(head, matches)) is not None:
+        return kind
     if not matches and _is_text(head):
         return KINDS["text/plain"]
     return None
@@ -103,17 +136,44 @@ def clean_file_name(raw: str) -> str:
 
 
 async def store(
-    storage: Storage, office_id: str, conversation_id: str, upload: UploadedFile
+    storage: Storage,
+    office_id: str,
+    conversation_id: str,
+    upload: UploadedFile,
+    *,
+    attachment: bool = False,
 ) -> Stored:
-    kind = sniff(await upload.peek(HEAD_BYTES))
+    """Streams the upload to storage under a random key of the conversation's folder: the
+    header media folder, or (``attachment``) the conversation's media, which takes audio."""
+    kind = sniff(await upload.peek(HEAD_BYTES), audio=attachment)
     if kind is None:
+        audio = "an AAC, AMR, MP3, M4A or OGG (Opus) audio (16 MB), " if attachment else ""
         raise UnsupportedMediaType(
             "Unsupported file type",
             details=(
-                "Send a JPEG or PNG image (at most 5 MB), an MP4 or 3GPP video (16 MB), or a "
-                "PDF, Office or plain-text document (100 MB); the type is read from the bytes"
+                "Send a JPEG or PNG image (at most 5 MB), an MP4 or 3GPP video (16 MB), "
+                f"{audio}or a PDF, Office or plain-text document (100 MB); the type is read "
+                "from the bytes"
             ),
         )
-    key = f"{PREFIX}/{office_id}/{conversation_id}/{secrets.token_hex(16)}.{kind.extension}"
+    folder = CONVERSATION_MEDIA_FOLDER if attachment else PREFIX
+    key = f"{folder}/{office_id}/{conversation_id}/{secrets.token_hex(16)}.{kind.extension}"
     await storage.save(key, upload.chunks, kind.max_bytes)
-    return Stored(key, storage.url(key), clean_file_name(upload.filename))
+    return Stored(key, storage.url(key), clean_file_name(upload.filename), kind)
+
+
+_OOXML_MIME = {
+    "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    "pptx": "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+}
+_BY_EXTENSION: dict[str, tuple[str, str]] = {
+    **{kind.extension: (kind.name, mime) for mime, kind in {**KINDS, **AUDIO_KINDS}.items()},
+    **{extension: ("document", mime) for extension, mime in _OOXML_MIME.items()},
+}
+
+
+def kind_of_key(key: str) -> tuple[str, str] | None:
+    """The kind (``image``, ``video``, ``audio``, ``document``) and MIME type of a stored
+    upload, from the extension its key was given when its bytes were read."""
+    return _BY_EXTENSION.get(key.rsplit(".", 1)[-1].lower()) if "." in key else None

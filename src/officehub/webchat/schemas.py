@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import Field, StringConstraints
+from pydantic import AliasPath, Field, StringConstraints
 
 from officehub.contacts.schemas import Email
 from officehub.kit.id_params import ServerId
@@ -47,6 +47,11 @@ class VisitorMessage(ApiModel):
     type: str
     text: str | None
     media_url: str | None
+    file_name: str | None = Field(
+        default=None,
+        validation_alias=AliasPath("content", "fileName"),
+        description="The name of the file a media message carries, when known",
+    )
     created_at: Timestamp
 
 

@@ -161,7 +161,8 @@
       link.href = message.mediaUrl;
       link.target = "_blank";
       link.rel = "noopener noreferrer";
-      link.textContent = message.text ? " (anexo)" : "Anexo";
+      var label = message.fileName || "Anexo";
+      link.textContent = message.text ? " (" + label + ")" : label;
       item.appendChild(link);
     }
     log.appendChild(item);

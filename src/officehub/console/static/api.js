@@ -68,7 +68,9 @@ export async function api(method, path, { query, body, key } = {}) {
   if (apiKey) headers["x-service-api-key"] = apiKey;
   else if (!SAFE_METHODS.has(method) && getCsrfToken()) headers["x-csrf-token"] = getCsrfToken();
   const init = { method, headers, cache: "no-store", credentials: apiKey ? "omit" : "same-origin" };
-  if (body !== undefined) {
+  if (body instanceof FormData) {
+    init.body = body; // multipart: the browser writes the boundary
+  } else if (body !== undefined) {
     headers["content-type"] = "application/json";
     init.body = JSON.stringify(body);
   }

@@ -7,9 +7,9 @@
 import { api, eachLimited, listAll } from "./api.js";
 import { html, render } from "./html.js";
 import { t } from "./i18n.js";
-import { announce, attempt, formatTime, neutralised } from "./ui.js";
+import { announce, attempt, errorSentence, formatTime, neutralised } from "./ui.js";
 import { Chip, ClientFile, Identity } from "./client-file.js";
-import { Timeline, messageText } from "./inbox-chat.js";
+import { FILE_ICON, Timeline, messageText } from "./inbox-chat.js";
 
 import * as alerts from "./alerts.js";
 import * as live from "./live.js";
@@ -32,6 +32,7 @@ function fresh() {
     filters: { inboxId: "", tab: "all", status: "OPEN", archived: false, assignee: "", tagId: "", legalAreaId: "", search: "" },
     selectedId: null, selected: null, tags: [], messages: [], notes: [],
     messagePage: 1, messagePages: 1, replyTo: null, mode: "reply", draft: { reply: "", note: "" },
+    attachment: null, attachError: "",
     fastMessages: new Map(), fastLoaded: new Set(), fast: null, templates: null, template: "", variables: [],
     pane: "list", fileVersion: 0, unsubscribe: null, ready: false, readHere: new Set(),
   };
@@ -392,7 +393,7 @@ async function openConversation(conversationId, { focus = true } = {}) {
   Object.assign(S, {
     selectedId: conversationId, selected: loaded.conversation, tags: loaded.tags, replyTo: null,
     messages: [], notes: [], fast: null, templates: null, template: "", variables: [],
-    pane: "chat", mode: "reply", draft: { reply: "", note: "" },
+    pane: "chat", mode: "reply", draft: { reply: "", note: "" }, attachment: null, attachError: "",
   });
   setPane("chat");
   // the inbox's fast messages are asked for now, so a `/` typed at once finds them
@@ -666,6 +667,112 @@ async function sendReply(event) {
   announce(t("conversation.replied", { status: t(`message.${message.status}`) }));
 }
 
+// Attachments: a file chosen is uploaded at once to the conversation (`POST …/media`, its
+// type read from the bytes), shown with its name (an image previewed) and a caption field,
+// then sent as a message `{mediaPath, caption, fileName}`.
+
+const ATTACH_ACCEPT = "image/jpeg,image/png,video/mp4,video/3gpp,audio/aac,audio/amr,audio/mpeg,"
+  + "audio/mp4,audio/ogg,application/pdf,application/msword,application/vnd.ms-excel,"
+  + "application/vnd.ms-powerpoint,application/vnd.openxmlformats-officedocument.wordprocessingml.document,"
+  + "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet,"
+  + "application/vnd.openxmlformats-officedocument.presentationml.presentation,text/plain,"
+  + ".jpg,.jpeg,.png,.mp4,.3gp,.aac,.amr,.mp3,.m4a,.ogg,.pdf,.doc,.docx,.xls,.xlsx,.ppt,.pptx,.txt";
+const ATTACH_MAX_BYTES = 100 * 1024 * 1024;
+// Drawn, not emoji: a machine without an emoji font shows them as empty boxes.
+const CLIP_ICON = html`<svg class="icon" viewBox="0 0 24 24" width="20" height="20" aria-hidden="true"
+  focusable="false"><path fill="none" stroke="currentColor" stroke-width="2" stroke-linecap="round"
+  d="M21 11.5 12.6 19.9a5.5 5.5 0 0 1-7.8-7.8l8.5-8.5a3.7 3.7 0 0 1 5.2 5.2l-8.5 8.5a1.8 1.8 0 0 1-2.6-2.6l7.8-7.8"/></svg>`;
+
+function attachErrorOf(error) {
+  if (error?.status === 413) return t("composer.attachTooLarge");
+  if (error?.status === 415) return t("composer.attachWrongType");
+  return t("composer.attachFailed", { reason: errorSentence(error) });
+}
+
+async function chooseFile(event) {
+  const input = event.currentTarget;
+  const file = input.files?.[0];
+  input.value = "";
+  if (!file) return;
+  const conversation = S.selected;
+  S.attachError = "";
+  if (file.size > ATTACH_MAX_BYTES) {
+    S.attachment = null;
+    S.attachError = t("composer.attachTooLarge");
+    paint();
+    return;
+  }
+  S.attachment = { uploading: true, fileName: file.name, caption: "" };
+  paint();
+  const form = new FormData();
+  form.append("file", file, file.name);
+  let stored = null;
+  try {
+    stored = await api("POST", `${conversationPath()}/media`, { body: form });
+  } catch (error) {
+    if (S.selected !== conversation) return;
+    S.attachment = null;
+    S.attachError = attachErrorOf(error);
+    paint();
+    document.getElementById("attach-button")?.focus();
+    return;
+  }
+  if (S.selected !== conversation) return;
+  S.attachment = { ...stored, uploading: false, caption: "" };
+  paint();
+  document.getElementById(stored.mediaKind === "audio" ? "attach-send" : "attach-caption")?.focus();
+  announce(t("composer.attachReady", { name: stored.fileName }));
+}
+
+function removeAttachment() {
+  S.attachment = null;
+  S.attachError = "";
+  paint();
+  document.getElementById("attach-button")?.focus();
+}
+
+async function sendAttachment(event) {
+  event.preventDefault();
+  const chosen = S.attachment;
+  if (!chosen || chosen.uploading) return;
+  const body = { mediaPath: chosen.storagePath, fileName: chosen.fileName };
+  const caption = chosen.caption.trim();
+  if (caption && chosen.mediaKind !== "audio") body.caption = caption;
+  if (S.replyTo) body.replyToMessageId = S.replyTo.id;
+  const message = await attempt(t("composer.attachSend"), () => api("POST", `${conversationPath()}/messages`, { body }));
+  if (!message) return;
+  S.attachment = null;
+  S.replyTo = null;
+  showMessage(message);
+  announce(t("composer.attachSent", { status: t(`message.${message.status}`) }));
+  document.getElementById("attach-button")?.focus();
+}
+
+function AttachmentPanel() {
+  const chosen = S.attachment;
+  if (!chosen) return null;
+  if (chosen.uploading) {
+    return html`<div id="attachment" class="attachment" aria-busy="true">
+      <p class="muted" role="status">${n(t("composer.attachUploading", { name: chosen.fileName }))}</p></div>`;
+  }
+  return html`<div id="attachment" class="attachment" data-kind=${chosen.mediaKind}>
+    ${chosen.mediaKind === "image"
+      ? html`<img class="attachment-preview" src=${chosen.url} alt=${n(t("composer.attachPreview", { name: chosen.fileName }))} />`
+      : html`<span class="attachment-icon">${FILE_ICON}</span>`}
+    <div class="attachment-fields">
+      <p class="attachment-name"><strong>${n(chosen.fileName)}</strong>
+        <span class="muted"> · ${t(`composer.attachKind.${chosen.mediaKind}`)}</span></p>
+      ${chosen.mediaKind === "audio" ? null : html`<label for="attach-caption">${t("composer.attachCaption")}</label>
+        <input id="attach-caption" maxlength="1024" value=${chosen.caption}
+          onInput=${(e) => { chosen.caption = e.currentTarget.value; }} />`}
+    </div>
+    <div class="attachment-actions">
+      <button type="button" class="secondary" id="attach-remove" onClick=${removeAttachment}>${t("composer.attachRemove")}</button>
+      <button type="submit" id="attach-send">${t("composer.attachSend")}</button>
+    </div>
+  </div>`;
+}
+
 async function addNote(event) {
   event.preventDefault();
   const text = S.draft.note.trim();
@@ -752,23 +859,32 @@ function TemplatePicker() {
 
 function Composer() {
   const fast = S.fast;
+  const closed = windowClosed();
   const activeId = fast && fast.active >= 0 ? `fast-${fast.shown[fast.active].id}` : null;
   return html`<div class="composer-area">
-    ${S.mode === "reply" && windowClosed() ? html`<${TemplatePicker} />` : null}
+    ${S.mode === "reply" && closed ? html`<${TemplatePicker} />` : null}
     <div class="modes" role="group" aria-label=${t("inbox.composerMode")}>
       <button type="button" class="mode" aria-pressed=${String(S.mode === "reply")} onClick=${() => setMode("reply")}>
         ${t("inbox.modeReply")}</button>
       <button type="button" class="mode note-mode" aria-pressed=${String(S.mode === "note")} onClick=${() => setMode("note")}>
         ${t("inbox.modeNote")}</button>
     </div>
-    ${S.mode === "reply" ? html`<form id="reply-form" class="compose" onSubmit=${sendReply}>
+    ${S.mode === "reply" ? html`<form id="reply-form" class="compose"
+        onSubmit=${S.attachment ? sendAttachment : sendReply}>
       ${S.replyTo ? html`<div id="reply-quote" class="quote">
         <p class="muted">${t("composer.replyingTo")}</p>
         <blockquote>${n(messageText(S.replyTo))}</blockquote>
         <button type="button" class="link" onClick=${() => { S.replyTo = null; paint(); }}>${t("composer.cancelQuote")}</button>
       </div>` : null}
+      ${S.attachError ? html`<p id="attach-error" class="error-text" role="alert">${n(S.attachError)}</p>` : null}
+      <${AttachmentPanel} />
+      <input type="file" id="attach-file" hidden accept=${ATTACH_ACCEPT} onChange=${chooseFile} />
       <label for="reply-text" class="visually-hidden">${t("conversation.reply")}</label>
-      <div class="composer">
+      <div class="composer" hidden=${Boolean(S.attachment)}>
+        <button type="button" class="secondary attach-button" id="attach-button"
+          aria-label=${t("composer.attach")} title=${closed ? t("composer.attachWindowClosed") : t("composer.attachHint")}
+          disabled=${closed} onClick=${() => document.getElementById("attach-file")?.click()}>
+          ${CLIP_ICON}</button>
         ${fast ? html`<ul id="fast-list" class="fast-list" role="listbox" aria-label=${t("composer.fastMessages")}>
           ${fast.shown.length ? fast.shown.map((m, index) => html`<li id=${`fast-${m.id}`} role="option"
             class="fast-option" aria-selected=${String(index === fast.active)}
@@ -776,7 +892,7 @@ function Composer() {
             <strong>${n(m.title)}</strong> <span class="muted">${n(m.text)}</span></li>`)
             : html`<li class="muted" role="option" aria-disabled="true" aria-selected="false">${fast.loading ? t("composer.fastLoading") : t("composer.noFast")}</li>`}
         </ul>` : null}
-        <textarea id="reply-text" rows="2" maxlength="4096" required value=${S.draft.reply}
+        <textarea id="reply-text" rows="2" maxlength="4096" required=${!S.attachment} value=${S.draft.reply}
           placeholder=${t("composer.hint")} aria-describedby="reply-hint"
           role="combobox" aria-autocomplete="list" aria-controls="fast-list" aria-expanded=${String(Boolean(fast))}
           aria-activedescendant=${activeId} onInput=${replyInput} onKeyDown=${replyKeys}></textarea>

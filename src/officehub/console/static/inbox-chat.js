@@ -27,6 +27,11 @@ function failureReason(message) {
   return said || message.error || t("message.noReason");
 }
 
+/** A document's mark, drawn (an emoji shows as a box where no emoji font is installed). */
+export const FILE_ICON = html`<svg class="icon" viewBox="0 0 24 24" width="18" height="18" aria-hidden="true"
+  focusable="false"><path fill="none" stroke="currentColor" stroke-width="2" stroke-linejoin="round"
+  d="M6 2h8l5 5v15H6zM14 2v5h5M9 13h7M9 17h7"/></svg>`;
+
 function Media({ message }) {
   if (!message.mediaUrl) return null;
   const kind = message.content?.mediaKind;
@@ -37,7 +42,7 @@ function Media({ message }) {
   }
   if (kind === "audio") return html`<audio class="media" controls src=${message.mediaUrl}></audio>`;
   if (kind === "video") return html`<video class="media" controls src=${message.mediaUrl}></video>`;
-  return html`<a class="media file" href=${message.mediaUrl} target="_blank" rel="noopener">${n(label)}</a>`;
+  return html`<a class="media file" href=${message.mediaUrl} target="_blank" rel="noopener">${FILE_ICON} ${n(label)}</a>`;
 }
 
 function Bubble({ message, byId, onQuote, onReact }) {

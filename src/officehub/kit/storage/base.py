@@ -21,7 +21,10 @@ KEY_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}(/[A-Za-z0-9][A-Za-z0-9._
 
 HEADER_MEDIA_FOLDER = "template-header-media"
 """Template header media uploads: ``<folder>/<office>/<conversation>/<random>.<ext>``."""
-CONVERSATION_FOLDERS = (HEADER_MEDIA_FOLDER,)
+CONVERSATION_MEDIA_FOLDER = "conversation-media"
+"""Files the office sends a client in a conversation (attachments):
+``<folder>/<office>/<conversation>/<random>.<ext>``."""
+CONVERSATION_FOLDERS = (HEADER_MEDIA_FOLDER, CONVERSATION_MEDIA_FOLDER)
 """The kinds of file stored under a conversation (``<kind>/<office>/<conversation>/…``):
 an erasure of its client deletes each folder whole."""
 
