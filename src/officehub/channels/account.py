@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -21,10 +21,12 @@ from officehub.channels import repository
 from officehub.channels.account_schemas import AccountNoticeOut
 from officehub.contacts import consent
 from officehub.contacts.whatsapp_identity import user_id_or_none
-from officehub.inboxes.models import Integration
 from officehub.kit.pagination import PageParams, paginate
 from officehub.templates import service as templates
 from officehub.templates.service import PlatformUpdate
+
+if TYPE_CHECKING:
+    from officehub.inboxes.models import Integration
 
 logger = logging.getLogger("officehub.channels")
 

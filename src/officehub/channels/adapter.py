@@ -8,11 +8,12 @@ is set: until then their outbound messages stay ``QUEUED`` (never claimed).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import httpx
 
-from officehub.inboxes.models import Integration
+if TYPE_CHECKING:
+    from officehub.inboxes.models import Integration
 
 
 @dataclass(frozen=True)

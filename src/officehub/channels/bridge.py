@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
 from officehub.channels.adapter import Outbound, SendDeferred, SendRejected
-from officehub.inboxes.models import Integration
 from officehub.kit.outbound import SIGNATURE_HEADER, refused_by_guard, retry_after, signature_header
+
+if TYPE_CHECKING:
+    from officehub.inboxes.models import Integration
 
 BRIDGED = ("WHATSAPP", "INSTAGRAM")
 TOLERANCE_SECONDS = 300

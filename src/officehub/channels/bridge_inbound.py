@@ -9,7 +9,7 @@ the external id); a status moves an outbound message forward.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from fastapi import Path, Request
 from pydantic import ValidationError
@@ -19,7 +19,6 @@ from officehub.channels import bridge_service
 from officehub.channels.bridge import BRIDGED, TOLERANCE_SECONDS, external_id
 from officehub.channels.bridge_schemas import BridgeMessage, BridgeReceived, BridgeStatus
 from officehub.inboxes import service as inboxes
-from officehub.inboxes.models import Integration
 from officehub.kit.db import SessionDep
 from officehub.kit.errors import NotFound, Unauthorized, ValidationFailed, error_responses
 from officehub.kit.ids import ID_PATTERN
@@ -27,6 +26,9 @@ from officehub.kit.indexed_router import Router
 from officehub.kit.middleware import body_limit
 from officehub.kit.outbound.signing import WebhookVerificationError, verify
 from officehub.messages import statuses as message_statuses
+
+if TYPE_CHECKING:
+    from officehub.inboxes.models import Integration
 
 router = Router(tags=["Channels"])
 IntegrationId = Annotated[str, Path(alias="integrationId", pattern=ID_PATTERN)]

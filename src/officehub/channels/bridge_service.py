@@ -5,6 +5,8 @@ the contact's open conversation (``chat.message.received``)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.channels import repository
@@ -15,8 +17,10 @@ from officehub.contacts.normalize import digits
 from officehub.conversations import service as conversations
 from officehub.conversations.schemas import ConversationIn
 from officehub.inboxes import service as inboxes
-from officehub.inboxes.models import Integration
 from officehub.messages import inbound as inbound_messages
+
+if TYPE_CHECKING:
+    from officehub.inboxes.models import Integration
 
 
 async def receive(session: AsyncSession, integration: Integration, message: BridgeMessage) -> int:

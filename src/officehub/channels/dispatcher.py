@@ -19,7 +19,7 @@ import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Hashable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import unquote
 
 import httpx
@@ -29,7 +29,6 @@ from officehub.channels import repository
 from officehub.channels.adapter import ChannelAdapter, Outbound, SendDeferred, SendRejected
 from officehub.channels.bridge import BRIDGED, BridgeAdapter, WebchatAdapter
 from officehub.channels.whatsapp import WhatsAppAdapter
-from officehub.inboxes.models import Integration
 from officehub.kit.config import Settings
 from officehub.kit.errors import PayloadTooLarge
 from officehub.kit.outbound import delivery_client, refused_by_guard
@@ -38,7 +37,10 @@ from officehub.kit.storage import Storage, is_valid_key, storage_from_settings
 from officehub.kit.worker import WorkerContext
 from officehub.messages import outbound as outbound_messages
 from officehub.messages import statuses as message_statuses
-from officehub.messages.models import Message
+
+if TYPE_CHECKING:
+    from officehub.inboxes.models import Integration
+    from officehub.messages.models import Message
 
 logger = logging.getLogger("officehub.channels")
 

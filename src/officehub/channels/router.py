@@ -10,7 +10,7 @@ from __future__ import annotations
 import hmac
 import json
 import logging
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from fastapi import Path, Query, Request
 from fastapi.responses import PlainTextResponse
@@ -20,7 +20,6 @@ from officehub.channels import account, service, template_sync
 from officehub.channels.account_schemas import AccountNoticeOut
 from officehub.channels.whatsapp import SIGNATURE_HEADER, signature_valid
 from officehub.inboxes import service as inboxes
-from officehub.inboxes.models import Integration
 from officehub.kit.auth import OfficeDep
 from officehub.kit.db import SessionDep
 from officehub.kit.errors import Forbidden, NotFound, Unauthorized, error_responses
@@ -29,6 +28,9 @@ from officehub.kit.ids import ID_PATTERN
 from officehub.kit.indexed_router import Router
 from officehub.kit.pagination import Page, PageDep
 from officehub.templates.schemas import TemplateList
+
+if TYPE_CHECKING:
+    from officehub.inboxes.models import Integration
 
 logger = logging.getLogger("officehub.channels")
 router = Router(tags=["Channels"])

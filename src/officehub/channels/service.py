@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import logging
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -33,18 +33,20 @@ from officehub.channels.schemas import (
     Status,
 )
 from officehub.contacts import whatsapp_identity as identity
-from officehub.contacts.models import Contact
 from officehub.contacts.normalize import digits
 from officehub.contacts.whatsapp_identity import WhatsAppUser, user_id_or_none
 from officehub.conversations import service as conversations
 from officehub.conversations.schemas import ConversationIn
 from officehub.crm import service as crm
 from officehub.inboxes import service as inboxes
-from officehub.inboxes.models import Integration
 from officehub.kit.timeutil import utcnow
 from officehub.messages import inbound as inbound_messages
 from officehub.messages import outbound as outbound_messages
 from officehub.messages import statuses as message_statuses
+
+if TYPE_CHECKING:
+    from officehub.contacts.models import Contact
+    from officehub.inboxes.models import Integration
 
 logger = logging.getLogger("officehub.channels")
 

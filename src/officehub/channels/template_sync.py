@@ -12,7 +12,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 from pydantic import ValidationError
@@ -21,12 +21,14 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from officehub.channels import repository
 from officehub.channels.adapter import SendDeferred, SendRejected
 from officehub.channels.whatsapp import WhatsAppAdapter
-from officehub.inboxes.models import Integration
 from officehub.kit.config import Settings
 from officehub.kit.errors import BadGateway
 from officehub.kit.worker import PeriodicJob, WorkerContext
 from officehub.templates import service as templates
 from officehub.templates.schemas import TemplateIn, TemplateOut
+
+if TYPE_CHECKING:
+    from officehub.inboxes.models import Integration
 
 logger = logging.getLogger("officehub.channels")
 

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
 from officehub.channels.adapter import Outbound, SendDeferred, SendRejected
-from officehub.inboxes.models import Integration
 from officehub.kit.outbound import retry_after
+
+if TYPE_CHECKING:
+    from officehub.inboxes.models import Integration
 
 SIGNATURE_HEADER = "x-hub-signature-256"
 # Platform error codes that mean "slow down" even when the HTTP status is 400.

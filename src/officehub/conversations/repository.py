@@ -8,6 +8,7 @@ from typing import Any
 
 from sqlalchemy import (
     ColumnElement,
+    Exists,
     Select,
     String,
     and_,
@@ -37,6 +38,7 @@ from officehub.conversations.models import (
     ConversationRead,
     ConversationTag,
 )
+from officehub.events.models import OutboxEvent
 from officehub.inboxes.models import Inbox, Integration
 from officehub.kit.integrity import violates
 from officehub.kit.queue import lock_skipping, take
@@ -806,3 +808,51 @@ def report_statement(
         func.count(r.met),
         func.sum(case((r.met == 1, 1), else_=0)),
     ).group_by(r.kind, r.k)
+
+
+def conversation_of_contact(office_id: str) -> Exists:
+    """EXISTS a conversation of the office with the enclosing query's contact (correlated
+    to ``contacts.id``): what the contacts list's visibility clause is made of."""
+    return exists().where(Conversation.office_id == office_id, Conversation.person_id == Contact.id)
+
+
+# Each outbox event with its conversation's inbox and assignee as they stand (what a live
+# stream's visibility needs), in the same query (officehub.live.hub).
+_EVENTS_WITH_ROUTING = select(
+    OutboxEvent, Conversation.inbox_id, Conversation.assigned_user_id
+).outerjoin(
+    Conversation,
+    and_(
+        Conversation.id == OutboxEvent.conversation_id,
+        Conversation.office_id == OutboxEvent.office_id,
+    ),
+)
+EventWithRouting = tuple[OutboxEvent, str | None, str | None]
+"""An event, its conversation's inbox id and its assignee's id (None without either)."""
+
+
+async def events_with_routing(session: AsyncSession, ids: Sequence[str]) -> list[EventWithRouting]:
+    """The events ``ids`` (any office), oldest first, each with its conversation's routing."""
+    if not ids:
+        return []
+    rows = await session.execute(
+        _EVENTS_WITH_ROUTING.where(OutboxEvent.id.in_(ids)).order_by(
+            OutboxEvent.created_at, OutboxEvent.id
+        )
+    )
+    return [(r[0], r[1], r[2]) for r in rows]
+
+
+async def events_from_with_routing(
+    session: AsyncSession, office_id: str, since: datetime, limit: int
+) -> list[EventWithRouting]:
+    """At most ``limit`` of the office's events recorded at ``since`` or later, oldest
+    first, each with its conversation's routing."""
+    rows = await session.execute(
+        _EVENTS_WITH_ROUTING.where(
+            OutboxEvent.office_id == office_id, OutboxEvent.created_at >= since
+        )
+        .order_by(OutboxEvent.created_at, OutboxEvent.id)
+        .limit(limit)
+    )
+    return [(r[0], r[1], r[2]) for r in rows]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from sqlalchemy import ColumnElement
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -43,8 +43,10 @@ from officehub.kit.repository import flush_or_conflict, lock_office
 from officehub.kit.timeutil import as_utc, utcnow
 from officehub.legal_areas import service as legal_areas
 from officehub.tags import service as tags
-from officehub.tags.models import Tag
 from officehub.users import service as users
+
+if TYPE_CHECKING:
+    from officehub.tags.models import Tag
 
 _UNSET: Any = object()
 C = TypeVar("C", bound=ConversationOut)

@@ -8,8 +8,6 @@ hooks in their own transaction and conversations answers here. ``install`` is ca
 
 from __future__ import annotations
 
-from sqlalchemy import exists
-
 from officehub.contacts.hooks import (
     ContactErasing,
     ContactLocking,
@@ -18,10 +16,8 @@ from officehub.contacts.hooks import (
     contact_locking,
     contact_merging,
 )
-from officehub.contacts.models import Contact
 from officehub.contacts.visibility import ContactScoping, contact_scoping
 from officehub.conversations import repository, service, sla, visibility
-from officehub.conversations.models import Conversation
 from officehub.conversations.schemas import ConversationPatch
 from officehub.inboxes.hooks import (
     InboxDeleting,
@@ -135,9 +131,7 @@ async def scope_contacts(event: ContactScoping) -> None:
     seen = visibility.listed(event.actor)
     if seen is None:
         return
-    own = exists().where(
-        Conversation.office_id == event.office_id, Conversation.person_id == Contact.id
-    )
+    own = repository.conversation_of_contact(event.office_id)
     event.clauses.append(own.where(seen))
     event.clauses.append(~own)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from sqlalchemy import and_, delete, exists, select, update
+from sqlalchemy import and_, bindparam, delete, exists, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
@@ -185,3 +185,45 @@ async def delete_events(session: AsyncSession, office_id: str, ids: Sequence[str
         await session.execute(
             delete(OutboxEvent).where(OutboxEvent.office_id == office_id, OutboxEvent.id.in_(chunk))
         )
+
+
+# The live streams' reads (officehub.live.hub): the statements are built once.
+_RECENT = select(OutboxEvent.id, OutboxEvent.created_at).where(
+    OutboxEvent.created_at > bindparam("since")
+)
+_RECENT_OF = _RECENT.where(OutboxEvent.office_id.in_(bindparam("offices", expanding=True)))
+
+
+async def recorded_since(
+    session: AsyncSession, since: datetime, offices: Sequence[str] | None = None
+) -> list[tuple[str, datetime]]:
+    """The id and time of each event recorded after ``since`` (of ``offices`` when given;
+    of every office when None)."""
+    if offices is None:
+        rows = await session.execute(_RECENT, {"since": since})
+    else:
+        rows = await session.execute(_RECENT_OF, {"since": since, "offices": list(offices)})
+    return [(ident, at) for ident, at in rows]
+
+
+async def created_at_of(session: AsyncSession, office_id: str, ident: str) -> datetime | None:
+    """When the office's event ``ident`` was recorded; None when it has no such event."""
+    found = (
+        await session.execute(
+            select(OutboxEvent.created_at).where(
+                OutboxEvent.office_id == office_id, OutboxEvent.id == ident
+            )
+        )
+    ).first()
+    return None if found is None else found[0]
+
+
+async def newest_id(session: AsyncSession, office_id: str) -> str | None:
+    """The office's newest event id."""
+    found: str | None = await session.scalar(
+        select(OutboxEvent.id)
+        .where(OutboxEvent.office_id == office_id)
+        .order_by(OutboxEvent.created_at.desc(), OutboxEvent.id.desc())
+        .limit(1)
+    )
+    return found

@@ -17,19 +17,21 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import Coroutine, Sequence
+from collections.abc import Coroutine
 from datetime import datetime, timedelta
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from sqlalchemy import and_, bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from officehub.conversations.models import Conversation
-from officehub.events.models import OutboxEvent
+from officehub.conversations import repository as conversations
+from officehub.events import repository as outbox
 from officehub.kit import wakeup
 from officehub.kit.auth import OfficeContext
 from officehub.kit.timeutil import isoformat, utcnow
 from officehub.live.visibility import StreamEvent, visible
+
+if TYPE_CHECKING:
+    from officehub.events.models import OutboxEvent
 
 logger = logging.getLogger("officehub.live")
 T = TypeVar("T")
@@ -136,23 +138,11 @@ class StreamHub:
         is unknown to the office (purged, never its own) or more than ``REPLAY_MAX`` came
         after it."""
         async with self._sessionmaker() as session:
-            last = (
-                await session.execute(
-                    select(OutboxEvent.created_at).where(
-                        OutboxEvent.office_id == actor.office_id, OutboxEvent.id == last_event_id
-                    )
-                )
-            ).first()
-            if last is None:
+            after = await outbox.created_at_of(session, actor.office_id, last_event_id)
+            if after is None:
                 return None
-            after = last[0]
-            rows = await session.execute(
-                _WITH_CONVERSATION.where(
-                    OutboxEvent.office_id == actor.office_id,
-                    OutboxEvent.created_at >= after,
-                )
-                .order_by(OutboxEvent.created_at, OutboxEvent.id)
-                .limit(REPLAY_MAX + 2)
+            rows = await conversations.events_from_with_routing(
+                session, actor.office_id, after, REPLAY_MAX + 2
             )
             found = [r for r in rows if (r[0].created_at, r[0].id) > (after, last_event_id)]
         if len(found) > REPLAY_MAX:
@@ -163,13 +153,7 @@ class StreamHub:
     async def newest_id(self, actor: OfficeContext) -> str | None:
         """The office's newest event id: where a fresh stream says it starts."""
         async with self._sessionmaker() as session:
-            found: str | None = await session.scalar(
-                select(OutboxEvent.id)
-                .where(OutboxEvent.office_id == actor.office_id)
-                .order_by(OutboxEvent.created_at.desc(), OutboxEvent.id.desc())
-                .limit(1)
-            )
-            return found
+            return await outbox.newest_id(session, actor.office_id)
 
     async def _run(self) -> None:
         wakeup.subscribe(self._signal)
@@ -205,7 +189,7 @@ class StreamHub:
             try:
                 since = started - timedelta(seconds=LATE_COMMIT_SECONDS)
                 async with self._sessionmaker() as session:
-                    for ident, at in await session.execute(_RECENT, {"since": since}):
+                    for ident, at in await outbox.recorded_since(session, since):
                         if at <= started:
                             self._seen[ident] = at
                 self._newest = max(self._seen.values(), default=since)
@@ -222,9 +206,9 @@ class StreamHub:
         assert self._newest is not None  # noqa: S101 (set by _start)
         since = self._newest - timedelta(seconds=LATE_COMMIT_SECONDS)
         async with self._sessionmaker() as session:
-            recent = (await session.execute(_RECENT_OF, {"since": since, "offices": offices})).all()
+            recent = await outbox.recorded_since(session, since, offices)
             fresh = [ident for ident, _at in recent if ident not in self._seen]
-            rows = await _events(session, fresh)
+            rows = await conversations.events_with_routing(session, fresh)
         for ident, at in recent:
             self._seen[ident] = at
             if at > self._newest:
@@ -237,38 +221,6 @@ class StreamHub:
         horizon = self._newest - timedelta(seconds=LATE_COMMIT_SECONDS)
         for ident in [i for i, at in self._seen.items() if at < horizon]:
             del self._seen[ident]
-
-
-_RECENT = select(OutboxEvent.id, OutboxEvent.created_at).where(
-    OutboxEvent.created_at > bindparam("since")
-)
-_RECENT_OF = _RECENT.where(OutboxEvent.office_id.in_(bindparam("offices", expanding=True)))
-
-
-# Each event with its conversation's inbox and assignee as they stand (what a session's
-# visibility needs), in the same query.
-_WITH_CONVERSATION = select(
-    OutboxEvent, Conversation.inbox_id, Conversation.assigned_user_id
-).outerjoin(
-    Conversation,
-    and_(
-        Conversation.id == OutboxEvent.conversation_id,
-        Conversation.office_id == OutboxEvent.office_id,
-    ),
-)
-
-
-async def _events(
-    session: AsyncSession, ids: Sequence[str]
-) -> list[tuple[OutboxEvent, str | None, str | None]]:
-    if not ids:
-        return []
-    rows = await session.execute(
-        _WITH_CONVERSATION.where(OutboxEvent.id.in_(ids)).order_by(
-            OutboxEvent.created_at, OutboxEvent.id
-        )
-    )
-    return [(r[0], r[1], r[2]) for r in rows]
 
 
 def stream_event(

@@ -4,14 +4,13 @@ messages with keywords) and away messages outside business hours (text or templa
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.contacts import consent
 from officehub.contacts import texts as contact_texts
 from officehub.conversations import service as conversations
-from officehub.conversations.models import Conversation
 from officehub.fast_messages import service as fast_messages
 from officehub.inboxes import service as inboxes
 from officehub.inboxes.business_hours import closed_period_start
@@ -25,6 +24,9 @@ from officehub.messages.schemas import OutboundIn
 from officehub.messages.storing import emit_message, store_message
 from officehub.offices import settings as office_settings
 from officehub.templates import service as templates
+
+if TYPE_CHECKING:
+    from officehub.conversations.models import Conversation
 
 logger = logging.getLogger("officehub.messages")
 

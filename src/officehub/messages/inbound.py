@@ -7,19 +7,21 @@ messages."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.conversations import service as conversations
-from officehub.conversations.models import Conversation
 from officehub.kit.errors import ValidationFailed
 from officehub.kit.timeutil import isoformat
 from officehub.messages import events, repository
 from officehub.messages.auto_replies import answer_away, answer_keyword
 from officehub.messages.schemas import InboundIn, MessageOut
 from officehub.messages.storing import emit_message, store_message
+
+if TYPE_CHECKING:
+    from officehub.conversations.models import Conversation
 
 
 async def receive(

@@ -11,14 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import timedelta
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.contacts import consent
 from officehub.contacts import service as contacts
 from officehub.conversations import service as conversations
-from officehub.conversations.models import Conversation
 from officehub.inboxes import service as inboxes
 from officehub.kit.errors import Conflict, ValidationFailed
 from officehub.kit.storage import Storage, is_valid_key
@@ -30,6 +29,9 @@ from officehub.messages.schemas import FallbackTemplate, MessageOut, OutboundIn
 from officehub.messages.storing import emit_message, store_message
 from officehub.templates import header_media
 from officehub.templates import service as templates
+
+if TYPE_CHECKING:
+    from officehub.conversations.models import Conversation
 
 SERVICE_WINDOW = timedelta(hours=24)
 

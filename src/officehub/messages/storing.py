@@ -4,12 +4,11 @@ transaction, and the event that tells of it (``emit_message``)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.conversations import service as conversations
-from officehub.conversations.models import Conversation
 from officehub.events.catalogue import Event
 from officehub.events.service import emit
 from officehub.kit.actor import acting, current_actor
@@ -17,6 +16,9 @@ from officehub.kit.timeutil import isoformat, utcnow
 from officehub.messages import repository
 from officehub.messages.models import Message
 from officehub.messages.schemas import MessageOut
+
+if TYPE_CHECKING:
+    from officehub.conversations.models import Conversation
 
 
 async def store_message(

@@ -92,10 +92,10 @@ class WebchatCorsMiddleware:
 
 
 async def _read_origins(state: Any, integration_id: str) -> frozenset[str]:
-    from officehub.inboxes.models import Integration
+    from officehub.inboxes.repository import get_integration_any_office
 
     async with state.read_sessionmaker() as session:
-        integration = await session.get(Integration, integration_id)
+        integration = await get_integration_any_office(session, integration_id)
     if integration is None or integration.type != "WEBCHAT" or not integration.webchat:
         return frozenset()
     return frozenset(str(o) for o in integration.webchat.get("allowedOrigins") or [])

@@ -13,16 +13,18 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi import Request
 from sqlalchemy import text
 
 from officehub.kit import wakeup
-from officehub.messages.models import Message
 from officehub.webchat import service
 from officehub.webchat.models import WebchatVisitor
 from officehub.webchat.schemas import VisitorMessage
+
+if TYPE_CHECKING:
+    from officehub.messages.models import Message
 
 STREAM_SECONDS = 300.0
 HEARTBEAT_SECONDS = 15.0

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import time
 from importlib import resources
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from fastapi import Header, Path, Request
 from fastapi.responses import Response, StreamingResponse
@@ -19,7 +19,6 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.contacts.texts import WIDGET
 from officehub.events.service import emit
-from officehub.inboxes.models import Integration
 from officehub.kit.db import SessionDep
 from officehub.kit.errors import RateLimited, error_responses
 from officehub.kit.ids import ID_PATTERN
@@ -40,6 +39,9 @@ from officehub.webchat.schemas import (
     VisitorMessage,
     VisitorMessageIn,
 )
+
+if TYPE_CHECKING:
+    from officehub.inboxes.models import Integration
 
 router = Router(prefix="/webchat/{integrationId}", tags=["Web chat"])
 IntegrationId = Annotated[str, Path(alias="integrationId", pattern=ID_PATTERN)]

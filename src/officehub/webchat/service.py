@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -21,15 +21,17 @@ from officehub.contacts.normalize import digits, to_e164
 from officehub.conversations import service as conversations
 from officehub.conversations.schemas import ConversationIn
 from officehub.inboxes import service as inboxes
-from officehub.inboxes.models import Integration
 from officehub.kit.errors import NotFound, Unauthorized, ValidationFailed
 from officehub.kit.timeutil import utcnow
 from officehub.messages import inbound as inbound_messages
 from officehub.messages import statuses as message_statuses
-from officehub.messages.models import Message
 from officehub.webchat import repository
 from officehub.webchat.models import WebchatVisitor
 from officehub.webchat.schemas import StartIn, StartOut, VisitorMessage
+
+if TYPE_CHECKING:
+    from officehub.inboxes.models import Integration
+    from officehub.messages.models import Message
 
 WEBCHAT = "WEBCHAT"
 TOKEN_HEADER = "x-visitor-token"  # noqa: S105 (a header name)

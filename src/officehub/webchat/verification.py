@@ -28,7 +28,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 from sqlalchemy import text
@@ -41,7 +41,6 @@ from officehub.contacts import service as contacts
 from officehub.contacts.normalize import digits
 from officehub.contacts.texts import CODE_MESSAGE
 from officehub.inboxes import service as inboxes
-from officehub.inboxes.models import Integration
 from officehub.kit.errors import BadGateway, Conflict, RateLimited, ValidationFailed
 from officehub.kit.ids import new_id
 from officehub.kit.pagination import PageParams
@@ -50,6 +49,9 @@ from officehub.kit.timeutil import utcnow
 from officehub.templates import service as templates
 from officehub.webchat import repository
 from officehub.webchat.models import ClaimCode, WebchatVisitor
+
+if TYPE_CHECKING:
+    from officehub.inboxes.models import Integration
 
 logger = logging.getLogger("officehub.webchat")
 
