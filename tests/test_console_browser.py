@@ -18,7 +18,7 @@ from officehub.kit.config import Settings
 from officehub.kit.timeutil import utcnow
 from officehub.webhooks.delivery import RETRY_SCHEDULE
 from tests import factories as f
-from tests.browser import new_page
+from tests.browser import nav_to, new_page
 from tests.crm_world import make_world
 from tests.helpers import OfficeFixture, error_of
 from tests.receiver import Reply, running_receiver
@@ -245,7 +245,7 @@ async def test_reply_in_a_conversation_on_a_phone_sized_screen(
 
     async with new_page(browser, 390, 844) as page:
         await log_in(page, server_url, office_a.key)
-        await page.get_by_role("link", name="Conversations").click()
+        await nav_to(page, "Conversations")
         await page.get_by_role("button", name=re.compile("Carla Dias")).click()
         await expect(page.get_by_role("heading", name="Carla Dias")).to_be_visible(timeout=TIMEOUT)
 
@@ -333,7 +333,7 @@ async def test_the_maps_numbers_match_the_api(
     page.on("pageerror", lambda error: problems.append(str(error)))
     page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
     await log_in(page, server_url, office_a.key)
-    await page.get_by_role("link", name="Clients map").click()
+    await nav_to(page, "Clients map")
     await expect(page.locator("#map-total")).to_have_text("5", timeout=TIMEOUT)
     assert await page.locator("#map-cache-at").get_attribute("datetime") == answer["cacheAt"]
     by_uf = {s["uf"]: s for s in answer["states"]}
@@ -389,7 +389,7 @@ async def test_retry_a_failed_delivery_from_the_console(
         assert failed.status == "FAILED"
 
         await log_in(page, server_url, office_a.key)
-        await page.get_by_role("link", name="Webhooks").click()
+        await nav_to(page, "Webhooks")
         webhook_row = page.locator(f'tr[data-webhook-id="{hook["id"]}"]')
         await expect(webhook_row.locator('[data-stat="failed"]')).to_have_text("1", timeout=TIMEOUT)
         await expect(webhook_row.locator('[data-stat="rate"]')).to_have_text("0 %")
@@ -443,7 +443,7 @@ async def test_a_web_chat_visitors_contact_is_marked_unverified_in_the_console(
 
     async with new_page(browser, 1280, 800) as page:
         await log_in_in_portuguese(page, server_url, office_a.key)
-        await page.get_by_role("link", name="Conversas").click()
+        await nav_to(page, "Conversas")
         await page.get_by_role("button", name=re.compile("Visitante Souza")).click()
         head = page.locator(".conversation-head")
         await expect(head.locator(".badge.warn")).to_have_text("não verificado", timeout=TIMEOUT)
@@ -483,7 +483,7 @@ async def test_bidi_controls_are_shown_neutralised_and_kept_in_the_record(
 
     async with new_page(browser, 1280, 800) as page:
         await log_in(page, server_url, office_a.key)
-        await page.get_by_role("link", name="Conversations").click()
+        await nav_to(page, "Conversations")
         await page.get_by_role("button", name=re.compile("Rui Prado")).click()
         message = page.locator(".message", has_text="Segue o arquivo")
         await expect(message).to_contain_text("abc⟦U+202E⟧gpj.exe", timeout=TIMEOUT)

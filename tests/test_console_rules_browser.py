@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from tests.accessibility import serious_violations
 from tests.accounts_helpers import PASSWORD, make_account
-from tests.browser import new_page
+from tests.browser import nav_to, new_page
 from tests.crm_world import make_world
 from tests.helpers import OfficeFixture
 
@@ -48,7 +48,7 @@ async def test_an_admin_creates_tests_pauses_and_deletes_a_rule(
     world = await make_world(session, office_a.id)
     _, email = await make_account(client, office_a, "ADMIN")
     await _sign_in(page, server_url, email)
-    await page.get_by_role("link", name="Automações").click()
+    await nav_to(page, "Automações")
     await expect(page.get_by_text("O escritório ainda não tem regras de automação.")).to_be_visible(
         timeout=TIMEOUT
     )
@@ -127,7 +127,7 @@ async def test_a_refused_rule_is_said_in_a_sentence_naming_the_field(
     await make_world(session, office_a.id)
     _, email = await make_account(client, office_a, "ADMIN")
     await _sign_in(page, server_url, email)
-    await page.get_by_role("link", name="Automações").click()
+    await nav_to(page, "Automações")
     await page.get_by_role("button", name="Nova regra").click()
     form = page.locator(".rule-form")
     await form.get_by_label("Nome").fill("Avisar o sistema")
@@ -168,7 +168,7 @@ async def test_the_rules_page_fits_the_screen(
     async with new_page(browser) as page:
         await page.set_viewport_size({"width": width, "height": height})
         await _sign_in(page, server_url, email)
-        await page.get_by_role("link", name="Automações").click()
+        await nav_to(page, "Automações")
         await page.get_by_role("button", name="Nova regra").click()
         form = page.locator(".rule-form")
         await form.get_by_label("Nome").fill("Boas-vindas fora do horário")

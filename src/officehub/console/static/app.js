@@ -74,10 +74,14 @@ function openNav(yes) {
   document.getElementById("nav-toggle").setAttribute("aria-expanded", String(yes));
 }
 
+// A phone (console.css's narrow layout): the nav starts folded, so the page is what one
+// sees on arrival, and folds again once a page is chosen. A desktop keeps it open.
+const PHONE = window.matchMedia("(max-width: 48rem)");
+
 function loggedIn(yes) {
   document.getElementById("nav").hidden = !yes;
   document.getElementById("nav-toggle").hidden = !yes;
-  openNav(true);
+  openNav(!PHONE.matches);
   document.getElementById("logout").hidden = !yes;
   const who = document.getElementById("who");
   who.hidden = !yes;
@@ -303,5 +307,17 @@ document.getElementById("logout").addEventListener("click", logOut);
 document.getElementById("nav-toggle").addEventListener("click", () => {
   openNav(document.getElementById("nav-toggle").getAttribute("aria-expanded") !== "true");
 });
+// A page chosen on a phone folds the menu (also the page already shown: no hashchange).
+document.getElementById("nav").addEventListener("click", (event) => {
+  if (PHONE.matches && event.target.closest("a[data-view]")) openNav(false);
+});
+// Escape folds an open menu on a phone and gives the focus back to its button.
+document.getElementById("nav").addEventListener("keydown", (event) => {
+  if (event.key !== "Escape" || !PHONE.matches) return;
+  openNav(false);
+  document.getElementById("nav-toggle").focus();
+});
+// Turned from a phone's width to a desktop's, the nav opens (there is no button there).
+PHONE.addEventListener("change", () => openNav(!PHONE.matches));
 window.addEventListener("hashchange", () => route());
 route();
