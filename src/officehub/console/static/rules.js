@@ -357,6 +357,12 @@ function RuleForm({ rule, choices, done, cancel }) {
     <${RecordSelect} id=${`rule-${key}`} label=${t(`rules.condition.${key}`)} value=${conditions[key]}
       records=${records} empty=${t("rules.any")} onChange=${(value) => setCondition(key, value)} />`;
   const columnSelect = (key) => recordSelect(key, choices.columns);
+  // the template a sent message used: one of the channel's APPROVED ones (a rule saved
+  // with another keeps it listed)
+  const conditionTemplates = templateOptions(choices.templates, integration);
+  if (conditions.templateName && !conditionTemplates.some((found) => found.id === conditions.templateName)) {
+    conditionTemplates.push({ id: conditions.templateName, name: conditions.templateName });
+  }
 
   return html`
     <section class="rule-form" aria-labelledby="rule-form-title">
@@ -401,10 +407,11 @@ function RuleForm({ rule, choices, done, cancel }) {
             ${COLUMN_KEYS.map(columnSelect)}
             ${recordSelect("assignedToUserId", choices.users)}
             ${recordSelect("assignedToDepartmentId", choices.departments)}
-            ${TEXT_KEYS.map((key) => html`
+            ${TEXT_KEYS.filter((key) => key !== "templateName").map((key) => html`
               <label for=${`rule-${key}`}>${t(`rules.condition.${key}`)}</label>
               <input id=${`rule-${key}`} value=${conditions[key]} maxlength="1000"
                      onInput=${(event) => setCondition(key, event.currentTarget.value)} />`)}
+            ${recordSelect("templateName", conditionTemplates)}
             <label for="rule-withinBusinessHours">${t("rules.condition.withinBusinessHours")}</label>
             <select id="rule-withinBusinessHours" value=${conditions.withinBusinessHours}
                     onChange=${(event) => setCondition("withinBusinessHours", event.currentTarget.value)}>
@@ -452,6 +459,10 @@ function ActionEditor({ branch, index, item, choices, integration, change, remov
   const params = item.actionParams ?? {};
   const set = (key, value) => change({ ...item, actionParams: { ...params, [key]: value } });
   const templates = templateOptions(choices.templates, integration);
+  for (const saved of [params.templateName, params.fallbackTemplate?.name]) {
+    // a rule saved with a template no longer listed (another channel's, no longer approved)
+    if (saved && !templates.some((found) => found.id === saved)) templates.push({ id: saved, name: saved });
+  }
   // a message action sends a fast message or a text, or else an APPROVED template
   const [mode, setMode] = useState(params.templateName ? "template" : "own");
   const [headersTyped, setHeadersTyped] = useState(formatHeaders(params.headers));
