@@ -126,20 +126,27 @@ async function route() {
   loggedIn(true);
   const asked = location.hash.slice(1) in VIEWS ? location.hash.slice(1) : DEFAULT_VIEW;
   const name = allowed(asked) ? asked : DEFAULT_VIEW;
-  if (name === current) return;
+  if (name !== asked) history.replaceState(null, "", `${location.pathname}#${name}`);
+  if (name === current) {
+    // a page not for the role typed while the funnel is shown: said all the same
+    if (name !== asked) refuse(asked);
+    return;
+  }
   current = name;
   clearError();
-  if (name !== asked) history.replaceState(null, "", `${location.pathname}#${name}`);
   showOnly(name);
   const view = section(name);
   view.querySelector("h1")?.setAttribute("tabindex", "-1");
   view.querySelector("h1")?.focus({ preventScroll: true });
   await VIEWS[name].show(view);
-  if (name !== asked) {
-    // said once the page shown has loaded (its loading clears the notice)
-    const page = document.querySelector(`#nav a[data-view="${asked}"]`)?.textContent ?? asked;
-    showAlert(t("nav.notForRole", { page }), "NOT_FOR_ROLE");
-  }
+  // said once the page shown has loaded (its loading clears the notice)
+  if (name !== asked) refuse(asked);
+}
+
+/** Says that the role may not open the page asked for (its address typed). */
+function refuse(asked) {
+  const page = document.querySelector(`#nav a[data-view="${asked}"]`)?.textContent ?? asked;
+  showAlert(t("nav.notForRole", { page }), "NOT_FOR_ROLE");
 }
 
 /** The page of an invitation or reset link: whoever was signed in in this tab is out (the
