@@ -514,7 +514,7 @@ function ActionEditor({ branch, index, item, choices, integration, change, remov
       empty=${t("rules.none")} onChange=${(value) => set(key, value ? [value] : "")} />`;
   const text = (key, required = true, type = "text") => html`
     <label for=${id(key)}>${t(`rules.param.${key}`)}</label>
-    <input id=${id(key)} type=${type} value=${params[key] ?? ""} required=${required}
+    <input id=${id(key)} type=${type} value=${params[key] ?? ""} required=${required} maxlength=${key === "title" ? 200 : null}
            onInput=${(event) => set(key, event.currentTarget.value)} />`;
   // a value of a fixed list (not a record): the ticket's priority, the webhook's method
   const choice = (key, options, empty = t("rules.none")) => html`
@@ -538,7 +538,7 @@ function ActionEditor({ branch, index, item, choices, integration, change, remov
     // a rule names its ticket status (the API requires it of a rule)
     CREATE_TICKET: () => html`${text("title")}
       <label for=${id("description")}>${t("rules.param.description")}</label>
-      <textarea id=${id("description")} maxlength="4000" rows="2" value=${params.description ?? ""}
+      <textarea id=${id("description")} maxlength="10000" rows="2" value=${params.description ?? ""}
                 onInput=${(event) => set("description", event.currentTarget.value)}></textarea>
       ${pick("ticketStatusId", choices.statuses)}
       ${choice("priority", PRIORITIES.map((p) => ({ id: p, name: t(`rules.priority.${p}`) })))}
