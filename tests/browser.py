@@ -90,3 +90,11 @@ async def new_page(browser: Browser, width: int = 1280, height: int = 800) -> As
         yield page
     finally:
         await context.close()
+
+
+async def nav_to(page: Page, name: str, *, exact: bool = False) -> None:
+    """Opens a page from the nav, first opening the "Menu" a phone folds it behind."""
+    menu = page.locator("#nav-toggle")
+    if await menu.is_visible() and await menu.get_attribute("aria-expanded") != "true":
+        await menu.click()
+    await page.locator("#nav").get_by_role("link", name=name, exact=exact).click()

@@ -18,7 +18,7 @@ from officehub.kit.config import Settings
 from officehub.kit.timeutil import utcnow
 from officehub.webhooks.delivery import RETRY_SCHEDULE
 from tests import factories as f
-from tests.browser import new_page
+from tests.browser import nav_to, new_page
 from tests.crm_world import make_world
 from tests.helpers import OfficeFixture, error_of
 from tests.receiver import Reply, running_receiver
@@ -44,7 +44,8 @@ async def log_in(page: Page, server_url: str, key: str) -> None:
     await open_key_form(page, server_url)
     await page.get_by_label("API key").fill(key)
     await page.get_by_role("button", name="Log in").click()
-    await expect(page.get_by_role("navigation", name="Views")).to_be_visible(timeout=TIMEOUT)
+    # signed in: the sign-out button (the nav is folded behind "Menu" on a phone)
+    await expect(page.locator("#logout")).to_be_visible(timeout=TIMEOUT)
 
 
 async def log_in_in_portuguese(page: Page, server_url: str, key: str) -> None:
@@ -53,7 +54,8 @@ async def log_in_in_portuguese(page: Page, server_url: str, key: str) -> None:
     await page.get_by_text("Integradores: entrar com uma chave de API").click()
     await page.get_by_label("Chave de API").fill(key)
     await page.get_by_role("button", name="Entrar com a chave").click()
-    await expect(page.get_by_role("navigation", name="Telas")).to_be_visible(timeout=TIMEOUT)
+    # signed in: the sign-out button (the nav is folded behind "Menu" on a phone)
+    await expect(page.locator("#logout")).to_be_visible(timeout=TIMEOUT)
 
 
 async def test_console_is_served_without_a_key_with_a_strict_csp_and_only_local_assets(
@@ -245,7 +247,7 @@ async def test_reply_in_a_conversation_on_a_phone_sized_screen(
 
     async with new_page(browser, 390, 844) as page:
         await log_in(page, server_url, office_a.key)
-        await page.get_by_role("link", name="Conversations").click()
+        await nav_to(page, "Conversations")
         await page.get_by_role("button", name=re.compile("Carla Dias")).click()
         await expect(page.get_by_role("heading", name="Carla Dias")).to_be_visible(timeout=TIMEOUT)
 
@@ -333,7 +335,7 @@ async def test_the_maps_numbers_match_the_api(
     page.on("pageerror", lambda error: problems.append(str(error)))
     page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
     await log_in(page, server_url, office_a.key)
-    await page.get_by_role("link", name="Clients map").click()
+    await nav_to(page, "Clients map")
     await expect(page.locator("#map-total")).to_have_text("5", timeout=TIMEOUT)
     assert await page.locator("#map-cache-at").get_attribute("datetime") == answer["cacheAt"]
     by_uf = {s["uf"]: s for s in answer["states"]}
@@ -389,7 +391,7 @@ async def test_retry_a_failed_delivery_from_the_console(
         assert failed.status == "FAILED"
 
         await log_in(page, server_url, office_a.key)
-        await page.get_by_role("link", name="Webhooks").click()
+        await nav_to(page, "Webhooks")
         webhook_row = page.locator(f'tr[data-webhook-id="{hook["id"]}"]')
         await expect(webhook_row.locator('[data-stat="failed"]')).to_have_text("1", timeout=TIMEOUT)
         await expect(webhook_row.locator('[data-stat="rate"]')).to_have_text("0 %")
@@ -443,7 +445,7 @@ async def test_a_web_chat_visitors_contact_is_marked_unverified_in_the_console(
 
     async with new_page(browser, 1280, 800) as page:
         await log_in_in_portuguese(page, server_url, office_a.key)
-        await page.get_by_role("link", name="Conversas").click()
+        await nav_to(page, "Conversas")
         await page.get_by_role("button", name=re.compile("Visitante Souza")).click()
         head = page.locator(".conversation-head")
         await expect(head.locator(".badge.warn")).to_have_text("não verificado", timeout=TIMEOUT)
@@ -483,7 +485,7 @@ async def test_bidi_controls_are_shown_neutralised_and_kept_in_the_record(
 
     async with new_page(browser, 1280, 800) as page:
         await log_in(page, server_url, office_a.key)
-        await page.get_by_role("link", name="Conversations").click()
+        await nav_to(page, "Conversations")
         await page.get_by_role("button", name=re.compile("Rui Prado")).click()
         message = page.locator(".message", has_text="Segue o arquivo")
         await expect(message).to_contain_text("abc⟦U+202E⟧gpj.exe", timeout=TIMEOUT)

@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from tests.accessibility import serious_violations
 from tests.accounts_helpers import PASSWORD, make_account
+from tests.browser import nav_to
 from tests.crm_world import make_world
 from tests.helpers import OfficeFixture
 
@@ -52,7 +53,7 @@ async def test_an_admin_builds_a_flow_from_its_graph_checked_as_they_edit(
     _, email = await make_account(client, office_a, "ADMIN")
     await page.set_viewport_size({"width": width, "height": height})
     await _sign_in(page, server_url, email)
-    await page.get_by_role("link", name="Fluxos").click()
+    await nav_to(page, "Fluxos")
     await page.get_by_role("button", name="Novo fluxo").click()
     new = page.get_by_role("region", name="Novo fluxo")
     await new.get_by_label("Nome").fill("Triagem")

@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from tests.accessibility import serious_violations
 from tests.accounts_helpers import PASSWORD, make_account
+from tests.browser import nav_to
 from tests.crm_world import make_world
 from tests.helpers import OfficeFixture
 
@@ -46,7 +47,7 @@ async def test_an_admin_builds_a_flow_and_sees_the_graph_check_on_the_steps(
     _, email = await make_account(client, office_a, "ADMIN")
     await page.set_viewport_size({"width": width, "height": height})
     await _sign_in(page, server_url, email)
-    await page.get_by_role("link", name="Fluxos").click()
+    await nav_to(page, "Fluxos")
     await expect(page.get_by_text("O escritório ainda não tem fluxos.")).to_be_visible(
         timeout=TIMEOUT
     )
@@ -136,7 +137,7 @@ async def test_a_supervisor_reads_a_flow_and_an_agent_is_not_offered_the_page(
     assert (await client.post("/flow", json=body, headers=office_a.headers)).status_code == 201
     _, supervisor = await make_account(client, office_a, "SUPERVISOR")
     await _sign_in(page, server_url, supervisor)
-    await page.get_by_role("link", name="Fluxos").click()
+    await nav_to(page, "Fluxos")
     await expect(page.get_by_text("só um administrador os altera")).to_be_visible(timeout=TIMEOUT)
     view = page.locator("#view-flows")
     await expect(view.get_by_role("button", name="Novo fluxo")).to_have_count(0)

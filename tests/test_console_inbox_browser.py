@@ -18,7 +18,7 @@ from officehub.contacts.normalize import fold
 from tests import factories as f
 from tests.accessibility import serious_violations
 from tests.accounts_helpers import PASSWORD, make_account
-from tests.browser import new_page
+from tests.browser import nav_to, new_page
 from tests.crm_world import World, make_world
 from tests.helpers import OfficeFixture
 
@@ -96,7 +96,7 @@ async def test_answer_with_a_fast_message_add_a_note_and_move_the_card_from_the_
 
         async with new_page(browser, 1366, 768) as page:
             await sign_in(page, server_url, email)
-            await page.get_by_role("link", name="Conversas").click()
+            await nav_to(page, "Conversas")
             row = page.locator(
                 f'.conversation-item[data-conversation-id="{world.conversation.id}"]'
             )
@@ -231,7 +231,7 @@ async def test_no_pane_covers_another_at_1366_and_on_a_phone_one_pane_at_a_time(
 
     async with new_page(browser, 1366, 768) as page:
         await sign_in(page, server_url, email)
-        await page.get_by_role("link", name="Conversas").click()
+        await nav_to(page, "Conversas")
         row = page.locator(f'.conversation-item[data-conversation-id="{world.conversation.id}"]')
         await expect(row.locator(".name")).to_have_text(LONG_NAME, timeout=TIMEOUT)
         await row.click()
@@ -257,7 +257,7 @@ async def test_no_pane_covers_another_at_1366_and_on_a_phone_one_pane_at_a_time(
 
     async with new_page(browser, 390, 844) as page:
         await sign_in(page, server_url, email)
-        await page.get_by_role("link", name="Conversas").click()
+        await nav_to(page, "Conversas")
         row = page.locator(f'.conversation-item[data-conversation-id="{world.conversation.id}"]')
         await expect(row.locator(".name")).to_have_text(LONG_NAME, timeout=TIMEOUT)
         assert len(await boxes(page, ".inbox > .pane")) == 1
@@ -293,7 +293,7 @@ async def test_search_filters_and_the_keyboard_move_through_the_inbox_write_and_
 
         async with new_page(browser, 1366, 768) as page:
             await sign_in(page, server_url, email)
-            await page.get_by_role("link", name="Conversas").click()
+            await nav_to(page, "Conversas")
             items = page.locator(".conversation-item")
             await expect(items).to_have_count(3, timeout=TIMEOUT)
             order = [await items.nth(i).get_attribute("data-conversation-id") for i in range(3)]
@@ -354,7 +354,7 @@ async def test_the_clients_page_finds_a_client_and_opens_their_file(
     for width, height in ((1366, 768), (390, 844)):
         async with new_page(browser, width, height) as page:
             await sign_in(page, server_url, email)
-            await page.get_by_role("link", name="Clientes", exact=True).click()
+            await nav_to(page, "Clientes", exact=True)
             await expect(page.locator("#contact-list .contact-item")).to_have_count(
                 3, timeout=TIMEOUT
             )
@@ -391,7 +391,7 @@ async def test_an_agent_works_the_inbox_and_the_file_without_the_admins_actions(
 
     async with new_page(browser, 1366, 768) as page:
         await sign_in(page, server_url, email)
-        await page.get_by_role("link", name="Conversas").click()
+        await nav_to(page, "Conversas")
         row = page.locator(f'.conversation-item[data-conversation-id="{world.conversation.id}"]')
         await row.click()
         file = page.locator(".inbox-file .client-file")
@@ -404,7 +404,7 @@ async def test_an_agent_works_the_inbox_and_the_file_without_the_admins_actions(
         await expect(page.locator("#message-list .note")).to_contain_text(
             "Pedir RG", timeout=TIMEOUT
         )
-        await page.get_by_role("link", name="Clientes", exact=True).click()
+        await nav_to(page, "Clientes", exact=True)
         await page.get_by_label("Buscar cliente").fill("vasconcellos")
         found = page.locator("#contact-list .contact-item")
         await expect(found).to_have_count(1, timeout=TIMEOUT)
@@ -446,7 +446,7 @@ async def test_a_closed_window_offers_the_approved_templates_and_sends_one(
 
         async with new_page(browser, 1366, 768) as page:
             await sign_in(page, server_url, email)
-            await page.get_by_role("link", name="Conversas").click()
+            await nav_to(page, "Conversas")
             await page.locator(f'[data-conversation-id="{conversation.id}"]').click()
             picker = page.locator(".window-closed")
             await expect(picker).to_contain_text("janela de 24 horas", timeout=TIMEOUT)

@@ -8,6 +8,8 @@ arrive."""
 from __future__ import annotations
 
 import asyncio
+import os
+from pathlib import Path
 
 import httpx
 from fastapi import FastAPI
@@ -20,6 +22,7 @@ from tests.crm_world import make_world
 from tests.helpers import OfficeFixture
 
 TIMEOUT = 15_000
+SCREENSHOTS = os.environ.get("OFFICEHUB_SCREENSHOTS")
 EVERY_PAGE = [
     "conversations", "contacts", "board", "cases", "tickets", "notices", "publications",
     "reports", "map", "users", "rules", "flows", "webhooks", "settings", "account",
@@ -109,11 +112,23 @@ async def test_the_nav_on_a_phone_opens_from_its_menu_button(
         _, email = await make_account(http, office_a, "AGENT", inbox_ids=[world.inbox.id])
     async with new_page(browser, 390, 844) as page:
         await sign_in(page, server_url, email)
+        # on arrival the menu is folded: the page itself is what the phone shows
         menu = page.get_by_role("button", name="Menu")
+        await expect(menu).to_have_attribute("aria-expanded", "false")
+        await expect(page.locator("#nav")).to_be_hidden()
+        board = page.locator("#view-board")
+        await expect(board.get_by_role("heading", level=1)).to_be_in_viewport(timeout=TIMEOUT)
+        if SCREENSHOTS:
+            await page.screenshot(path=str(Path(SCREENSHOTS) / "nav-phone-closed-390.png"))
+        # reached by the keyboard: the button takes the focus and Enter opens the menu
+        await menu.focus()
+        await page.keyboard.press("Enter")
         await expect(menu).to_have_attribute("aria-expanded", "true")
         titles = page.locator("#nav .nav-group-title")
         await expect(titles.filter(visible=True)).to_have_text(SHOWN_GROUPS["AGENT"])
         assert await serious_violations(page) == []
+        if SCREENSHOTS:
+            await page.screenshot(path=str(Path(SCREENSHOTS) / "nav-phone-open-390.png"))
         # each group's links within the screen
         for box in (
             await page.locator("#nav a")
@@ -121,15 +136,23 @@ async def test_the_nav_on_a_phone_opens_from_its_menu_button(
             .evaluate_all("links => links.map((a) => a.getBoundingClientRect().right)")
         ):
             assert box <= 390
-        # folded away, the page's content moves up; opened again, the links come back
-        await menu.click()
+        # Escape folds it again and gives the focus back to the button
+        await page.locator("#nav").get_by_role("link", name="Conversas").focus()
+        await page.keyboard.press("Escape")
         await expect(menu).to_have_attribute("aria-expanded", "false")
+        await expect(menu).to_be_focused()
         await expect(page.get_by_role("link", name="Conversas")).to_be_hidden()
+        # a link chosen opens its page, and the menu folds away
         await menu.click()
         await expect(menu).to_have_attribute("aria-expanded", "true")
         await page.get_by_role("link", name="Conversas").click()
         await expect(page.locator("#view-conversations")).to_be_visible(timeout=TIMEOUT)
+        await expect(menu).to_have_attribute("aria-expanded", "false")
+        await expect(page.locator("#nav")).to_be_hidden()
         await expect(page.locator(".conversation-item")).to_have_count(1, timeout=TIMEOUT)
+        await expect(page.locator(".conversation-item")).to_be_in_viewport()
+        if SCREENSHOTS:
+            await page.screenshot(path=str(Path(SCREENSHOTS) / "nav-phone-chosen-390.png"))
         assert await page.evaluate("document.documentElement.scrollWidth") <= 390
 
 

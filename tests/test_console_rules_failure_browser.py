@@ -21,7 +21,7 @@ from tests import factories as f
 from tests.accessibility import serious_violations
 from tests.accounts_helpers import PASSWORD, make_account
 from tests.automation_helpers import automation_worker, create_rule, runs
-from tests.browser import new_page
+from tests.browser import nav_to, new_page
 from tests.crm_world import World, make_world
 from tests.helpers import OfficeFixture
 from tests.webhook_helpers import Clock
@@ -83,7 +83,7 @@ async def test_a_rule_whose_runs_failed_shows_the_alert_and_its_run_log(
     await create_rule(client, office_a, name="Pausar sem falhas")
     _, email = await make_account(client, office_a, "ADMIN")
     await _sign_in(page, server_url, email)
-    await page.get_by_role("link", name="Automações").click()
+    await nav_to(page, "Automações")
 
     row = page.locator("tr", has_text="Mover quem escreve")
     alert = row.get_by_role("alert")
@@ -135,7 +135,7 @@ async def test_a_rules_parameters_come_from_lists_and_the_list_is_filtered(
     )
     _, email = await make_account(client, office_a, "ADMIN")
     await _sign_in(page, server_url, email)
-    await page.get_by_role("link", name="Automações").click()
+    await nav_to(page, "Automações")
     await page.get_by_role("button", name="Nova regra").click()
     form = page.locator(".rule-form")
     await form.get_by_label("Nome").fill("Chamado para quem escreve")
@@ -190,7 +190,7 @@ async def test_a_rules_parameters_come_from_lists_and_the_list_is_filtered(
     )
     assert r.status_code == 200, r.text
     await page.reload()
-    await page.get_by_role("link", name="Automações").click()
+    await nav_to(page, "Automações")
     await filters.get_by_label("Canal").select_option(label=world.integration.name)
     await expect(rows).to_have_count(2, timeout=TIMEOUT)
     await expect(page.locator("tr", has_text="Chamado para quem escreve")).to_have_count(0)
@@ -217,7 +217,7 @@ async def test_the_rules_page_with_a_failed_rule_fits_the_screen(
     async with new_page(browser) as page:
         await page.set_viewport_size({"width": width, "height": height})
         await _sign_in(page, server_url, email)
-        await page.get_by_role("link", name="Automações").click()
+        await nav_to(page, "Automações")
         await expect(page.get_by_role("alert").first).to_have_text(ALERT, timeout=TIMEOUT)
         assert await page.evaluate(FITS)
         assert await serious_violations(page) == []

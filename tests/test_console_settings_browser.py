@@ -16,6 +16,7 @@ from playwright.async_api import Page, expect
 
 from tests.accessibility import serious_violations
 from tests.accounts_helpers import PASSWORD, make_account
+from tests.browser import nav_to
 from tests.helpers import OfficeFixture
 from tests.test_console_browser import TIMEOUT
 
@@ -32,7 +33,8 @@ async def sign_in(page: Page, server_url: str, email: str) -> list[str]:
     await page.get_by_label("E-mail").fill(email)
     await page.get_by_label("Senha").fill(PASSWORD)
     await page.get_by_role("button", name="Entrar com e-mail").click()
-    await expect(page.get_by_role("navigation", name="Telas")).to_be_visible(timeout=TIMEOUT)
+    # signed in: the sign-out button (the nav is folded behind "Menu" on a phone)
+    await expect(page.locator("#logout")).to_be_visible(timeout=TIMEOUT)
     return errors
 
 
@@ -76,7 +78,7 @@ async def test_an_admin_sets_up_inboxes_channels_tags_and_legal_areas_from_their
 ) -> None:
     email = await person(server_url, office_a, "ADMIN", [])
     errors = await sign_in(page, server_url, email)
-    await page.get_by_role("link", name="Configurações").click()
+    await nav_to(page, "Configurações")
     await expect(page.get_by_role("heading", level=1, name="Configurações")).to_be_visible()
     await page.get_by_role("link", name="Caixas de entrada e canais").click()
     await expect(
@@ -417,7 +419,7 @@ async def test_a_supervisor_and_an_agent_are_offered_only_the_writes_of_their_ro
                              (agent, "atendente", everyone)):  # fmt: skip
         errors = await sign_in(page, server_url, email)
         await expect(page.locator("#who")).to_contain_text(role)
-        await page.get_by_role("link", name="Configurações").click()
+        await nav_to(page, "Configurações")
         index = page.locator("#view-settings")
         await expect(index.get_by_role("link", name="Etiquetas")).to_be_visible()
         await expect(index.get_by_role("link", name="Retenção de dados")).to_have_count(0)

@@ -16,7 +16,7 @@ from playwright.async_api import Browser, Page, expect
 
 from tests.accessibility import serious_violations
 from tests.accounts_helpers import PASSWORD, make_account
-from tests.browser import new_page
+from tests.browser import nav_to, new_page
 from tests.helpers import OfficeFixture
 
 TIMEOUT = 10_000
@@ -52,7 +52,7 @@ async def test_an_admin_creates_a_person_gets_the_link_changes_and_deactivates_t
     labour = await _inbox(client, office_a, "Trabalhista")
     admin_id, email = await make_account(client, office_a, "ADMIN")
     await _sign_in(page, server_url, email)
-    await page.get_by_role("link", name="Pessoas").click()
+    await nav_to(page, "Pessoas")
     await expect(page.get_by_role("heading", name="Pessoas do escritório")).to_be_visible()
     me = page.locator(f'tr[data-user-id="{admin_id}"]')
     await expect(me).to_contain_text("Beatriz Nogueira (você)", timeout=TIMEOUT)
@@ -137,7 +137,7 @@ async def test_a_supervisor_or_an_agent_sees_the_team_and_no_change(
     other = {"name": "Rita Prado", "email": "rita@escritorio.example", "role": "ADMIN"}
     assert (await client.post("/user", json=other, headers=office_a.headers)).status_code == 201
     await _sign_in(page, server_url, email)
-    await page.get_by_role("link", name="Pessoas").click()
+    await nav_to(page, "Pessoas")
     rita = page.locator("tr", has_text="Rita Prado")
     await expect(rita).to_contain_text("administrador", timeout=TIMEOUT)
     await expect(rita).to_contain_text("Convite pendente")
@@ -173,7 +173,7 @@ async def test_the_pages_fit_the_screen(
     async with new_page(browser) as page:
         await page.set_viewport_size({"width": width, "height": height})
         await _sign_in(page, server_url, email)
-        await page.get_by_role("link", name="Pessoas").click()
+        await nav_to(page, "Pessoas")
         row = page.locator("tr", has_text="Maria Eduarda")
         await expect(row).to_be_visible(timeout=TIMEOUT)
         assert await page.evaluate(FITS)

@@ -16,7 +16,7 @@ from officehub.kit.config import Settings
 from officehub.kit.timeutil import utcnow
 from officehub.webhooks.models import Webhook
 from tests.accessibility import serious_violations
-from tests.browser import new_page
+from tests.browser import nav_to, new_page
 from tests.helpers import OfficeFixture
 from tests.receiver import Reply, running_receiver
 from tests.test_console_browser import log_in_in_portuguese
@@ -53,7 +53,7 @@ async def _check_the_alert(
     page: Page, server_url: str, office_a: OfficeFixture, client: httpx.AsyncClient, hook_id: str
 ) -> None:
     await log_in_in_portuguese(page, server_url, office_a.key)
-    await page.get_by_role("link", name="Webhooks").click()
+    await nav_to(page, "Webhooks")
     alert = page.locator("#webhooks-paused")
     await expect(alert).to_contain_text("O webhook ERP do escritório foi pausado", timeout=TIMEOUT)
     await expect(alert).not_to_contain_text("Planilha")

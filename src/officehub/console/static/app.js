@@ -74,10 +74,14 @@ function openNav(yes) {
   document.getElementById("nav-toggle").setAttribute("aria-expanded", String(yes));
 }
 
+// A phone (console.css's narrow layout): the nav starts folded, so the page is what one
+// sees on arrival, and folds again once a page is chosen. A desktop keeps it open.
+const PHONE = window.matchMedia("(max-width: 48rem)");
+
 function loggedIn(yes) {
   document.getElementById("nav").hidden = !yes;
   document.getElementById("nav-toggle").hidden = !yes;
-  openNav(true);
+  openNav(!PHONE.matches);
   document.getElementById("logout").hidden = !yes;
   const who = document.getElementById("who");
   who.hidden = !yes;
@@ -122,20 +126,27 @@ async function route() {
   loggedIn(true);
   const asked = location.hash.slice(1) in VIEWS ? location.hash.slice(1) : DEFAULT_VIEW;
   const name = allowed(asked) ? asked : DEFAULT_VIEW;
-  if (name === current) return;
+  if (name !== asked) history.replaceState(null, "", `${location.pathname}#${name}`);
+  if (name === current) {
+    // a page not for the role typed while the funnel is shown: said all the same
+    if (name !== asked) refuse(asked);
+    return;
+  }
   current = name;
   clearError();
-  if (name !== asked) history.replaceState(null, "", `${location.pathname}#${name}`);
   showOnly(name);
   const view = section(name);
   view.querySelector("h1")?.setAttribute("tabindex", "-1");
   view.querySelector("h1")?.focus({ preventScroll: true });
   await VIEWS[name].show(view);
-  if (name !== asked) {
-    // said once the page shown has loaded (its loading clears the notice)
-    const page = document.querySelector(`#nav a[data-view="${asked}"]`)?.textContent ?? asked;
-    showAlert(t("nav.notForRole", { page }), "NOT_FOR_ROLE");
-  }
+  // said once the page shown has loaded (its loading clears the notice)
+  if (name !== asked) refuse(asked);
+}
+
+/** Says that the role may not open the page asked for (its address typed). */
+function refuse(asked) {
+  const page = document.querySelector(`#nav a[data-view="${asked}"]`)?.textContent ?? asked;
+  showAlert(t("nav.notForRole", { page }), "NOT_FOR_ROLE");
 }
 
 /** The page of an invitation or reset link: whoever was signed in in this tab is out (the
@@ -303,5 +314,17 @@ document.getElementById("logout").addEventListener("click", logOut);
 document.getElementById("nav-toggle").addEventListener("click", () => {
   openNav(document.getElementById("nav-toggle").getAttribute("aria-expanded") !== "true");
 });
+// A page chosen on a phone folds the menu (also the page already shown: no hashchange).
+document.getElementById("nav").addEventListener("click", (event) => {
+  if (PHONE.matches && event.target.closest("a[data-view]")) openNav(false);
+});
+// Escape folds an open menu on a phone and gives the focus back to its button.
+document.getElementById("nav").addEventListener("keydown", (event) => {
+  if (event.key !== "Escape" || !PHONE.matches) return;
+  openNav(false);
+  document.getElementById("nav-toggle").focus();
+});
+// Turned from a phone's width to a desktop's, the nav opens (there is no button there).
+PHONE.addEventListener("change", () => openNav(!PHONE.matches));
 window.addEventListener("hashchange", () => route());
 route();

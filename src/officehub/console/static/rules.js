@@ -3,7 +3,8 @@
 // conditions, the actions done when they hold and, with conditions, the actions done when
 // they do not. Every id a condition or an action takes is chosen from a list of the
 // office's own records (columns, people, departments, tags, legal areas, fast messages,
-// ticket statuses, channels). A dry run shows which branch an event would take; the run
+// ticket statuses, channels, the APPROVED templates of the official channels with their
+// language; a webhook's method from the five the API takes). A dry run shows which branch an event would take; the run
 // log, what the rule did; a rule whose runs fail says so in an alert on its row and its
 // form. The list is filtered by trigger (the API's filter) and by channel (on the page:
 // the API does not filter by integration).
@@ -21,6 +22,36 @@ const ACTIONS = [
 const COLUMN_KEYS = ["funnelColumnId", "fromFunnelColumnId", "toFunnelColumnId"];
 const TEXT_KEYS = ["messageText", "templateName"];
 const MAX_ACTIONS = 5;
+const PRIORITIES = ["LOW", "MEDIUM", "HIGH"];
+const METHODS = ["POST", "PUT", "PATCH", "GET", "DELETE"];
+
+/** A webhook's headers typed one a line ("Nome: valor"), or "" for none. */
+export function parseHeaders(typed) {
+  const headers = {};
+  for (const line of typed.split("\n")) {
+    const at = line.indexOf(":");
+    if (at <= 0) continue;
+    headers[line.slice(0, at).trim()] = line.slice(at + 1).trim();
+  }
+  return Object.keys(headers).length ? headers : "";
+}
+
+function formatHeaders(headers) {
+  return Object.entries(headers ?? {}).map(([name, value]) => `${name}: ${value}`).join("\n");
+}
+
+/** A chosen template's text and what fills its variables (a rule gives none: for a case
+ * movement they come from the event, {{1}} the movement, {{2}} the case number, {{3}} the
+ * date). */
+function TemplatePreview({ chosen, fill = false }) {
+  if (!chosen) return null;
+  return html`
+    <div class="span template-preview" data-template=${chosen.name}>
+      <p class="hint">${t("rules.templateBody")} <q>${chosen.body}</q></p>
+      <p class="hint">${!chosen.variables ? t("rules.templateNoVariables")
+        : t(fill ? "rules.templateFill" : "rules.templateVariables", { count: chosen.variables })}</p>
+    </div>`;
+}
 
 export function signedIn(me) {
   // Only an administrator may read or change rules: nobody else is shown the page.
@@ -67,7 +98,43 @@ async function loadChoices() {
     fast: fast.map((message) => ({ id: message.id, name: message.title })),
     statuses: statuses.map((status) => ({ id: status.id, name: status.name })),
     channels: channels.map((channel) => ({ id: channel.id, name: channel.name })),
+    templates: await loadTemplates(channels),
   };
+}
+
+/** The APPROVED templates of the office's official channels (the templates API lists one
+ * channel's, by its deviceId): {integrationId, name, language, body, variables}. */
+async function loadTemplates(channels) {
+  const official = channels.filter((c) => c.type === "WHATSAPP_OFFICIAL" && c.deviceId);
+  const lists = await Promise.all(official.map((channel) =>
+    api("GET", "/integration/partner/whatsapp-templates", { query: { deviceId: channel.deviceId } })
+      .then((answer) => answer.data.map((template) => templateChoice(channel.id, template)))
+      .catch(() => [])));
+  return lists.flat();
+}
+
+function templateChoice(integrationId, template) {
+  const body = template.components.find((c) => String(c.type).toUpperCase() === "BODY")?.text ?? "";
+  const numbers = [...body.matchAll(/\{\{\s*(\d+)\s*\}\}/g)].map((found) => Number(found[1]));
+  return {
+    integrationId, name: template.name, language: template.language, body,
+    variables: numbers.length ? Math.max(...numbers) : 0,
+  };
+}
+
+/** The templates a rule of that channel may name (a rule of every channel: any official
+ * channel's), one entry a name with its languages: the API takes the name alone. */
+export function templateOptions(templates, integration) {
+  const byName = new Map();
+  for (const found of templates) {
+    if (integration && found.integrationId !== integration) continue;
+    const entry = byName.get(found.name) ?? { id: found.name, languages: [], first: found };
+    if (!entry.languages.includes(found.language)) entry.languages.push(found.language);
+    byName.set(found.name, entry);
+  }
+  return [...byName.values()]
+    .sort((a, b) => a.id.localeCompare(b.id))
+    .map((entry) => ({ ...entry.first, id: entry.id, name: `${entry.id} (${entry.languages.join(", ")})` }));
 }
 
 /** "Falhou N vezes; última falha em dd/mm/aaaa hh:mm: <motivo>" of a rule whose last runs
@@ -290,6 +357,12 @@ function RuleForm({ rule, choices, done, cancel }) {
     <${RecordSelect} id=${`rule-${key}`} label=${t(`rules.condition.${key}`)} value=${conditions[key]}
       records=${records} empty=${t("rules.any")} onChange=${(value) => setCondition(key, value)} />`;
   const columnSelect = (key) => recordSelect(key, choices.columns);
+  // the template a sent message used: one of the channel's APPROVED ones (a rule saved
+  // with another keeps it listed)
+  const conditionTemplates = templateOptions(choices.templates, integration);
+  if (conditions.templateName && !conditionTemplates.some((found) => found.id === conditions.templateName)) {
+    conditionTemplates.push({ id: conditions.templateName, name: conditions.templateName });
+  }
 
   return html`
     <section class="rule-form" aria-labelledby="rule-form-title">
@@ -334,10 +407,11 @@ function RuleForm({ rule, choices, done, cancel }) {
             ${COLUMN_KEYS.map(columnSelect)}
             ${recordSelect("assignedToUserId", choices.users)}
             ${recordSelect("assignedToDepartmentId", choices.departments)}
-            ${TEXT_KEYS.map((key) => html`
+            ${TEXT_KEYS.filter((key) => key !== "templateName").map((key) => html`
               <label for=${`rule-${key}`}>${t(`rules.condition.${key}`)}</label>
               <input id=${`rule-${key}`} value=${conditions[key]} maxlength="1000"
                      onInput=${(event) => setCondition(key, event.currentTarget.value)} />`)}
+            ${recordSelect("templateName", conditionTemplates)}
             <label for="rule-withinBusinessHours">${t("rules.condition.withinBusinessHours")}</label>
             <select id="rule-withinBusinessHours" value=${conditions.withinBusinessHours}
                     onChange=${(event) => setCondition("withinBusinessHours", event.currentTarget.value)}>
@@ -347,10 +421,11 @@ function RuleForm({ rule, choices, done, cancel }) {
             </select>
           </div>
         </fieldset>
-        <${ActionList} branch="then" items=${actions} setItems=${setActions} choices=${choices} min=${1} />
+        <${ActionList} branch="then" items=${actions} setItems=${setActions} choices=${choices} min=${1}
+          integration=${integration} />
         ${conditional
           ? html`<${ActionList} branch="else" items=${elseActions} setItems=${setElseActions}
-                   choices=${choices} min=${0} />`
+                   choices=${choices} min=${0} integration=${integration} />`
           : html`<p class="hint">${t("rules.elseNeedsConditions")}</p>`}
         <div class="row">
           <button type="submit" disabled=${busy}>${t(rule ? "rules.save" : "rules.create")}</button>
@@ -360,7 +435,7 @@ function RuleForm({ rule, choices, done, cancel }) {
     </section>`;
 }
 
-function ActionList({ branch, items, setItems, choices, min }) {
+function ActionList({ branch, items, setItems, choices, min, integration }) {
   function change(index, next) {
     setItems(items.map((item, at) => (at === index ? next : item)));
   }
@@ -370,7 +445,7 @@ function ActionList({ branch, items, setItems, choices, min }) {
       ${items.length === 0 && html`<p class="hint">${t("rules.noElse")}</p>`}
       ${items.map((item, index) => html`
         <${ActionEditor} key=${`${branch}-${index}`} branch=${branch} index=${index} item=${item}
-          choices=${choices} change=${(next) => change(index, next)}
+          choices=${choices} integration=${integration} change=${(next) => change(index, next)}
           remove=${items.length > min ? () => setItems(items.filter((_, at) => at !== index)) : null} />`)}
       ${items.length < MAX_ACTIONS && html`
         <button type="button" class="secondary"
@@ -379,10 +454,57 @@ function ActionList({ branch, items, setItems, choices, min }) {
     </fieldset>`;
 }
 
-function ActionEditor({ branch, index, item, choices, change, remove }) {
+function ActionEditor({ branch, index, item, choices, integration, change, remove }) {
   const id = (key) => `rule-${branch}-${index}-${key}`;
   const params = item.actionParams ?? {};
   const set = (key, value) => change({ ...item, actionParams: { ...params, [key]: value } });
+  const templates = templateOptions(choices.templates, integration);
+  for (const saved of [params.templateName, params.fallbackTemplate?.name]) {
+    // a rule saved with a template no longer listed (another channel's, no longer approved)
+    if (saved && !templates.some((found) => found.id === saved)) templates.push({ id: saved, name: saved });
+  }
+  // a message action sends a fast message or a text, or else an APPROVED template
+  const [mode, setMode] = useState(params.templateName ? "template" : "own");
+  const [headersTyped, setHeadersTyped] = useState(formatHeaders(params.headers));
+  const switchMode = (next) => {
+    setMode(next);
+    const { templateName, fastMessageId, text: typed, fallbackTemplate, ...rest } = params;
+    change({ ...item, actionParams: rest });
+  };
+  const modeSelect = (own) => html`
+    <label for=${id("mode")}>${t("rules.param.send")}</label>
+    <select id=${id("mode")} value=${mode} onChange=${(event) => switchMode(event.currentTarget.value)}>
+      <option value="own">${t(own)}</option>
+      <option value="template">${t("rules.sendTemplate")}</option>
+    </select>`;
+  const template = () => html`
+    <${RecordSelect} id=${id("templateName")} label=${t("rules.param.templateName")} value=${params.templateName}
+      records=${templates} required=${true} empty=${t("rules.choose")}
+      onChange=${(value) => set("templateName", value)} />
+    ${templates.length === 0 && html`<p class="hint span">${t("rules.noTemplates")}</p>`}
+    <${TemplatePreview} chosen=${templates.find((found) => found.id === params.templateName)} />`;
+  // a text's fallback: the template sent instead once the 24-hour window has closed
+  const fallback = params.fallbackTemplate ?? null;
+  const chosenFallback = templates.find((found) => found.id === fallback?.name);
+  const setFallback = (value) => set("fallbackTemplate", value ?? "");
+  const fallbackFields = () => html`
+    <${RecordSelect} id=${id("fallbackTemplate")} label=${t("rules.param.fallbackTemplate")}
+      value=${fallback?.name} records=${templates} empty=${t("rules.none")}
+      onChange=${(value) => {
+        const found = templates.find((one) => one.id === value);
+        setFallback(found ? { name: value, language: found.language } : null);
+      }} />
+    ${chosenFallback && html`
+      <${TemplatePreview} chosen=${chosenFallback} fill=${true} />
+      ${Array.from({ length: chosenFallback.variables }, (_, at) => html`
+        <label for=${id(`fallback-${at + 1}`)}>${t("rules.variableN", { n: at + 1 })}</label>
+        <input id=${id(`fallback-${at + 1}`)} maxlength="1024" value=${fallback.variables?.[at] ?? ""}
+               onInput=${(event) => {
+                 const values = Array.from({ length: chosenFallback.variables },
+                   (_, k) => fallback.variables?.[k] ?? "");
+                 values[at] = event.currentTarget.value;
+                 setFallback({ ...fallback, variables: values });
+               }} />`)}`}`;
   const pick = (key, records, optional = false) => html`
     <${RecordSelect} id=${id(key)} label=${t(`rules.param.${key}`)} value=${params[key]} records=${records}
       required=${!optional} empty=${t(optional ? "rules.none" : "rules.choose")} onChange=${(value) => set(key, value)} />`;
@@ -392,8 +514,12 @@ function ActionEditor({ branch, index, item, choices, change, remove }) {
       empty=${t("rules.none")} onChange=${(value) => set(key, value ? [value] : "")} />`;
   const text = (key, required = true, type = "text") => html`
     <label for=${id(key)}>${t(`rules.param.${key}`)}</label>
-    <input id=${id(key)} type=${type} value=${params[key] ?? ""} required=${required}
+    <input id=${id(key)} type=${type} value=${params[key] ?? ""} required=${required} maxlength=${key === "title" ? 200 : null}
            onInput=${(event) => set(key, event.currentTarget.value)} />`;
+  // a value of a fixed list (not a record): the ticket's priority, the webhook's method
+  const choice = (key, options, empty = t("rules.none")) => html`
+    <${RecordSelect} id=${id(key)} label=${t(`rules.param.${key}`)} value=${params[key]} records=${options}
+      empty=${empty} onChange=${(value) => set(key, value)} />`;
   const minutes = (key) => html`
     <label for=${id(key)}>${t(`rules.param.${key}`)}</label>
     <input id=${id(key)} type="number" min="1" step="1" value=${params[key] ?? ""}
@@ -402,14 +528,36 @@ function ActionEditor({ branch, index, item, choices, change, remove }) {
              set(key, value === "" ? "" : Number(value));
            }} />`;
   const fields = {
-    SEND_FAST_MESSAGE: () => pick("fastMessageId", choices.fast),
-    SCHEDULE_MESSAGE: () => html`${text("text")}${minutes("delayMinutes")}`,
+    SEND_FAST_MESSAGE: () => html`${modeSelect("rules.sendFast")}
+      ${mode === "template" ? template() : html`${pick("fastMessageId", choices.fast)}${fallbackFields()}`}`,
+    SCHEDULE_MESSAGE: () => html`${modeSelect("rules.sendText")}
+      ${mode === "template" ? template() : html`${text("text")}${fallbackFields()}`}${minutes("delayMinutes")}`,
     MOVE_CARD: () => pick("targetFunnelColumnId", choices.columns),
     TAG_CONVERSATION: () => pick("tagId", choices.tags),
     ASSIGN_LEGAL_AREA: () => pick("legalAreaId", choices.areas),
-    CREATE_TICKET: () => html`${text("title")}${pick("ticketStatusId", choices.statuses, true)}
+    // a rule names its ticket status (the API requires it of a rule)
+    CREATE_TICKET: () => html`${text("title")}
+      <label for=${id("description")}>${t("rules.param.description")}</label>
+      <textarea id=${id("description")} maxlength="10000" rows="2" value=${params.description ?? ""}
+                onInput=${(event) => set("description", event.currentTarget.value)}></textarea>
+      ${pick("ticketStatusId", choices.statuses)}
+      ${choice("priority", PRIORITIES.map((p) => ({ id: p, name: t(`rules.priority.${p}`) })))}
       ${pickOne("assigneeIds", choices.users)}${pickOne("departmentIds", choices.departments)}`,
-    FIRE_WEBHOOK: () => text("url", true, "url"),
+    FIRE_WEBHOOK: () => html`${text("url", true, "url")}
+      ${choice("method", METHODS.map((m) => ({ id: m, name: m })), t("rules.methodDefault"))}
+      <label for=${id("headers")}>${t("rules.param.headers")}</label>
+      <textarea id=${id("headers")} rows="2" aria-describedby=${id("headers-hint")}
+                value=${headersTyped}
+                onInput=${(event) => {
+                  setHeadersTyped(event.currentTarget.value);
+                  set("headers", parseHeaders(event.currentTarget.value));
+                }}></textarea>
+      <p id=${id("headers-hint")} class="hint span">${t("rules.headersHint")}</p>
+      <label for=${id("secret")}>${t("rules.param.secret")}</label>
+      <input id=${id("secret")} type="password" minlength="8" maxlength="256" autocomplete="new-password"
+             value=${params.secret ?? ""} aria-describedby=${id("secret-hint")}
+             onInput=${(event) => set("secret", event.currentTarget.value)} />
+      <p id=${id("secret-hint")} class="hint span">${t("rules.secretHint")}</p>`,
     PAUSE_AUTOMATION: () => html`${minutes("durationMinutes")}
       <label class="check span">
         <input type="checkbox" checked=${Boolean(params.resumeOnTemplateSent)}
@@ -422,7 +570,10 @@ function ActionEditor({ branch, index, item, choices, change, remove }) {
       <div class="form-grid">
         <label for=${id("action")}>${t("rules.actionN", { n: index + 1 })}</label>
         <select id=${id("action")} value=${item.action}
-                onChange=${(event) => change({ action: event.currentTarget.value, actionParams: {} })}>
+                onChange=${(event) => {
+                  setMode("own");
+                  change({ action: event.currentTarget.value, actionParams: {} });
+                }}>
           ${ACTIONS.map((name) => html`<option value=${name}>${t(`rules.action.${name}`)}</option>`)}
         </select>
         ${fields[item.action]?.()}
