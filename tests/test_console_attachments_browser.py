@@ -20,7 +20,7 @@ from playwright.async_api import Browser, FilePayload, Page, expect
 from officehub.kit.config import Settings
 from tests.accessibility import serious_violations
 from tests.accounts_helpers import make_account
-from tests.browser import new_page
+from tests.browser import nav_to, new_page
 from tests.crm_world import World, make_world
 from tests.helpers import OfficeFixture
 from tests.server import running_server
@@ -93,7 +93,7 @@ async def _world(app: FastAPI, office: OfficeFixture) -> World:
 
 async def _open(page: Page, server_url: str, email: str, world: World, messages: int = 1) -> None:
     await sign_in(page, server_url, email)
-    await page.get_by_role("link", name="Conversas").click()
+    await nav_to(page, "Conversas")
     row = page.locator(f'.conversation-item[data-conversation-id="{world.conversation.id}"]')
     await row.click()
     await expect(page.locator("#message-list .message")).to_have_count(messages, timeout=TIMEOUT)

@@ -186,7 +186,7 @@ async def test_an_admin_builds_a_flow_from_its_graph_checked_as_they_edit(
     # reloaded, the flow shows the same graph
     await page.reload()
     await expect(page.locator("#who")).to_be_visible(timeout=TIMEOUT)
-    await page.get_by_role("link", name="Fluxos").click()
+    await nav_to(page, "Fluxos")
     await page.get_by_role("button", name="Editar: Triagem").click()
     await expect(nodes).to_have_count(3, timeout=TIMEOUT)
     await expect(edges).to_have_count(3)
@@ -238,7 +238,7 @@ async def test_a_field_the_check_refuses_is_shown_on_its_node_until_fixed(
     assert (await client.post("/flow", json=body, headers=office_a.headers)).status_code == 201
     _, email = await make_account(client, office_a, "ADMIN")
     await _sign_in(page, server_url, email)
-    await page.get_by_role("link", name="Fluxos").click()
+    await nav_to(page, "Fluxos")
     await page.get_by_role("button", name="Editar: Boas-vindas").click()
     graph = page.get_by_role("region", name="Os passos em grafo")
     state = graph.locator(".flow-check-state")
