@@ -61,10 +61,12 @@ def main() -> None:
         _run(["migrate"], env)
         made = json.loads(_run(["office", "create", "Escritório de medida", "--json"], env)[2])
         office = made["id"]
+        _run(["user", "create", "--office", office, *_person(-1)], env)
         counter = iter(range(1_000_000))
 
         def commands() -> list[tuple[str, list[str]]]:
             n = next(counter)
+            spare = json.loads(_run(["apikey", "create", "--office", office, "--json"], env)[2])
             return [
                 ("officehub --help", ["--help"]),
                 ("officehub user create --help", ["user", "create", "--help"]),
@@ -73,7 +75,24 @@ def main() -> None:
                 ("office rename", ["office", "rename", office, f"Escritório de medida {n}"]),
                 ("apikey create", ["apikey", "create", "--office", office]),
                 ("apikey list", ["apikey", "list", "--office", office]),
+                ("apikey revoke", ["apikey", "revoke", spare["id"]]),
                 ("user create", ["user", "create", "--office", office, *_person(n)]),
+                (
+                    "user create --role SUPERVISOR",
+                    [
+                        "user",
+                        "create",
+                        "--office",
+                        office,
+                        *_person(n + 500_000),
+                        "--role",
+                        "supervisor",
+                    ],
+                ),
+                (
+                    "user reset-password",
+                    ["user", "reset-password", "--email", "p-1@example.com.br"],
+                ),
                 ("people duplicates", ["people", "duplicates", "--office", office]),
                 ("audit verify", ["audit", "verify", "--office", office]),
                 ("config", ["config"]),

@@ -450,3 +450,17 @@ async def test_cli_changes_are_audited_with_a_system_actor(
     assert {e["actor"]["id"] for e in made} == {"cli:apikey-create"}
     verified = await officehub(database_url, "audit", "verify", "--json")
     assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
+def test_the_cli_knows_the_module_of_every_table_a_foreign_key_names() -> None:
+    # A CLI write imports, before its flush, only the modules of the tables its own tables'
+    # foreign keys name (cli.TABLES_NAMED); a table missing here or named with the wrong
+    # module would cost the command every table, or fail its flush.
+    import officehub.models  # noqa: F401
+    from officehub.cli import TABLES_NAMED, _missing_tables
+    from officehub.kit.db import Base
+
+    defined_in = {t.name: m.class_.__module__ for m in Base.registry.mappers for t in m.tables}
+    named = {fk.column.table.name for t in Base.metadata.tables.values() for fk in t.foreign_keys}
+    assert TABLES_NAMED == {name: defined_in[name] for name in named}
+    assert _missing_tables() == set()

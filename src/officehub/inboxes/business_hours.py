@@ -19,9 +19,6 @@ from functools import cache
 from typing import Any
 from zoneinfo import ZoneInfo
 
-import holidays
-from holidays.constants import PUBLIC
-
 LOOKBACK_DAYS = 400
 """How far back ``closed_period_start`` looks for the last closing time."""
 NEVER_OPEN = datetime(1970, 1, 1, tzinfo=UTC)
@@ -30,6 +27,11 @@ NEVER_OPEN = datetime(1970, 1, 1, tzinfo=UTC)
 
 @cache
 def national_holidays(year: int) -> frozenset[date]:
+    # Imported here: ``holidays`` takes about 0.1 s to import (its Hindu calendar), which a
+    # process that never asks (a CLI command making a user) should not pay.
+    import holidays
+    from holidays.constants import PUBLIC
+
     return frozenset(holidays.country_holidays("BR", years=year, categories=(PUBLIC,)))
 
 
