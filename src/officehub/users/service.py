@@ -4,7 +4,7 @@ from collections.abc import Callable, Sequence
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.inboxes import service as inboxes
+from officehub.inboxes import repository as inboxes
 from officehub.kit.db import on_rollback
 from officehub.kit.errors import Conflict, NotFound, UnsupportedMediaType
 from officehub.kit.ids import new_id
@@ -93,7 +93,7 @@ async def list_users(
     search: str | None = None,
 ) -> tuple[list[User], int]:
     if inbox_id is not None:
-        await inboxes.get_inbox(session, office_id, inbox_id)
+        await _inbox(session, office_id, inbox_id)
     return await repository.list_users(session, office_id, params, inbox_id=inbox_id, search=search)
 
 
@@ -111,7 +111,14 @@ def _email_taken(details: str) -> Conflict:
 
 async def _check_inboxes(session: AsyncSession, office_id: str, inbox_ids: Sequence[str]) -> None:
     for ident in inbox_ids:
-        await inboxes.get_inbox(session, office_id, ident)
+        await _inbox(session, office_id, ident)
+
+
+async def _inbox(session: AsyncSession, office_id: str, ident: str) -> None:
+    """404 unless the inbox is the office's (read from the repository: the inboxes' service
+    and its schemas are not imported by the CLI's user commands)."""
+    if await inboxes.get_inbox(session, office_id, ident) is None:
+        raise NotFound.of("Inbox", ident)
 
 
 async def _check_legal_areas(
