@@ -162,6 +162,39 @@ def test_refused_by_guard_follows_the_chain_and_no_further() -> None:
     assert not refused_by_guard(httpcore.ConnectError("refused"))
 
 
+def _raised(make: Any) -> BaseException:
+    try:
+        make()
+    except Exception as exc:
+        return exc
+    raise AssertionError("nothing raised")
+
+
+def _refusal() -> None:
+    raise AddressNotAllowed("x resolves to a private address")
+
+
+def test_refused_by_guard_finds_a_refusal_chained_only_implicitly_or_only_explicitly() -> None:
+    # A caller that wraps the guard's refusal without ``from`` (only ``__context__`` set),
+    # or with ``from`` outside the handler (only ``__cause__``), still rejects the address
+    # instead of retrying it as a network failure.
+    def only_context() -> None:
+        try:
+            _refusal()
+        except AddressNotAllowed:
+            raise httpx.ConnectError("wrapped")  # noqa: B904 (the implicit chain under test)
+
+    def only_cause() -> None:
+        raise httpx.ConnectError("wrapped") from _raised(_refusal)
+
+    implicit = _raised(only_context)
+    assert implicit.__cause__ is None and isinstance(implicit.__context__, AddressNotAllowed)
+    assert refused_by_guard(implicit)
+    explicit = _raised(only_cause)
+    assert explicit.__context__ is None and isinstance(explicit.__cause__, AddressNotAllowed)
+    assert refused_by_guard(explicit)
+
+
 # Signatures
 
 
