@@ -106,7 +106,15 @@ def test_a_url_naming_a_private_loopback_or_link_local_host_is_refused(host: str
 
 
 @pytest.mark.parametrize(
-    "url", ["https://hooks.example.com/x", "https://93.184.216.34/x", "https://[2606:4700::1]/"]
+    "url",
+    [
+        "https://hooks.example.com/x",
+        # Names sorting after "localhost": only that very name is refused when saved.
+        "https://www.example.com/x",
+        "https://localhost.example.com/x",
+        "https://93.184.216.34/x",
+        "https://[2606:4700::1]/",
+    ],
 )
 def test_a_public_address_or_any_name_passes_when_saved(url: str) -> None:
     assert not is_private_host(httpx.URL(url).host)
