@@ -68,8 +68,12 @@ KEY_CACHE_TESTS = (
 )
 
 TARGETS = {
-    # The SSRF guard: which addresses a delivery may connect to, and to which peer.
-    "ssrf": Target("src/officehub/kit/outbound/ssrf.py", ["tests/test_webhook_ssrf.py"]),
+    # The SSRF guard: which addresses a delivery may connect to, and to which peer; which
+    # error of a failed request is the guard's refusal (``refused_by_guard``).
+    "ssrf": Target(
+        "src/officehub/kit/outbound/ssrf.py",
+        ["tests/test_webhook_ssrf.py", "tests/test_kit_outbound.py"],
+    ),
     # The 24-hour WhatsApp service window: opened by the contact's inbound messages only.
     "window": Target(
         "src/officehub/messages/outbound.py",
@@ -94,7 +98,11 @@ TARGETS = {
     # Webhook signatures: what is signed (timestamp and body), the header, the checks.
     "signing": Target(
         "src/officehub/kit/outbound/signing.py",
-        ["tests/test_webhook_delivery.py", "tests/test_standard_webhooks.py"],
+        [
+            "tests/test_webhook_delivery.py",
+            "tests/test_standard_webhooks.py",
+            "tests/test_kit_outbound.py",
+        ],
         pytest_args=["-k", "signature or verify or standard or whsec or secret"],
     ),
     # Keys and scopes, roles: which scope and roles a route needs, the key cache's expiry.

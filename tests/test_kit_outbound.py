@@ -106,7 +106,15 @@ def test_a_url_naming_a_private_loopback_or_link_local_host_is_refused(host: str
 
 
 @pytest.mark.parametrize(
-    "url", ["https://hooks.example.com/x", "https://93.184.216.34/x", "https://[2606:4700::1]/"]
+    "url",
+    [
+        "https://hooks.example.com/x",
+        # Names sorting after "localhost": only that very name is refused when saved.
+        "https://www.example.com/x",
+        "https://localhost.example.com/x",
+        "https://93.184.216.34/x",
+        "https://[2606:4700::1]/",
+    ],
 )
 def test_a_public_address_or_any_name_passes_when_saved(url: str) -> None:
     assert not is_private_host(httpx.URL(url).host)
@@ -160,6 +168,39 @@ def test_refused_by_guard_follows_the_chain_and_no_further() -> None:
         assert refused_by_guard(outer)
     assert not refused_by_guard(httpx.ConnectError("refused"))
     assert not refused_by_guard(httpcore.ConnectError("refused"))
+
+
+def _raised(make: Any) -> BaseException:
+    try:
+        make()
+    except Exception as exc:
+        return exc
+    raise AssertionError("nothing raised")
+
+
+def _refusal() -> None:
+    raise AddressNotAllowed("x resolves to a private address")
+
+
+def test_refused_by_guard_finds_a_refusal_chained_only_implicitly_or_only_explicitly() -> None:
+    # A caller that wraps the guard's refusal without ``from`` (only ``__context__`` set),
+    # or with ``from`` outside the handler (only ``__cause__``), still rejects the address
+    # instead of retrying it as a network failure.
+    def only_context() -> None:
+        try:
+            _refusal()
+        except AddressNotAllowed:
+            raise httpx.ConnectError("wrapped")  # noqa: B904 (the implicit chain under test)
+
+    def only_cause() -> None:
+        raise httpx.ConnectError("wrapped") from _raised(_refusal)
+
+    implicit = _raised(only_context)
+    assert implicit.__cause__ is None and isinstance(implicit.__context__, AddressNotAllowed)
+    assert refused_by_guard(implicit)
+    explicit = _raised(only_cause)
+    assert explicit.__context__ is None and isinstance(explicit.__cause__, AddressNotAllowed)
+    assert refused_by_guard(explicit)
 
 
 # Signatures
