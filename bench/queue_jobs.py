@@ -3,7 +3,7 @@ transaction per job), with 1 and 2 worker processes on PostgreSQL, and one worke
 over a long run.
 
 The jobs are scheduled jobs (``kit.scheduled_jobs``) of a kind whose handler does nothing,
-run by the worker's own runner (``automation.scheduled.scheduled_runner``: claim 50, then
+run by the worker's own runner (``kit.scheduled_jobs.scheduled_runner``: claim 50, then
 hold, run and finish each in its own transaction), so the figure is the queue's own cost.
 Each worker is a process of its own (``--worker``), started after the jobs are written; the
 figure is jobs / the time from the workers' start to the last one's exit. The memory run
@@ -35,11 +35,10 @@ import asyncpg
 from sqlalchemy import insert
 
 import officehub.models  # noqa: F401 (every table: the ORM resolves foreign keys)
-from officehub.automation.scheduled import scheduled_runner
 from officehub.kit.config import Settings
 from officehub.kit.db import create_engine, create_sessionmaker
 from officehub.kit.ids import new_id
-from officehub.kit.scheduled_jobs import ScheduledJob
+from officehub.kit.scheduled_jobs import ScheduledJob, scheduled_runner
 from officehub.kit.timeutil import utcnow
 from officehub.kit.worker import WorkerContext
 from officehub.migrate import migrate_async

@@ -20,11 +20,10 @@ from aiosmtpd.controller import Controller
 from fastapi import FastAPI
 from sqlalchemy import select
 
-from officehub.automation.scheduled import scheduled_runner
 from officehub.kit.config import Settings
-from officehub.kit.scheduled_jobs import ScheduledJob
+from officehub.kit.scheduled_jobs import ScheduledJob, scheduled_runner
 from officehub.kit.worker import Worker, WorkerContext
-from officehub.users.mail import JOB_HANDLERS
+from officehub.users.jobs import JOBS
 from officehub.webhooks.events import PAUSED_MAIL_JOB
 from tests import factories as f
 from tests.helpers import OfficeFixture
@@ -66,7 +65,7 @@ def _mail_worker(app: FastAPI, settings: Settings, clock: Clock) -> Worker:
     ctx = WorkerContext(
         settings, app.state.engine, app.state.sessionmaker, clock=clock, database_clock=False
     )
-    return Worker(ctx, [scheduled_runner(JOB_HANDLERS)], [])
+    return Worker(ctx, [scheduled_runner(JOBS.scheduled)], [])
 
 
 async def _pause_a_webhook(

@@ -18,11 +18,11 @@ from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.app import create_app
-from officehub.automation.scheduled import scheduled_runner
-from officehub.contacts.erasure import ERASED_JOB, JOB_HANDLERS
+from officehub.contacts.erasure import ERASED_JOB
+from officehub.contacts.jobs import JOBS
 from officehub.kit.config import Settings
 from officehub.kit.db import Base
-from officehub.kit.scheduled_jobs import ScheduledJob
+from officehub.kit.scheduled_jobs import ScheduledJob, scheduled_runner
 from officehub.kit.worker import Worker, WorkerContext
 from officehub.messages.models import Message
 from tests import factories as f
@@ -179,7 +179,7 @@ async def a_client_with_history(
 
 def cleanup_worker(app: FastAPI, settings: Settings) -> Worker:
     ctx = WorkerContext(settings, app.state.engine, app.state.sessionmaker)
-    return Worker(ctx, [scheduled_runner(JOB_HANDLERS)])
+    return Worker(ctx, [scheduled_runner(JOBS.scheduled)])
 
 
 async def rows_naming(

@@ -12,7 +12,6 @@ from fastapi import FastAPI
 from sqlalchemy import select, true, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.automation.scheduled import RETRY_AFTER, SCHEDULED, schedule
 from officehub.events import repository as events_repository
 from officehub.kit.config import Settings
 from officehub.kit.db import database_now
@@ -26,7 +25,7 @@ from officehub.kit.queue import (
     renewing,
     take,
 )
-from officehub.kit.scheduled_jobs import ScheduledJob
+from officehub.kit.scheduled_jobs import RETRY_AFTER, SCHEDULED, ScheduledJob, add_job
 from officehub.kit.timeutil import utcnow
 from officehub.kit.worker import WorkerContext
 from officehub.webhooks.delivery import WEBHOOKS, fan_out_events
@@ -40,7 +39,7 @@ async def _jobs(app: FastAPI, office_id: str, count: int) -> list[str]:
     async with app.state.sessionmaker() as s:
         now = await database_now(s)
         jobs = [
-            await schedule(s, office_id, "noop", {"n": n}, now - timedelta(seconds=1), now)
+            add_job(s, office_id, "noop", {"n": n}, now - timedelta(seconds=1), now)
             for n in range(count)
         ]
         await s.commit()
@@ -298,7 +297,7 @@ async def test_a_pool_claims_and_renews_on_the_clock_it_is_given(
     ctx = WorkerContext(settings, app.state.engine, app.state.sessionmaker, overlap=False)
     async with app.state.sessionmaker() as s:
         now = await database_now(s)
-        job = await schedule(s, office_a.id, "noop", {}, now + timedelta(hours=1), now)
+        job = add_job(s, office_a.id, "noop", {}, now + timedelta(hours=1), now)
         await s.commit()
     later = now + timedelta(hours=1, seconds=1)
     done: list[str] = []
@@ -368,7 +367,7 @@ async def test_work_asked_for_by_hand_is_claimed_whatever_its_due_time(
     hour is claimed, leased like any claim, and still never by two claimers at once."""
     async with app.state.sessionmaker() as s:
         now = await database_now(s)
-        job = await schedule(s, office_a.id, "noop", {}, now + timedelta(hours=1), now)
+        job = add_job(s, office_a.id, "noop", {}, now + timedelta(hours=1), now)
         await s.commit()
     assert await _claim(app, "due-only", 10) == []
     async with app.state.sessionmaker() as s, s.begin():

@@ -17,14 +17,14 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.audit.models import AuditEntry
 from officehub.audit.service import first_break
-from officehub.automation.scheduled import scheduled_runner
-from officehub.contacts.erasure import JOB_HANDLERS as ERASURE_JOBS
+from officehub.contacts.jobs import JOBS as ERASURE_JOBS
+from officehub.conversations.jobs import JOBS
 from officehub.conversations.models import Conversation, ConversationNote
-from officehub.conversations.retention import JOB_HANDLERS, RETENTION_JOB, RUN_JOB, run_batch
+from officehub.conversations.retention import RETENTION_JOB, RUN_JOB, run_batch
 from officehub.events.models import OutboxEvent
 from officehub.kit.config import Settings
 from officehub.kit.ids import new_id
-from officehub.kit.scheduled_jobs import ScheduledJob, add_job
+from officehub.kit.scheduled_jobs import ScheduledJob, add_job, handlers_of, scheduled_runner
 from officehub.kit.storage import storage_from_settings
 from officehub.kit.timeutil import utcnow
 from officehub.kit.worker import Worker, WorkerContext
@@ -45,7 +45,7 @@ def retention_worker(app: FastAPI, settings: Settings, now: datetime) -> Worker:
         clock=lambda: now,
         database_clock=False,
     )
-    return Worker(ctx, [scheduled_runner({**ERASURE_JOBS, **JOB_HANDLERS})], [RETENTION_JOB])
+    return Worker(ctx, [scheduled_runner(handlers_of([ERASURE_JOBS, JOBS]))], [RETENTION_JOB])
 
 
 async def _chunks(data: bytes) -> AsyncIterator[bytes]:

@@ -1,5 +1,6 @@
 """A rule's actions run through the catalogue (``officehub.actions``), and the scheduled
-jobs that send later (sequences, delayed messages, webhooks scheduled before deliveries)."""
+jobs that send later (sequences, delayed messages, webhooks scheduled before deliveries),
+registered in ``automation.jobs``."""
 
 from __future__ import annotations
 
@@ -14,13 +15,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from officehub.actions import base
 from officehub.actions.catalogue import SEND_MESSAGE_JOB, SEQUENCE_BLOCK_JOB, seconds
 from officehub.automation.evaluation import Subject
-from officehub.automation.scheduled import JobHandler, RetryLater, schedule
 from officehub.automation.schemas import ActionOutcome
 from officehub.automation.vocabulary import RULE_ACTIONS, parse
 from officehub.events.service import Cause, caused_by
 from officehub.kit.config import Settings
 from officehub.kit.errors import ServiceError, ValidationFailed
-from officehub.kit.scheduled_jobs import ScheduledJob
+from officehub.kit.scheduled_jobs import RetryLater, ScheduledJob, add_job
 from officehub.kit.worker import WorkerContext
 from officehub.messages import outbound as outbound_messages
 from officehub.messages.schemas import FallbackTemplate, OutboundIn
@@ -165,7 +165,7 @@ async def sequence_block_job(session: AsyncSession, job: ScheduledJob, ctx: Work
     if index + 1 < len(blocks):
         now = ctx.now()
         wait = seconds(block.get("waitSeconds")) + seconds(blocks[index + 1].get("typingSeconds"))
-        await schedule(
+        add_job(
             session,
             job.office_id,
             SEQUENCE_BLOCK,
@@ -194,10 +194,3 @@ async def fire_webhook_job(session: AsyncSession, job: ScheduledJob, ctx: Worker
         retention_days=ctx.settings.delivery_retention_days,
         rule_id=None,
     )
-
-
-JOB_HANDLERS: dict[str, JobHandler] = {
-    SEND_MESSAGE: send_message_job,
-    SEQUENCE_BLOCK: sequence_block_job,
-    FIRE_WEBHOOK: fire_webhook_job,
-}

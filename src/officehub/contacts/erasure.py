@@ -178,6 +178,3 @@ async def clean_up_erased(session: AsyncSession, job: ScheduledJob, ctx: WorkerC
     await vacuum(ctx.engine, VACUUMED)
     # The keys name the erased records (a folder per conversation): the done job keeps none.
     job.payload = {"files": len(files)}
-
-
-JOB_HANDLERS = {ERASED_JOB: clean_up_erased}

@@ -124,4 +124,3 @@ async def erase_closed(
 
 
 RETENTION_JOB = PeriodicJob("retention", timedelta(hours=1), queue_runs)
-JOB_HANDLERS = {RUN_JOB: run_batch}

@@ -17,7 +17,6 @@ from officehub.kit.scheduled_jobs import ScheduledJob
 from officehub.kit.worker import WorkerContext
 from officehub.offices.settings import office_zone
 from officehub.users import repository, texts
-from officehub.webhooks.events import PAUSED_MAIL_JOB
 
 logger = logging.getLogger(__name__)
 
@@ -57,6 +56,3 @@ async def mail_webhook_paused(session: AsyncSession, job: ScheduledJob, ctx: Wor
     ]
     await mail.send(ctx.settings, mails)
     job.payload = {**job.payload, "mailed": len(mails)}
-
-
-JOB_HANDLERS = {PAUSED_MAIL_JOB: mail_webhook_paused}
