@@ -169,6 +169,8 @@ async def _limited(
     started = time.perf_counter()
     received = 0
     while received < count:
+        if time.perf_counter() - started > 120:  # a bench that hangs tells what it waited for
+            raise SystemExit(f"paced run: {received} of {count} deliveries in 120 s")
         await worker.run_until_idle(max_passes=100_000)
         await asyncio.sleep(0.02)
         received += (await _stats(base))["count"]

@@ -35,6 +35,10 @@ logger = logging.getLogger("officehub.worker")
 Clock = Callable[[], datetime]
 
 
+def _no_nudge() -> None:
+    """A context's nudge when no running worker waits to be woken."""
+
+
 @dataclass
 class WorkerContext:
     """What a job runs with.
@@ -200,6 +204,11 @@ class Worker:
             wakeup.unsubscribe(self.wake)
             # Work in flight may finish; what it still holds then is due again at once.
             await queue.shutdown(self.ctx, grace=SHUTDOWN_GRACE_SECONDS)
+            # Stopped, the context is a single pass's again: a later ``run_until_idle`` on
+            # it settles what it starts (rate-limited work waiting included), as it would
+            # on a context that never ran, rather than leaving that work to a loop that
+            # has ended.
+            self.ctx.overlap, self.ctx.nudge = False, _no_nudge
         logger.info("worker %s stopped", self.ctx.worker_id)
 
     async def _idle(self, seconds: float | None = None) -> None:
