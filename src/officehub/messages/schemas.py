@@ -53,8 +53,8 @@ class OutboundIn(BodyModel):
 
     SCHEMA_RULES: ClassVar[dict[str, Any]] = {
         "oneOf": [
-            _sent("text", "templateName", "mediaPath"),
-            _sent("templateName", "text", "mediaPath", "fallbackTemplate"),
+            _sent("text", "templateName", "mediaPath", "caption", "fileName"),
+            _sent("templateName", "text", "mediaPath", "fallbackTemplate", "caption", "fileName"),
             _sent("mediaPath", "text", "templateName", "fallbackTemplate"),
         ]
     }
