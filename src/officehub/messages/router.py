@@ -13,7 +13,7 @@ from officehub.kit.id_params import PathId
 from officehub.kit.ids import ID_PATTERN
 from officehub.kit.indexed_router import Router
 from officehub.kit.middleware import MULTIPART_ALLOWANCE, body_limit
-from officehub.kit.multipart_upload import receive_file
+from officehub.kit.multipart_upload import file_field_openapi, receive_file
 from officehub.kit.pagination import Page, PageDep
 from officehub.kit.storage import StorageDep
 from officehub.messages import inbound as inbound_messages
@@ -70,30 +70,11 @@ async def send_message(
     return await outbound_messages.send(session, office.office_id, id, body, storage)
 
 
-_MEDIA_BODY = {
-    "requestBody": {
-        "required": True,
-        "content": {
-            "multipart/form-data": {
-                "schema": {
-                    "type": "object",
-                    "required": ["file"],
-                    "properties": {
-                        "file": {
-                            "type": "string",
-                            "format": "binary",
-                            "description": (
-                                "JPEG/PNG image ≤ 5 MB, MP4/3GPP video ≤ 16 MB, AAC, AMR, "
-                                "MP3, M4A or OGG (Opus) audio ≤ 16 MB, or PDF, Office or "
-                                "plain-text document ≤ 100 MB"
-                            ),
-                        }
-                    },
-                }
-            }
-        },
-    }
-}
+_MEDIA_BODY = file_field_openapi(
+    "JPEG/PNG image ≤ 5 MB, MP4/3GPP video ≤ 16 MB, AAC, AMR, "
+    "MP3, M4A or OGG (Opus) audio ≤ 16 MB, or PDF, Office or "
+    "plain-text document ≤ 100 MB"
+)
 
 
 @router.post(

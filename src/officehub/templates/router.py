@@ -15,7 +15,7 @@ from officehub.kit.id_params import PathId
 from officehub.kit.ids import ID_MISMATCH, ID_PATTERN, ID_RE
 from officehub.kit.indexed_router import Router
 from officehub.kit.middleware import MULTIPART_ALLOWANCE, body_limit
-from officehub.kit.multipart_upload import receive_file
+from officehub.kit.multipart_upload import file_field_openapi, receive_file
 from officehub.kit.schemas import ApiModel
 from officehub.kit.storage import StorageDep
 from officehub.templates import header_media, service
@@ -67,29 +67,9 @@ class UploadErrorBody(BaseModel):
     details: str
 
 
-_UPLOAD_BODY = {
-    "requestBody": {
-        "required": True,
-        "content": {
-            "multipart/form-data": {
-                "schema": {
-                    "type": "object",
-                    "required": ["file"],
-                    "properties": {
-                        "file": {
-                            "type": "string",
-                            "format": "binary",
-                            "description": (
-                                "JPEG/PNG image ≤ 5 MB, MP4/3GPP video ≤ 16 MB, or PDF, "
-                                "Office or plain-text document ≤ 100 MB"
-                            ),
-                        }
-                    },
-                }
-            }
-        },
-    }
-}
+_UPLOAD_BODY = file_field_openapi(
+    "JPEG/PNG image ≤ 5 MB, MP4/3GPP video ≤ 16 MB, or PDF, Office or plain-text document ≤ 100 MB"
+)
 
 
 @router.post(

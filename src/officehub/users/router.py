@@ -10,7 +10,7 @@ from officehub.kit.errors import error_responses
 from officehub.kit.id_params import Id, PathId
 from officehub.kit.indexed_router import Router
 from officehub.kit.middleware import MULTIPART_ALLOWANCE, body_limit
-from officehub.kit.multipart_upload import receive_file
+from officehub.kit.multipart_upload import file_field_openapi, receive_file
 from officehub.kit.pagination import Page, PageDep
 from officehub.kit.storage import StorageDep
 from officehub.users import service
@@ -23,26 +23,7 @@ router = Router(tags=["Users"])
 # caller must hold every scope of the role made or changed (issue 39): docs/security.md.
 _PEOPLE = scope_override(ADMIN_SCOPE)
 
-_AVATAR_BODY = {
-    "requestBody": {
-        "required": True,
-        "content": {
-            "multipart/form-data": {
-                "schema": {
-                    "type": "object",
-                    "required": ["file"],
-                    "properties": {
-                        "file": {
-                            "type": "string",
-                            "format": "binary",
-                            "description": "A JPEG, PNG or WebP image of at most 5 MB",
-                        }
-                    },
-                }
-            }
-        },
-    }
-}
+_AVATAR_BODY = file_field_openapi("A JPEG, PNG or WebP image of at most 5 MB")
 
 
 @router.post(
