@@ -18,7 +18,7 @@ import shutil
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from playwright.async_api import Browser, Page, Playwright, async_playwright
+from playwright.async_api import Browser, Page, Playwright, async_playwright, expect
 
 
 def chromium_path() -> str:
@@ -98,3 +98,22 @@ async def nav_to(page: Page, name: str, *, exact: bool = False) -> None:
     if await menu.is_visible() and await menu.get_attribute("aria-expanded") != "true":
         await menu.click()
     await page.locator("#nav").get_by_role("link", name=name, exact=exact).click()
+
+
+async def sign_in(
+    page: Page, server_url: str, email: str, *, who: str | None = None, wait_ms: int = 10_000
+) -> None:
+    """Signs in to the console with email and the test password (``accounts_helpers``).
+
+    Signed in is the user's name shown (``who`` when given, else the name's place visible).
+    """
+    from tests.accounts_helpers import PASSWORD
+
+    await page.goto(f"{server_url}/console")
+    await page.get_by_label("E-mail").fill(email)
+    await page.get_by_label("Senha").fill(PASSWORD)
+    await page.get_by_role("button", name="Entrar com e-mail").click()
+    if who is None:
+        await expect(page.locator("#who")).to_be_visible(timeout=wait_ms)
+    else:
+        await expect(page.locator("#who")).to_contain_text(who, timeout=wait_ms)

@@ -19,8 +19,8 @@ from playwright.async_api import Locator, Page, expect
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tests.accessibility import serious_violations
-from tests.accounts_helpers import PASSWORD, make_account
-from tests.browser import nav_to
+from tests.accounts_helpers import make_account
+from tests.browser import nav_to, sign_in
 from tests.crm_world import make_world
 from tests.helpers import OfficeFixture
 
@@ -28,14 +28,6 @@ TIMEOUT = 10_000
 FITS = "document.documentElement.scrollWidth <= window.innerWidth"
 MISSING = "Falta escolher o que esta ação usa (pessoa, etiqueta, coluna, título ou endereço)."
 UNREACHABLE = "Nenhum passo leva a este: ele nunca será usado."
-
-
-async def _sign_in(page: Page, server_url: str, email: str) -> None:
-    await page.goto(f"{server_url}/console")
-    await page.get_by_label("E-mail").fill(email)
-    await page.get_by_label("Senha").fill(PASSWORD)
-    await page.get_by_role("button", name="Entrar com e-mail").click()
-    await expect(page.locator("#who")).to_be_visible(timeout=TIMEOUT)
 
 
 @pytest.mark.parametrize(("width", "height"), [(1366, 768), (390, 844)])
@@ -52,7 +44,7 @@ async def test_an_admin_builds_a_flow_from_its_graph_checked_as_they_edit(
     world = await make_world(session, office_a.id)
     _, email = await make_account(client, office_a, "ADMIN")
     await page.set_viewport_size({"width": width, "height": height})
-    await _sign_in(page, server_url, email)
+    await sign_in(page, server_url, email)
     await nav_to(page, "Fluxos")
     await page.get_by_role("button", name="Novo fluxo").click()
     new = page.get_by_role("region", name="Novo fluxo")
@@ -237,7 +229,7 @@ async def test_a_field_the_check_refuses_is_shown_on_its_node_until_fixed(
     }
     assert (await client.post("/flow", json=body, headers=office_a.headers)).status_code == 201
     _, email = await make_account(client, office_a, "ADMIN")
-    await _sign_in(page, server_url, email)
+    await sign_in(page, server_url, email)
     await nav_to(page, "Fluxos")
     await page.get_by_role("button", name="Editar: Boas-vindas").click()
     graph = page.get_by_role("region", name="Os passos em grafo")

@@ -15,21 +15,13 @@ from playwright.async_api import Page, expect
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from tests.accessibility import serious_violations
-from tests.accounts_helpers import PASSWORD, make_account
-from tests.browser import nav_to
+from tests.accounts_helpers import make_account
+from tests.browser import nav_to, sign_in
 from tests.crm_world import make_world
 from tests.helpers import OfficeFixture
 
 TIMEOUT = 10_000
 FITS = "document.documentElement.scrollWidth <= window.innerWidth"
-
-
-async def _sign_in(page: Page, server_url: str, email: str) -> None:
-    await page.goto(f"{server_url}/console")
-    await page.get_by_label("E-mail").fill(email)
-    await page.get_by_label("Senha").fill(PASSWORD)
-    await page.get_by_role("button", name="Entrar com e-mail").click()
-    await expect(page.locator("#who")).to_be_visible(timeout=TIMEOUT)
 
 
 @pytest.mark.parametrize(("width", "height"), [(1366, 768), (390, 844)])
@@ -46,7 +38,7 @@ async def test_an_admin_builds_a_flow_and_sees_the_graph_check_on_the_steps(
     world = await make_world(session, office_a.id)
     _, email = await make_account(client, office_a, "ADMIN")
     await page.set_viewport_size({"width": width, "height": height})
-    await _sign_in(page, server_url, email)
+    await sign_in(page, server_url, email)
     await nav_to(page, "Fluxos")
     await expect(page.get_by_text("O escritório ainda não tem fluxos.")).to_be_visible(
         timeout=TIMEOUT
@@ -136,7 +128,7 @@ async def test_a_supervisor_reads_a_flow_and_an_agent_is_not_offered_the_page(
     }
     assert (await client.post("/flow", json=body, headers=office_a.headers)).status_code == 201
     _, supervisor = await make_account(client, office_a, "SUPERVISOR")
-    await _sign_in(page, server_url, supervisor)
+    await sign_in(page, server_url, supervisor)
     await nav_to(page, "Fluxos")
     await expect(page.get_by_text("só um administrador os altera")).to_be_visible(timeout=TIMEOUT)
     view = page.locator("#view-flows")
@@ -153,6 +145,6 @@ async def test_a_supervisor_reads_a_flow_and_an_agent_is_not_offered_the_page(
 
     await page.get_by_role("button", name="Sair").click()
     _, agent = await make_account(client, office_a, "AGENT")
-    await _sign_in(page, server_url, agent)
+    await sign_in(page, server_url, agent)
     await expect(page.get_by_role("link", name="Pessoas")).to_be_visible()
     await expect(page.get_by_role("link", name="Fluxos")).to_have_count(0)

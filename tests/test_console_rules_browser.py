@@ -16,8 +16,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from tests import factories as f
 from tests.accessibility import serious_violations
-from tests.accounts_helpers import PASSWORD, make_account
-from tests.browser import nav_to, new_page
+from tests.accounts_helpers import make_account
+from tests.browser import nav_to, new_page, sign_in
 from tests.crm_world import make_world
 from tests.helpers import OfficeFixture
 
@@ -32,14 +32,6 @@ def column(n: int) -> str:
 FITS = "document.documentElement.scrollWidth <= window.innerWidth"
 
 
-async def _sign_in(page: Page, server_url: str, email: str) -> None:
-    await page.goto(f"{server_url}/console")
-    await page.get_by_label("E-mail").fill(email)
-    await page.get_by_label("Senha").fill(PASSWORD)
-    await page.get_by_role("button", name="Entrar com e-mail").click()
-    await expect(page.locator("#who")).to_be_visible(timeout=TIMEOUT)
-
-
 async def test_an_admin_creates_tests_pauses_and_deletes_a_rule(
     page: Page,
     server_url: str,
@@ -49,7 +41,7 @@ async def test_an_admin_creates_tests_pauses_and_deletes_a_rule(
 ) -> None:
     world = await make_world(session, office_a.id)
     _, email = await make_account(client, office_a, "ADMIN")
-    await _sign_in(page, server_url, email)
+    await sign_in(page, server_url, email)
     await nav_to(page, "Automações")
     await expect(page.get_by_text("O escritório ainda não tem regras de automação.")).to_be_visible(
         timeout=TIMEOUT
@@ -166,7 +158,7 @@ async def test_a_rule_sends_a_template_chosen_from_the_channels_approved_list(
     )
     assert put.status_code == 200, put.text
     _, email = await make_account(client, office_a, "ADMIN")
-    await _sign_in(page, server_url, email)
+    await sign_in(page, server_url, email)
     await nav_to(page, "Automações")
     await page.get_by_role("button", name="Nova regra").click()
     form = page.locator(".rule-form")
@@ -250,7 +242,7 @@ async def test_a_refused_rule_is_said_in_a_sentence_naming_the_field(
 ) -> None:
     await make_world(session, office_a.id)
     _, email = await make_account(client, office_a, "ADMIN")
-    await _sign_in(page, server_url, email)
+    await sign_in(page, server_url, email)
     await nav_to(page, "Automações")
     await page.get_by_role("button", name="Nova regra").click()
     form = page.locator(".rule-form")
@@ -271,7 +263,7 @@ async def test_the_page_is_not_offered_to_a_supervisor_or_an_agent(
     role: str, page: Page, server_url: str, client: httpx.AsyncClient, office_a: OfficeFixture
 ) -> None:
     _, email = await make_account(client, office_a, role)
-    await _sign_in(page, server_url, email)
+    await sign_in(page, server_url, email)
     await expect(page.get_by_role("link", name="Pessoas")).to_be_visible()
     await expect(page.get_by_role("link", name="Automações")).to_have_count(0)
 
@@ -291,7 +283,7 @@ async def test_the_rules_page_fits_the_screen(
     _, email = await make_account(client, office_a, "ADMIN")
     async with new_page(browser) as page:
         await page.set_viewport_size({"width": width, "height": height})
-        await _sign_in(page, server_url, email)
+        await sign_in(page, server_url, email)
         await nav_to(page, "Automações")
         await page.get_by_role("button", name="Nova regra").click()
         form = page.locator(".rule-form")

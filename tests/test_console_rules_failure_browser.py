@@ -19,9 +19,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from officehub.kit.config import Settings
 from tests import factories as f
 from tests.accessibility import serious_violations
-from tests.accounts_helpers import PASSWORD, make_account
+from tests.accounts_helpers import make_account
 from tests.automation_helpers import automation_worker, create_rule, runs
-from tests.browser import nav_to, new_page
+from tests.browser import nav_to, new_page, sign_in
 from tests.crm_world import World, make_world
 from tests.helpers import OfficeFixture
 from tests.webhook_helpers import Clock
@@ -32,14 +32,6 @@ ALERT = re.compile(
     r"Falhou 2 vezes; última falha em \d{2}/\d{2}/\d{4} \d{2}:\d{2}: "
     r"Mover o cartão do funil: .*COLUMN_OF_ANOTHER_FUNNEL"
 )
-
-
-async def _sign_in(page: Page, server_url: str, email: str) -> None:
-    await page.goto(f"{server_url}/console")
-    await page.get_by_label("E-mail").fill(email)
-    await page.get_by_label("Senha").fill(PASSWORD)
-    await page.get_by_role("button", name="Entrar com e-mail").click()
-    await expect(page.locator("#who")).to_be_visible(timeout=TIMEOUT)
 
 
 async def _failing_rule(
@@ -82,7 +74,7 @@ async def test_a_rule_whose_runs_failed_shows_the_alert_and_its_run_log(
     _world, rule = await _failing_rule(app, settings, client, session, office_a)
     await create_rule(client, office_a, name="Pausar sem falhas")
     _, email = await make_account(client, office_a, "ADMIN")
-    await _sign_in(page, server_url, email)
+    await sign_in(page, server_url, email)
     await nav_to(page, "Automações")
 
     row = page.locator("tr", has_text="Mover quem escreve")
@@ -134,7 +126,7 @@ async def test_a_rules_parameters_come_from_lists_and_the_list_is_filtered(
         actions=[{"action": "PAUSE_AUTOMATION", "actionParams": {}}],
     )
     _, email = await make_account(client, office_a, "ADMIN")
-    await _sign_in(page, server_url, email)
+    await sign_in(page, server_url, email)
     await nav_to(page, "Automações")
     await page.get_by_role("button", name="Nova regra").click()
     form = page.locator(".rule-form")
@@ -216,7 +208,7 @@ async def test_the_rules_page_with_a_failed_rule_fits_the_screen(
     _, email = await make_account(client, office_a, "ADMIN")
     async with new_page(browser) as page:
         await page.set_viewport_size({"width": width, "height": height})
-        await _sign_in(page, server_url, email)
+        await sign_in(page, server_url, email)
         await nav_to(page, "Automações")
         await expect(page.get_by_role("alert").first).to_have_text(ALERT, timeout=TIMEOUT)
         assert await page.evaluate(FITS)

@@ -12,7 +12,8 @@ import httpx
 from fastapi import FastAPI
 from playwright.async_api import Page, expect
 
-from tests.accounts_helpers import PASSWORD, make_account
+from tests.accounts_helpers import make_account
+from tests.browser import sign_in as browser_sign_in
 from tests.crm_world import World, make_world
 from tests.helpers import OfficeFixture
 
@@ -43,11 +44,7 @@ def may(doc: dict[str, Any], role: str, method: str, path: str) -> bool:
 
 
 async def sign_in(page: Page, server_url: str, email: str) -> None:
-    await page.goto(f"{server_url}/console")
-    await page.get_by_label("E-mail").fill(email)
-    await page.get_by_label("Senha").fill(PASSWORD)
-    await page.get_by_role("button", name="Entrar com e-mail").click()
-    await expect(page.locator("#who")).to_contain_text("Beatriz Nogueira", timeout=TIMEOUT)
+    await browser_sign_in(page, server_url, email, who="Beatriz Nogueira", wait_ms=TIMEOUT)
 
 
 async def open_page(page: Page, name: str, title: str) -> None:

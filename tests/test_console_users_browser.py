@@ -16,7 +16,7 @@ from playwright.async_api import Browser, Page, expect
 
 from tests.accessibility import serious_violations
 from tests.accounts_helpers import PASSWORD, make_account
-from tests.browser import nav_to, new_page
+from tests.browser import nav_to, new_page, sign_in
 from tests.helpers import OfficeFixture
 
 TIMEOUT = 10_000
@@ -28,14 +28,6 @@ async def _shot(page: Page, folder: Path, name: str) -> None:
     where = Path(os.environ.get("OFFICEHUB_SCREENSHOTS_DIR") or folder)
     await page.screenshot(path=str(where / f"{name}.png"), full_page=True)
     assert (where / f"{name}.png").stat().st_size > 10_000
-
-
-async def _sign_in(page: Page, server_url: str, email: str) -> None:
-    await page.goto(f"{server_url}/console")
-    await page.get_by_label("E-mail").fill(email)
-    await page.get_by_label("Senha").fill(PASSWORD)
-    await page.get_by_role("button", name="Entrar com e-mail").click()
-    await expect(page.locator("#who")).to_be_visible(timeout=TIMEOUT)
 
 
 async def _inbox(client: httpx.AsyncClient, office: OfficeFixture, name: str) -> str:
@@ -51,7 +43,7 @@ async def test_an_admin_creates_a_person_gets_the_link_changes_and_deactivates_t
     family = await _inbox(client, office_a, "Família")
     labour = await _inbox(client, office_a, "Trabalhista")
     admin_id, email = await make_account(client, office_a, "ADMIN")
-    await _sign_in(page, server_url, email)
+    await sign_in(page, server_url, email)
     await nav_to(page, "Pessoas")
     await expect(page.get_by_role("heading", name="Pessoas do escritório")).to_be_visible()
     me = page.locator(f'tr[data-user-id="{admin_id}"]')
@@ -136,7 +128,7 @@ async def test_a_supervisor_or_an_agent_sees_the_team_and_no_change(
     _, email = await make_account(client, office_a, role, inbox_ids=[inbox])
     other = {"name": "Rita Prado", "email": "rita@escritorio.example", "role": "ADMIN"}
     assert (await client.post("/user", json=other, headers=office_a.headers)).status_code == 201
-    await _sign_in(page, server_url, email)
+    await sign_in(page, server_url, email)
     await nav_to(page, "Pessoas")
     rita = page.locator("tr", has_text="Rita Prado")
     await expect(rita).to_contain_text("administrador", timeout=TIMEOUT)
@@ -172,7 +164,7 @@ async def test_the_pages_fit_the_screen(
     assert (await client.post("/user", json=long_one, headers=office_a.headers)).status_code == 201
     async with new_page(browser) as page:
         await page.set_viewport_size({"width": width, "height": height})
-        await _sign_in(page, server_url, email)
+        await sign_in(page, server_url, email)
         await nav_to(page, "Pessoas")
         row = page.locator("tr", has_text="Maria Eduarda")
         await expect(row).to_be_visible(timeout=TIMEOUT)
