@@ -1,9 +1,17 @@
-"""A real HTTP server on 127.0.0.1 that records what webhook deliveries bring."""
+"""A real HTTP server on 127.0.0.1 that records what webhook deliveries bring.
+
+Each receiver serves one path under a random secret prefix (``/<token>/hook``) and counts
+only requests to it: its port is one the OS chose, and once a receiver closes, another
+test (or the other CI leg, running at once) may get the same port while a delivery or a
+retry of the first is still on its way. Such a stray request answers 404 and is counted
+in ``strays``, never in ``received`` (docs/testing.md, issue 41).
+"""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import secrets
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -42,10 +50,20 @@ class Receiver:
     received: list[Received] = field(default_factory=list)
     respond: Responder = field(default=lambda _n: Reply())
     arrived: asyncio.Event = field(default_factory=asyncio.Event)
+    token: str = field(default_factory=lambda: secrets.token_hex(8))
+    strays: int = 0  # requests to another path: not this test's (answered 404)
+
+    @property
+    def path(self) -> str:
+        return f"/{self.token}/hook"
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/hook"
+        return self.url_at("127.0.0.1")
+
+    def url_at(self, host: str) -> str:
+        """This receiver's URL with ``host`` for the address (``localhost``, a name...)."""
+        return f"http://{host}:{self.port}{self.path}"
 
     def event_ids(self) -> list[str]:
         return [r.json["id"] for r in self.received]
@@ -70,6 +88,11 @@ class Receiver:
         send: Callable[[dict[str, Any]], Awaitable[None]],
     ) -> None:
         if scope["type"] != "http":
+            return
+        if scope["path"] != self.path:
+            self.strays += 1
+            await send({"type": "http.response.start", "status": 404, "headers": []})
+            await send({"type": "http.response.body", "body": b"not this receiver"})
             return
         body = b""
         while True:

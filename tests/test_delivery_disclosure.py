@@ -39,7 +39,7 @@ async def test_a_refused_internal_name_and_an_unknown_name_read_alike_in_the_act
     async with running_receiver() as receiver:
         rules = {}
         for name, url in (
-            ("internal", f"http://localhost:{receiver.port}/hook"),
+            ("internal", receiver.url_at("localhost")),
             ("unknown", "http://nao-existe.invalid/hook"),
         ):
             action = {"action": "FIRE_WEBHOOK", "actionParams": {"url": url}}

@@ -92,11 +92,11 @@ async def _attempt(
     settings: Settings,
     client: httpx.AsyncClient,
     office: OfficeFixture,
-    url_of: str,
+    host: str,
 ) -> tuple[int, str | None]:
     guarded = settings.model_copy(update={"webhook_allow_private": False})
     async with running_receiver() as receiver:
-        hook = await create_webhook(client, office, url_of.format(port=receiver.port))
+        hook = await create_webhook(client, office, receiver.url_at(host))
         await emit_event(app, office.id)
         await delivery_worker(app, guarded).run_until_idle()
     [delivery] = await deliveries(app, hook["id"])
@@ -107,9 +107,7 @@ async def _attempt(
 async def test_a_name_that_resolves_to_127_0_0_1_is_not_connected_to(
     app: FastAPI, settings: Settings, client: httpx.AsyncClient, office_a: OfficeFixture
 ) -> None:
-    received, error = await _attempt(
-        app, settings, client, office_a, "http://localhost:{port}/hook"
-    )
+    received, error = await _attempt(app, settings, client, office_a, "localhost")
     assert received == 0
     # Not even that the name resolves to a refused address (issue 39): one answer for it, a
     # name that does not resolve and a receiver that refuses.
@@ -120,9 +118,7 @@ async def test_a_name_that_resolves_to_127_0_0_1_is_not_connected_to(
 async def test_a_literal_loopback_address_is_not_connected_to(
     app: FastAPI, settings: Settings, client: httpx.AsyncClient, office_a: OfficeFixture
 ) -> None:
-    received, error = await _attempt(
-        app, settings, client, office_a, "http://127.0.0.1:{port}/hook"
-    )
+    received, error = await _attempt(app, settings, client, office_a, "127.0.0.1")
     assert received == 0
     assert error == NOT_CONNECTED and "not allowed" in error
 
@@ -131,7 +127,7 @@ async def test_the_setting_allows_private_addresses_for_development(
     app: FastAPI, settings: Settings, client: httpx.AsyncClient, office_a: OfficeFixture
 ) -> None:
     async with running_receiver() as receiver:
-        await create_webhook(client, office_a, f"http://localhost:{receiver.port}/hook")
+        await create_webhook(client, office_a, receiver.url_at("localhost"))
         await emit_event(app, office_a.id)
         await delivery_worker(app, settings).run_until_idle()
     assert len(receiver.received) == 1
@@ -250,8 +246,9 @@ async def test_a_refusing_address_is_passed_over_for_the_next_and_a_public_peer_
         stream = await guard.connect_tcp("hooks.example.com", 443)
         try:
             assert stream.get_extra_info("server_addr") == ("8.8.8.8", 443)
-            await stream.write(b"GET /hook HTTP/1.1\r\nHost: hooks.example.com\r\n\r\n")
-            assert (await stream.read(1024)).startswith(b"HTTP/1.1 ")
+            request = f"GET {receiver.path} HTTP/1.1\r\nHost: hooks.example.com\r\n\r\n"
+            await stream.write(request.encode())
+            assert (await stream.read(1024)).startswith(b"HTTP/1.1 200 ")
         finally:
             await stream.aclose()
     assert landing.asked == ["93.184.216.34", "8.8.8.8"]
