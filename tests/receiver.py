@@ -39,6 +39,7 @@ class Reply:
     body: str = "ok"
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
+    until: asyncio.Event | None = None  # holds the answer until the test sets it
 
 
 Responder = Callable[[int], Reply]
@@ -109,6 +110,8 @@ class Receiver:
         reply = self.respond(number)
         if reply.delay:
             await asyncio.sleep(reply.delay)
+        if reply.until is not None:
+            await reply.until.wait()
         raw_headers = [(k.encode(), v.encode()) for k, v in reply.headers.items()]
         await send({"type": "http.response.start", "status": reply.status, "headers": raw_headers})
         await send({"type": "http.response.body", "body": reply.body.encode()})
