@@ -82,7 +82,9 @@ async def test_a_killed_workers_deliveries_are_taken_over_within_seconds(
     app: FastAPI, database_url: str, client: httpx.AsyncClient, office_a: OfficeFixture
 ) -> None:
     """Default settings: a worker is SIGKILLed with four deliveries in flight; another
-    worker delivers them within 10 s of the kill (it waited out a 60-s lease before)."""
+    worker delivers them once their 6-s lease runs out (it waited out a 60-s lease
+    before). The bound is 30 s, not 10: the new worker's own start (2.6 s of CPU) took
+    20 s of it with CI's two legs at once (issue 41); a 60-s lease would still fail it."""
     async with running_receiver(lambda n: Reply(delay=5.0 if n < 4 else 0.0)) as receiver:
         await create_webhook(client, office_a, receiver.url)
         emitted = {await _emit(app, office_a.id, n) for n in range(4)}
@@ -95,12 +97,12 @@ async def test_a_killed_workers_deliveries_are_taken_over_within_seconds(
         killed = time.monotonic()
         second = await _start_worker(database_url)
         try:
-            await receiver.wait_for(8, seconds=30)
+            await receiver.wait_for(8, seconds=90)
             taken_over = time.monotonic() - killed
         finally:
             await _stop(second)
     assert Counter(receiver.event_ids()) == Counter(dict.fromkeys(emitted, 2))
-    assert taken_over < 10.0, taken_over
+    assert taken_over < 30.0, taken_over
 
 
 async def test_attempts_a_killed_worker_made_are_in_the_delivery_log(
