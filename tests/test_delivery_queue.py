@@ -61,7 +61,7 @@ async def test_a_hanging_receiver_does_not_hold_back_another_offices_deliveries(
             await s.commit()
         workers = [await _start_worker(database_url) for _ in range(2)]
         try:
-            await hanging.wait_for(4, seconds=20)  # the workers are at A's deliveries
+            await hanging.wait_for(4, seconds=60)  # new processes, at A's deliveries
             sent: dict[str, float] = {}
             for n in range(20):
                 sent[await _emit(app, office_b.id, n)] = time.time()
@@ -90,7 +90,7 @@ async def test_a_killed_workers_deliveries_are_taken_over_within_seconds(
         emitted = {await _emit(app, office_a.id, n) for n in range(4)}
         first = await _start_worker(database_url)
         try:
-            await receiver.wait_for(4, seconds=20)
+            await receiver.wait_for(4, seconds=60)  # a process start: 20 s under load
         finally:
             first.kill()
             await first.wait()
@@ -122,7 +122,7 @@ async def test_attempts_a_killed_worker_made_are_in_the_delivery_log(
             await _emit(app, office_a.id, n)
         first = await _start_worker(database_url, **options)
         try:
-            await receiver.wait_for(4, seconds=20)
+            await receiver.wait_for(4, seconds=60)  # a process start: 20 s under load
         finally:
             first.kill()
             await first.wait()

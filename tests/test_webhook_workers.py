@@ -72,7 +72,7 @@ async def test_a_worker_killed_mid_delivery_loses_no_event(
         }
         first = await _start_worker(database_url, **options)
         try:
-            await receiver.wait_for(3, seconds=20)
+            await receiver.wait_for(3, seconds=60)  # a process start: 20 s under load
         finally:
             first.kill()  # SIGKILL: no cleanup, deliveries left leased mid-flight
             await first.wait()
