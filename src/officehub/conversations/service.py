@@ -208,7 +208,7 @@ async def list_conversations(
             text=search.strip(),
             phones=tuple(search_phone_digits(search)) if _phone_like(search) else (),
         )
-    stmt = repository.conversations_query(
+    query, values = repository.conversations_list(
         office_id,
         inbox_id=inbox_id,
         person_id=person_id,
@@ -221,7 +221,7 @@ async def list_conversations(
         search=found,
         visible=visible,
     )
-    rows, total = await paginate(session, stmt, params)
+    rows, total = await paginate(session, query, params, values)
     return await present(session, office_id, rows, user_id), total
 
 
