@@ -81,10 +81,13 @@ def conversation_out(
     conversation_tags: Sequence[Tag],
     names: Mapping[str, str] | None = None,
     read: int | None = None,
+    *,
+    values: dict[str, Any] | None = None,
 ) -> ConversationOut:
     """The conversation as the API answers it. ``names``: the users it names (assigned,
     last message's sender); ``read``: the reader's read mark (inbound messages read), the
-    office's when None (an API key, an event)."""
+    office's when None (an API key, an event); ``values``: its columns' values, when the
+    caller has them (``present``, for a page of rows)."""
     names = names or {}
     last = None
     if conversation.last_message_id is not None and conversation.last_message_at is not None:
@@ -101,7 +104,7 @@ def conversation_out(
     marked = conversation.inbound_read if read is None else read
     return ConversationOut.model_validate(
         {
-            **_values(conversation),
+            **(_values(conversation) if values is None else values),
             "tags": [TagRef.model_validate(t) for t in conversation_tags],
             "unread_count": max(conversation.inbound_count - marked, 0),
             "last_message": last,
@@ -154,9 +157,16 @@ async def present(
     named = [u for c in rows for u in (c.assigned_user_id, c.last_message_user_id) if u]
     names = await repository.user_names(session, office_id, named)
     reads = await repository.reads_of(session, office_id, user_id, ids) if user_id else {}
+    # A list's rows (one result: the same columns) are paired with their names once, not
+    # per row (``Row._asdict`` looks each key up again).
+    fields = rows[0]._fields if rows and isinstance(rows[0], Row) else None
     return [
         conversation_out(
-            c, tags_of_rows.get(c.id, []), names, reads.get(c.id, 0) if user_id else None
+            c,
+            tags_of_rows.get(c.id, []),
+            names,
+            reads.get(c.id, 0) if user_id else None,
+            values=dict(zip(fields, c, strict=True)) if fields and isinstance(c, Row) else None,
         )
         for c in rows
     ]
