@@ -4,6 +4,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cache
 from typing import Any
 
 from sqlalchemy import (
@@ -41,6 +42,7 @@ from officehub.conversations.models import (
 from officehub.events.models import OutboxEvent
 from officehub.inboxes.models import Inbox, Integration
 from officehub.kit.integrity import violates
+from officehub.kit.pagination import ListQuery
 from officehub.kit.queue import lock_skipping, take
 from officehub.kit.repository import (
     Keyset,
@@ -137,7 +139,7 @@ def use_message_search(search: MessageSearch) -> None:
     _saying = search
 
 
-def conversations_query(
+def conversations_list(
     office_id: str,
     *,
     inbox_id: str | None = None,
@@ -150,38 +152,84 @@ def conversations_query(
     legal_area_id: str | None = None,
     search: Search | None = None,
     visible: ColumnElement[bool] | None = None,
-) -> Select[Any]:
+) -> tuple[ListQuery, dict[str, Any]]:
     """Pinned first, then by last message (or creation, before any), newest first: the
-    order of ``ix_conversations_office_id[_inbox_id]_listed``, read backwards."""
-    stmt = scoped(Conversation, office_id)
-    if inbox_id is not None:
-        stmt = stmt.where(Conversation.inbox_id == inbox_id)
-    if person_id is not None:
-        stmt = stmt.where(Conversation.person_id == person_id)
-    if status is not None:
-        stmt = stmt.where(Conversation.status == status)
-    if assigned_user_id is not None:
-        stmt = stmt.where(Conversation.assigned_user_id == assigned_user_id)
+    order of ``ix_conversations_office_id[_inbox_id]_listed``, read backwards. The list's
+    statement (page and count) and the values to bind: the filters' shape is built once
+    (``_listed``); a search or a visibility clause is added per request."""
+    query = _listed(
+        by_inbox=inbox_id is not None,
+        by_person=person_id is not None,
+        by_status=status is not None,
+        by_assignee=assigned_user_id is not None,
+        unassigned=unassigned,
+        is_archived=is_archived,
+        by_tag=tag_id is not None,
+        by_legal_area=legal_area_id is not None,
+    )
+    added = [
+        clause
+        for clause in (None if search is None else _searched(office_id, search), visible)
+        if clause is not None
+    ]
+    if added:
+        query = ListQuery(query.stmt.where(*added))
+    values = {
+        "office_id": office_id,
+        "inbox_id": inbox_id,
+        "person_id": person_id,
+        "status": status,
+        "assigned_user_id": assigned_user_id,
+        "tag_id": tag_id,
+        "legal_area_id": legal_area_id,
+    }
+    return query, {k: v for k, v in values.items() if v is not None}
+
+
+@cache
+def _listed(
+    *,
+    by_inbox: bool,
+    by_person: bool,
+    by_status: bool,
+    by_assignee: bool,
+    unassigned: bool,
+    is_archived: bool | None,
+    by_tag: bool,
+    by_legal_area: bool,
+) -> ListQuery:
+    """The conversation list of one shape of filter, every value bound: built once, a
+    request neither builds nor hashes it (``ListQuery``). It selects the table's columns,
+    not the mapped class: a page is answered from its rows (``service.conversation_out``
+    takes either), without loading 20 ORM objects into the session."""
+    office_id = bindparam("office_id", type_=String)
+    stmt = select(*Conversation.__table__.c).where(Conversation.office_id == office_id)
+    if by_inbox:
+        stmt = stmt.where(Conversation.inbox_id == bindparam("inbox_id"))
+    if by_person:
+        stmt = stmt.where(Conversation.person_id == bindparam("person_id"))
+    if by_status:
+        stmt = stmt.where(Conversation.status == bindparam("status"))
+    if by_assignee:
+        stmt = stmt.where(Conversation.assigned_user_id == bindparam("assigned_user_id"))
     if unassigned:
         stmt = stmt.where(Conversation.assigned_user_id.is_(None))
     if is_archived is not None:
         stmt = stmt.where(Conversation.is_archived.is_(is_archived))
-    if tag_id is not None:
+    if by_tag:
         stmt = stmt.where(
             exists().where(
                 ConversationTag.office_id == office_id,
                 ConversationTag.conversation_id == Conversation.id,
-                ConversationTag.tag_id == tag_id,
+                ConversationTag.tag_id == bindparam("tag_id"),
             )
         )
-    if legal_area_id is not None:
-        stmt = stmt.where(Conversation.legal_area_id == legal_area_id)
-    if search is not None:
-        stmt = stmt.where(_searched(office_id, search))
-    if visible is not None:
-        stmt = stmt.where(visible)
-    return stmt.order_by(
-        Conversation.is_fixed.desc(), Conversation.sorted_at.desc(), Conversation.id.desc()
+    if by_legal_area:
+        stmt = stmt.where(Conversation.legal_area_id == bindparam("legal_area_id"))
+    return ListQuery(
+        stmt.order_by(
+            Conversation.is_fixed.desc(), Conversation.sorted_at.desc(), Conversation.id.desc()
+        )
     )
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from sqlalchemy import ColumnElement
+from sqlalchemy import ColumnElement, Row
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.contacts import service as contacts
@@ -38,7 +38,7 @@ from officehub.inboxes import service as inboxes
 from officehub.kit.auth import Actor, OfficeContext
 from officehub.kit.db import column_values
 from officehub.kit.errors import Conflict, NotFound, ValidationFailed
-from officehub.kit.pagination import PageParams, paginate
+from officehub.kit.pagination import PageParams, paginate, paginate_rows
 from officehub.kit.repository import flush_or_conflict, lock_office
 from officehub.kit.timeutil import as_utc, utcnow
 from officehub.legal_areas import service as legal_areas
@@ -49,6 +49,9 @@ if TYPE_CHECKING:
     from officehub.tags.models import Tag
 
 _UNSET: Any = object()
+Record = Conversation | Row[Any]
+"""A conversation as loaded (the mapped record) or as a list's row of its columns (the
+same names and values): what ``present`` and ``conversation_out`` answer."""
 C = TypeVar("C", bound=ConversationOut)
 
 
@@ -74,14 +77,17 @@ async def tags_of(session: AsyncSession, office_id: str, conversation_id: str) -
 
 
 def conversation_out(
-    conversation: Conversation,
+    conversation: Record,
     conversation_tags: Sequence[Tag],
     names: Mapping[str, str] | None = None,
     read: int | None = None,
+    *,
+    values: dict[str, Any] | None = None,
 ) -> ConversationOut:
     """The conversation as the API answers it. ``names``: the users it names (assigned,
     last message's sender); ``read``: the reader's read mark (inbound messages read), the
-    office's when None (an API key, an event)."""
+    office's when None (an API key, an event); ``values``: its columns' values, when the
+    caller has them (``present``, for a page of rows)."""
     names = names or {}
     last = None
     if conversation.last_message_id is not None and conversation.last_message_at is not None:
@@ -98,7 +104,7 @@ def conversation_out(
     marked = conversation.inbound_read if read is None else read
     return ConversationOut.model_validate(
         {
-            **column_values(conversation),
+            **(_values(conversation) if values is None else values),
             "tags": [TagRef.model_validate(t) for t in conversation_tags],
             "unread_count": max(conversation.inbound_count - marked, 0),
             "last_message": last,
@@ -108,7 +114,11 @@ def conversation_out(
     )
 
 
-def sla_out(conversation: Conversation) -> SlaOut | None:
+def _values(record: Record) -> dict[str, Any]:
+    return record._asdict() if isinstance(record, Row) else column_values(record)
+
+
+def sla_out(conversation: Record) -> SlaOut | None:
     """The conversation's service level (null when no policy applies); ``breachedAt``: the
     earliest breach stamp it holds."""
     if conversation.sla_policy_id is None:
@@ -134,7 +144,7 @@ def sla_out(conversation: Conversation) -> SlaOut | None:
 async def present(
     session: AsyncSession,
     office_id: str,
-    rows: Sequence[Conversation],
+    rows: Sequence[Record],
     user_id: str | None = None,
     *,
     tags_of_rows: Mapping[str, Sequence[Tag]] | None = None,
@@ -147,9 +157,16 @@ async def present(
     named = [u for c in rows for u in (c.assigned_user_id, c.last_message_user_id) if u]
     names = await repository.user_names(session, office_id, named)
     reads = await repository.reads_of(session, office_id, user_id, ids) if user_id else {}
+    # A list's rows (one result: the same columns) are paired with their names once, not
+    # per row (``Row._asdict`` looks each key up again).
+    fields = rows[0]._fields if rows and isinstance(rows[0], Row) else None
     return [
         conversation_out(
-            c, tags_of_rows.get(c.id, []), names, reads.get(c.id, 0) if user_id else None
+            c,
+            tags_of_rows.get(c.id, []),
+            names,
+            reads.get(c.id, 0) if user_id else None,
+            values=dict(zip(fields, c, strict=True)) if fields and isinstance(c, Row) else None,
         )
         for c in rows
     ]
@@ -208,7 +225,7 @@ async def list_conversations(
             text=search.strip(),
             phones=tuple(search_phone_digits(search)) if _phone_like(search) else (),
         )
-    stmt = repository.conversations_query(
+    query, values = repository.conversations_list(
         office_id,
         inbox_id=inbox_id,
         person_id=person_id,
@@ -221,7 +238,7 @@ async def list_conversations(
         search=found,
         visible=visible,
     )
-    rows, total = await paginate(session, stmt, params)
+    rows, total = await paginate_rows(session, query, params, values)
     return await present(session, office_id, rows, user_id), total
 
 

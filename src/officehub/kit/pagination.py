@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Generic, TypeVar
 
 from fastapi import Depends, Query
-from sqlalchemy import Integer, Select, bindparam, func, select
+from sqlalchemy import Integer, Row, Select, bindparam, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.kit.schemas import ApiModel
@@ -88,4 +88,19 @@ async def paginate(
     total = await session.scalar(query.count, bound)
     page = {**bound, "page_limit": params.limit, "page_offset": params.offset}
     rows = await session.scalars(query.page, page)
+    return list(rows), int(total or 0)
+
+
+async def paginate_rows(
+    session: AsyncSession,
+    query: ListQuery,
+    params: PageParams,
+    values: Mapping[str, Any] | None = None,
+) -> tuple[list[Row[Any]], int]:
+    """``paginate`` for a statement of columns (not of a mapped class): the page as rows,
+    with no ORM object loaded (nor put in the session's identity map) per row."""
+    bound = dict(values or {})
+    total = await session.scalar(query.count, bound)
+    page = {**bound, "page_limit": params.limit, "page_offset": params.offset}
+    rows = await session.execute(query.page, page)
     return list(rows), int(total or 0)
