@@ -181,6 +181,53 @@ async def test_contact_search_reads_the_trigram_index_or_the_office_one(
         assert await plan(session, captured, "contacts")
 
 
+TRIGRAM_INDEXES = {
+    "ix_contacts_office_id_search_name_trgm",
+    "ix_contacts_office_id_whatsapp_username_trgm",
+    "ix_contacts_office_id_phone_trgm",
+}
+
+
+async def test_contact_search_reads_its_matches_alone_never_the_whole_office(
+    client: httpx.AsyncClient,
+    app: FastAPI,
+    session: AsyncSession,
+    office_a: OfficeFixture,
+    office_b: OfficeFixture,
+) -> None:
+    """The page and the count of a search read the contacts once per match (name, username,
+    phone), nothing else (PostgreSQL): the matches are not joined back to the table, which
+    read every contact of the office (its primary key walked, or the table hashed) to join
+    a few; a rare fragment's through the trigram indexes alone."""
+    await seed_contacts(session, office_a.id, CONTACTS)
+    await seed_contacts(session, office_b.id, ROWS)
+    await session.commit()
+    phone = sum("119000012" in f"+55119{n:08d}" for n in range(CONTACTS))
+    searches = {"SCONCEL": CONTACTS // 300, "(11) 9000012": phone, "maria souza": CONTACTS // 6}
+    with capturing(app) as sent:
+        for search, total in searches.items():
+            response = await client.get(
+                "/people", params={"search": search}, headers=office_a.headers
+            )
+            assert response.status_code == 200, response.text
+            assert response.json()["totalResults"] == total, search
+    statements = [(s, p) for s, p in sent if "FROM contacts" in s and "LIKE" in s]
+    assert len(statements) == 2 * len(searches), [s for s, _ in sent]
+    conn = await session.connection()
+    for n, captured in enumerate(statements):
+        found = await plan(session, captured, "contacts")
+        if conn.dialect.name != "postgresql":  # no trigram index: the office's contacts
+            assert all(" INDEX ix_contacts_office_id_" in f for f in found), found
+            continue
+        if n < 4:  # the rare fragments
+            assert found and found <= TRIGRAM_INDEXES, (found, captured[0])
+        result = await conn.exec_driver_sql(f"EXPLAIN (FORMAT JSON) {captured[0]}", captured[1])
+        raw = result.scalar_one()
+        document = raw if isinstance(raw, list) else json.loads(raw)
+        reads = [n for n in _walk(document[0]["Plan"]) if n.get("Relation Name") == "contacts"]
+        assert len(reads) == captured[0].count("FROM contacts"), document  # one per match
+
+
 async def test_phone_fragment_search_reads_both_trigram_indexes(
     client: httpx.AsyncClient, app: FastAPI, session: AsyncSession, office_a: OfficeFixture
 ) -> None:
