@@ -382,8 +382,8 @@ async def test_the_console_list_of_unarchived_conversations_counts_from_its_inde
         ]
         await bulk(session, Conversation, rows)
     await session.commit()
-    unarchived = {"isArchived": "false", "limit": 20}
-    lists = [
+    unarchived: dict[str, str | int] = {"isArchived": "false", "limit": 20}
+    lists: list[tuple[dict[str, str], int]] = [
         ({}, ROWS // 2),
         ({"inboxId": inboxes[office_a.id]}, ROWS // 2),
         ({"status": "OPEN"}, sum(1 for n in range(ROWS) if n % 2 == 0 and n % 3)),
