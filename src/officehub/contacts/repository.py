@@ -2,10 +2,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import cache
 
 from sqlalchemy import (
     ColumnElement,
+    Integer,
+    Select,
     String,
     bindparam,
     delete,
@@ -19,7 +22,6 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import aliased
 
 from officehub.contacts.models import ConsentRecord, Contact, ContactTag, PartnerLink
 from officehub.contacts.normalize import phone_forms
@@ -101,7 +103,13 @@ async def contacts_page(
         **{f"phone_pattern_{i}": _containing(f) for i, f in enumerate(phone_fragments)},
         "tag_ids": list(tag_ids),
     }
-    return await paginate(session, query, params, values)
+    if isinstance(query, ListQuery):
+        return await paginate(session, query, params, values)
+    bound = {**values, "page_limit": params.limit, "page_offset": params.offset}
+    rows = (await session.execute(query.page, bound)).all()
+    if rows:
+        return [contact for contact, _ in rows], int(rows[0][1])
+    return [], int(await session.scalar(query.count, values) or 0)
 
 
 def _containing(fragment: str) -> str:
@@ -113,8 +121,8 @@ def _containing(fragment: str) -> str:
 @cache
 def _contacts_query(
     *, by_inbox: bool, by_name: bool, phone_forms: int, by_tags: bool, fenced: bool
-) -> ListQuery:
-    """The list's statement for one shape of filter, built once; its values are bound."""
+) -> ListQuery | _Search:
+    """The list's statements for one shape of filter, built once; its values are bound."""
     return _build_query(
         by_inbox=by_inbox, by_name=by_name, phone_forms=phone_forms, by_tags=by_tags, fenced=fenced
     )
@@ -128,8 +136,8 @@ def _build_query(
     by_tags: bool,
     fenced: bool,
     scope: ColumnElement[bool] | None = None,
-) -> ListQuery:
-    """The list's statement for one shape of filter (and a signed-in user's ``scope``).
+) -> ListQuery | _Search:
+    """The list's statements for one shape of filter (and a signed-in user's ``scope``).
 
     ``fenced`` (PostgreSQL): a search is a ``UNION ALL`` of one arm per match (name,
     username, each phone form), each arm found by its own trigram index (0007_trgm) and
@@ -172,7 +180,7 @@ def _build_query(
             stmt = stmt.where(or_(*matches))
         return ListQuery(stmt.order_by(Contact.search_name, Contact.id))
     arms = [
-        select(Contact).where(
+        select(Contact.id, Contact.search_name).where(
             *filters,
             match,
             # not found by an earlier arm (a NULL column matches nothing)
@@ -180,10 +188,31 @@ def _build_query(
         )
         for n, match in enumerate(matches)
     ]
-    if len(arms) == 1:
-        return ListQuery(arms[0].order_by(Contact.search_name, Contact.id))
-    found = aliased(Contact, union_all(*arms).subquery("matches"))
-    return ListQuery(select(found).order_by(found.search_name, found.id))
+    found = (union_all(*arms) if len(arms) > 1 else arms[0]).subquery("matches")
+    page = (
+        select(found.c.id, found.c.search_name, func.count().over().label("total"))
+        .order_by(found.c.search_name, found.c.id)
+        .limit(bindparam("page_limit", type_=Integer))
+        .offset(bindparam("page_offset", type_=Integer))
+        .subquery("page")
+    )
+    return _Search(
+        page=select(Contact, page.c.total)
+        .join(page, page.c.id == Contact.id)
+        .where(Contact.office_id == office_id)
+        .order_by(page.c.search_name, page.c.id),
+        count=select(func.count()).select_from(found),
+    )
+
+
+@dataclass(frozen=True)
+class _Search:
+    """A search's statements (PostgreSQL): the page of contacts with the total beside each
+    row (one pass over the matches for both), and the count alone for a page past the
+    last (no row to carry the total)."""
+
+    page: Select[Contact, int]
+    count: Select[int]
 
 
 async def tags_by_contact(
