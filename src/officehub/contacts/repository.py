@@ -142,9 +142,11 @@ def _build_query(
     ``fenced`` (PostgreSQL): a search is a ``UNION ALL`` of one arm per match (name,
     username, each phone form), each arm found by its own trigram index (0007_trgm) and
     every arm after the first leaving out the rows an earlier arm matched, so each contact
-    comes once, as the ``OR`` of the matches finds it. The arms read the contacts' rows
-    themselves (the index's candidates are rechecked on them anyway), and the page sorts
-    and the count counts the matches alone: the office's other contacts are never read.
+    comes once, as the ``OR`` of the matches finds it. The arms give the ids and names of
+    the rows they recheck anyway (a trigram index's candidates are rechecked on the
+    table); the page is sorted from them with the total beside it (``count(*) OVER ()``,
+    one pass over the matches) and its rows are then read by id: the office's other
+    contacts are never read.
     An ``OR`` of the matches (the username's ``ILIKE`` beside the name's and phone's
     ``LIKE``) made the planner walk the office's names in order and filter, which reads
     every contact before the page of a rare or absent fragment; the ids of the matches
