@@ -96,6 +96,21 @@ async def test_a_supervisor_sees_contacts_of_their_inboxes_and_new_ones_only(
     assert labour is not None and labour.name == "João Pereira"
 
 
+async def test_a_supervisors_search_finds_and_counts_the_visible_matches_only(
+    app: FastAPI, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    w = await _world(session, office_a, await _someone(app, office_a))
+    async with signed_in(app, office_a, "SUPERVISOR", inbox_ids=[w.family_inbox]) as boss:
+        for search, expected in (
+            ("A", {w.family_client, w.new_contact, w.assigned_elsewhere}),  # all four match
+            ("pereira", set()),  # the labour inbox's client only
+        ):
+            r = await boss.request("GET", "/people", params={"search": search, "limit": 100})
+            assert r.status_code == 200, r.text
+            assert {c["id"] for c in r.json()["data"]} == expected, search
+            assert r.json()["totalResults"] == len(expected), search
+
+
 async def test_an_agent_with_only_assigned_conversations_sees_only_their_clients(
     app: FastAPI, session: AsyncSession, office_a: OfficeFixture
 ) -> None:

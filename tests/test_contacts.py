@@ -164,6 +164,16 @@ async def test_list_contacts_filters(
     assert past.json() == {"data": [], "totalResults": 3, "totalPages": 2}  # still counted
     none = await client.get("/people", params={"search": "nobody"}, headers=office_a.headers)
     assert none.json() == {"data": [], "totalResults": 0, "totalPages": 0}
+    # a search's pages: the total beside the page, and counted past the last page too
+    a: dict[str, str | int] = {
+        "search": "a",
+        "limit": 2,
+    }  # every name has an "a", in the order of the list
+    page = await client.get("/people", params={**a, "page": 2}, headers=office_a.headers)
+    assert page.json()["totalResults"] == 3 and page.json()["totalPages"] == 2
+    assert [c["id"] for c in page.json()["data"]] == (await ids())[2:]
+    past = await client.get("/people", params={**a, "page": 3}, headers=office_a.headers)
+    assert past.json() == {"data": [], "totalResults": 3, "totalPages": 2}
 
 
 async def test_list_contacts_bad_query_is_400(

@@ -181,6 +181,68 @@ async def test_contact_search_reads_the_trigram_index_or_the_office_one(
         assert await plan(session, captured, "contacts")
 
 
+TRIGRAM_INDEXES = {
+    "ix_contacts_office_id_search_name_trgm",
+    "ix_contacts_office_id_whatsapp_username_trgm",
+    "ix_contacts_office_id_phone_trgm",
+}
+
+
+async def test_contact_search_reads_its_matches_alone_never_the_whole_office(
+    client: httpx.AsyncClient,
+    app: FastAPI,
+    session: AsyncSession,
+    office_a: OfficeFixture,
+    office_b: OfficeFixture,
+) -> None:
+    """The page and the count of a search read the contacts once per match (name, username,
+    phone), nothing else (PostgreSQL): the matches are not joined back to the table, which
+    read every contact of the office (its primary key walked, or the table hashed) to join
+    a few; a rare fragment's through the trigram indexes alone."""
+    await seed_contacts(session, office_a.id, CONTACTS)
+    await seed_contacts(session, office_b.id, ROWS)
+    await session.commit()
+    phone = sum("119000012" in f"+55119{n:08d}" for n in range(CONTACTS))
+    searches = {
+        "SCONCEL": CONTACTS // 300,
+        "(11) 9000012": phone,
+        "zzzz": 0,
+        "maria souza": CONTACTS // 6,
+    }
+    sent_by_search = {}
+    for search, total in searches.items():
+        with capturing(app) as sent:
+            response = await client.get(
+                "/people", params={"search": search}, headers=office_a.headers
+            )
+            assert response.status_code == 200, response.text
+            assert response.json()["totalResults"] == total, search
+        sent_by_search[search] = [(s, p) for s, p in sent if "FROM contacts" in s and "LIKE" in s]
+    conn = await session.connection()
+    for search, statements in sent_by_search.items():
+        assert statements, search
+        for captured in statements:
+            found = await plan(session, captured, "contacts")
+            if conn.dialect.name != "postgresql":  # no trigram index: the office's contacts
+                assert all(" INDEX ix_contacts_office_id_" in f for f in found), found
+                continue
+            result = await conn.exec_driver_sql(f"EXPLAIN (FORMAT JSON) {captured[0]}", captured[1])
+            raw = result.scalar_one()
+            document = raw if isinstance(raw, list) else json.loads(raw)
+            reads = [n for n in _walk(document[0]["Plan"]) if n.get("Relation Name") == "contacts"]
+            # the page's rows by their ids, never the primary key walked whole
+            by_id = [n for n in reads if n.get("Index Name") == "pk_contacts"]
+            assert all("Index Cond" in n for n in by_id), document
+            arms = [n for n in reads if n not in by_id]
+            assert len(arms) == captured[0].count("LIKE") - captured[0].count("NOT coalesce")
+            if search != "maria souza":  # the rare fragments, through the trigram indexes
+                assert {i for n in arms for i in _index_names(n)} <= TRIGRAM_INDEXES, document
+
+
+def _index_names(node: dict[str, Any]) -> set[str]:
+    return {i["Index Name"] for i in _walk(node) if "Index Name" in i}
+
+
 async def test_phone_fragment_search_reads_both_trigram_indexes(
     client: httpx.AsyncClient, app: FastAPI, session: AsyncSession, office_a: OfficeFixture
 ) -> None:
@@ -302,14 +364,18 @@ async def test_the_console_list_of_unarchived_conversations_counts_from_its_inde
     office_a: OfficeFixture,
     office_b: OfficeFixture,
 ) -> None:
-    """The console asks every list with ``isArchived=false``: its total is counted from
-    ``ix_conversations_office_id_is_archived`` (issue 45), the page read in the list's order.
-    Half the rows are archived here, so that a freshly analysed table of 3,000 rows already
-    prefers the index; at 100,000 rows with a tenth archived, after ``VACUUM ANALYZE``, the
-    count is an index-only scan of it (docs/performance.md, the conversation list)."""
+    """The console asks every list with ``isArchived=false``, alone or beside an inbox, a
+    status or the unassigned: its total is counted from
+    ``ix_conversations_office_id_is_archived_filters`` (issue 45), the page read in the
+    list's order. Half the rows are archived here, so that a freshly analysed table of 3,000
+    rows already prefers the index; at 100,000 rows with a tenth archived, after ``VACUUM
+    ANALYZE``, each count is an index-only scan of it (docs/performance.md, the conversation
+    list)."""
     now = utcnow()
+    inboxes = {}
     for office in (office_b, office_a):
         inbox = await f.make_inbox(session, office.id, "Um")
+        inboxes[office.id] = inbox.id
         integration = await f.make_integration(session, office.id, inbox.id)
         people = await seed_contacts(session, office.id, ROWS)
         rows = [
@@ -331,17 +397,27 @@ async def test_the_console_list_of_unarchived_conversations_counts_from_its_inde
         ]
         await bulk(session, Conversation, rows)
     await session.commit()
-    with capturing(app) as sent:
-        response = await client.get(
-            "/conversation", params={"isArchived": "false", "limit": 20}, headers=office_a.headers
-        )
-        assert response.status_code == 200, response.text
-        assert response.json()["totalResults"] == ROWS // 2
-    count = await plan(session, the_one(sent, "count(*)", "FROM conversations"), "conversations")
-    assert uses(count, "ix_conversations_office_id_is_archived"), count
-    page = the_one(sent, "FROM conversations", "ORDER BY", "LIMIT")
-    found = await plan(session, page, "conversations")
-    assert uses(found, "ix_conversations_office_id_listed"), found
+    unarchived: dict[str, str | int] = {"isArchived": "false", "limit": 20}
+    lists: list[tuple[dict[str, str], int]] = [
+        ({}, ROWS // 2),
+        ({"inboxId": inboxes[office_a.id]}, ROWS // 2),
+        ({"status": "OPEN"}, sum(1 for n in range(ROWS) if n % 2 == 0 and n % 3)),
+        ({"unassigned": "true"}, ROWS // 2),
+    ]
+    for other, total in lists:
+        with capturing(app) as sent:
+            response = await client.get(
+                "/conversation", params={**unarchived, **other}, headers=office_a.headers
+            )
+            assert response.status_code == 200, response.text
+            assert response.json()["totalResults"] == total, other
+        count = the_one(sent, "count(*)", "FROM conversations")
+        found = await plan(session, count, "conversations")
+        assert uses(found, "ix_conversations_office_id_is_archived_filters"), (other, found)
+        if not other:
+            page = the_one(sent, "FROM conversations", "ORDER BY", "LIMIT")
+            found = await plan(session, page, "conversations")
+            assert uses(found, "ix_conversations_office_id_listed"), found
 
 
 async def test_the_rule_lookup_of_an_event_reads_the_evaluation_index(

@@ -2,18 +2,23 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import cache
 
 from sqlalchemy import (
     ColumnElement,
+    Integer,
+    Select,
     String,
     bindparam,
     delete,
     exists,
+    false,
     func,
+    not_,
     or_,
     select,
-    union,
+    union_all,
     update,
 )
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -75,15 +80,22 @@ async def contacts_page(
     ``phone_fragments``, the forms of one number). ``scope``: the contacts a signed-in user
     may see (page and total alike; such a list is built per request, the others are
     cached)."""
-    query = _contacts_query(
-        by_inbox=inbox_id is not None,
-        by_name=bool(name_fragment),
-        phone_forms=len(phone_fragments),
-        by_tags=bool(tag_ids),
-        fenced=session.get_bind().dialect.name == "postgresql",
-    )
-    if scope is not None:
-        query = ListQuery(query.stmt.where(scope))
+    by_inbox, by_name, by_tags = inbox_id is not None, bool(name_fragment), bool(tag_ids)
+    fenced = session.get_bind().dialect.name == "postgresql"
+    forms = len(phone_fragments)
+    if scope is None:
+        query = _contacts_query(
+            by_inbox=by_inbox, by_name=by_name, phone_forms=forms, by_tags=by_tags, fenced=fenced
+        )
+    else:
+        query = _build_query(
+            by_inbox=by_inbox,
+            by_name=by_name,
+            phone_forms=forms,
+            by_tags=by_tags,
+            fenced=fenced,
+            scope=scope,
+        )
     values = {
         "office_id": office_id,
         "inbox_id": inbox_id,
@@ -91,7 +103,13 @@ async def contacts_page(
         **{f"phone_pattern_{i}": _containing(f) for i, f in enumerate(phone_fragments)},
         "tag_ids": list(tag_ids),
     }
-    return await paginate(session, query, params, values)
+    if isinstance(query, ListQuery):
+        return await paginate(session, query, params, values)
+    bound = {**values, "page_limit": params.limit, "page_offset": params.offset}
+    rows = (await session.execute(query.page, bound)).all()
+    if rows:
+        return [contact for contact, _ in rows], int(rows[0][1])
+    return [], int(await session.scalar(query.count, values) or 0)
 
 
 def _containing(fragment: str) -> str:
@@ -103,46 +121,100 @@ def _containing(fragment: str) -> str:
 @cache
 def _contacts_query(
     *, by_inbox: bool, by_name: bool, phone_forms: int, by_tags: bool, fenced: bool
-) -> ListQuery:
-    """The list's statement for one shape of filter, built once; its values are bound.
+) -> ListQuery | _Search:
+    """The list's statements for one shape of filter, built once; its values are bound."""
+    return _build_query(
+        by_inbox=by_inbox, by_name=by_name, phone_forms=phone_forms, by_tags=by_tags, fenced=fenced
+    )
 
-    ``fenced`` (PostgreSQL): the matches are found first, in a materialised CTE, a fence
-    the planner cannot see through, so it finds them by the trigram indexes (0007_trgm)
-    instead of walking the office's names in order and filtering, which reads every contact
-    before the page of a rare or absent fragment. The count reads every match anyway.
+
+def _build_query(
+    *,
+    by_inbox: bool,
+    by_name: bool,
+    phone_forms: int,
+    by_tags: bool,
+    fenced: bool,
+    scope: ColumnElement[bool] | None = None,
+) -> ListQuery | _Search:
+    """The list's statements for one shape of filter (and a signed-in user's ``scope``).
+
+    ``fenced`` (PostgreSQL): a search is a ``UNION ALL`` of one arm per match (name,
+    username, each phone form), each arm found by its own trigram index (0007_trgm) and
+    every arm after the first leaving out the rows an earlier arm matched, so each contact
+    comes once, as the ``OR`` of the matches finds it. The arms give the ids and names of
+    the rows they recheck anyway (a trigram index's candidates are rechecked on the
+    table); the page is sorted from them with the total beside it (``count(*) OVER ()``,
+    one pass over the matches) and its rows are then read by id: the office's other
+    contacts are never read.
+    An ``OR`` of the matches (the username's ``ILIKE`` beside the name's and phone's
+    ``LIKE``) made the planner walk the office's names in order and filter, which reads
+    every contact before the page of a rare or absent fragment; the ids of the matches
+    joined back to the table made it read every contact to join them (the whole table
+    hashed for the count, the primary key walked for the page: at 1,000,000 contacts a
+    common name took 955 ms, docs/performance.md).
     SQLite has no trigram index: its search reads the office's names either way.
     """
     office_id = bindparam("office_id", type_=String)
-    stmt = select(Contact).where(Contact.office_id == office_id)
+    filters: list[ColumnElement[bool]] = [Contact.office_id == office_id]
     if by_inbox:
-        stmt = stmt.where(Contact.inbox_id == bindparam("inbox_id"))
-    matches = []
-    if by_name:
-        matches.append(Contact.search_name.like(bindparam("name_pattern"), escape="/"))
-        # a client known by a WhatsApp username only is found by it (any case)
-        matches.append(Contact.whatsapp_username.ilike(bindparam("name_pattern"), escape="/"))
-    for i in range(phone_forms):
-        matches.append(Contact.phone.like(bindparam(f"phone_pattern_{i}"), escape="/"))
-    if matches and not fenced:
-        stmt = stmt.where(or_(*matches))
-    elif matches:
-        # One arm per match, each found by its own trigram index: an OR of them (the
-        # username's ILIKE beside the name's and phone's LIKE) made the planner walk the
-        # office's rows instead.
-        arms = [select(Contact.id).where(Contact.office_id == office_id, m) for m in matches]
-        found = (
-            (union(*arms) if len(arms) > 1 else arms[0]).cte("matches").prefix_with("MATERIALIZED")
-        )
-        stmt = stmt.join(found, found.c.id == Contact.id)
+        filters.append(Contact.inbox_id == bindparam("inbox_id"))
     if by_tags:
-        stmt = stmt.where(
+        filters.append(
             exists().where(
                 ContactTag.office_id == office_id,
                 ContactTag.contact_id == Contact.id,
                 ContactTag.tag_id.in_(bindparam("tag_ids", expanding=True)),
             )
         )
-    return ListQuery(stmt.order_by(Contact.search_name, Contact.id))
+    if scope is not None:
+        filters.append(scope)
+    matches: list[ColumnElement[bool]] = []
+    if by_name:
+        matches.append(Contact.search_name.like(bindparam("name_pattern"), escape="/"))
+        # a client known by a WhatsApp username only is found by it (any case)
+        matches.append(Contact.whatsapp_username.ilike(bindparam("name_pattern"), escape="/"))
+    for i in range(phone_forms):
+        matches.append(Contact.phone.like(bindparam(f"phone_pattern_{i}"), escape="/"))
+    if not matches or not fenced:
+        stmt = select(Contact).where(*filters)
+        if matches:
+            stmt = stmt.where(or_(*matches))
+        return ListQuery(stmt.order_by(Contact.search_name, Contact.id))
+    arms = [
+        select(Contact.id, Contact.search_name).where(
+            *filters,
+            match,
+            # not found by an earlier arm (a NULL column matches nothing)
+            *(not_(func.coalesce(earlier, false())) for earlier in matches[:n]),
+        )
+        for n, match in enumerate(matches)
+    ]
+    found = (union_all(*arms) if len(arms) > 1 else arms[0]).subquery("matches")
+    page = (
+        select(found.c.id, found.c.search_name, func.count().over().label("total"))
+        .order_by(found.c.search_name, found.c.id)
+        .limit(bindparam("page_limit", type_=Integer))
+        .offset(bindparam("page_offset", type_=Integer))
+        .subquery("page")
+    )
+    return _Search(
+        page=select(Contact, page.c.total)
+        .join(page, page.c.id == Contact.id)
+        .where(Contact.office_id == office_id)
+        .order_by(page.c.search_name, page.c.id),
+        count=select(func.count()).select_from(found),
+    )
+
+
+@dataclass(frozen=True)
+class _Search:
+    """A search's statements (PostgreSQL): the page of contacts with the total beside each
+    row (one pass over the matches for both), and the count alone for a page past the
+    last (no row to carry the total)."""
+
+    page: Select[Contact, int]
+    count: Select[int]
 
 
 async def tags_by_contact(
