@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import random
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -186,6 +187,56 @@ async def test_medians_and_p90_are_the_nearest_rank_of_the_kept_times(
     assert totals["firstResponseP90Seconds"] == nearest_rank(every_response, 0.9)
     assert totals["resolutionMedianSeconds"] == nearest_rank(every_resolution, 0.5)
     assert totals["resolutionP90Seconds"] == nearest_rank(every_resolution, 0.9)
+
+
+async def test_percentiles_of_few_and_tied_times_are_the_nearest_rank(
+    client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    """n = 1, 2, 10 and 11 times a day, drawn from a few values (ties): each day's and the
+    totals' median and p90 are ``nearest_rank``'s (PostgreSQL picks them with
+    ``percentile_disc``, SQLite with ``row_number()``; both must be the oracle's)."""
+    world = await _world(session, office_a)
+    rng = random.Random(45)
+    responses: dict[str, list[int]] = {}
+    resolutions: dict[str, list[int]] = {}
+    for day, n in ((3, 1), (4, 2), (5, 10), (6, 11)):
+        local_day = f"2026-11-0{day}"
+        responses[local_day], resolutions[local_day] = [], []
+        for k in range(n):
+            inbound = _sp(day, 9) + timedelta(minutes=k)
+            answer = rng.choice((30, 30, 60, 90, 90, 90, 120))
+            resolve = answer + rng.choice((0, 600, 600, 1800))
+            response = inbound + timedelta(seconds=answer)
+            closed = inbound + timedelta(seconds=resolve)
+            await world.conversation(inbound, inbound=inbound, response=response, closed=closed)
+            responses[local_day].append(answer)
+            resolutions[local_day].append(resolve)
+    await session.commit()
+    report = await _report(client, office_a, **{"from": "2026-11-03", "to": "2026-11-06"})
+    days = _by_key(report)
+    for local_day, times in responses.items():
+        row = days[local_day]
+        assert row["closed"] == len(times)
+        assert row["firstResponseMedianSeconds"] == nearest_rank(times, 0.5)
+        assert row["firstResponseP90Seconds"] == nearest_rank(times, 0.9)
+        assert row["resolutionMedianSeconds"] == nearest_rank(resolutions[local_day], 0.5)
+        assert row["resolutionP90Seconds"] == nearest_rank(resolutions[local_day], 0.9)
+    every_response = [t for times in responses.values() for t in times]
+    every_resolution = [t for times in resolutions.values() for t in times]
+    totals = report["totals"]
+    assert totals["closed"] == len(every_resolution) == 24
+    assert totals["firstResponseMedianSeconds"] == nearest_rank(every_response, 0.5)
+    assert totals["firstResponseP90Seconds"] == nearest_rank(every_response, 0.9)
+    assert totals["resolutionMedianSeconds"] == nearest_rank(every_resolution, 0.5)
+    assert totals["resolutionP90Seconds"] == nearest_rank(every_resolution, 0.9)
+
+
+def test_percentile_disc_ranks_are_the_nearest_ranks() -> None:
+    """``percentile_disc(p)`` takes rank ``ceil(p * n)`` in floating point; for the report's
+    p (0.5, 0.9) that is ``nearest_rank``'s integer rank for every n up to ten million."""
+    for n in (*range(1, 10_000), *range(10_000, 10_000_000, 997)):
+        assert max(1, math.ceil(0.5 * n)) == (n + 1) // 2, n
+        assert max(1, math.ceil(0.9 * n)) == (n * 9 + 9) // 10, n
 
 
 async def test_each_measure_counts_on_the_day_of_its_event(

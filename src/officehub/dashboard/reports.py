@@ -12,10 +12,12 @@ kept on ``conversations`` (``docs/decisions.md``, "Conversation reports"):
   time since the client's first message (``first_inbound_at``).
 
 Percentiles are nearest-rank: the value at rank ``ceil(p * n)`` of the ``n`` values in
-ascending order (the median is the lower middle value), picked by window functions in the
-same statement on both databases. A day is the office's local day: PostgreSQL converts with
-``AT TIME ZONE``; SQLite, which has no zones, shifts each time by the zone's UTC offset of
-its stretch of the range (the offsets and their changes computed here).
+ascending order (the median is the lower middle value). A day is the office's local day.
+PostgreSQL computes the rows and the totals in one statement, one pass over the
+conversations (``percentile_disc``, GROUPING SETS; a time's day is its bucket among the
+local midnights, ``day_starts``). SQLite runs two (the rows, the totals), picks the
+percentiles with ``row_number()`` and, having no zones, shifts each time by the zone's UTC
+offset of its stretch of the range (the offsets and their changes computed here).
 """
 
 from __future__ import annotations
@@ -124,9 +126,8 @@ def _seconds(dialect: str, later: Col, earlier: Col) -> Col:
     return cast(func.round((func.julianday(later) - func.julianday(earlier)) * 86400), Integer)
 
 
-def _local_day(dialect: str, column: Col, zone: str, shifts: list[tuple[datetime, int]]) -> Col:
-    if dialect == "postgresql":
-        return func.to_char(func.timezone(literal(zone, String), column), "YYYY-MM-DD")
+def _local_day(column: Col, shifts: list[tuple[datetime, int]]) -> Col:
+    """SQLite's local day of a time: ``date(t, '<offset> seconds')``."""
     modifier: Col = literal(f"{shifts[-1][1]:+d} seconds", String)
     if len(shifts) > 1:
         modifier = case(
@@ -197,7 +198,7 @@ async def _compute(
         end,
         query.inbox_ids,
         "*" if total else query.group_by,
-        lambda column: _local_day("sqlite", column, query.zone, shifts),
+        lambda column: _local_day(column, shifts),
         lambda later, earlier: _seconds("sqlite", later, earlier),
     )
     found: dict[str | None, Figures] = {}
