@@ -133,6 +133,23 @@ async def test_days_across_a_daylight_saving_change_are_local_days(
     assert [days[d]["opened"] for d in ("2026-10-31", "2026-11-01", "2026-11-02")] == [1, 1, 1]
 
 
+async def test_a_midnight_that_happens_twice_starts_the_day_at_the_first(
+    client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    """Havana leaves summer time on 2025-11-02 at 01:00, back to 00:00: both 00:30s are on
+    the 2nd, 23:30 before them on the 1st (PostgreSQL's day buckets start at a day's
+    earliest instant, ``reports.day_starts``; SQLite shifts by each stretch's offset)."""
+    world = await _world(session, office_a)
+    await world.conversation(datetime(2025, 11, 2, 3, 30, tzinfo=UTC))  # 23:30 -04, the 1st
+    await world.conversation(datetime(2025, 11, 2, 4, 30, tzinfo=UTC))  # 00:30 -04, the 2nd
+    await world.conversation(datetime(2025, 11, 2, 5, 30, tzinfo=UTC))  # 00:30 -05, the 2nd
+    await session.commit()
+    r = await client.patch("/office", json={"timeZone": "America/Havana"}, headers=office_a.headers)
+    assert r.status_code == 200
+    days = _by_key(await _report(client, office_a, **{"from": "2025-11-01", "to": "2025-11-02"}))
+    assert [days[d]["opened"] for d in ("2025-11-01", "2025-11-02")] == [1, 2]
+
+
 def test_the_zones_offsets_change_where_the_zone_does() -> None:
     ny = ZoneInfo("America/New_York")
     start, end = bounds(datetime(2026, 10, 1).date(), datetime(2026, 12, 1).date(), ny)

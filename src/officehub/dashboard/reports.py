@@ -177,7 +177,9 @@ def _figures(
 def day_starts(first: date, last: date, zone: ZoneInfo) -> list[datetime]:
     """The UTC instants of each local midnight from ``first`` to the day after ``last``
     (``len`` = days + 1): a time's day is the bucket it falls in (PostgreSQL's
-    ``width_bucket``), DST days of 23 or 25 hours included."""
+    ``width_bucket``), DST days of 23 or 25 hours included. A day starts at its earliest
+    instant: of a midnight that happens twice (Havana, back from 01:00 to 00:00), the
+    first (``fold=0``); of a skipped one, the change."""
     days = (last - first).days + 1
     return [
         datetime.combine(first + timedelta(days=n), time(), zone).astimezone(UTC)
