@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import random
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -132,6 +133,23 @@ async def test_days_across_a_daylight_saving_change_are_local_days(
     assert [days[d]["opened"] for d in ("2026-10-31", "2026-11-01", "2026-11-02")] == [1, 1, 1]
 
 
+async def test_a_midnight_that_happens_twice_starts_the_day_at_the_first(
+    client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    """Havana leaves summer time on 2025-11-02 at 01:00, back to 00:00: both 00:30s are on
+    the 2nd, 23:30 before them on the 1st (PostgreSQL's day buckets start at a day's
+    earliest instant, ``reports.day_starts``; SQLite shifts by each stretch's offset)."""
+    world = await _world(session, office_a)
+    await world.conversation(datetime(2025, 11, 2, 3, 30, tzinfo=UTC))  # 23:30 -04, the 1st
+    await world.conversation(datetime(2025, 11, 2, 4, 30, tzinfo=UTC))  # 00:30 -04, the 2nd
+    await world.conversation(datetime(2025, 11, 2, 5, 30, tzinfo=UTC))  # 00:30 -05, the 2nd
+    await session.commit()
+    r = await client.patch("/office", json={"timeZone": "America/Havana"}, headers=office_a.headers)
+    assert r.status_code == 200
+    days = _by_key(await _report(client, office_a, **{"from": "2025-11-01", "to": "2025-11-02"}))
+    assert [days[d]["opened"] for d in ("2025-11-01", "2025-11-02")] == [1, 2]
+
+
 def test_the_zones_offsets_change_where_the_zone_does() -> None:
     ny = ZoneInfo("America/New_York")
     start, end = bounds(datetime(2026, 10, 1).date(), datetime(2026, 12, 1).date(), ny)
@@ -186,6 +204,56 @@ async def test_medians_and_p90_are_the_nearest_rank_of_the_kept_times(
     assert totals["firstResponseP90Seconds"] == nearest_rank(every_response, 0.9)
     assert totals["resolutionMedianSeconds"] == nearest_rank(every_resolution, 0.5)
     assert totals["resolutionP90Seconds"] == nearest_rank(every_resolution, 0.9)
+
+
+async def test_percentiles_of_few_and_tied_times_are_the_nearest_rank(
+    client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    """n = 1, 2, 10 and 11 times a day, drawn from a few values (ties): each day's and the
+    totals' median and p90 are ``nearest_rank``'s (PostgreSQL picks them with
+    ``percentile_disc``, SQLite with ``row_number()``; both must be the oracle's)."""
+    world = await _world(session, office_a)
+    rng = random.Random(45)
+    responses: dict[str, list[int]] = {}
+    resolutions: dict[str, list[int]] = {}
+    for day, n in ((3, 1), (4, 2), (5, 10), (6, 11)):
+        local_day = f"2026-11-0{day}"
+        responses[local_day], resolutions[local_day] = [], []
+        for k in range(n):
+            inbound = _sp(day, 9) + timedelta(minutes=k)
+            answer = rng.choice((30, 30, 60, 90, 90, 90, 120))
+            resolve = answer + rng.choice((0, 600, 600, 1800))
+            response = inbound + timedelta(seconds=answer)
+            closed = inbound + timedelta(seconds=resolve)
+            await world.conversation(inbound, inbound=inbound, response=response, closed=closed)
+            responses[local_day].append(answer)
+            resolutions[local_day].append(resolve)
+    await session.commit()
+    report = await _report(client, office_a, **{"from": "2026-11-03", "to": "2026-11-06"})
+    days = _by_key(report)
+    for local_day, times in responses.items():
+        row = days[local_day]
+        assert row["closed"] == len(times)
+        assert row["firstResponseMedianSeconds"] == nearest_rank(times, 0.5)
+        assert row["firstResponseP90Seconds"] == nearest_rank(times, 0.9)
+        assert row["resolutionMedianSeconds"] == nearest_rank(resolutions[local_day], 0.5)
+        assert row["resolutionP90Seconds"] == nearest_rank(resolutions[local_day], 0.9)
+    every_response = [t for times in responses.values() for t in times]
+    every_resolution = [t for times in resolutions.values() for t in times]
+    totals = report["totals"]
+    assert totals["closed"] == len(every_resolution) == 24
+    assert totals["firstResponseMedianSeconds"] == nearest_rank(every_response, 0.5)
+    assert totals["firstResponseP90Seconds"] == nearest_rank(every_response, 0.9)
+    assert totals["resolutionMedianSeconds"] == nearest_rank(every_resolution, 0.5)
+    assert totals["resolutionP90Seconds"] == nearest_rank(every_resolution, 0.9)
+
+
+def test_percentile_disc_ranks_are_the_nearest_ranks() -> None:
+    """``percentile_disc(p)`` takes rank ``ceil(p * n)`` in floating point; for the report's
+    p (0.5, 0.9) that is ``nearest_rank``'s integer rank for every n up to ten million."""
+    for n in (*range(1, 10_000), *range(10_000, 10_000_000, 997)):
+        assert max(1, math.ceil(0.5 * n)) == (n + 1) // 2, n
+        assert max(1, math.ceil(0.9 * n)) == (n * 9 + 9) // 10, n
 
 
 async def test_each_measure_counts_on_the_day_of_its_event(
@@ -401,7 +469,9 @@ async def test_the_report_reads_each_range_through_its_index(
 ) -> None:
     """Opened by ``(office_id, created_at)``, closed by the partial ``(office_id,
     closed_at)``, first responses by ``(office_id, first_response_at)``: only the range's
-    rows are read, however many the office holds (bench/conversation_reports.py times it)."""
+    rows are read, however many the office holds (bench/conversation_reports.py times it).
+    SQLite reads each range in its own part (``row_number``); PostgreSQL reads the three
+    ranges' rows once (the three indexes OR'ed, ``percentile_disc``)."""
     world = await _world(session, office_a)
     people = await seed_contacts(session, office_a.id, 50)
     rows = []
@@ -430,7 +500,9 @@ async def test_the_report_reads_each_range_through_its_index(
         await _report(
             client, office_a, groupBy="channel", **{"from": "2026-10-20", "to": "2026-10-31"}
         )
-    found = await plan(session, the_one(sent, "JOIN integrations", "row_number"), "conversations")
+    postgresql = session.get_bind().dialect.name == "postgresql"
+    picks = "percentile_disc" if postgresql else "row_number"
+    found = await plan(session, the_one(sent, "JOIN integrations", picks), "conversations")
     for index in (
         "ix_conversations_office_id_created_at",
         "ix_conversations_office_id_closed_at",

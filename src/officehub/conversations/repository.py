@@ -8,8 +8,13 @@ from functools import cache
 from typing import Any
 
 from sqlalchemy import (
+    ARRAY,
+    BigInteger,
     ColumnElement,
+    DateTime,
     Exists,
+    Float,
+    Integer,
     Select,
     String,
     and_,
@@ -23,8 +28,15 @@ from sqlalchemy import (
     null,
     or_,
     select,
+    true,
+    tuple_,
+    type_coerce,
     union_all,
     update,
+    values,
+)
+from sqlalchemy import (
+    column as sql_column,
 )
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
@@ -763,20 +775,9 @@ REPORT_OPENED, REPORT_CLOSED, REPORT_ANSWERED = "o", "c", "f"
 """The kinds of a report's rows: conversations opened, closed, first answered."""
 
 
-def report_statement(
-    office_id: str,
-    start: datetime,
-    end: datetime,
-    inbox_ids: frozenset[str] | None,
-    group: str,
-    day_of: Callable[[Any], Any],
-    seconds_between: Callable[[Any, Any], Any],
-) -> Select[Any]:
-    """The conversation report's statement (``dashboard.reports``): per kind and group key
-    (``group``: day, inbox, user, legalArea, channel, or ``"*"`` for the totals), the count,
-    the nearest-rank median and 90th percentile of the seconds, and the SLA figures, of the
-    events in ``[start, end)``. ``day_of`` makes a time's local day, ``seconds_between`` the
-    seconds from one time to another (the dialect's)."""
+def _report_terms(group: str) -> tuple[Any, Any, Callable[[Any, Callable[[Any], Any]], Any]]:
+    """The report's shared terms: ``status = 'CLOSED'`` (spelled as the partial index's
+    term), whether the SLA was met (null without a policy), and the group's key of a time."""
     c = Conversation
     closed_sql = c.status == literal_column("'CLOSED'")  # the partial index's term
     breached = or_(
@@ -790,7 +791,7 @@ def report_statement(
         else_=literal(1),
     )
 
-    def key(stamp: Any) -> Any:
+    def key(stamp: Any, day_of: Callable[[Any], Any]) -> Any:
         if group == "*":
             return literal("*", String)
         if group == "day":
@@ -803,6 +804,25 @@ def report_statement(
             return c.legal_area_id
         return Integration.type
 
+    return closed_sql, met, key
+
+
+def report_statement(
+    office_id: str,
+    start: datetime,
+    end: datetime,
+    inbox_ids: frozenset[str] | None,
+    group: str,
+    day_of: Callable[[Any], Any],
+    seconds_between: Callable[[Any, Any], Any],
+) -> Select[Any]:
+    """The conversation report's statement on SQLite (``dashboard.reports``): per kind and
+    group key (``group``: day, inbox, user, legalArea, channel, or ``"*"`` for the totals),
+    the count, the nearest-rank median and 90th percentile of the seconds, and the SLA
+    figures, of the events in ``[start, end)``. ``day_of`` makes a time's local day,
+    ``seconds_between`` the seconds from one time to another (the dialect's)."""
+    c = Conversation
+    closed_sql, met, key_of = _report_terms(group)
     parts = (
         (REPORT_OPENED, c.created_at, null(), null(), ()),
         (
@@ -824,7 +844,7 @@ def report_statement(
     for kind, stamp, seconds, sla_met, extra in parts:
         stmt = select(
             literal(kind, String).label("kind"),
-            key(stamp).label("k"),
+            key_of(stamp, day_of).label("k"),
             seconds.label("seconds"),
             sla_met.label("met"),
         ).where(c.office_id == office_id, stamp >= start, stamp < end, *extra)
@@ -856,6 +876,107 @@ def report_statement(
         func.count(r.met),
         func.sum(case((r.met == 1, 1), else_=0)),
     ).group_by(r.kind, r.k)
+
+
+REPORT_PERCENTILES = (0.5, 0.9)
+"""The percentiles PostgreSQL's report statement picks (``percentile_disc``: rank
+``ceil(p * n)``, the nearest rank; ``reports.nearest_rank`` is the same rule)."""
+
+
+def report_statement_postgresql(
+    office_id: str,
+    start: datetime,
+    end: datetime,
+    inbox_ids: frozenset[str] | None,
+    group: str,
+    day_starts: Sequence[datetime],
+    seconds_between: Callable[[Any, Any], Any],
+) -> Select[Any]:
+    """The conversation report's statement on PostgreSQL: the rows of ``group`` (day,
+    inbox, user, legalArea, channel) and the totals in one pass over the conversations.
+
+    Each conversation in any of the three ranges is read once and makes its three events
+    (opened, closed, first answered: a ``LATERAL (VALUES …)``, an event's time null when
+    it does not count); those in ``[start, end)`` are grouped by ``GROUPING SETS ((kind,
+    key), (kind))`` (``whole`` is 1 on the totals' rows), each percentile by
+    ``percentile_disc`` (nearest rank). A day's key is the bucket of its time among
+    ``day_starts`` (the UTC instants of each local midnight of the range and of the day
+    after: ``width_bucket``, 1 for the first day), cheaper than converting every time to
+    the zone."""
+    c = Conversation
+    closed_sql, met, key_of = _report_terms(group)
+    stamp_type = DateTime(timezone=True)
+    events = (
+        values(
+            sql_column("kind", String),
+            sql_column("stamp", stamp_type),
+            sql_column("seconds", BigInteger),
+            sql_column("met", Integer),
+            name="events",
+        )
+        .data(
+            [
+                (REPORT_OPENED, c.created_at, null(), null()),
+                (
+                    REPORT_CLOSED,
+                    case((closed_sql, c.closed_at)),
+                    seconds_between(
+                        c.closed_at, func.coalesce(c.resolution_started_at, c.created_at)
+                    ),
+                    met,
+                ),
+                (
+                    REPORT_ANSWERED,
+                    case((c.first_inbound_at.is_not(None), c.first_response_at)),
+                    seconds_between(c.first_response_at, c.first_inbound_at),
+                    null(),
+                ),
+            ]
+        )
+        .lateral()
+    )
+    starts = bindparam("day_starts", list(day_starts), type_=ARRAY(stamp_type))
+    e = events.c
+    inner = (
+        select(
+            e.kind,
+            key_of(e.stamp, lambda stamp: func.width_bucket(stamp, starts)).label("k"),
+            e.seconds,
+            e.met,
+        )
+        .select_from(c)
+        .join(events, true())
+        .where(
+            c.office_id == office_id,
+            or_(
+                and_(c.created_at >= start, c.created_at < end),
+                and_(closed_sql, c.closed_at >= start, c.closed_at < end),
+                and_(c.first_response_at >= start, c.first_response_at < end),
+            ),
+            e.stamp >= start,
+            e.stamp < end,
+        )
+    )
+    if group == "channel":
+        inner = inner.join(
+            Integration,
+            and_(Integration.id == c.integration_id, Integration.office_id == c.office_id),
+        )
+    if inbox_ids is not None:
+        inner = inner.where(c.inbox_id.in_(sorted(inbox_ids)))
+    ev = inner.subquery("ev")
+    pick = func.percentile_disc(
+        literal(list(REPORT_PERCENTILES), ARRAY(Float(asdecimal=False)))
+    ).within_group(ev.c.seconds)
+    return select(
+        ev.c.kind,
+        ev.c.k,
+        func.grouping(ev.c.k).label("whole"),
+        func.count(),
+        type_coerce(pick, ARRAY(BigInteger)),
+        func.count(ev.c.met),
+        func.sum(case((ev.c.met == 1, 1), else_=0)),
+    ).group_by(func.grouping_sets(tuple_(ev.c.kind, ev.c.k), tuple_(ev.c.kind)))
 
 
 def conversation_of_contact(office_id: str) -> Exists:

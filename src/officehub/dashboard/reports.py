@@ -12,10 +12,12 @@ kept on ``conversations`` (``docs/decisions.md``, "Conversation reports"):
   time since the client's first message (``first_inbound_at``).
 
 Percentiles are nearest-rank: the value at rank ``ceil(p * n)`` of the ``n`` values in
-ascending order (the median is the lower middle value), picked by window functions in the
-same statement on both databases. A day is the office's local day: PostgreSQL converts with
-``AT TIME ZONE``; SQLite, which has no zones, shifts each time by the zone's UTC offset of
-its stretch of the range (the offsets and their changes computed here).
+ascending order (the median is the lower middle value). A day is the office's local day.
+PostgreSQL computes the rows and the totals in one statement, one pass over the
+conversations (``percentile_disc``, GROUPING SETS; a time's day is its bucket among the
+local midnights, ``day_starts``). SQLite runs two (the rows, the totals), picks the
+percentiles with ``row_number()`` and, having no zones, shifts each time by the zone's UTC
+offset of its stretch of the range (the offsets and their changes computed here).
 """
 
 from __future__ import annotations
@@ -124,9 +126,8 @@ def _seconds(dialect: str, later: Col, earlier: Col) -> Col:
     return cast(func.round((func.julianday(later) - func.julianday(earlier)) * 86400), Integer)
 
 
-def _local_day(dialect: str, column: Col, zone: str, shifts: list[tuple[datetime, int]]) -> Col:
-    if dialect == "postgresql":
-        return func.to_char(func.timezone(literal(zone, String), column), "YYYY-MM-DD")
+def _local_day(column: Col, shifts: list[tuple[datetime, int]]) -> Col:
+    """SQLite's local day of a time: ``date(t, '<offset> seconds')``."""
     modifier: Col = literal(f"{shifts[-1][1]:+d} seconds", String)
     if len(shifts) > 1:
         modifier = case(
@@ -149,43 +150,102 @@ class Query:
     inbox_ids: frozenset[str] | None  # None: every inbox of the office
 
 
+def _figures(
+    found: dict[str | None, Figures],
+    key: str | None,
+    kind: str,
+    count: int,
+    median: int | None,
+    p90: int | None,
+    sla_total: int,
+    sla_met: int | None,
+) -> None:
+    figures = found.setdefault(key, Figures())
+    if kind == OPENED:
+        figures.opened = int(count)
+    elif kind == CLOSED:
+        figures.closed = int(count)
+        figures.resolution_median_seconds = None if median is None else int(median)
+        figures.resolution_p90_seconds = None if p90 is None else int(p90)
+        figures.sla_total = int(sla_total)
+        figures.sla_met = int(sla_met or 0)
+    else:
+        figures.first_response_median_seconds = None if median is None else int(median)
+        figures.first_response_p90_seconds = None if p90 is None else int(p90)
+
+
+def day_starts(first: date, last: date, zone: ZoneInfo) -> list[datetime]:
+    """The UTC instants of each local midnight from ``first`` to the day after ``last``
+    (``len`` = days + 1): a time's day is the bucket it falls in (PostgreSQL's
+    ``width_bucket``), DST days of 23 or 25 hours included. A day starts at its earliest
+    instant: of a midnight that happens twice (Havana, back from 01:00 to 00:00), the
+    first (``fold=0``); of a skipped one, the change."""
+    days = (last - first).days + 1
+    return [
+        datetime.combine(first + timedelta(days=n), time(), zone).astimezone(UTC)
+        for n in range(days + 1)
+    ]
+
+
 async def _compute(
     session: AsyncSession, query: Query, *, total: bool
 ) -> dict[str | None, Figures]:
-    dialect = session.get_bind().dialect.name
+    """SQLite's statement: the rows, or (``total``) the totals keyed ``"*"``."""
     zone = ZoneInfo(query.zone)
     start, end = bounds(query.first, query.last, zone)
-    shifts = offsets(start, end, zone) if dialect != "postgresql" else []
+    shifts = offsets(start, end, zone)
     stmt = conversations_repository.report_statement(
         query.office_id,
         start,
         end,
         query.inbox_ids,
         "*" if total else query.group_by,
-        lambda column: _local_day(dialect, column, query.zone, shifts),
-        lambda later, earlier: _seconds(dialect, later, earlier),
+        lambda column: _local_day(column, shifts),
+        lambda later, earlier: _seconds("sqlite", later, earlier),
     )
     found: dict[str | None, Figures] = {}
     for kind, key, count, median, p90, sla_total, sla_met in (await session.execute(stmt)).all():
-        figures = found.setdefault(key, Figures())
-        if kind == OPENED:
-            figures.opened = int(count)
-        elif kind == CLOSED:
-            figures.closed = int(count)
-            figures.resolution_median_seconds = None if median is None else int(median)
-            figures.resolution_p90_seconds = None if p90 is None else int(p90)
-            figures.sla_total = int(sla_total)
-            figures.sla_met = int(sla_met or 0)
-        else:
-            figures.first_response_median_seconds = None if median is None else int(median)
-            figures.first_response_p90_seconds = None if p90 is None else int(p90)
+        _figures(found, key, kind, count, median, p90, sla_total, sla_met)
     return found
 
 
+async def _compute_postgresql(
+    session: AsyncSession, query: Query
+) -> tuple[dict[str | None, Figures], Figures]:
+    """PostgreSQL's one statement: the rows and the totals in one pass."""
+    zone = ZoneInfo(query.zone)
+    starts = day_starts(query.first, query.last, zone)
+    stmt = conversations_repository.report_statement_postgresql(
+        query.office_id,
+        starts[0],
+        starts[-1],
+        query.inbox_ids,
+        query.group_by,
+        starts,
+        lambda later, earlier: _seconds("postgresql", later, earlier),
+    )
+    rows: dict[str | None, Figures] = {}
+    totals: dict[str | None, Figures] = {}
+    result = await session.execute(stmt)
+    for kind, key, whole, count, picked, sla_total, sla_met in result.all():
+        median, p90 = picked if picked is not None else (None, None)
+        if whole:
+            _figures(totals, "*", kind, count, median, p90, sla_total, sla_met)
+            continue
+        if query.group_by == "day":  # the bucket: 1 for the first day
+            key = (query.first + timedelta(days=int(key) - 1)).isoformat()
+        _figures(rows, key, kind, count, median, p90, sla_total, sla_met)
+    return rows, totals.get("*", Figures())
+
+
 async def conversations(session: AsyncSession, query: Query) -> Report:
-    """The report's rows (by group key) and totals: two statements, the same events."""
-    rows = await _compute(session, query, total=False)
-    totals = (await _compute(session, query, total=True)).get("*", Figures())
+    """The report's rows (by group key) and totals: on PostgreSQL one statement, on SQLite
+    two (the rows, the totals), the same events."""
+    if session.get_bind().dialect.name == "postgresql":
+        rows, totals = await _compute_postgresql(session, query)
+    else:
+        rows = await _compute(session, query, total=False)
+        totals = (await _compute(session, query, total=True)).get("*", Figures())
     if query.group_by == "day":
         days = (query.last - query.first).days + 1
         every = [(query.first + timedelta(days=n)).isoformat() for n in range(days)]
