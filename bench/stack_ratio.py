@@ -17,6 +17,8 @@ alternating per route so both see the same machine load.
     .venv/bin/python -m bench.stack_ratio --seconds 10 --db postgresql
     .venv/bin/python -m bench.stack_ratio --db postgresql --only "GET /tag,POST /people" --repeat 3
     .venv/bin/python -m bench.stack_ratio --floor --db postgresql   # FastAPI itself vs bare
+    .venv/bin/python -m bench.stack_ratio --raw --seconds 4 --repeat 5
+        # PostgreSQL: officehub, raw asyncpg, SQLAlchemy bare, FastAPI+raw, Litestar+raw
 
 Beside req/s it reports each server's CPU time per request and their ratio ("CPU ratio"):
 on a machine shared with other work, req/s swings with the load; CPU per request much less.
