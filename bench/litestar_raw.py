@@ -21,9 +21,9 @@ from typing import Annotated, Any
 import asyncpg
 import msgspec
 from litestar import Litestar, Request, get, patch, post
-from litestar.di import Provide
+from litestar.di import NamedDependency, Provide
 from litestar.exceptions import NotAuthorizedException, NotFoundException
-from litestar.params import Parameter
+from litestar.params import FromQuery, JSONBody, PathParameter
 
 from bench.raw_asyncpg import (
     NotFound,
@@ -48,7 +48,11 @@ class PriorityIn(msgspec.Struct, forbid_unknown_fields=True):
     priority: str
 
 
-PathId = Annotated[str, Parameter(pattern=ID_PATTERN)]
+PathId = Annotated[str, PathParameter(pattern=ID_PATTERN)]
+Conn = NamedDependency[asyncpg.Connection]
+Office = NamedDependency[str]
+"""Parameters and dependencies declared, as Litestar 2.23+ asks (it infers them with a
+deprecation warning)."""
 
 
 async def found(work: Any) -> Any:
@@ -80,7 +84,7 @@ def litestar_raw_app(url: str) -> Litestar:
         async with pools[0].acquire() as conn, conn.transaction():
             yield conn
 
-    async def key_office(request: Request[Any, Any, Any], conn: asyncpg.Connection) -> str:
+    async def key_office(request: Request[Any, Any, Any], conn: Conn) -> str:
         office = await office_of(conn, request.headers.get("x-service-api-key", ""))
         if office is None:
             raise NotAuthorizedException
@@ -94,28 +98,28 @@ def litestar_raw_app(url: str) -> Litestar:
         return {"status": "ok"}
 
     @get("/tag/{id:str}", dependencies=reads)
-    async def get_tag(id: PathId, office: str, conn: asyncpg.Connection) -> dict[str, Any]:
+    async def get_tag(id: PathId, office: Office, conn: Conn) -> dict[str, Any]:
         return await found(tag(conn, office, id))  # type: ignore[no-any-return]
 
     @get("/people", dependencies=reads)
-    async def get_people(office: str, conn: asyncpg.Connection, search: str = "") -> dict[str, Any]:
+    async def get_people(office: Office, conn: Conn, search: FromQuery[str] = "") -> dict[str, Any]:
         return await search_people(conn, office, search)
 
     @get("/funnel/{id:str}", dependencies=reads)
-    async def get_funnel(id: PathId, office: str, conn: asyncpg.Connection) -> dict[str, Any]:
+    async def get_funnel(id: PathId, office: Office, conn: Conn) -> dict[str, Any]:
         return await found(funnel(conn, office, id))  # type: ignore[no-any-return]
 
     @get("/conversation", dependencies=reads)
-    async def get_conversations(office: str, conn: asyncpg.Connection) -> dict[str, Any]:
+    async def get_conversations(office: Office, conn: Conn) -> dict[str, Any]:
         return await conversations(conn, office)
 
     @post("/people", dependencies=writes)  # Litestar's POST answers 201
-    async def post_people(data: PersonIn, office: str, conn: asyncpg.Connection) -> dict[str, Any]:
+    async def post_people(data: JSONBody[PersonIn], office: Office, conn: Conn) -> dict[str, Any]:
         return await create_person(conn, office, data.name)
 
     @patch("/conversation/{id:str}", dependencies=writes)
     async def patch_one(
-        id: PathId, data: PriorityIn, office: str, conn: asyncpg.Connection
+        id: PathId, data: JSONBody[PriorityIn], office: Office, conn: Conn
     ) -> dict[str, Any]:
         return await found(  # type: ignore[no-any-return]
             patch_conversation(conn, office, id, data.priority)

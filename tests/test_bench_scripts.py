@@ -12,7 +12,6 @@ contract, which the last test here holds on PostgreSQL.
 
 from __future__ import annotations
 
-import asyncio
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +19,8 @@ from typing import Any
 
 import httpx
 import pytest
+
+from tests.server import serving
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -62,31 +63,35 @@ Call = tuple[str, str, dict[str, Any] | None, bool]
 """method, path, JSON body, whether the key is sent"""
 
 
-def _answers(url: str, data_dir: str, key: str, phases: list[list[Call]]) -> list[list[Any]]:
-    """``bench.stack_ratio``'s FastAPI + raw and Litestar + raw servers (a process each)
-    answering each phase's calls in turn, both a phase before either the next (the reads
-    before the writes change what they read): ``[fastapi's, litestar's]``, each
-    (status, JSON)."""
-    from bench.stack_ratio import server
+async def _answers(url: str, key: str, phases: list[list[Call]]) -> list[list[Any]]:
+    """``bench.stack_ratio --raw``'s FastAPI + raw and Litestar + raw apps, each behind a
+    real uvicorn with its lifespan run (its asyncpg pool), answering each phase's calls in
+    turn, both a phase before either the next (the reads before the writes change what they
+    read): ``[fastapi's, litestar's]``, each (status, JSON)."""
+    from bench.litestar_raw import litestar_raw_app
+    from bench.raw_asyncpg import fastapi_raw_app
 
-    kinds = ("fastapi-raw", "litestar-raw")
+    fastapi, litestar = fastapi_raw_app(url), litestar_raw_app(url)
     answers: list[list[Any]] = [[], []]
-    with (
-        server(kinds[0], url, data_dir) as fastapi,
-        server(kinds[1], url, data_dir) as litestar,
-        httpx.Client(timeout=30) as client,
+    async with (
+        fastapi.router.lifespan_context(fastapi),
+        litestar.lifespan(),
+        serving(fastapi) as fastapi_port,
+        serving(litestar) as litestar_port,
+        httpx.AsyncClient(timeout=30) as client,
     ):
         for calls in phases:
-            for i, base in enumerate((fastapi, litestar)):
+            for i, port in enumerate((fastapi_port, litestar_port)):
+                base = f"http://127.0.0.1:{port}"
                 for method, path, body, keyed in calls:
                     headers = {"x-service-api-key": key} if keyed else {}
-                    r = client.request(method, base + path, json=body, headers=headers)
+                    r = await client.request(method, base + path, json=body, headers=headers)
                     answers[i].append((r.status_code, r.json()))
     return answers
 
 
 async def test_the_litestar_floor_does_the_fastapi_floors_work_and_holds_the_contract(
-    database_url: str, tmp_path: Path
+    database_url: str,
 ) -> None:
     """``stack_ratio --raw``'s Litestar + msgspec app answers the six routes as its FastAPI
     + raw asyncpg twin does (same reads, same written fields), and refuses what the contract
@@ -117,9 +122,7 @@ async def test_the_litestar_floor_does_the_fastapi_floors_work_and_holds_the_con
         ("POST", "/people", {"name": "Ana", "nickname": "A"}, True),
         ("PATCH", f"/conversation/{world.conversation_id}", {"priority": "LOW", "x": 1}, True),
     ]
-    fastapi, litestar = await asyncio.to_thread(
-        _answers, database_url, str(tmp_path), world.key, [reads, writes + refused]
-    )
+    fastapi, litestar = await _answers(database_url, world.key, [reads, writes + refused])
     assert litestar[: len(reads)] == fastapi[: len(reads)]
     assert all(status == 200 for status, _ in litestar[: len(reads)])
     written = litestar[len(reads) : len(reads) + len(writes)]
