@@ -363,8 +363,10 @@ def server(kind: str, url: str, data_dir: str) -> Iterator[str]:
                     break
             except httpx.HTTPError:
                 pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"{kind} server did not start")
+            if proc.poll() is not None:
+                raise RuntimeError(f"{kind} server exited with {proc.returncode} before answering")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{kind} server did not answer /healthz within 30 s")
             time.sleep(0.1)
         _PIDS[base] = proc.pid
         yield base
