@@ -2,7 +2,8 @@
 
 ``raw_app`` is a bare Starlette app, ``fastapi_raw_app`` the same work behind FastAPI
 routes (typed path parameters, the key check as a dependency, Pydantic bodies for the
-writes, dicts returned through FastAPI's encoder): what FastAPI itself adds to raw asyncpg.
+writes, unknown fields refused, dicts returned through FastAPI's encoder): what FastAPI
+itself adds to raw asyncpg. ``bench.litestar_raw`` holds the same work behind Litestar.
 
 Both use one ``asyncpg`` pool of ``DEFAULT_POOL_SIZE`` connections (officehub's), asyncpg's
 own prepared-statement cache, the same key check as officehub (one indexed select by the
@@ -20,7 +21,7 @@ from typing import Annotated, Any
 import asyncpg
 from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi import Path as PathParam
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 from starlette.applications import Starlette
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -227,10 +228,16 @@ def raw_app(url: str) -> Starlette:
 
 
 class PersonIn(BaseModel):
+    """Unknown fields refused (422), as officehub's bodies and the Litestar twin's."""
+
+    model_config = ConfigDict(extra="forbid")
+
     name: str
 
 
 class PriorityIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
     priority: str
 
 

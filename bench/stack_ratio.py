@@ -17,6 +17,8 @@ alternating per route so both see the same machine load.
     .venv/bin/python -m bench.stack_ratio --seconds 10 --db postgresql
     .venv/bin/python -m bench.stack_ratio --db postgresql --only "GET /tag,POST /people" --repeat 3
     .venv/bin/python -m bench.stack_ratio --floor --db postgresql   # FastAPI itself vs bare
+    .venv/bin/python -m bench.stack_ratio --raw --seconds 4 --repeat 5
+        # PostgreSQL: officehub, raw asyncpg, SQLAlchemy bare, FastAPI+raw, Litestar+raw
 
 Beside req/s it reports each server's CPU time per request and their ratio ("CPU ratio"):
 on a machine shared with other work, req/s swings with the load; CPU per request much less.
@@ -29,6 +31,7 @@ import asyncio
 import contextlib
 import dataclasses
 import hashlib
+import importlib.util
 import json
 import os
 import re
@@ -315,6 +318,10 @@ def serve(kind: str, url: str, port: int, data_dir: str) -> None:
         from bench.raw_asyncpg import fastapi_raw_app
 
         app = fastapi_raw_app(url)
+    elif kind == "litestar-raw":
+        from bench.litestar_raw import litestar_raw_app
+
+        app = litestar_raw_app(url)
     else:
         from officehub.app import create_app
         from officehub.kit.config import Settings
@@ -356,8 +363,10 @@ def server(kind: str, url: str, data_dir: str) -> Iterator[str]:
                     break
             except httpx.HTTPError:
                 pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"{kind} server did not start")
+            if proc.poll() is not None:
+                raise RuntimeError(f"{kind} server exited with {proc.returncode} before answering")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{kind} server did not answer /healthz within 30 s")
             time.sleep(0.1)
         _PIDS[base] = proc.pid
         yield base
@@ -591,12 +600,29 @@ def bench(
     return rows
 
 
-RAW_KINDS = ("officehub", "raw", "bare", "fastapi-raw")
+RAW_KINDS = ("officehub", "raw", "bare", "fastapi-raw", "litestar-raw")
 """``--raw``'s servers, in the order measured for each route (PostgreSQL only)."""
+RAW_NAMES = {
+    "officehub": "officehub",
+    "raw": "raw asyncpg",
+    "bare": "SQLAlchemy bare",
+    "fastapi-raw": "FastAPI+raw",
+    "litestar-raw": "Litestar+raw",
+}
 
 
-def bench_raw(seconds: float, only: str = "") -> list[tuple[str, dict[str, Result]]]:
-    """Each route on the four servers of ``RAW_KINDS`` in turn, in one database."""
+def raw_kinds() -> tuple[str, ...]:
+    """``RAW_KINDS``, less Litestar where it is not installed (a development dependency)."""
+    if importlib.util.find_spec("litestar") and importlib.util.find_spec("msgspec"):
+        return RAW_KINDS
+    print("litestar or msgspec not installed (pip install -e '.[dev]'): no Litestar column")
+    return RAW_KINDS[:-1]
+
+
+def bench_raw(
+    seconds: float, only: str = "", kinds: tuple[str, ...] = RAW_KINDS
+) -> list[tuple[str, dict[str, Result]]]:
+    """Each route on the servers of ``kinds`` in turn, in one database."""
     from officehub.migrate import migrate
 
     rows: list[tuple[str, dict[str, Result]]] = []
@@ -607,11 +633,11 @@ def bench_raw(seconds: float, only: str = "") -> list[tuple[str, dict[str, Resul
     ):
         migrate(url)
         world = asyncio.run(seed(url))
-        bases = {kind: stack.enter_context(server(kind, url, tmp)) for kind in RAW_KINDS}
+        bases = {kind: stack.enter_context(server(kind, url, tmp)) for kind in kinds}
         for i, load in enumerate(routes(world)):
             if only and not any(part in load.label for part in only.split(",")):
                 continue
-            starts = {kind: 1_000_000 * (10 * i + 2 * k) for k, kind in enumerate(RAW_KINDS)}
+            starts = {kind: 1_000_000 * (10 * i + 2 * k) for k, kind in enumerate(kinds)}
             for kind, base in bases.items():
                 warm(base, load, world.key, starts[kind])
             results = {
@@ -623,25 +649,55 @@ def bench_raw(seconds: float, only: str = "") -> list[tuple[str, dict[str, Resul
 
 
 def raw_table(rows: list[tuple[str, dict[str, Result]]]) -> str:
-    """req/s and CPU ms per request of each server; officehub, SQLAlchemy bare and FastAPI
-    over raw asyncpg (req/s ratio, then CPU ratio: raw's CPU per request over theirs)."""
+    """req/s and CPU ms per request of each server; officehub, then every other server but
+    raw over raw asyncpg (req/s ratio for officehub, then CPU ratios: raw's CPU per request
+    over theirs)."""
+    kinds = [kind for kind in RAW_KINDS if rows and kind in rows[0][1]]
+    others = [kind for kind in kinds if kind not in ("officehub", "raw")]
+    head = ["route"]
+    for kind in kinds:
+        head += [f"{RAW_NAMES[kind]} req/s", "CPU ms/req"]
+    head += ["officehub/raw", "CPU ratio"]
+    head += [f"{RAW_NAMES[kind].split('+')[0].split()[-1]}/raw" for kind in others]
     lines = [
-        "| route | officehub req/s | CPU ms/req | raw asyncpg req/s | CPU ms/req "
-        "| SQLAlchemy bare req/s | CPU ms/req | FastAPI+raw req/s | CPU ms/req "
-        "| officehub/raw | CPU ratio | bare/raw | FastAPI/raw |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| " + " | ".join(head) + " |",
+        "|---|" + "---:|" * (len(head) - 1),
     ]
     for label, res in rows:
         raw = res["raw"]
         cells = [f"| `{label}`"]
-        for kind in RAW_KINDS:
+        for kind in kinds:
             cells.append(f"{res[kind].rps:,.0f}")
             cells.append(f"{res[kind].cpu_ms:.2f}")
         errors = any(r.errors for r in res.values())
         cells.append(f"{res['officehub'].rps / raw.rps:.2f}x" + (" (errors!)" if errors else ""))
         cells.append(f"{cpu_ratio(res['officehub'], raw):.2f}x")
-        cells.append(f"{cpu_ratio(res['bare'], raw):.2f}x")
-        cells.append(f"{cpu_ratio(res['fastapi-raw'], raw):.2f}x")
+        cells += [f"{cpu_ratio(res[kind], raw):.2f}x" for kind in others]
+        lines.append(" | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def raw_medians(runs: list[list[tuple[str, dict[str, Result]]]]) -> str:
+    """Over several ``--raw`` runs: each server's median CPU ms per request and req/s, and
+    the median of each run's ratio to raw asyncpg (CPU; req/s for officehub too)."""
+    kinds = [kind for kind in RAW_KINDS if runs and runs[0] and kind in runs[0][0][1]]
+    head = ["route"] + [f"{RAW_NAMES[kind]} CPU ms/req" for kind in kinds]
+    head += ["officehub/raw req/s"] + [
+        f"{RAW_NAMES[kind]}/raw CPU" for kind in kinds if kind != "raw"
+    ]
+    lines = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
+    labels = [label for label, _ in runs[0]] if runs else []
+    for label in labels:
+        results = [dict(run)[label] for run in runs]
+        cells = [f"| `{label}`"]
+        cells += [f"{statistics.median(r[kind].cpu_ms for r in results):.2f}" for kind in kinds]
+        rps = statistics.median(r["officehub"].rps / r["raw"].rps for r in results)
+        cells.append(f"{rps:.2f}x")
+        cells += [
+            f"{statistics.median(cpu_ratio(r[kind], r['raw']) for r in results):.2f}x"
+            for kind in kinds
+            if kind != "raw"
+        ]
         lines.append(" | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -691,8 +747,9 @@ def main() -> None:
     parser.add_argument(
         "--raw",
         action="store_true",
-        help="PostgreSQL: officehub, a raw asyncpg Starlette app, the SQLAlchemy bare app and "
-        "FastAPI on raw asyncpg, each route on all four (ratios are over raw asyncpg)",
+        help="PostgreSQL: officehub, a raw asyncpg Starlette app, the SQLAlchemy bare app, "
+        "FastAPI on raw asyncpg and Litestar + msgspec on raw asyncpg (where installed), "
+        "each route on all five (ratios are over raw asyncpg)",
     )
     args = parser.parse_args()
     if args.serve:
@@ -703,22 +760,17 @@ def main() -> None:
     driver = "wrk -t1 -c16" if shutil.which("wrk") else "httpx, 16 connections"
     print(f"driver: {driver}; {seconds:g} s per route and app\n")
     if args.raw:
-        raw_runs: dict[str, list[tuple[float, float]]] = {}
+        servers = raw_kinds()
+        raw_runs: list[list[tuple[str, dict[str, Result]]]] = []
         for _ in range(max(1, args.repeat)):
             print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-            raw_rows = bench_raw(seconds, args.only)
+            raw_rows = bench_raw(seconds, args.only, servers)
             print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
             print(raw_table(raw_rows), "\n", flush=True)
-            for label, res in raw_rows:
-                raw_runs.setdefault(label, []).append(
-                    (res["officehub"].rps / res["raw"].rps, cpu_ratio(res["officehub"], res["raw"]))
-                )
+            raw_runs.append(raw_rows)
         if args.repeat > 1:
-            print(f"officehub/raw asyncpg, median of {args.repeat} runs (req/s, CPU)")
-            for label, pairs in raw_runs.items():
-                by_rps = statistics.median(p[0] for p in pairs)
-                by_cpu = statistics.median(p[1] for p in pairs)
-                print(f"  {label}: {by_rps:.2f}x, CPU {by_cpu:.2f}x")
+            print(f"medians of {args.repeat} runs (ratios: over raw asyncpg)\n")
+            print(raw_medians(raw_runs), flush=True)
         return
     kinds = ["sqlite", "postgresql"] if args.db == "both" else [args.db]
     for kind in kinds:
