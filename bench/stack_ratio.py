@@ -93,7 +93,7 @@ def routes(world: World) -> list[RouteLoad]:
         RouteLoad("GET /people?search=", "GET", "/people?search=maria%2012"),
         RouteLoad("GET /funnel/{id}", "GET", f"/funnel/{world.funnel_id}"),
         RouteLoad("POST /people", "POST", "/people", '{{"name": "Bench {n}"}}'),
-        RouteLoad("GET /conversation", "GET", "/conversation"),
+        RouteLoad("GET /conversation", "GET", "/conversation?limit=20"),  # the bare apps read 20
         RouteLoad(
             "PATCH /conversation/{id}",
             "PATCH",
