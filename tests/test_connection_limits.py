@@ -63,36 +63,69 @@ async def closed_within(reader: asyncio.StreamReader, seconds: float) -> bytes:
     return received
 
 
-async def huge_header(server: Server, size: int) -> int:
+def parse_response(raw: bytes) -> tuple[int, dict[str, str], bytes] | None:
+    """The status, headers and body of one whole response in ``raw``; None while partial."""
+    head, sep, rest = raw.partition(b"\r\n\r\n")
+    if not sep:
+        return None
+    lines = head.decode("latin-1").split("\r\n")
+    headers = {}
+    for line in lines[1:]:
+        if ":" in line:
+            name, value = line.split(":", 1)
+            headers[name.strip().lower()] = value.strip()
+    length = int(headers.get("content-length", "0"))
+    if len(rest) < length:
+        return None
+    return int(lines[0].split(" ", 2)[1]), headers, rest[:length]
+
+
+async def huge_header(server: Server, size: int, *, read_while_sending: bool = True) -> int:
     """Sends a request whose one header is ``size`` bytes, reading while it sends (and
-    stopping once answered, as curl does)."""
-    reader, writer = await connect(server)
-    sock = writer.get_extra_info("socket")
+    stopping once answered, as curl does), or reading only once all is sent or refused.
+
+    On a bare socket, not asyncio's streams: once the server has answered and dropped as
+    much as it drops, it closes on bytes still coming, and our next send fails (EPIPE or a
+    reset). A stream then ends its reading side too, losing the answer that already sits in
+    the socket; the kernel still hands it to ``recv``, so reading goes on after a failed send.
+    """
+    loop = asyncio.get_running_loop()
+    port = int(server.url.rsplit(":", 1)[1])
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 64 * 1024)  # a network, not RAM
-    writer.write(b"GET /tag HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Padding: ")
+    sock.setblocking(False)
     answered = asyncio.Event()
 
     async def send() -> None:
         with contextlib.suppress(ConnectionError):
+            await loop.sock_sendall(sock, b"GET /tag HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Padding: ")
             chunk = b"a" * (64 * 1024)
             for _ in range(size // len(chunk)):
                 if answered.is_set():
                     return
-                writer.write(chunk)
-                await writer.drain()
-            writer.write(b"\r\n\r\n")
-            await writer.drain()
+                await loop.sock_sendall(sock, chunk)
+            await loop.sock_sendall(sock, b"\r\n\r\n")
 
-    sender = asyncio.create_task(send())
     try:
-        async with asyncio.timeout(60):
-            status, _headers, body = await read_response(reader)
-            answered.set()
-    finally:
-        sender.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
+        await loop.sock_connect(sock, ("127.0.0.1", port))
+        sender = asyncio.create_task(send())
+        if not read_while_sending:
             await sender
-        writer.close()
+        try:
+            received = b""
+            async with asyncio.timeout(60):
+                while (response := parse_response(received)) is None:
+                    chunk = await loop.sock_recv(sock, 65536)
+                    assert chunk, f"closed before a whole answer: {received[:200]!r}"
+                    received += chunk
+            answered.set()
+        finally:
+            sender.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await sender
+    finally:
+        sock.close()
+    status, _headers, body = response
     if status == 431:
         assert json.loads(body)["code"] == "HEADERS_TOO_LARGE"
     return status
@@ -228,3 +261,15 @@ async def test_connections_beyond_the_cap_are_answered_503(tmp_path: Path) -> No
         async with httpx.AsyncClient(base_url=server.url) as client, asyncio.timeout(5):
             while (await client.get("/healthz")).status_code != 200:  # noqa: ASYNC110 (the server tells nothing)
                 await asyncio.sleep(0.05)
+
+
+async def test_the_431_reaches_a_client_that_sends_its_whole_header_before_reading(
+    tmp_path: Path,
+) -> None:
+    # Past what it drops the server closes on bytes still coming (a reset), and the client's
+    # send fails; the answer was written before, and a client reading then still has it.
+    async with serving(tmp_path, body_discard_bytes=str(MIB)) as server:
+        statuses = await asyncio.gather(
+            *(huge_header(server, 16 * MIB, read_while_sending=False) for _ in range(4))
+        )
+        assert statuses == [431] * 4
