@@ -14,8 +14,6 @@ litestar and msgspec are development dependencies (``pyproject.toml``'s ``dev`` 
 officehub itself does not use them.
 """
 
-import contextlib
-from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
 import asyncpg
@@ -27,16 +25,15 @@ from litestar.params import FromQuery, JSONBody, PathParameter
 
 from bench.raw_asyncpg import (
     NotFound,
+    RawPool,
     conversations,
     create_person,
-    dsn_of,
     funnel,
     office_of,
     patch_conversation,
     search_people,
     tag,
 )
-from officehub.kit.db import DEFAULT_POOL_SIZE
 from officehub.kit.ids import ID_PATTERN
 
 
@@ -64,25 +61,7 @@ async def found(work: Any) -> Any:
 
 def litestar_raw_app(url: str) -> Litestar:
     """Litestar's floor on raw asyncpg (the FastAPI app's twin)."""
-    pools: list[asyncpg.Pool] = []
-
-    @contextlib.asynccontextmanager
-    async def lifespan(_app: Litestar) -> AsyncIterator[None]:
-        pools.append(
-            await asyncpg.create_pool(
-                dsn_of(url), min_size=DEFAULT_POOL_SIZE, max_size=DEFAULT_POOL_SIZE
-            )
-        )
-        yield
-        await pools[0].close()
-
-    async def read_conn() -> AsyncIterator[asyncpg.Connection]:
-        async with pools[0].acquire() as conn:
-            yield conn
-
-    async def write_conn() -> AsyncIterator[asyncpg.Connection]:
-        async with pools[0].acquire() as conn, conn.transaction():
-            yield conn
+    pools = RawPool(url)
 
     async def key_office(request: Request[Any, Any, Any], conn: Conn) -> str:
         office = await office_of(conn, request.headers.get("x-service-api-key", ""))
@@ -90,8 +69,8 @@ def litestar_raw_app(url: str) -> Litestar:
             raise NotAuthorizedException
         return office
 
-    reads = {"conn": Provide(read_conn), "office": Provide(key_office)}
-    writes = {"conn": Provide(write_conn), "office": Provide(key_office)}
+    reads = {"conn": Provide(pools.read_conn), "office": Provide(key_office)}
+    writes = {"conn": Provide(pools.write_conn), "office": Provide(key_office)}
 
     @get("/healthz")
     async def healthz() -> dict[str, str]:
@@ -135,7 +114,7 @@ def litestar_raw_app(url: str) -> Litestar:
             post_people,
             patch_one,
         ],
-        lifespan=[lifespan],
+        lifespan=[pools.lifespan],
         openapi_config=None,
         logging_config=None,
         debug=False,

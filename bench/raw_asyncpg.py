@@ -5,11 +5,12 @@ routes (typed path parameters, the key check as a dependency, Pydantic bodies fo
 writes, unknown fields refused, dicts returned through FastAPI's encoder): what FastAPI
 itself adds to raw asyncpg. ``bench.litestar_raw`` holds the same work behind Litestar.
 
-Both use one ``asyncpg`` pool of ``DEFAULT_POOL_SIZE`` connections (officehub's), asyncpg's
-own prepared-statement cache, the same key check as officehub (one indexed select by the
-key's SHA-256), the same indexed selects as ``stack_ratio``'s SQLAlchemy bare app, and for
-writes the same insert or update plus an outbox row in one transaction. Nothing is validated
-beyond what FastAPI's models do; responses are ``json`` dumps.
+All use one ``asyncpg`` pool (``RawPool``) of ``DEFAULT_POOL_SIZE`` connections
+(officehub's), asyncpg's own prepared-statement cache, the same key check as officehub (one
+indexed select by the key's SHA-256), the same indexed selects as ``stack_ratio``'s
+SQLAlchemy bare app, and for writes the same insert or update plus an outbox row in one
+transaction. Nothing is validated beyond what FastAPI's models do; responses are ``json``
+dumps.
 """
 
 import contextlib
@@ -145,20 +146,46 @@ async def patch_conversation(
     return out
 
 
+# -- the pool, shared by the three apps ---------------------------------------------------------
+
+
+class RawPool:
+    """One asyncpg pool of ``DEFAULT_POOL_SIZE`` connections for an app's lifespan, and its
+    connections as generator dependencies: as they are for reads, in a transaction for writes."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self._pool: asyncpg.Pool | None = None
+
+    @contextlib.asynccontextmanager
+    async def lifespan(self, _app: Any) -> AsyncIterator[None]:
+        self._pool = await asyncpg.create_pool(
+            dsn_of(self.url), min_size=DEFAULT_POOL_SIZE, max_size=DEFAULT_POOL_SIZE
+        )
+        try:
+            yield
+        finally:
+            await self._pool.close()
+
+    @property
+    def pool(self) -> asyncpg.Pool:
+        assert self._pool is not None, "used outside the app's lifespan"
+        return self._pool
+
+    async def read_conn(self) -> AsyncIterator[asyncpg.Connection]:
+        async with self.pool.acquire() as conn:
+            yield conn
+
+    async def write_conn(self) -> AsyncIterator[asyncpg.Connection]:
+        async with self.pool.acquire() as conn, conn.transaction():
+            yield conn
+
+
 # -- the bare Starlette app ---------------------------------------------------------------------
 
 
 def raw_app(url: str) -> Starlette:
-    pool: asyncpg.Pool | None = None
-
-    @contextlib.asynccontextmanager
-    async def lifespan(_app: Starlette) -> Any:
-        nonlocal pool
-        pool = await asyncpg.create_pool(
-            dsn_of(url), min_size=DEFAULT_POOL_SIZE, max_size=DEFAULT_POOL_SIZE
-        )
-        yield
-        await pool.close()
+    pools = RawPool(url)
 
     def unauthorized() -> Response:
         return JSONResponse({"statusCode": 401, "code": "UNAUTHORIZED"}, status_code=401)
@@ -167,8 +194,7 @@ def raw_app(url: str) -> Starlette:
         return JSONResponse({"statusCode": 404}, status_code=404)
 
     async def read(request: Request, work: Any, *args: Any) -> Response:
-        assert pool is not None
-        async with pool.acquire() as conn:
+        async with pools.pool.acquire() as conn:
             office = await office_of(conn, request.headers.get("x-service-api-key", ""))
             if office is None:
                 return unauthorized()
@@ -178,9 +204,8 @@ def raw_app(url: str) -> Starlette:
                 return not_found()
 
     async def write(request: Request, work: Any, *args: Any, status: int = 200) -> Response:
-        assert pool is not None
         body = await request.json()
-        async with pool.acquire() as conn, conn.transaction():
+        async with pools.pool.acquire() as conn, conn.transaction():
             office = await office_of(conn, request.headers.get("x-service-api-key", ""))
             if office is None:
                 return unauthorized()
@@ -220,7 +245,7 @@ def raw_app(url: str) -> Starlette:
             Route("/conversation", get_conversations),
             Route("/conversation/{id}", patch, methods=["PATCH"]),
         ],
-        lifespan=lifespan,
+        lifespan=pools.lifespan,
     )
 
 
@@ -244,28 +269,9 @@ class PriorityIn(BaseModel):
 def fastapi_raw_app(url: str) -> FastAPI:
     """FastAPI's floor on raw asyncpg: a connection (and for writes a transaction) from a
     generator dependency, the key check a dependency on it, path ids checked by pattern."""
-    pools: list[asyncpg.Pool] = []
-
-    @contextlib.asynccontextmanager
-    async def lifespan(_app: FastAPI) -> Any:
-        pools.append(
-            await asyncpg.create_pool(
-                dsn_of(url), min_size=DEFAULT_POOL_SIZE, max_size=DEFAULT_POOL_SIZE
-            )
-        )
-        yield
-        await pools[0].close()
-
-    async def read_conn() -> AsyncIterator[asyncpg.Connection]:
-        async with pools[0].acquire() as conn:
-            yield conn
-
-    async def write_conn() -> AsyncIterator[asyncpg.Connection]:
-        async with pools[0].acquire() as conn, conn.transaction():
-            yield conn
-
-    ReadConn = Annotated[asyncpg.Connection, Depends(read_conn)]
-    WriteConn = Annotated[asyncpg.Connection, Depends(write_conn)]
+    pools = RawPool(url)
+    ReadConn = Annotated[asyncpg.Connection, Depends(pools.read_conn)]
+    WriteConn = Annotated[asyncpg.Connection, Depends(pools.write_conn)]
 
     async def read_office(request: Request, conn: ReadConn) -> str:
         office = await office_of(conn, request.headers.get("x-service-api-key", ""))
@@ -289,7 +295,7 @@ def fastapi_raw_app(url: str) -> FastAPI:
         except NotFound:
             raise HTTPException(404) from None
 
-    app = FastAPI(lifespan=lifespan)
+    app = FastAPI(lifespan=pools.lifespan)
 
     @app.get("/healthz")
     async def healthz() -> dict[str, str]:
