@@ -47,6 +47,7 @@ from sqlalchemy.orm.attributes import set_committed_value
 from officehub.contacts.models import Contact
 from officehub.conversations.models import (
     Conversation,
+    ConversationCount,
     ConversationNote,
     ConversationRead,
     ConversationTag,
@@ -238,11 +239,49 @@ def _listed(
         )
     if by_legal_area:
         stmt = stmt.where(Conversation.legal_area_id == bindparam("legal_area_id"))
+    kept = not (by_person or by_tag or by_legal_area)
     return ListQuery(
         stmt.order_by(
             Conversation.is_fixed.desc(), Conversation.sorted_at.desc(), Conversation.id.desc()
+        ),
+        _kept_total(
+            by_inbox=by_inbox,
+            by_status=by_status,
+            by_assignee=by_assignee,
+            unassigned=unassigned,
+            is_archived=is_archived,
         )
+        if kept
+        else None,
     )
+
+
+def _kept_total(
+    *,
+    by_inbox: bool,
+    by_status: bool,
+    by_assignee: bool,
+    unassigned: bool,
+    is_archived: bool | None,
+) -> Select[Any]:
+    """The list's exact total for filters all among ``conversation_counts``' keys: the sum
+    of the matching rows the triggers keep (a few rows per inbox, status, assignee and
+    archived flag), not a count of the conversations. Same bound values as the list."""
+    counts = ConversationCount
+    stmt = select(func.coalesce(func.sum(counts.conversations), 0)).where(
+        counts.office_id == bindparam("office_id", type_=String)
+    )
+    if by_inbox:
+        stmt = stmt.where(counts.inbox_id == bindparam("inbox_id"))
+    if by_status:
+        stmt = stmt.where(counts.status == bindparam("status"))
+    if by_assignee:
+        stmt = stmt.where(counts.assignee_key == bindparam("assigned_user_id"))
+    if unassigned:
+        stmt = stmt.where(counts.assignee_key == "")
+    if is_archived is not None:
+        stmt = stmt.where(counts.is_archived.is_(is_archived))
+    return stmt
 
 
 def newest_first(office_id: str, person_id: str) -> Select[Any]:
