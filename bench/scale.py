@@ -175,8 +175,11 @@ async def fill(conn: asyncpg.Connection, office_id: str, n: int) -> None:
     )
 
 
-async def build(contacts: int) -> Office:
-    database = f"officehub_scale_{contacts}"
+PREFIX = "officehub_scale_"
+
+
+async def build(contacts: int, prefix: str = PREFIX) -> Office:
+    database = f"{prefix}{contacts}"
     admin = await asyncpg.connect(ADMIN)
     try:
         await admin.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
@@ -210,18 +213,44 @@ async def build(contacts: int) -> Office:
         )
     finally:
         await conn.close()
+    return _office(contacts, database, key, inbox_id, funnel_id, time.perf_counter() - started)
+
+
+def _office(
+    contacts: int, database: str, key: str, inbox_id: str, funnel_id: str, seconds: float
+) -> Office:
     middle = contacts // 2 + 1
     return Office(
         contacts,
         database,
-        url,
+        BASE + database,
         key,
         inbox_id,
         funnel_id,
         f"cpp{middle:022d}",
         f"ccv{middle:022d}",
-        time.perf_counter() - started,
+        seconds,
     )
+
+
+async def reuse(contacts: int, prefix: str = PREFIX) -> Office:
+    """The office a kept database holds (``--keep``), with an API key of its own: the same
+    data read by another version of the code (before and after a change)."""
+    database = f"{prefix}{contacts}"
+    url = BASE + database
+    with tempfile.TemporaryDirectory() as tmp:
+        app = create_app(Settings(database_url=url, data_dir=Path(tmp), signing_key="bench"))
+        async with app.router.lifespan_context(app), app.state.sessionmaker() as s:
+            conn = await s.connection()
+            found = await conn.exec_driver_sql(
+                "SELECT o.id, (SELECT id FROM inboxes WHERE office_id = o.id ORDER BY name"
+                " LIMIT 1), (SELECT id FROM crm_funnels WHERE office_id = o.id LIMIT 1)"
+                " FROM offices o WHERE o.name = 'Bench scale'"
+            )
+            office_id, inbox_id, funnel_id = found.one()
+            key = (await offices.create_api_key(s, office_id, "bench")).key
+            await s.commit()
+    return _office(contacts, database, key, inbox_id, funnel_id, 0.0)
 
 
 async def drop(office: Office) -> None:
@@ -276,7 +305,9 @@ def quantiles(times: list[float]) -> tuple[float, float]:
     return statistics.median(times), times[max(0, int(len(times) * 0.99) - 1)]
 
 
-async def measure(offices_: list[Office], requests: int) -> dict[int, dict[str, list[float]]]:
+async def measure(
+    offices_: list[Office], requests: int, only: str = ""
+) -> dict[int, dict[str, list[float]]]:
     times: dict[int, dict[str, list[float]]] = {o.contacts: {} for o in offices_}
     with tempfile.TemporaryDirectory() as tmp:
         apps = [
@@ -294,6 +325,8 @@ async def measure(offices_: list[Office], requests: int) -> dict[int, dict[str, 
                 clients.append(await stack.enter_async_context(client))
             labels = [label for label, _, _ in reads(offices_[0])]
             for i, label in enumerate(labels):
+                if not label.startswith(only):
+                    continue
                 warmups, count = 3, requests
                 n = 0
                 while n < warmups + count:
@@ -344,13 +377,21 @@ async def main() -> None:
     parser.add_argument("--size", default="full", help="full, tenth, hundredth or a number")
     parser.add_argument("--requests", type=int, default=50, help="per read and size")
     parser.add_argument("--keep", action="store_true", help="keep the databases")
+    parser.add_argument("--prefix", default=PREFIX, help="of the databases' names")
+    parser.add_argument("--only", default="", help="the reads whose label starts so")
+    parser.add_argument(
+        "--reuse", action="store_true", help="read the kept databases again (no build)"
+    )
     args = parser.parse_args()
     size = SIZES.get(args.size) or int(args.size)
     sizes = [BASELINE] if size == BASELINE else [BASELINE, size]
     built: list[Office] = []
     try:
         for contacts in sizes:
-            office = await build(contacts)
+            if args.reuse:
+                built.append(await reuse(contacts, args.prefix))
+                continue
+            office = await build(contacts, args.prefix)
             built.append(office)
             print(
                 f"# {contacts:,} contacts, {10 * contacts:,} messages, {contacts // 5:,} cards: "
@@ -358,7 +399,7 @@ async def main() -> None:
                 flush=True,
             )
         print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-        times = await measure(built, args.requests)
+        times = await measure(built, args.requests, args.only)
         print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
         print(f"{args.requests} requests per read and size, in process, alternating sizes\n")
         print(report(built, times))

@@ -22,6 +22,7 @@ from officehub.kit.db import create_engine
 from officehub.kit.timeutil import utcnow
 from officehub.migrate import alembic_config
 from tests import factories as f
+from tests.accounts_helpers import signed_in
 from tests.helpers import OfficeFixture, make_office
 from tests.server import concurrent_client, fire, running_server
 
@@ -345,3 +346,85 @@ async def test_the_counts_migration_fills_from_the_table_and_goes_down(
         {"o": office_a.id},
     )
     assert filled == 6
+
+
+async def test_a_supervisors_and_an_agents_totals_sum_the_counts_they_may_see(
+    app: FastAPI, client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    """A SUPERVISOR sees their inboxes, an AGENT with ``onlyAssignedConversations`` theirs
+    and the unassigned of their inboxes: each total is the sum of those counts, exact."""
+    integrations, users, contacts = await _office(session, office_a.id)
+    inboxes = [i.inbox_id for i in integrations]
+    for n, contact in enumerate(contacts):
+        await f.make_conversation(
+            session,
+            office_a.id,
+            contact.id,
+            integrations[n % 2],
+            assigned_user_id=[None, *users][n % 4],
+            status="CLOSED" if n % 3 == 0 else "OPEN",
+        )
+    await session.commit()
+    async with (
+        signed_in(app, office_a, "SUPERVISOR", inbox_ids=[inboxes[0]]) as supervisor,
+        signed_in(app, office_a, "AGENT", inbox_ids=inboxes) as agent,
+    ):
+        r = await client.patch(
+            f"/user/{agent.id}", json={"onlyAssignedConversations": True}, headers=office_a.headers
+        )
+        assert r.status_code == 200, r.text
+        for n, contact in enumerate(contacts[:3]):  # three of the agent's own
+            await f.make_conversation(
+                session,
+                office_a.id,
+                contact.id,
+                integrations[n % 2],
+                assigned_user_id=agent.id,
+                status="CLOSED",
+            )
+        await session.commit()
+        cases = [
+            (supervisor, "inbox_id = :i0", {}),
+            (agent, "(assigned_user_id IS NULL OR assigned_user_id = :me)", {}),
+        ]
+        for user, seen, _ in cases:
+            for params in [
+                {},
+                {"status": "OPEN"},
+                {"unassigned": "true"},
+                {"inboxId": inboxes[1], "isArchived": "false"},
+                {"assigneeId": users[0]},
+                {"mine": "true"},
+            ]:
+                where = ["office_id = :o", seen]
+                if "status" in params:
+                    where.append("status = 'OPEN'")
+                if "unassigned" in params:
+                    where.append("assigned_user_id IS NULL")
+                if "inboxId" in params:
+                    where.append("inbox_id = :i1 AND NOT is_archived")
+                if "assigneeId" in params:
+                    where.append("assigned_user_id = :u0")
+                if "mine" in params:
+                    where.append("assigned_user_id = :me")
+                expected = await session.scalar(
+                    text(f"SELECT count(*) FROM conversations WHERE {' AND '.join(where)}"),  # noqa: S608
+                    {
+                        "o": office_a.id,
+                        "i0": inboxes[0],
+                        "i1": inboxes[1],
+                        "u0": users[0],
+                        "me": user.id,
+                    },
+                )
+                answer = await user.request("GET", "/conversation", params={**params, "limit": 1})
+                assert answer.status_code == 200, answer.text
+                assert answer.json()["totalResults"] == expected, (user.role, params)
+        # The totals come from the counts (a count kept wrong would show), the page not.
+        await session.execute(
+            text("UPDATE conversation_counts SET conversations = conversations + 100")
+        )
+        await session.commit()
+        answer = await supervisor.request("GET", "/conversation", params={"status": "OPEN"})
+        listed = answer.json()
+        assert listed["totalResults"] > 100 > len(listed["data"])
