@@ -3,7 +3,7 @@ list's kept totals (``conversation_counts``, migration 0038: a trigger per count
 cost the writes that change them.
 
     .venv/bin/python -m bench.conversation_writes [--conversations 2000] [--concurrency 32]
-        [--database officehub_bench_conversation_writes]
+        [--database officehub_bench_conversation_writes] [--pool-size 20]
 
 Makes the database afresh (dropped at the end), migrated by the code on ``PYTHONPATH`` (so
 main's code runs without the counts), one office, one inbox with one integration, and
@@ -113,6 +113,9 @@ async def main() -> None:
     parser.add_argument("--conversations", type=int, default=2000)
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--database", default="officehub_bench_conversation_writes")
+    parser.add_argument(
+        "--pool-size", type=int, default=20, help="the server's PostgreSQL connections"
+    )
     args = parser.parse_args()
     url, key, ids, people, user_id = await prepare(args.database, args.conversations)
     inbox_id, integration_id = ids.split()
@@ -125,6 +128,7 @@ async def main() -> None:
                 "OFFICEHUB_DATA_DIR": str(Path(tmp) / "data"),
                 "OFFICEHUB_SIGNING_KEY": "bench-signing-key",
                 "OFFICEHUB_LOG_LEVEL": "WARNING",
+                "OFFICEHUB_DB_POOL_SIZE": str(args.pool_size),
             }
             Settings(database_url=url, data_dir=Path(tmp), signing_key="x")  # env is valid
             async with served(env) as (base_url, _pid):
@@ -153,7 +157,8 @@ async def main() -> None:
                     total = (await client.get("/conversation", params={"status": "CLOSED"})).json()
         print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
         print(
-            f"{len(people)} conversations, {args.concurrency} in flight, one inbox\n\n"
+            f"{len(people)} conversations, {args.concurrency} in flight, one inbox, "
+            f"a pool of {args.pool_size} (+{args.pool_size // 2})\n\n"
             "| phase | p50 ms | p99 ms | requests/s |\n|---|---:|---:|---:|"
         )
         print(line("open (POST /conversation)", *created))

@@ -52,6 +52,8 @@ SLOW_MS = 1000.0
 SLOW_REQUESTS = 3
 """A read whose first answer took over ``SLOW_MS`` is timed this many times only."""
 COLUMNS = 4
+CHUNK = 50_000
+"""Conversations a statement of ``fill`` inserts."""
 FIRST = ("Maria", "João", "Ana", "José", "Francisca", "Antônio", "Adriana", "Carlos")
 LAST = ("Silva", "Santos", "Oliveira", "Souza", "Lima", "Pereira", "Costa", "Rodrigues")
 
@@ -111,33 +113,12 @@ async def fill(conn: asyncpg.Connection, office_id: str, n: int) -> None:
         list(FIRST),
         list(LAST),
     )
-    # created (i % 365) days and (i % 1440) minutes ago; the last message 9 minutes later
-    await conn.execute(
-        f"""
-        INSERT INTO conversations (id, office_id, person_id, inbox_id, integration_id, status,
-            priority, assigned_user_id, is_fixed, is_archived, created_at, updated_at,
-            sorted_at, last_message_at, last_message_id, last_message_text, last_message_type,
-            inbound_count, inbound_read, first_inbound_at, first_response_at, last_response_at,
-            closed_at)
-        SELECT {_id("cv", "i")}, $1, {_id("pp", "i")},
-               CASE WHEN i % 2 = 0 THEN $2 ELSE $3 END, CASE WHEN i % 2 = 0 THEN $4 ELSE $5 END,
-               CASE WHEN i % 5 = 0 THEN 'OPEN' ELSE 'CLOSED' END, 'MEDIUM',
-               CASE WHEN i % 3 = 0 THEN NULL ELSE {_id("us", f"1 + i % {USERS}")} END,
-               i % 500 = 0, i % 10 = 5, t, t + interval '9 minutes', t + interval '9 minutes',
-               t + interval '9 minutes', {_id("ms", "i * 10 + 9")}, 'Mensagem 9', 'TEXT',
-               5, 5, t, t + interval '1 minute', t + interval '9 minutes',
-               CASE WHEN i % 5 = 0 THEN NULL ELSE t + interval '1 hour' END
-        FROM generate_series(1, $6) AS i,
-             LATERAL (SELECT now() - (i % 365) * interval '1 day'
-                             - (i % 1440) * interval '1 minute' AS t) c
-        """,  # noqa: S608 (numbers and names of this module, no input)
-        office_id,
-        ids[0]["id"],
-        ids[1]["id"],
-        channel[ids[0]["id"]],
-        channel[ids[1]["id"]],
-        n,
-    )
+    # created (i % 365) days and (i % 1440) minutes ago; the last message 9 minutes later.
+    # In statements of CHUNK rows: each statement's (and transaction's) conversations add
+    # to the kept counts (0038), and a counter row updated many times in one transaction
+    # chains its versions (one statement of 1,000,000 rows ran over 10 minutes).
+    for first in range(1, n + 1, CHUNK):
+        await _fill_conversations(conn, office_id, ids, channel, first, min(n, first + CHUNK - 1))
     await conn.execute(
         f"""
         INSERT INTO messages (id, office_id, conversation_id, direction, type, text, status,
@@ -176,6 +157,44 @@ async def fill(conn: asyncpg.Connection, office_id: str, n: int) -> None:
 
 
 PREFIX = "officehub_scale_"
+
+
+async def _fill_conversations(
+    conn: asyncpg.Connection,
+    office_id: str,
+    ids: list[Any],
+    channel: dict[str, str],
+    first: int,
+    last: int,
+) -> None:
+    """Conversations ``first`` to ``last`` (each of contact i) in one statement."""
+    await conn.execute(
+        f"""
+        INSERT INTO conversations (id, office_id, person_id, inbox_id, integration_id, status,
+            priority, assigned_user_id, is_fixed, is_archived, created_at, updated_at,
+            sorted_at, last_message_at, last_message_id, last_message_text, last_message_type,
+            inbound_count, inbound_read, first_inbound_at, first_response_at, last_response_at,
+            closed_at)
+        SELECT {_id("cv", "i")}, $1, {_id("pp", "i")},
+               CASE WHEN i % 2 = 0 THEN $2 ELSE $3 END, CASE WHEN i % 2 = 0 THEN $4 ELSE $5 END,
+               CASE WHEN i % 5 = 0 THEN 'OPEN' ELSE 'CLOSED' END, 'MEDIUM',
+               CASE WHEN i % 3 = 0 THEN NULL ELSE {_id("us", f"1 + i % {USERS}")} END,
+               i % 500 = 0, i % 10 = 5, t, t + interval '9 minutes', t + interval '9 minutes',
+               t + interval '9 minutes', {_id("ms", "i * 10 + 9")}, 'Mensagem 9', 'TEXT',
+               5, 5, t, t + interval '1 minute', t + interval '9 minutes',
+               CASE WHEN i % 5 = 0 THEN NULL ELSE t + interval '1 hour' END
+        FROM generate_series($6::int, $7::int) AS i,
+             LATERAL (SELECT now() - (i % 365) * interval '1 day'
+                             - (i % 1440) * interval '1 minute' AS t) c
+        """,  # noqa: S608 (numbers and names of this module, no input)
+        office_id,
+        ids[0]["id"],
+        ids[1]["id"],
+        channel[ids[0]["id"]],
+        channel[ids[1]["id"]],
+        first,
+        last,
+    )
 
 
 async def build(contacts: int, prefix: str = PREFIX) -> Office:
