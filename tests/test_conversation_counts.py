@@ -384,10 +384,10 @@ async def test_a_supervisors_and_an_agents_totals_sum_the_counts_they_may_see(
             )
         await session.commit()
         cases = [
-            (supervisor, "inbox_id = :i0", {}),
-            (agent, "(assigned_user_id IS NULL OR assigned_user_id = :me)", {}),
+            (supervisor, "inbox_id = :i0"),
+            (agent, "(assigned_user_id IS NULL OR assigned_user_id = :me)"),
         ]
-        for user, seen, _ in cases:
+        for user, seen in cases:
             for params in [
                 {},
                 {"status": "OPEN"},
