@@ -191,8 +191,8 @@ class ConversationCount(Base):
     (issue 45). Kept by database triggers on ``conversations`` (migration
     ``0038_conversation_counts``), so every insert, change and delete counts, the
     database's cascades included. On PostgreSQL a key's count is split over ``shard``
-    (the conversation id's hash, 0 to 7), so concurrent writes of one inbox rarely wait on
-    one row; SQLite (one writer) keeps shard 0."""
+    (from the conversation id's last character, 0 to 7), so concurrent writes of one
+    inbox rarely wait on one row; SQLite (one writer) keeps shard 0."""
 
     __tablename__ = "conversation_counts"
     # SQLite: the rows stored in their key's order (a list's rows are one range of it).

@@ -6,11 +6,12 @@ filters is the sum of a few rows (decision "The conversation list's totals kept 
 database"). Created and filled from the table under the triggers' lock, so no write
 between the fill and the first counted one is lost.
 
-PostgreSQL: a key's count is split over 8 rows (``shard``: the conversation id's hash), and
-the triggers are deferred to the commit (constraint triggers): a counter row is locked for
-the commit alone, not the whole transaction, and only after every conversation row the
-transaction changes is already locked (no transaction waits on a counter while holding a
-conversation another waits for). SQLite has one writer: shard 0, triggers run at once.
+PostgreSQL: a key's count is split over 8 rows (``shard``: from the conversation id's last
+character), and the triggers are deferred to the commit (constraint triggers): a counter
+row is locked for the commit alone, not the whole transaction, and only after every
+conversation row the transaction changes is already locked (no transaction waits on a
+counter while holding a conversation another waits for). SQLite has one writer: shard 0,
+triggers run at once.
 
 Revision ID: 0038_conversation_counts
 Revises: 0037_unarchived_counts
@@ -28,6 +29,13 @@ depends_on = None
 
 KEY = "office_id, inbox_id, status, assignee_key, is_archived, shard"
 SHARDS = 8
+
+
+def _shard(ident: str) -> str:
+    """A conversation's shard: its id's last character (random in the server's ids) in 0-7.
+    Plain arithmetic, not a hash function whose values a PostgreSQL upgrade might change:
+    a change or a delete must find the shard its conversation was counted in."""
+    return f"ascii(right({ident}, 1)) & {SHARDS - 1}"
 
 
 def _key(row: str, shard: str) -> str:
@@ -71,21 +79,21 @@ DECLARE
     s smallint;
 BEGIN
     IF TG_OP = 'INSERT' THEN
-        s := hashtext(NEW.id) & {SHARDS - 1};
+        s := {_shard("NEW.id")};
         {_add("NEW", "s")}
     ELSIF TG_OP = 'DELETE' THEN
-        s := hashtext(OLD.id) & {SHARDS - 1};
+        s := {_shard("OLD.id")};
         {_subtract("OLD", "s")}
     ELSIF (OLD.office_id, OLD.inbox_id, OLD.status, COALESCE(OLD.assigned_user_id, ''),
            OLD.is_archived)
           > (NEW.office_id, NEW.inbox_id, NEW.status, COALESCE(NEW.assigned_user_id, ''),
              NEW.is_archived) THEN
         -- The two rows in key order, so two opposite moves cannot deadlock.
-        s := hashtext(NEW.id) & {SHARDS - 1};
+        s := {_shard("NEW.id")};
         {_add("NEW", "s")}
         {_subtract("OLD", "s")}
     ELSE
-        s := hashtext(NEW.id) & {SHARDS - 1};
+        s := {_shard("NEW.id")};
         {_subtract("OLD", "s")}
         {_add("NEW", "s")}
     END IF;
@@ -157,7 +165,7 @@ def upgrade() -> None:
     # until this transaction ends, so the fill below counts every row there will be.
     for statement in _PG_TRIGGERS if postgresql else _SQLITE_TRIGGERS:
         op.execute(statement)
-    shard = f"hashtext(id) & {SHARDS - 1}" if postgresql else "0"
+    shard = _shard("id") if postgresql else "0"
     op.execute(
         f"INSERT INTO conversation_counts ({KEY}, conversations)"  # noqa: S608 (fixed names)
         f" SELECT office_id, inbox_id, status, COALESCE(assigned_user_id, ''), is_archived,"
