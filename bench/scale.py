@@ -52,6 +52,8 @@ SLOW_MS = 1000.0
 SLOW_REQUESTS = 3
 """A read whose first answer took over ``SLOW_MS`` is timed this many times only."""
 COLUMNS = 4
+CHUNK = 50_000
+"""Conversations a statement of ``fill`` inserts."""
 FIRST = ("Maria", "João", "Ana", "José", "Francisca", "Antônio", "Adriana", "Carlos")
 LAST = ("Silva", "Santos", "Oliveira", "Souza", "Lima", "Pereira", "Costa", "Rodrigues")
 
@@ -111,33 +113,12 @@ async def fill(conn: asyncpg.Connection, office_id: str, n: int) -> None:
         list(FIRST),
         list(LAST),
     )
-    # created (i % 365) days and (i % 1440) minutes ago; the last message 9 minutes later
-    await conn.execute(
-        f"""
-        INSERT INTO conversations (id, office_id, person_id, inbox_id, integration_id, status,
-            priority, assigned_user_id, is_fixed, is_archived, created_at, updated_at,
-            sorted_at, last_message_at, last_message_id, last_message_text, last_message_type,
-            inbound_count, inbound_read, first_inbound_at, first_response_at, last_response_at,
-            closed_at)
-        SELECT {_id("cv", "i")}, $1, {_id("pp", "i")},
-               CASE WHEN i % 2 = 0 THEN $2 ELSE $3 END, CASE WHEN i % 2 = 0 THEN $4 ELSE $5 END,
-               CASE WHEN i % 5 = 0 THEN 'OPEN' ELSE 'CLOSED' END, 'MEDIUM',
-               CASE WHEN i % 3 = 0 THEN NULL ELSE {_id("us", f"1 + i % {USERS}")} END,
-               i % 500 = 0, i % 10 = 5, t, t + interval '9 minutes', t + interval '9 minutes',
-               t + interval '9 minutes', {_id("ms", "i * 10 + 9")}, 'Mensagem 9', 'TEXT',
-               5, 5, t, t + interval '1 minute', t + interval '9 minutes',
-               CASE WHEN i % 5 = 0 THEN NULL ELSE t + interval '1 hour' END
-        FROM generate_series(1, $6) AS i,
-             LATERAL (SELECT now() - (i % 365) * interval '1 day'
-                             - (i % 1440) * interval '1 minute' AS t) c
-        """,  # noqa: S608 (numbers and names of this module, no input)
-        office_id,
-        ids[0]["id"],
-        ids[1]["id"],
-        channel[ids[0]["id"]],
-        channel[ids[1]["id"]],
-        n,
-    )
+    # created (i % 365) days and (i % 1440) minutes ago; the last message 9 minutes later.
+    # In statements of CHUNK rows: each statement's (and transaction's) conversations add
+    # to the kept counts (0038), and a counter row updated many times in one transaction
+    # chains its versions (one statement of 1,000,000 rows ran over 10 minutes).
+    for first in range(1, n + 1, CHUNK):
+        await _fill_conversations(conn, office_id, ids, channel, first, min(n, first + CHUNK - 1))
     await conn.execute(
         f"""
         INSERT INTO messages (id, office_id, conversation_id, direction, type, text, status,
@@ -175,8 +156,49 @@ async def fill(conn: asyncpg.Connection, office_id: str, n: int) -> None:
     )
 
 
-async def build(contacts: int) -> Office:
-    database = f"officehub_scale_{contacts}"
+PREFIX = "officehub_scale_"
+
+
+async def _fill_conversations(
+    conn: asyncpg.Connection,
+    office_id: str,
+    ids: list[Any],
+    channel: dict[str, str],
+    first: int,
+    last: int,
+) -> None:
+    """Conversations ``first`` to ``last`` (each of contact i) in one statement."""
+    await conn.execute(
+        f"""
+        INSERT INTO conversations (id, office_id, person_id, inbox_id, integration_id, status,
+            priority, assigned_user_id, is_fixed, is_archived, created_at, updated_at,
+            sorted_at, last_message_at, last_message_id, last_message_text, last_message_type,
+            inbound_count, inbound_read, first_inbound_at, first_response_at, last_response_at,
+            closed_at)
+        SELECT {_id("cv", "i")}, $1, {_id("pp", "i")},
+               CASE WHEN i % 2 = 0 THEN $2 ELSE $3 END, CASE WHEN i % 2 = 0 THEN $4 ELSE $5 END,
+               CASE WHEN i % 5 = 0 THEN 'OPEN' ELSE 'CLOSED' END, 'MEDIUM',
+               CASE WHEN i % 3 = 0 THEN NULL ELSE {_id("us", f"1 + i % {USERS}")} END,
+               i % 500 = 0, i % 10 = 5, t, t + interval '9 minutes', t + interval '9 minutes',
+               t + interval '9 minutes', {_id("ms", "i * 10 + 9")}, 'Mensagem 9', 'TEXT',
+               5, 5, t, t + interval '1 minute', t + interval '9 minutes',
+               CASE WHEN i % 5 = 0 THEN NULL ELSE t + interval '1 hour' END
+        FROM generate_series($6::int, $7::int) AS i,
+             LATERAL (SELECT now() - (i % 365) * interval '1 day'
+                             - (i % 1440) * interval '1 minute' AS t) c
+        """,  # noqa: S608 (numbers and names of this module, no input)
+        office_id,
+        ids[0]["id"],
+        ids[1]["id"],
+        channel[ids[0]["id"]],
+        channel[ids[1]["id"]],
+        first,
+        last,
+    )
+
+
+async def build(contacts: int, prefix: str = PREFIX) -> Office:
+    database = f"{prefix}{contacts}"
     admin = await asyncpg.connect(ADMIN)
     try:
         await admin.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
@@ -210,18 +232,44 @@ async def build(contacts: int) -> Office:
         )
     finally:
         await conn.close()
+    return _office(contacts, database, key, inbox_id, funnel_id, time.perf_counter() - started)
+
+
+def _office(
+    contacts: int, database: str, key: str, inbox_id: str, funnel_id: str, seconds: float
+) -> Office:
     middle = contacts // 2 + 1
     return Office(
         contacts,
         database,
-        url,
+        BASE + database,
         key,
         inbox_id,
         funnel_id,
         f"cpp{middle:022d}",
         f"ccv{middle:022d}",
-        time.perf_counter() - started,
+        seconds,
     )
+
+
+async def reuse(contacts: int, prefix: str = PREFIX) -> Office:
+    """The office a kept database holds (``--keep``), with an API key of its own: the same
+    data read by another version of the code (before and after a change)."""
+    database = f"{prefix}{contacts}"
+    url = BASE + database
+    with tempfile.TemporaryDirectory() as tmp:
+        app = create_app(Settings(database_url=url, data_dir=Path(tmp), signing_key="bench"))
+        async with app.router.lifespan_context(app), app.state.sessionmaker() as s:
+            conn = await s.connection()
+            found = await conn.exec_driver_sql(
+                "SELECT o.id, (SELECT id FROM inboxes WHERE office_id = o.id ORDER BY name"
+                " LIMIT 1), (SELECT id FROM crm_funnels WHERE office_id = o.id LIMIT 1)"
+                " FROM offices o WHERE o.name = 'Bench scale'"
+            )
+            office_id, inbox_id, funnel_id = found.one()
+            key = (await offices.create_api_key(s, office_id, "bench")).key
+            await s.commit()
+    return _office(contacts, database, key, inbox_id, funnel_id, 0.0)
 
 
 async def drop(office: Office) -> None:
@@ -276,7 +324,9 @@ def quantiles(times: list[float]) -> tuple[float, float]:
     return statistics.median(times), times[max(0, int(len(times) * 0.99) - 1)]
 
 
-async def measure(offices_: list[Office], requests: int) -> dict[int, dict[str, list[float]]]:
+async def measure(
+    offices_: list[Office], requests: int, only: str = ""
+) -> dict[int, dict[str, list[float]]]:
     times: dict[int, dict[str, list[float]]] = {o.contacts: {} for o in offices_}
     with tempfile.TemporaryDirectory() as tmp:
         apps = [
@@ -294,6 +344,8 @@ async def measure(offices_: list[Office], requests: int) -> dict[int, dict[str, 
                 clients.append(await stack.enter_async_context(client))
             labels = [label for label, _, _ in reads(offices_[0])]
             for i, label in enumerate(labels):
+                if not label.startswith(only):
+                    continue
                 warmups, count = 3, requests
                 n = 0
                 while n < warmups + count:
@@ -344,13 +396,21 @@ async def main() -> None:
     parser.add_argument("--size", default="full", help="full, tenth, hundredth or a number")
     parser.add_argument("--requests", type=int, default=50, help="per read and size")
     parser.add_argument("--keep", action="store_true", help="keep the databases")
+    parser.add_argument("--prefix", default=PREFIX, help="of the databases' names")
+    parser.add_argument("--only", default="", help="the reads whose label starts so")
+    parser.add_argument(
+        "--reuse", action="store_true", help="read the kept databases again (no build)"
+    )
     args = parser.parse_args()
     size = SIZES.get(args.size) or int(args.size)
     sizes = [BASELINE] if size == BASELINE else [BASELINE, size]
     built: list[Office] = []
     try:
         for contacts in sizes:
-            office = await build(contacts)
+            if args.reuse:
+                built.append(await reuse(contacts, args.prefix))
+                continue
+            office = await build(contacts, args.prefix)
             built.append(office)
             print(
                 f"# {contacts:,} contacts, {10 * contacts:,} messages, {contacts // 5:,} cards: "
@@ -358,7 +418,7 @@ async def main() -> None:
                 flush=True,
             )
         print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-        times = await measure(built, args.requests)
+        times = await measure(built, args.requests, args.only)
         print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
         print(f"{args.requests} requests per read and size, in process, alternating sizes\n")
         print(report(built, times))

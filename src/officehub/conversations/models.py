@@ -3,7 +3,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ForeignKey, Index, String, Text, false, text
+from sqlalchemy import ForeignKey, Index, SmallInteger, String, Text, false, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from officehub.kit.db import Base, IdMixin, JSONType, TimestampMixin
@@ -183,6 +183,30 @@ class Conversation(IdMixin, TimestampMixin, Base):
     # mark): ``unreadCount`` for an API key is the difference.
     inbound_count: Mapped[int] = mapped_column(default=0, server_default="0")
     inbound_read: Mapped[int] = mapped_column(default=0, server_default="0")
+
+
+class ConversationCount(Base):
+    """How many of an office's conversations have one inbox, status, assignee ('' for
+    nobody) and archived flag: the list's exact total is the sum of the matching rows
+    (issue 45). Kept by database triggers on ``conversations`` (migration
+    ``0038_conversation_counts``), so every insert, change and delete counts, the
+    database's cascades included. On PostgreSQL a key's count is split over ``shard``
+    (from the conversation id's last character, 0 to 7), so concurrent writes of one
+    inbox rarely wait on one row; SQLite (one writer) keeps shard 0."""
+
+    __tablename__ = "conversation_counts"
+    # SQLite: the rows stored in their key's order (a list's rows are one range of it).
+    __table_args__ = ({"sqlite_with_rowid": False},)
+
+    office_id: Mapped[str] = mapped_column(
+        ForeignKey("offices.id", ondelete="CASCADE"), primary_key=True
+    )
+    inbox_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    status: Mapped[str] = mapped_column(String(8), primary_key=True)
+    assignee_key: Mapped[str] = mapped_column(String(32), primary_key=True)
+    is_archived: Mapped[bool] = mapped_column(primary_key=True)
+    shard: Mapped[int] = mapped_column(SmallInteger, primary_key=True)
+    conversations: Mapped[int] = mapped_column(default=0)
 
 
 class ConversationRead(Base):

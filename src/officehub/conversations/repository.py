@@ -47,6 +47,7 @@ from sqlalchemy.orm.attributes import set_committed_value
 from officehub.contacts.models import Contact
 from officehub.conversations.models import (
     Conversation,
+    ConversationCount,
     ConversationNote,
     ConversationRead,
     ConversationTag,
@@ -151,6 +152,16 @@ def use_message_search(search: MessageSearch) -> None:
     _saying = search
 
 
+@dataclass(frozen=True)
+class Seen:
+    """What a SUPERVISOR or an AGENT may see of the list (``visibility.seen_in_list``): the
+    conversations of ``inbox_ids``, and with ``user_id`` only those assigned to that user
+    or to nobody. As keys (not a clause), so that the total sums the kept counts too."""
+
+    inbox_ids: tuple[str, ...]
+    user_id: str | None = None
+
+
 def conversations_list(
     office_id: str,
     *,
@@ -164,11 +175,13 @@ def conversations_list(
     legal_area_id: str | None = None,
     search: Search | None = None,
     visible: ColumnElement[bool] | None = None,
+    seen: Seen | None = None,
 ) -> tuple[ListQuery, dict[str, Any]]:
     """Pinned first, then by last message (or creation, before any), newest first: the
     order of ``ix_conversations_office_id[_inbox_id]_listed``, read backwards. The list's
     statement (page and count) and the values to bind: the filters' shape is built once
-    (``_listed``); a search or a visibility clause is added per request."""
+    (``_listed``, ``seen`` among them); a search or a visibility clause is added per
+    request."""
     query = _listed(
         by_inbox=inbox_id is not None,
         by_person=person_id is not None,
@@ -178,6 +191,8 @@ def conversations_list(
         is_archived=is_archived,
         by_tag=tag_id is not None,
         by_legal_area=legal_area_id is not None,
+        seen=seen is not None,
+        seen_own=seen is not None and seen.user_id is not None,
     )
     added = [
         clause
@@ -194,6 +209,8 @@ def conversations_list(
         "assigned_user_id": assigned_user_id,
         "tag_id": tag_id,
         "legal_area_id": legal_area_id,
+        "seen_inboxes": None if seen is None else list(seen.inbox_ids),
+        "seen_user": None if seen is None else seen.user_id,
     }
     return query, {k: v for k, v in values.items() if v is not None}
 
@@ -209,6 +226,8 @@ def _listed(
     is_archived: bool | None,
     by_tag: bool,
     by_legal_area: bool,
+    seen: bool = False,
+    seen_own: bool = False,
 ) -> ListQuery:
     """The conversation list of one shape of filter, every value bound: built once, a
     request neither builds nor hashes it (``ListQuery``). It selects the table's columns,
@@ -238,11 +257,68 @@ def _listed(
         )
     if by_legal_area:
         stmt = stmt.where(Conversation.legal_area_id == bindparam("legal_area_id"))
+    if seen:
+        stmt = stmt.where(Conversation.inbox_id.in_(bindparam("seen_inboxes", expanding=True)))
+    if seen_own:
+        stmt = stmt.where(
+            or_(
+                Conversation.assigned_user_id.is_(None),
+                Conversation.assigned_user_id == bindparam("seen_user"),
+            )
+        )
+    kept = not (by_person or by_tag or by_legal_area)
     return ListQuery(
         stmt.order_by(
             Conversation.is_fixed.desc(), Conversation.sorted_at.desc(), Conversation.id.desc()
+        ),
+        _kept_total(
+            by_inbox=by_inbox,
+            by_status=by_status,
+            by_assignee=by_assignee,
+            unassigned=unassigned,
+            is_archived=is_archived,
+            seen=seen,
+            seen_own=seen_own,
         )
+        if kept
+        else None,
     )
+
+
+def _kept_total(
+    *,
+    by_inbox: bool,
+    by_status: bool,
+    by_assignee: bool,
+    unassigned: bool,
+    is_archived: bool | None,
+    seen: bool,
+    seen_own: bool,
+) -> Select[Any]:
+    """The list's exact total for filters all among ``conversation_counts``' keys: the sum
+    of the matching rows the triggers keep (a few rows per inbox, status, assignee and
+    archived flag), not a count of the conversations. Same bound values as the list."""
+    counts = ConversationCount
+    stmt = select(func.coalesce(func.sum(counts.conversations), 0)).where(
+        counts.office_id == bindparam("office_id", type_=String)
+    )
+    if by_inbox:
+        stmt = stmt.where(counts.inbox_id == bindparam("inbox_id"))
+    if by_status:
+        stmt = stmt.where(counts.status == bindparam("status"))
+    if by_assignee:
+        stmt = stmt.where(counts.assignee_key == bindparam("assigned_user_id"))
+    if unassigned:
+        stmt = stmt.where(counts.assignee_key == "")
+    if is_archived is not None:
+        stmt = stmt.where(counts.is_archived.is_(is_archived))
+    if seen:
+        stmt = stmt.where(counts.inbox_id.in_(bindparam("seen_inboxes", expanding=True)))
+    if seen_own:
+        stmt = stmt.where(
+            or_(counts.assignee_key == "", counts.assignee_key == bindparam("seen_user"))
+        )
+    return stmt
 
 
 def newest_first(office_id: str, person_id: str) -> Select[Any]:

@@ -19,8 +19,8 @@ from officehub.conversations.schemas import (
 from officehub.conversations.visibility import (
     VisibleConversation,
     check_assignment,
-    listed,
     require_own_inbox,
+    seen_in_list,
     visible_conversation,
 )
 from officehub.kit.auth import ActorDep, OfficeDep
@@ -126,7 +126,7 @@ async def list_conversations(
         legal_area_id=legal_area_id,
         search=q,
         user_id=service.reader_of(actor),
-        visible=listed(actor),
+        seen=seen_in_list(actor),
     )
     return Page[ConversationOut].of(items, total, params)
 

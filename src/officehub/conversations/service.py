@@ -196,9 +196,11 @@ async def list_conversations(
     search: str | None = None,
     user_id: str | None = None,
     visible: ColumnElement[bool] | None = None,
+    seen: repository.Seen | None = None,
 ) -> tuple[list[ConversationOut], int]:
     """``mine``: assigned to the signed-in user (an API key is no user: 400);
-    ``unassigned``: assigned to nobody; ``visible``: the caller's visibility clause;
+    ``unassigned``: assigned to nobody; ``visible``: the caller's visibility clause, or
+    ``seen`` the same as keys (the total then sums the kept counts);
     ``search``: a fragment of the contact's name, phone, WhatsApp username or of a message."""
     if assignee_id is not None and (mine or unassigned):
         raise ValidationFailed.field("query.assigneeId", "assigneeId excludes mine and unassigned")
@@ -237,6 +239,7 @@ async def list_conversations(
         legal_area_id=legal_area_id,
         search=found,
         visible=visible,
+        seen=seen,
     )
     rows, total = await paginate_rows(session, query, params, values)
     return await present(session, office_id, rows, user_id), total

@@ -16,7 +16,7 @@ from fastapi import Depends
 from sqlalchemy import ColumnElement, Select, and_, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.conversations import service
+from officehub.conversations import repository, service
 from officehub.conversations.models import Conversation
 from officehub.kit.auth import ADMIN, AGENT, Actor, ActorDep
 from officehub.kit.db import SessionDep
@@ -64,6 +64,15 @@ def listed(actor: Actor) -> ColumnElement[bool] | None:
         )
         clause = and_(clause, mine_or_nobodys)
     return clause
+
+
+def seen_in_list(actor: Actor) -> repository.Seen | None:
+    """``listed`` as keys of the list (its inboxes, and the user for an AGENT who sees only
+    theirs and the unassigned), so that the list's total sums the kept counts too."""
+    if sees_everything(actor):
+        return None
+    only = actor.role == AGENT and actor.only_assigned_conversations
+    return repository.Seen(tuple(sorted(actor.inbox_ids)), actor.id if only else None)
 
 
 def conversations_seen(actor: Actor) -> Select[str] | None:
