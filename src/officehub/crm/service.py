@@ -30,9 +30,11 @@ from officehub.crm.schemas import (
     LeadOriginOut,
 )
 from officehub.inboxes import service as inboxes
+from officehub.kit.db import column_values
 from officehub.kit.errors import Conflict, NotFound, ValidationFailed
 from officehub.kit.pagination import PageParams
-from officehub.kit.repository import flush_or_conflict
+from officehub.kit.raw_read import Row
+from officehub.kit.repository import flush_or_conflict, read_scoped
 from officehub.kit.timeutil import utcnow
 from officehub.legal_areas import service as legal_areas
 from officehub.users import service as users
@@ -53,29 +55,31 @@ def column_out(column: FunnelColumn) -> ColumnOut:
     return ColumnOut.model_validate(_column_fields(column))
 
 
-def _column_fields(column: FunnelColumn) -> dict[str, Any]:
+def _column_fields(column: FunnelColumn | Row) -> dict[str, Any]:
+    c = column if isinstance(column, dict) else column_values(column)
     return {
-        "id": column.id,
-        "funnel_id": column.funnel_id,
-        "name": column.name,
-        "color": column.color,
-        "index": column.position,
-        "kind": column.kind,
-        "time_limit_days": column.time_limit_days,
-        "show_badge_progress": column.show_badge_progress,
-        "created_at": column.created_at,
-        "updated_at": column.updated_at,
+        "id": c["id"],
+        "funnel_id": c["funnel_id"],
+        "name": c["name"],
+        "color": c["color"],
+        "index": c["position"],
+        "kind": c["kind"],
+        "time_limit_days": c["time_limit_days"],
+        "show_badge_progress": c["show_badge_progress"],
+        "created_at": c["created_at"],
+        "updated_at": c["updated_at"],
     }
 
 
-def _funnel_fields(funnel: Funnel) -> dict[str, Any]:
+def _funnel_fields(funnel: Funnel | Row) -> dict[str, Any]:
+    f = funnel if isinstance(funnel, dict) else column_values(funnel)
     return {
-        "id": funnel.id,
-        "name": funnel.name,
-        "card_config": funnel.card_config,
-        "inbox_id": funnel.inbox_id,
-        "created_at": funnel.created_at,
-        "updated_at": funnel.updated_at,
+        "id": f["id"],
+        "name": f["name"],
+        "card_config": f["card_config"],
+        "inbox_id": f["inbox_id"],
+        "created_at": f["created_at"],
+        "updated_at": f["updated_at"],
     }
 
 
@@ -170,11 +174,13 @@ async def funnel_board(
     session: AsyncSession, office_id: str, ident: str, query: BoardQuery
 ) -> FunnelBoard:
     """The funnel with one page of cards per column: four queries whatever its size."""
-    funnel = await get_funnel(session, office_id, ident)
+    funnel = await read_scoped(session, Funnel, office_id, ident)
+    if funnel is None:
+        raise NotFound.of("Funnel", ident)
     if query.user_ids:
         await users.require_users(session, office_id, query.user_ids)
-    columns = await repository.columns_of(session, office_id, [funnel.id])
-    column_ids = [c.id for c in columns]
+    columns = await repository.board_columns(session, office_id, ident)
+    column_ids = [c["id"] for c in columns]
     rows = await repository.board_page(session, office_id, column_ids, query.user_ids, query.page)
     totals = await repository.board_totals(session, office_id, column_ids, query.user_ids)
     items: dict[str, list[dict[str, Any]]] = {c: [] for c in column_ids}
@@ -202,11 +208,11 @@ async def funnel_board(
     page = query.page
     board_columns = []
     for column in columns:
-        total = totals.get(column.id, 0)
+        total = totals.get(column["id"], 0)
         board_columns.append(
             {
                 **_column_fields(column),
-                "items": items[column.id],
+                "items": items[column["id"]],
                 "total": total,
                 "page": page.page,
                 "has_more": page.page * page.limit < total,

@@ -80,8 +80,7 @@ class RawSelect:
 
     async def rows(self, session: AsyncSession, params: Mapping[str, Any]) -> list[Row]:
         connection = await session.connection()
-        sync = connection.sync_connection
-        assert sync is not None
+        sync: Any = connection.sync_connection  # set while the connection is open
         dialect = sync.dialect
         if dialect.driver != "asyncpg":
             result = await connection.execute(self.statement, dict(params))
