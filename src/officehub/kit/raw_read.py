@@ -63,7 +63,8 @@ class _Compiled:
     compiled: SQLCompiler
     expanding: tuple[str, ...]
     shapes: dict[tuple[int, ...], _Shape]
-    result_processors: tuple[Callable[[Any], Any] | None, ...] | None = None
+    result_processors: tuple[tuple[int, Callable[[Any], Any]], ...] | None = None
+    """The result columns that have a processor: (position, processor)."""
 
 
 class RawSelect:
@@ -145,9 +146,9 @@ class RawSelect:
             if index is not None:
                 value = value[index]
             args.append(value if process is None else process(value))
-        events = sync._has_events or sync.engine._has_events
-        if events:
-            sync.dispatch.before_cursor_execute(sync, None, shape.sql, tuple(args), None, False)
+        dispatch = sync.dispatch
+        if dispatch.before_cursor_execute:
+            dispatch.before_cursor_execute(sync, None, shape.sql, tuple(args), None, False)
         adapter: Any = sync.connection.dbapi_connection
         try:
             async with adapter._execute_mutex:
@@ -160,22 +161,27 @@ class RawSelect:
         except Exception as error:
             await greenlet_spawn(_raise_as_sqlalchemy, sync, adapter, error, shape.sql, args)
             raise  # pragma: no cover (_raise_as_sqlalchemy always raises)
-        if events:
-            sync.dispatch.after_cursor_execute(sync, None, shape.sql, tuple(args), None, False)
+        if dispatch.after_cursor_execute:
+            dispatch.after_cursor_execute(sync, None, shape.sql, tuple(args), None, False)
         processors = entry.result_processors
         if processors is None:
-            processors = entry.result_processors = tuple(
+            found = (
                 type_._cached_result_processor(dialect, attribute.type.oid)
                 for type_, attribute in zip(shape.result_types, attributes, strict=True)
             )
+            processors = entry.result_processors = tuple(
+                (i, process) for i, process in enumerate(found) if process is not None
+            )
         keys = shape.keys
-        if not any(processors):
+        if not processors:
             return [dict(zip(keys, record, strict=True)) for record in records]
-        steps = [(k, p) for k, p in zip(keys, processors, strict=True)]
-        return [
-            {k: record[i] if p is None else p(record[i]) for i, (k, p) in enumerate(steps)}
-            for record in records
-        ]
+        rows = []
+        for record in records:
+            values = list(record)
+            for i, process in processors:
+                values[i] = process(values[i])
+            rows.append(dict(zip(keys, values, strict=True)))
+        return rows
 
 
 def _raise_as_sqlalchemy(
