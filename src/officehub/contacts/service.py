@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from sqlalchemy import ColumnElement
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -108,10 +108,13 @@ async def list_contacts(
         scope=scope,
     )
     if rows and isinstance(rows[0], dict):  # PostgreSQL's search, through the raw driver
-        refs = await repository.tag_refs_by_contact(session, office_id, [c["id"] for c in rows])
-        return [contact_row_out(c, refs.get(c["id"], [])) for c in rows], total
-    found = await repository.tags_by_contact(session, office_id, [c.id for c in rows])
-    return [contact_out(c, found.get(c.id, [])) for c in rows], total
+        found_rows = rows
+        ids = [c["id"] for c in found_rows]
+        refs = await repository.tag_refs_by_contact(session, office_id, ids)
+        return [contact_row_out(c, refs.get(c["id"], [])) for c in found_rows], total
+    records = cast("list[Contact]", rows)
+    found = await repository.tags_by_contact(session, office_id, [c.id for c in records])
+    return [contact_out(c, found.get(c.id, [])) for c in records], total
 
 
 async def create_contact(session: AsyncSession, office_id: str, body: ContactIn) -> ContactOut:

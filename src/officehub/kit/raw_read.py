@@ -39,7 +39,6 @@ from typing import Any
 from sqlalchemy import Select
 from sqlalchemy.engine import Connection, Dialect
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.util import greenlet_spawn
 
 Row = dict[str, Any]
@@ -60,7 +59,7 @@ class _Shape:
 
 @dataclass(slots=True)
 class _Compiled:
-    compiled: SQLCompiler
+    compiled: Any  # SQLCompiler: its positional names, binds and result columns
     expanding: tuple[str, ...]
     shapes: dict[tuple[int, ...], _Shape]
     result_processors: tuple[tuple[int, Callable[[Any], Any]], ...] | None = None
@@ -73,7 +72,7 @@ class RawSelect:
 
     __slots__ = ("__weakref__", "_by_dialect", "statement")
 
-    def __init__(self, statement: Select[Any]) -> None:
+    def __init__(self, statement: Select[*tuple[Any, ...]]) -> None:
         self.statement = statement
         self._by_dialect: weakref.WeakKeyDictionary[Dialect, _Compiled] = (
             weakref.WeakKeyDictionary()
@@ -134,9 +133,7 @@ class RawSelect:
         entry.shapes[lengths] = shape
         return shape
 
-    async def _raw(
-        self, sync: Connection, dialect: Dialect, params: Mapping[str, Any]
-    ) -> list[Row]:
+    async def _raw(self, sync: Connection, dialect: Any, params: Mapping[str, Any]) -> list[Row]:
         entry = self._compiled(dialect)
         shape = self._shape(entry, params)
         binds = entry.compiled.binds
