@@ -15,6 +15,8 @@ What it keeps of SQLAlchemy's execution, so a row reads as it would through it:
   its cursor does: a read in a writing request sees that request's writes and its locks
   last until the request's commit or rollback. A read-only session (``AUTOCOMMIT``) sends
   no ``BEGIN``, as before.
+  Like every read here (sessions are made with ``autoflush=False``), it does not flush
+  the session's pending ORM changes: a caller that needs them read flushes first.
 - **The adapter's prepared statements**: the same per-connection cache SQLAlchemy's cursor
   prepares into (one ``PREPARE`` per statement and connection, then only ``BIND/EXECUTE``).
 - **Values as the column types make them**: each bound value through its type's bind
