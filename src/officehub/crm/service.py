@@ -30,7 +30,6 @@ from officehub.crm.schemas import (
     LeadOriginOut,
 )
 from officehub.inboxes import service as inboxes
-from officehub.kit.db import column_values
 from officehub.kit.errors import Conflict, NotFound, ValidationFailed
 from officehub.kit.pagination import PageParams
 from officehub.kit.raw_read import Row
@@ -55,31 +54,36 @@ def column_out(column: FunnelColumn) -> ColumnOut:
     return ColumnOut.model_validate(_column_fields(column))
 
 
+def _fields_of(record: Any) -> Any:
+    """A record's or a row's values by column name (attributes of a record, as before)."""
+    return record.__getitem__ if isinstance(record, dict) else record.__getattribute__
+
+
 def _column_fields(column: FunnelColumn | Row) -> dict[str, Any]:
-    c = column if isinstance(column, dict) else column_values(column)
+    get = _fields_of(column)
     return {
-        "id": c["id"],
-        "funnel_id": c["funnel_id"],
-        "name": c["name"],
-        "color": c["color"],
-        "index": c["position"],
-        "kind": c["kind"],
-        "time_limit_days": c["time_limit_days"],
-        "show_badge_progress": c["show_badge_progress"],
-        "created_at": c["created_at"],
-        "updated_at": c["updated_at"],
+        "id": get("id"),
+        "funnel_id": get("funnel_id"),
+        "name": get("name"),
+        "color": get("color"),
+        "index": get("position"),
+        "kind": get("kind"),
+        "time_limit_days": get("time_limit_days"),
+        "show_badge_progress": get("show_badge_progress"),
+        "created_at": get("created_at"),
+        "updated_at": get("updated_at"),
     }
 
 
 def _funnel_fields(funnel: Funnel | Row) -> dict[str, Any]:
-    f = funnel if isinstance(funnel, dict) else column_values(funnel)
+    get = _fields_of(funnel)
     return {
-        "id": f["id"],
-        "name": f["name"],
-        "card_config": f["card_config"],
-        "inbox_id": f["inbox_id"],
-        "created_at": f["created_at"],
-        "updated_at": f["updated_at"],
+        "id": get("id"),
+        "name": get("name"),
+        "card_config": get("card_config"),
+        "inbox_id": get("inbox_id"),
+        "created_at": get("created_at"),
+        "updated_at": get("updated_at"),
     }
 
 
