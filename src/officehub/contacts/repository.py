@@ -26,6 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from officehub.contacts.models import ConsentRecord, Contact, ContactTag, PartnerLink
 from officehub.contacts.normalize import phone_forms
 from officehub.kit.pagination import ListQuery, PageParams, paginate
+from officehub.kit.raw_read import RawSelect, Row, on_raw_driver
 from officehub.kit.repository import get_scoped, insert_ignoring_duplicates, scoped
 from officehub.tags.models import Tag
 
@@ -74,7 +75,7 @@ async def contacts_page(
     phone_fragments: Sequence[str] = (),
     tag_ids: Sequence[str] = (),
     scope: ColumnElement[bool] | None = None,
-) -> tuple[list[Contact], int]:
+) -> tuple[list[Contact] | list[Row], int]:
     """A page of the office's contacts, by name, and how many there are in all; the search
     matches the name, the WhatsApp username or the phone's digits (substrings; any of
     ``phone_fragments``, the forms of one number). ``scope``: the contacts a signed-in user
@@ -106,6 +107,14 @@ async def contacts_page(
     if isinstance(query, ListQuery):
         return await paginate(session, query, params, values)
     bound = {**values, "page_limit": params.limit, "page_offset": params.offset}
+    if scope is None and on_raw_driver(session):
+        # the cached shapes (no caller's scope) through the raw driver: each contact a dict
+        # of its columns, ``total`` beside them
+        found = await query.raw_page.rows(session, bound)
+        if found:
+            return found, int(found[0]["total"])
+        counted = await query.raw_count.rows(session, values)
+        return [], int(counted[0]["count"])
     rows = (await session.execute(query.page, bound)).all()
     if rows:
         return [contact for contact, _ in rows], int(rows[0][1])
@@ -198,12 +207,18 @@ def _build_query(
         .offset(bindparam("page_offset", type_=Integer))
         .subquery("page")
     )
-    return _Search(
-        page=select(Contact, page.c.total)
+    page_of = (
+        select(Contact, page.c.total)
         .join(page, page.c.id == Contact.id)
         .where(Contact.office_id == office_id)
-        .order_by(page.c.search_name, page.c.id),
-        count=select(func.count()).select_from(found),
+        .order_by(page.c.search_name, page.c.id)
+    )
+    count = select(func.count().label("count")).select_from(found)
+    return _Search(
+        page=page_of,
+        count=count,
+        raw_page=RawSelect(page_of.with_only_columns(*Contact.__table__.c, page.c.total)),
+        raw_count=RawSelect(count),
     )
 
 
@@ -215,6 +230,9 @@ class _Search:
 
     page: Select[Contact, int]
     count: Select[int]
+    raw_page: RawSelect
+    """``page`` with the contact's columns for its entity, through the raw driver."""
+    raw_count: RawSelect
 
 
 async def tags_by_contact(
@@ -239,6 +257,23 @@ _TAGS_OF_CONTACTS = (
     )
     .order_by(Tag.name, Tag.id)
 )
+_RAW_TAGS_OF_CONTACTS = RawSelect(
+    _TAGS_OF_CONTACTS.with_only_columns(ContactTag.contact_id, Tag.id, Tag.name, Tag.color)
+)
+
+
+async def tag_refs_by_contact(
+    session: AsyncSession, office_id: str, contact_ids: Sequence[str]
+) -> dict[str, list[Tag]] | dict[str, list[Row]]:
+    """``tags_by_contact`` for answers' tag references: on PostgreSQL each tag's id, name
+    and colour as a dict, through the raw driver (the same rows in the same order)."""
+    if not contact_ids or not on_raw_driver(session):
+        return await tags_by_contact(session, office_id, contact_ids)
+    found: dict[str, list[Row]] = defaultdict(list)
+    values = {"office_id": office_id, "contact_ids": list(contact_ids)}
+    for row in await _RAW_TAGS_OF_CONTACTS.rows(session, values):
+        found[row["contact_id"]].append(row)
+    return found
 
 
 async def add_tags(

@@ -1,8 +1,8 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 from sqlalchemy import ColumnElement
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -54,12 +54,19 @@ async def lock_contact(session: AsyncSession, office_id: str, ident: str) -> Con
 
 
 def contact_out(contact: Contact, contact_tags: Sequence[Tag]) -> ContactOut:
+    return contact_row_out(column_values(contact), contact_tags)
+
+
+def contact_row_out(
+    contact: Mapping[str, Any], contact_tags: Sequence[Tag] | Sequence[Mapping[str, Any]]
+) -> ContactOut:
+    """``contact_out`` of a contact's column values by name (a record's or a row's)."""
     return ContactOut.model_validate(
         {
-            **column_values(contact),
-            "username": contact.whatsapp_username,
-            "marketing_opt_out": bool(contact.marketing_opt_out),
-            "legal_hold": bool(contact.legal_hold),
+            **contact,
+            "username": contact["whatsapp_username"],
+            "marketing_opt_out": bool(contact["marketing_opt_out"]),
+            "legal_hold": bool(contact["legal_hold"]),
             "tags": [TagRef.model_validate(t) for t in contact_tags],
         }
     )
@@ -100,8 +107,14 @@ async def list_contacts(
         tag_ids=tag_ids,
         scope=scope,
     )
-    found = await repository.tags_by_contact(session, office_id, [c.id for c in rows])
-    return [contact_out(c, found.get(c.id, [])) for c in rows], total
+    if rows and isinstance(rows[0], dict):  # PostgreSQL's search, through the raw driver
+        found_rows = rows
+        ids = [c["id"] for c in found_rows]
+        refs = await repository.tag_refs_by_contact(session, office_id, ids)
+        return [contact_row_out(c, refs.get(c["id"], [])) for c in found_rows], total
+    records = cast("list[Contact]", rows)
+    found = await repository.tags_by_contact(session, office_id, [c.id for c in records])
+    return [contact_out(c, found.get(c.id, [])) for c in records], total
 
 
 async def create_contact(session: AsyncSession, office_id: str, body: ContactIn) -> ContactOut:

@@ -25,8 +25,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.contacts.models import Contact
 from officehub.crm.models import Card, ColumnCount, Funnel, FunnelColumn
+from officehub.kit.db import column_values
 from officehub.kit.pagination import PageParams, paginate
 from officehub.kit.queue import take
+from officehub.kit.raw_read import RawSelect, Row, on_raw_driver
 from officehub.kit.repository import (
     Keyset,
     get_all_for_change,
@@ -88,6 +90,18 @@ _COLUMNS_OF = (
     .order_by(FunnelColumn.funnel_id, FunnelColumn.position, FunnelColumn.created_at)
     .execution_options(populate_existing=True)
 )
+
+
+_RAW_COLUMNS_OF = RawSelect(_COLUMNS_OF.with_only_columns(*FunnelColumn.__table__.c))
+
+
+async def board_columns(session: AsyncSession, office_id: str, funnel_id: str) -> list[Row]:
+    """The funnel's columns in order, each a dict of its column values (for the board's
+    answer): on PostgreSQL through the raw driver, elsewhere from ``columns_of``."""
+    if not on_raw_driver(session):
+        return [column_values(c) for c in await columns_of(session, office_id, [funnel_id])]
+    values = {"office_id": office_id, "funnel_ids": [funnel_id]}
+    return await _RAW_COLUMNS_OF.rows(session, values)
 
 
 async def lock_funnel(session: AsyncSession, office_id: str, funnel_id: str) -> None:
@@ -290,7 +304,7 @@ async def board_page(
     column_ids: Sequence[str],
     user_ids: Sequence[str] | None,
     params: PageParams,
-) -> list[RowMapping]:
+) -> list[RowMapping] | list[Row]:
     """One page of cards of every column, newest arrival first, in a single query.
 
     Each column contributes its own ``ORDER BY column_changed_at DESC, id DESC LIMIT
@@ -307,8 +321,17 @@ async def board_page(
         "user_ids": list(user_ids or ()),
     }
     values.update((f"column_{n}", column_id) for n, column_id in enumerate(column_ids))
+    if on_raw_driver(session):
+        return await _raw_board_page(len(column_ids), by_owner=user_ids is not None).rows(
+            session, values
+        )
     stmt = _board_page(len(column_ids), by_owner=user_ids is not None)
     return list((await session.execute(stmt, values)).mappings().all())
+
+
+@lru_cache(maxsize=256)
+def _raw_board_page(columns: int, *, by_owner: bool) -> RawSelect:
+    return RawSelect(_board_page(columns, by_owner=by_owner))
 
 
 @lru_cache(maxsize=256)
@@ -355,6 +378,12 @@ async def board_totals(
         "column_ids": list(column_ids),
         "user_ids": list(user_ids or ()),
     }
+    if on_raw_driver(session):
+        raw = _RAW_BOARD_TOTALS_OF_OWNERS if user_ids is not None else _RAW_BOARD_TOTALS
+        return {
+            column_id: int(count)
+            for column_id, count in (row.values() for row in await raw.rows(session, values))
+        }
     return {column_id: int(count) for column_id, count in (await session.execute(stmt, values))}
 
 
@@ -369,6 +398,10 @@ _BOARD_TOTALS = (
 _BOARD_TOTALS_OF_OWNERS = _BOARD_TOTALS.where(
     ColumnCount.owner_key.in_(bindparam("user_ids", expanding=True))
 )
+
+
+_RAW_BOARD_TOTALS = RawSelect(_BOARD_TOTALS)
+_RAW_BOARD_TOTALS_OF_OWNERS = RawSelect(_BOARD_TOTALS_OF_OWNERS)
 
 
 def due_cards(now: datetime, batch: int) -> Select[str]:

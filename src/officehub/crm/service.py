@@ -32,7 +32,8 @@ from officehub.crm.schemas import (
 from officehub.inboxes import service as inboxes
 from officehub.kit.errors import Conflict, NotFound, ValidationFailed
 from officehub.kit.pagination import PageParams
-from officehub.kit.repository import flush_or_conflict
+from officehub.kit.raw_read import Row
+from officehub.kit.repository import flush_or_conflict, read_scoped
 from officehub.kit.timeutil import utcnow
 from officehub.legal_areas import service as legal_areas
 from officehub.users import service as users
@@ -53,29 +54,36 @@ def column_out(column: FunnelColumn) -> ColumnOut:
     return ColumnOut.model_validate(_column_fields(column))
 
 
-def _column_fields(column: FunnelColumn) -> dict[str, Any]:
+def _fields_of(record: Any) -> Any:
+    """A record's or a row's values by column name (attributes of a record, as before)."""
+    return record.__getitem__ if isinstance(record, dict) else record.__getattribute__
+
+
+def _column_fields(column: FunnelColumn | Row) -> dict[str, Any]:
+    get = _fields_of(column)
     return {
-        "id": column.id,
-        "funnel_id": column.funnel_id,
-        "name": column.name,
-        "color": column.color,
-        "index": column.position,
-        "kind": column.kind,
-        "time_limit_days": column.time_limit_days,
-        "show_badge_progress": column.show_badge_progress,
-        "created_at": column.created_at,
-        "updated_at": column.updated_at,
+        "id": get("id"),
+        "funnel_id": get("funnel_id"),
+        "name": get("name"),
+        "color": get("color"),
+        "index": get("position"),
+        "kind": get("kind"),
+        "time_limit_days": get("time_limit_days"),
+        "show_badge_progress": get("show_badge_progress"),
+        "created_at": get("created_at"),
+        "updated_at": get("updated_at"),
     }
 
 
-def _funnel_fields(funnel: Funnel) -> dict[str, Any]:
+def _funnel_fields(funnel: Funnel | Row) -> dict[str, Any]:
+    get = _fields_of(funnel)
     return {
-        "id": funnel.id,
-        "name": funnel.name,
-        "card_config": funnel.card_config,
-        "inbox_id": funnel.inbox_id,
-        "created_at": funnel.created_at,
-        "updated_at": funnel.updated_at,
+        "id": get("id"),
+        "name": get("name"),
+        "card_config": get("card_config"),
+        "inbox_id": get("inbox_id"),
+        "created_at": get("created_at"),
+        "updated_at": get("updated_at"),
     }
 
 
@@ -170,11 +178,13 @@ async def funnel_board(
     session: AsyncSession, office_id: str, ident: str, query: BoardQuery
 ) -> FunnelBoard:
     """The funnel with one page of cards per column: four queries whatever its size."""
-    funnel = await get_funnel(session, office_id, ident)
+    funnel = await read_scoped(session, Funnel, office_id, ident)
+    if funnel is None:
+        raise NotFound.of("Funnel", ident)
     if query.user_ids:
         await users.require_users(session, office_id, query.user_ids)
-    columns = await repository.columns_of(session, office_id, [funnel.id])
-    column_ids = [c.id for c in columns]
+    columns = await repository.board_columns(session, office_id, ident)
+    column_ids = [c["id"] for c in columns]
     rows = await repository.board_page(session, office_id, column_ids, query.user_ids, query.page)
     totals = await repository.board_totals(session, office_id, column_ids, query.user_ids)
     items: dict[str, list[dict[str, Any]]] = {c: [] for c in column_ids}
@@ -202,11 +212,11 @@ async def funnel_board(
     page = query.page
     board_columns = []
     for column in columns:
-        total = totals.get(column.id, 0)
+        total = totals.get(column["id"], 0)
         board_columns.append(
             {
                 **_column_fields(column),
-                "items": items[column.id],
+                "items": items[column["id"]],
                 "total": total,
                 "page": page.page,
                 "has_more": page.page * page.limit < total,

@@ -32,6 +32,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from officehub.kit.db import Base, holds_write_lock
 from officehub.kit.errors import ServiceError
 from officehub.kit.integrity import conflict_for
+from officehub.kit.raw_read import RawSelect, Row, on_raw_driver
 
 M = TypeVar("M", bound=Base)
 
@@ -92,6 +93,31 @@ async def get_scoped(
         await lock_rows(session, model, office_id, table.c.id == ident)
     fresh: M | None = (await session.scalars(_by_id_fresh(model), params)).first()
     return fresh
+
+
+@cache
+def _raw_by_id(model: type[Base]) -> RawSelect:
+    """``_by_id``'s select of the table's columns, read through the raw driver."""
+    table: Any = model.__table__
+    return RawSelect(
+        select(*table.c).where(
+            table.c.office_id == bindparam("office_id"), table.c.id == bindparam("ident")
+        )
+    )
+
+
+async def read_scoped(
+    session: AsyncSession, model: type[M], office_id: str, ident: str
+) -> M | Row | None:
+    """The office's record of this id to answer with, or None: on PostgreSQL its columns as
+    a dict through the raw driver (``kit.raw_read``; the same values by column name, no
+    ORM object), elsewhere the record (``get_scoped``). Not for a read that decides a
+    change (``get_scoped(for_change=True)``)."""
+    if on_raw_driver(session):
+        return await _raw_by_id(model).one_or_none(
+            session, {"office_id": office_id, "ident": ident}
+        )
+    return await get_scoped(session, model, office_id, ident)
 
 
 async def get_all_for_change(

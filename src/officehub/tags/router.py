@@ -43,7 +43,7 @@ async def list_tags(
 
 @router.get("/tag/{id}", response_model=TagOut, responses=error_responses(400, 401, 404))
 async def read_tag(id: PathId, office: OfficeDep, session: SessionDep) -> TagOut:
-    return TagOut.model_validate(await service.get_tag(session, office.office_id, id))
+    return TagOut.model_validate(await service.read_tag(session, office.office_id, id))
 
 
 @router.patch("/tag/{id}", response_model=TagOut, responses=error_responses(400, 401, 404, 409))

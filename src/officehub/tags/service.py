@@ -7,7 +7,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from officehub.inboxes import service as inboxes
 from officehub.kit.errors import Conflict, NotFound
 from officehub.kit.pagination import PageParams
-from officehub.kit.repository import flush_or_conflict
+from officehub.kit.raw_read import Row
+from officehub.kit.repository import flush_or_conflict, read_scoped
 from officehub.tags import repository
 from officehub.tags.hooks import TagDeleting, tag_deleting
 from officehub.tags.models import TAG_MODULES, Tag
@@ -21,6 +22,14 @@ async def get_tag(
     if record is None:
         raise NotFound.of("Tag", ident)
     return record
+
+
+async def read_tag(session: AsyncSession, office_id: str, ident: str) -> Tag | Row:
+    """The tag to answer ``GET /tag/{id}`` with (a dict of its columns on PostgreSQL)."""
+    found = await read_scoped(session, Tag, office_id, ident)
+    if found is None:
+        raise NotFound.of("Tag", ident)
+    return found
 
 
 async def get_tags(session: AsyncSession, office_id: str, idents: Sequence[str]) -> list[Tag]:
