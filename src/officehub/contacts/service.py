@@ -132,7 +132,7 @@ async def create_contact(session: AsyncSession, office_id: str, body: ContactIn)
     )
     await repository.add_tags(session, office_id, contact.id, [t.id for t in contact_tags])
     out = contact_out(contact, contact_tags)
-    await emit(session, office_id, events.CREATED, out)
+    await emit(session, office_id, events.CREATED, out, new_subject=True)
     return out
 
 
@@ -244,7 +244,7 @@ async def add_met_contact(
     )
     session.add(contact)
     await session.flush()
-    await emit(session, office_id, events.CREATED, contact_out(contact, []))
+    await emit(session, office_id, events.CREATED, contact_out(contact, []), new_subject=True)
     return contact
 
 
