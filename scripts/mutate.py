@@ -150,6 +150,7 @@ TARGETS = {
                 "lock_rows",
                 "flush_or_conflict",
                 "insert_or_conflict",
+                "conflicts_as",
                 "insert_ignoring_duplicates",
                 "replace_set",
                 "lock_office",

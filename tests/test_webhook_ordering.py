@@ -153,3 +153,23 @@ async def test_two_transactions_numbering_two_subjects_in_opposite_orders_both_c
     for subject, sequence in rows:
         numbered[subject].append(sequence)
     assert {s: sorted(n or 0 for n in ns) for s, ns in numbered.items()} == {a: [1, 2], b: [1, 2]}
+
+
+async def test_an_event_about_a_record_its_transaction_created_is_first_and_later_ones_follow(
+    app: FastAPI, office_a: OfficeFixture
+) -> None:
+    """``new_subject`` numbers the event 1 in its own statement (PostgreSQL) and takes the
+    subject's counter there, so a later event of that transaction about it is 2."""
+    async with app.state.sessionmaker() as s:
+        await emit(s, office_a.id, "contact.created", {"id": "c0newrecord0001"}, new_subject=True)
+        await emit(s, office_a.id, "contact.updated", {"id": "c0newrecord0001"})
+        await s.commit()
+    async with app.state.sessionmaker() as s:
+        rows = (
+            await s.execute(
+                select(OutboxEvent.name, OutboxEvent.sequence)
+                .where(OutboxEvent.subject == "c0newrecord0001")
+                .order_by(OutboxEvent.sequence)
+            )
+        ).all()
+    assert [tuple(r) for r in rows] == [("contact.created", 1), ("contact.updated", 2)]

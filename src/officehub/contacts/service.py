@@ -29,7 +29,7 @@ from officehub.kit.db import column_values
 from officehub.kit.errors import Conflict, NotFound, ValidationFailed
 from officehub.kit.ids import new_id
 from officehub.kit.pagination import PageParams
-from officehub.kit.repository import flush_or_conflict, insert_or_conflict
+from officehub.kit.repository import conflicts_as, flush_or_conflict
 from officehub.kit.timeutil import utcnow
 from officehub.tags import service as tags
 
@@ -140,12 +140,11 @@ async def create_contact(session: AsyncSession, office_id: str, body: ContactIn)
         created_at=now,
         updated_at=now,
     )
-    await insert_or_conflict(
-        session, contact, _phone_taken(f"Another contact has the phone {phone}")
-    )
-    await repository.add_tags(session, office_id, contact.id, [t.id for t in contact_tags])
     out = contact_out(contact, contact_tags)
-    await emit(session, office_id, events.CREATED, out)
+    # The contact and its event in one statement (on PostgreSQL), its tags after it.
+    with conflicts_as(_phone_taken(f"Another contact has the phone {phone}")):
+        await emit(session, office_id, events.CREATED, out, new_subject=True, inserting=contact)
+    await repository.add_tags(session, office_id, contact.id, [t.id for t in contact_tags])
     return out
 
 
@@ -257,7 +256,7 @@ async def add_met_contact(
     )
     session.add(contact)
     await session.flush()
-    await emit(session, office_id, events.CREATED, contact_out(contact, []))
+    await emit(session, office_id, events.CREATED, contact_out(contact, []), new_subject=True)
     return contact
 
 

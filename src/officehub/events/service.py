@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, cast, overload
 
 from pydantic import BaseModel
-from sqlalchemy import Table, TextClause, bindparam, insert, text
+from sqlalchemy import BindParameter, Table, TextClause, bindparam, insert, text
 from sqlalchemy import event as orm_event
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
@@ -19,6 +19,7 @@ from officehub.events import registry, repository
 from officehub.events.catalogue import EVENT_NAMES, Event, P
 from officehub.events.models import ConsumerEvent, OutboxEvent
 from officehub.kit import transaction_hooks
+from officehub.kit.db import Base
 from officehub.kit.ids import new_id
 from officehub.kit.timeutil import utcnow
 from officehub.kit.wakeup import NOTIFY_CHANNEL, mark_emitted
@@ -114,6 +115,8 @@ async def emit(
     conversation_id: str | None = None,
     integration_id: str | None = None,
     target_webhook_id: str | None = None,
+    new_subject: bool = False,
+    inserting: Base | None = None,
 ) -> OutboxEvent: ...
 
 
@@ -129,6 +132,8 @@ async def emit(
     conversation_id: str | None = None,
     integration_id: str | None = None,
     target_webhook_id: str | None = None,
+    new_subject: bool = False,
+    inserting: Base | None = None,
 ) -> OutboxEvent: ...
 
 
@@ -143,6 +148,8 @@ async def emit(
     conversation_id: str | None = None,
     integration_id: str | None = None,
     target_webhook_id: str | None = None,
+    new_subject: bool = False,
+    inserting: Base | None = None,
 ) -> OutboxEvent:
     """Adds the event to the session; it commits, or rolls back, with the change itself.
 
@@ -152,6 +159,17 @@ async def emit(
     chains; inside ``caused_by`` they are taken from there); ``target_webhook_id`` limits
     delivery to one webhook (``webhook.test``). Each consumer gets its progress row in the
     same transaction, and workers are woken once it commits.
+
+    ``new_subject``: the record the event is about (``data.id``) was created by this
+    transaction, so no other transaction can hold its counter (its id is new and unseen
+    until the commit). On PostgreSQL the event then takes sequence 1 and the subject's
+    counter row in its own statement, not at the commit: one round trip fewer.
+
+    ``inserting``: a new record (every column set, as ``insert_or_conflict`` takes it) the
+    change writes, inserted before the event: on PostgreSQL in the event's own statement
+    (one round trip for the change and its event; the consumers' conditions read no table
+    it writes), on SQLite by a Core insert first. It stays out of the session; a rule's
+    refusal of it raises ``IntegrityError`` here (``kit.repository.conflicts_as``).
     """
     name, data = _payload(name, data)
     cause = _cause.get()
@@ -178,13 +196,24 @@ async def emit(
     # event is not in the session (nothing reads it back there).
     await session.flush()
     values = {c: getattr(event, c) for c in _EVENT_COLUMNS}
-    if session.get_bind().dialect.name == "postgresql":
-        await session.execute(
-            _emit_pg_statement(), _emit_pg_params(event, values, mark_emitted(session, office_id))
-        )
-        if subject is not None:
+    written: Any = inserting.__table__ if inserting is not None else None
+    dialect = session.get_bind().dialect
+    if dialect.name == "postgresql":
+        first = new_subject and subject is not None
+        if first:
+            event.sequence = values["sequence"] = 1
+        params = _emit_pg_params(event, values, mark_emitted(session, office_id))
+        if written is not None:
+            params.update({f"row_{c.name}": getattr(inserting, c.key) for c in written.columns})
+        statement = _emit_pg_statement(first, written, dialect.identifier_preparer.quote)
+        await session.execute(statement, params)
+        if subject is not None and not first:
             _number_at_commit(session, [event.id])
         return event
+    if written is not None:
+        await session.execute(
+            insert(written), {c.name: getattr(inserting, c.key) for c in written.columns}
+        )
     if subject is not None:
         counted = await session.execute(
             _COUNT_SUBJECT, {"office_id": office_id, "subject": subject, "n": 1}
@@ -275,11 +304,11 @@ def _forget_pending(session: Session) -> None:
 
 
 _EMIT_PG_TEMPLATE = """
-WITH event AS (
+WITH {counter}event AS (
     INSERT INTO outbox_events (id, office_id, name, data, created_at, causation_id, depth,
-                               conversation_id, integration_id, target_webhook_id, subject)
+                               conversation_id, integration_id, target_webhook_id, subject{seq})
     VALUES (:id, :office_id, :name, :data, :created_at, :causation_id, :depth,
-            :conversation_id, :integration_id, :target_webhook_id, :subject)
+            :conversation_id, :integration_id, :target_webhook_id, :subject{seq_value})
     RETURNING id, office_id, created_at, COALESCE(conversation_id, id) AS ordering_key
 ), wanted (consumer) AS (
 {wanted}
@@ -296,17 +325,38 @@ that wants it (each registered consumer's ``wants_sql``, read in the same statem
 active webhook subscribed to the event, an enabled rule on its trigger and integration…)
 and the workers' wake-up (``pg_notify``, once per transaction). On SQLite: three
 statements, ``interested`` deciding in Python; ``test_event_interest`` holds both to the
-same choices."""
+same choices. An event about a record its transaction created (``new_subject``) also takes
+sequence 1 and the subject's counter row there (``_FIRST_OF_SUBJECT``)."""
 
-_emit_pg: tuple[int, TextClause] | None = None
+_FIRST_OF_SUBJECT = """counter AS (
+    INSERT INTO event_subjects (office_id, subject, last_sequence)
+    VALUES (:office_id, :subject, 1)
+), """
+
+_emit_pg: dict[tuple[bool, Table | None], tuple[int, TextClause]] = {}
 
 
-def _emit_pg_statement() -> TextClause:
+def _written_pg(table: Table, quote: Callable[[str], str]) -> tuple[str, list[BindParameter[Any]]]:
+    """The CTE inserting one row of ``table`` (``emit``'s ``inserting``): every column, each
+    bound as ``row_<column>`` with its column's type; ``quote``: the dialect's, for names."""
+    names = ", ".join(quote(c.name) for c in table.columns)
+    values = ", ".join(f":row_{c.name}" for c in table.columns)
+    # Names from the table's metadata (quoted), values bound: nothing a request sends.
+    insert_row = f"INSERT INTO {quote(table.name)} ({names}) VALUES ({values})"  # noqa: S608
+    cte = f"written AS (\n    {insert_row}\n), "
+    return cte, [bindparam(f"row_{c.name}", type_=c.type) for c in table.columns]
+
+
+def _emit_pg_statement(
+    first_of_subject: bool = False,
+    written: Table | None = None,
+    quote: Callable[[str], str] = str,
+) -> TextClause:
     """The statement for the consumers registered now (rebuilt when they change)."""
-    global _emit_pg
     transaction_hooks.wire_now()
-    if _emit_pg is not None and _emit_pg[0] == registry.version():
-        return _emit_pg[1]
+    built = _emit_pg.get((first_of_subject, written))
+    if built is not None and built[0] == registry.version():
+        return built[1]
     consumers = registry.registered()
     if not consumers:
         raise registry.ConsumersNotWired(
@@ -320,11 +370,20 @@ def _emit_pg_statement() -> TextClause:
         else f"    SELECT '{c.name}' WHERE NOT :targeted AND ({c.wants_sql})"
         for c in consumers
     )
-    statement = text(_EMIT_PG_TEMPLATE.format(wanted=wanted)).bindparams(
+    row_cte, row_params = _written_pg(written, quote) if written is not None else ("", [])
+    statement = text(
+        _EMIT_PG_TEMPLATE.format(
+            wanted=wanted,
+            counter=row_cte + (_FIRST_OF_SUBJECT if first_of_subject else ""),
+            seq=", sequence" if first_of_subject else "",
+            seq_value=", 1" if first_of_subject else "",
+        )
+    ).bindparams(
         bindparam("data", type_=OutboxEvent.__table__.c.data.type),
         bindparam("created_at", type_=OutboxEvent.__table__.c.created_at.type),
+        *row_params,
     )
-    _emit_pg = (registry.version(), statement)
+    _emit_pg[(first_of_subject, written)] = (registry.version(), statement)
     return statement
 
 

@@ -4,7 +4,8 @@ whose refusal by the database answers the rule's 409."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from functools import cache
 from typing import Any, TypeVar
 
@@ -192,10 +193,18 @@ async def insert_or_conflict(session: AsyncSession, record: Base, conflict: Serv
     new row costs more than the statement (``POST /people``). ``record`` stays out of the
     session: nothing reads it back there."""
     table: Any = record.__table__
-    try:
+    with conflicts_as(conflict):
         await session.execute(
             _insert_of(table), {c.name: getattr(record, c.key) for c in table.columns}
         )
+
+
+@contextmanager
+def conflicts_as(conflict: ServiceError) -> Iterator[None]:
+    """A unique index refusing a write inside the block raises ``conflict``; another
+    rule's refusal its own conflict (as ``flush_or_conflict``)."""
+    try:
+        yield
     except IntegrityError as exc:
         found = conflict_for(exc)
         raise (conflict if found.code == conflict.code else found) from exc
