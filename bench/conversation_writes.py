@@ -28,26 +28,16 @@ from pathlib import Path
 import asyncpg
 import httpx
 
+from bench.scale import driver_url, drop_database, fresh_database
 from bench.server import served
 from officehub.kit.config import Settings
 from officehub.kit.db import create_engine, create_sessionmaker
-from officehub.migrate import migrate_async
 from officehub.offices import service as offices
-
-ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
-BASE = "postgresql+asyncpg://postgres@127.0.0.1:5432/"
 
 
 async def prepare(database: str, contacts: int) -> tuple[str, str, str, list[str], str]:
     """A fresh database with the office: (url, key, inbox, contacts, integration)."""
-    admin = await asyncpg.connect(ADMIN)
-    try:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
-        await admin.execute(f'CREATE DATABASE "{database}"')
-    finally:
-        await admin.close()
-    url = BASE + database
-    await migrate_async(url)
+    url = await fresh_database(database)
     from tests import factories
 
     engine = create_engine(url)
@@ -63,7 +53,7 @@ async def prepare(database: str, contacts: int) -> tuple[str, str, str, list[str
             user_id = user.id
     finally:
         await engine.dispose()
-    conn = await asyncpg.connect(ADMIN.rsplit("/", 1)[0] + "/" + database)
+    conn = await asyncpg.connect(driver_url(database))
     try:
         await conn.execute(
             "INSERT INTO contacts (id, office_id, name, search_name, phone, is_blocked,"
@@ -165,11 +155,7 @@ async def main() -> None:
         print(line("close and assign (PATCH)", *changed))
         assert total["totalResults"] == len(people), total["totalResults"]
     finally:
-        admin = await asyncpg.connect(ADMIN)
-        try:
-            await admin.execute(f'DROP DATABASE IF EXISTS "{args.database}" WITH (FORCE)')
-        finally:
-            await admin.close()
+        await drop_database(args.database)
 
 
 if __name__ == "__main__":

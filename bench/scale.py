@@ -44,6 +44,34 @@ from officehub.offices import service as offices
 
 ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
 BASE = "postgresql+asyncpg://postgres@127.0.0.1:5432/"
+
+
+def driver_url(database: str) -> str:
+    """``database``'s URL for asyncpg itself (the app's is ``BASE + database``)."""
+    return ADMIN.rsplit("/", 1)[0] + "/" + database
+
+
+async def drop_database(database: str) -> None:
+    admin = await asyncpg.connect(ADMIN)
+    try:
+        await admin.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
+    finally:
+        await admin.close()
+
+
+async def fresh_database(database: str) -> str:
+    """``database`` made anew (dropped if it was there) and migrated: the app's URL of it."""
+    await drop_database(database)
+    admin = await asyncpg.connect(ADMIN)
+    try:
+        await admin.execute(f'CREATE DATABASE "{database}"')
+    finally:
+        await admin.close()
+    url = BASE + database
+    await migrate_async(url)
+    return url
+
+
 FULL = 1_000_000
 SIZES = {"full": FULL, "tenth": FULL // 10, "hundredth": FULL // 100}
 BASELINE = FULL // 100
@@ -199,14 +227,7 @@ async def _fill_conversations(
 
 async def build(contacts: int, prefix: str = PREFIX) -> Office:
     database = f"{prefix}{contacts}"
-    admin = await asyncpg.connect(ADMIN)
-    try:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
-        await admin.execute(f'CREATE DATABASE "{database}"')
-    finally:
-        await admin.close()
-    url = BASE + database
-    await migrate_async(url)
+    url = await fresh_database(database)
     from tests import factories
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -223,7 +244,7 @@ async def build(contacts: int, prefix: str = PREFIX) -> Office:
             await s.commit()
             office_id, funnel_id = office.id, funnel.id
     started = time.perf_counter()
-    conn = await asyncpg.connect(ADMIN.rsplit("/", 1)[0] + "/" + database)
+    conn = await asyncpg.connect(driver_url(database))
     try:
         await fill(conn, office_id, contacts)
         await conn.execute("VACUUM ANALYZE")
@@ -273,11 +294,7 @@ async def reuse(contacts: int, prefix: str = PREFIX) -> Office:
 
 
 async def drop(office: Office) -> None:
-    admin = await asyncpg.connect(ADMIN)
-    try:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{office.database}" WITH (FORCE)')
-    finally:
-        await admin.close()
+    await drop_database(office.database)
 
 
 def full_name(i: int) -> str:
