@@ -3,7 +3,7 @@
 // question without a gesture) and a short chime made by WebAudio (no sound file).
 
 import { t } from "./i18n.js";
-import { showAlert } from "./ui.js";
+import { showLastingAlert } from "./ui.js";
 
 let audio = null;
 const button = () => document.getElementById("alerts");
@@ -66,7 +66,7 @@ export function newMessage(who, text) {
  * with the chime and a browser notification when alerts are on. */
 export function webchatFlooded() {
   const text = t("alerts.webchatFlooded");
-  showAlert(text, "WEBCHAT_FLOODED");
+  showLastingAlert(text, "WEBCHAT_FLOODED");
   chime();
   if (!("Notification" in window) || Notification.permission !== "granted") return;
   new Notification(t("alerts.webchatFloodedTitle"), {

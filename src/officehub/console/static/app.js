@@ -3,7 +3,7 @@
 
 import { api, clearKey, getCsrfToken, getKey, isSignedIn, setCsrfToken, setKey } from "./api.js";
 import { language, setLanguage, t, translatePage } from "./i18n.js";
-import { announce, clearError, showAlert, showError } from "./ui.js";
+import { announce, clearError, clearLastingAlert, showAlert, showError } from "./ui.js";
 import * as account from "./account.js";
 import * as alerts from "./alerts.js";
 import * as live from "./live.js";
@@ -87,6 +87,7 @@ function loggedIn(yes) {
   who.hidden = !yes;
   if (!yes) {
     who.textContent = "";
+    clearLastingAlert(); // the office's alerts are not for whoever signs in next
   } else if (me?.user) {
     who.textContent = t("who.user", { name: me.user.name, role: t(`role.${me.role}`) });
   } else {

@@ -80,6 +80,7 @@ export function signedIn(me) {
 }
 
 export async function show(view) {
+  S.view = view;
   S.root = view.querySelector("#inbox-root");
   bindKeys();
   paint();
@@ -100,6 +101,12 @@ export async function show(view) {
   S.ready = ready !== undefined;
   paint();
   if (ready) await loadList(1);
+}
+
+/** "Recarregar": the list again, or, while the office had no inbox, the inboxes first (one
+ * made since the page opened is found without leaving it). */
+function reload() {
+  return S.shown ? loadList(1) : show(S.view);
 }
 
 async function person(personId) {
@@ -360,7 +367,7 @@ function Filters() {
           <span>${t("conversations.archived")}</span></label>
       </div>
     </details>
-    <button type="button" id="conversations-reload" class="secondary" onClick=${() => loadList(1)}>${t("common.reload")}</button>
+    <button type="button" id="conversations-reload" class="secondary" onClick=${reload}>${t("common.reload")}</button>
   </div>`;
 }
 

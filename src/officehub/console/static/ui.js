@@ -128,6 +128,25 @@ export function showAlert(text, code) {
   box.dataset.code = code;
 }
 
+/** Shows an alert for the office that stays until the person dismisses it (or signs out),
+ * in a box of its own: the errors and notices of the page, which its loading clears, never
+ * take it away. `code` names it (`data-code`). */
+export function showLastingAlert(text, code) {
+  const box = document.getElementById("office-alerts");
+  clear(
+    box,
+    h("p", {}, h("strong", {}, text)),
+    h("button", { type: "button", class: "link", onclick: clearLastingAlert }, t("common.dismiss")),
+  );
+  box.dataset.code = code;
+}
+
+export function clearLastingAlert() {
+  const box = document.getElementById("office-alerts");
+  box.replaceChildren();
+  delete box.dataset.code;
+}
+
 export function clearError() {
   const box = notice();
   box.replaceChildren();
