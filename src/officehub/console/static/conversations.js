@@ -7,7 +7,7 @@
 import { api, eachLimited, listAll } from "./api.js";
 import { html, render } from "./html.js";
 import { t } from "./i18n.js";
-import { announce, attempt, errorSentence, formatTime, neutralised } from "./ui.js";
+import { announce, attempt, attemptInBackground, errorSentence, formatTime, neutralised } from "./ui.js";
 import { Chip, ClientFile, Identity } from "./client-file.js";
 import { FILE_ICON, Timeline, messageText } from "./inbox-chat.js";
 
@@ -183,11 +183,13 @@ function byListOrder(a, b) {
   return at(b).localeCompare(at(a));
 }
 
-async function loadList(page) {
+/** `background`: asked by the live stream (a reset), not by the person: clears no error. */
+async function loadList(page, background = false) {
   // What the stream brings while this page loads is newer than the page: kept over it.
   const ticket = ++S.loads;
   S.liveSince = new Map();
-  const answer = await attempt(t("conversations.title"), () => api("GET", "/conversation", {
+  const run = background ? attemptInBackground : attempt;
+  const answer = await run(t("conversations.title"), () => api("GET", "/conversation", {
     query: { ...listQuery(), page, limit: PAGE_SIZE },
   }));
   if (!answer || ticket !== S.loads) return;
@@ -209,9 +211,11 @@ async function loadList(page) {
   await fillNames(S.items);
 }
 
+/** The names of the conversations' contacts not known yet; also for a conversation the live
+ * stream brought, so it clears no error (a client writing must not hide the person's). */
 function fillNames(conversations) {
   const missing = conversations.filter((c) => !known(c.personId));
-  return attempt(t("conversations.contacts"), () => eachLimited(missing, 6, async (c) => {
+  return attemptInBackground(t("conversations.contacts"), () => eachLimited(missing, 6, async (c) => {
     S.people.set(c.personId, await person(c.personId));
     paint();
   }));
@@ -413,8 +417,9 @@ async function openConversation(conversationId, { focus = true } = {}) {
 
 const conversationPath = () => `/conversation/${enc(S.selected.id)}`;
 
-async function loadMessages(page) {
-  const answer = await attempt(t("conversation.messages"), () => api("GET", `${conversationPath()}/messages`, {
+async function loadMessages(page, background = false) {
+  const run = background ? attemptInBackground : attempt;
+  const answer = await run(t("conversation.messages"), () => api("GET", `${conversationPath()}/messages`, {
     query: { page, limit: MESSAGE_PAGE },
   }));
   if (!answer) return;
@@ -426,8 +431,9 @@ async function loadMessages(page) {
   if (page === 1 && answer.data.some((m) => m.direction === "INBOUND")) markRead(S.selected.id);
 }
 
-async function loadNotes() {
-  const notes = await attempt(t("conversation.notes"), () => api("GET", "/conversation/notes", {
+async function loadNotes(background = false) {
+  const run = background ? attemptInBackground : attempt;
+  const notes = await run(t("conversation.notes"), () => api("GET", "/conversation/notes", {
     query: { conversationId: S.selected.id, limit: 50 },
   }));
   if (!notes) return;
@@ -1060,8 +1066,8 @@ async function refreshConversation(conversationId) {
 async function onLiveEvent(name, body) {
   if (!S.shown) return;
   if (name === "reset") {
-    await loadList(1);
-    if (S.selected) await Promise.all([loadMessages(1), loadNotes()]);
+    await loadList(1, true);
+    if (S.selected) await Promise.all([loadMessages(1, true), loadNotes(true)]);
     return;
   }
   const data = body.data ?? {};

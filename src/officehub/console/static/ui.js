@@ -173,6 +173,17 @@ export async function attempt(context, action) {
   }
 }
 
+/** `attempt` for work the person did not ask for (what the live stream brought): its
+ * error is shown, but it clears nothing, so the person's own error stays until they act. */
+export async function attemptInBackground(context, action) {
+  try {
+    return await action();
+  } catch (error) {
+    showError(error, context);
+    return undefined;
+  }
+}
+
 /** dd/mm/aaaa HH:mm in the office's time zone; "—" when there is no time. */
 export function formatTime(iso) {
   if (!iso) return "—";
