@@ -439,6 +439,8 @@ _UNREACHABLE = (
     asyncpg.exceptions.CannotConnectNowError,  # starting up or in recovery
     asyncpg.exceptions.AdminShutdownError,  # shutting down or failing over
     asyncpg.exceptions.CrashShutdownError,
+    asyncpg.exceptions.TooManyConnectionsError,  # 53300: max_connections or a role's or a
+    # database's connection limit reached: a new connection is refused until one closes
     TimeoutError,  # asyncpg's connect or command timeout: the database went silent
     PoolTimeout,  # every pooled connection is busy (or stuck on a silent database)
 )
