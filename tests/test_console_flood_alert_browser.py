@@ -57,9 +57,11 @@ async def test_a_flooded_web_chat_shows_an_alert_in_the_console(
         await page.get_by_role("button", name="Recarregar").click()
         await expect(
             page.get_by_role("button", name="Visitante — Chat do site aberta")
-        ).to_be_visible()
+        ).to_be_visible(timeout=TIMEOUT)
         await page.get_by_role("link", name="Clientes", exact=True).click()
-        await expect(page.get_by_role("heading", name="Clientes", level=1)).to_be_visible()
+        await expect(page.get_by_role("heading", name="Clientes", level=1)).to_be_visible(
+            timeout=TIMEOUT
+        )
         await expect(alert).to_contain_text(flooded)
         await alert.get_by_role("button", name="Fechar").click()
         await expect(alert).to_have_count(0)
