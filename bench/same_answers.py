@@ -8,7 +8,8 @@
 
 URL is a PostgreSQL (``postgresql+asyncpg://…``, created or emptied here) or SQLite
 (``sqlite+aiosqlite:///…``) database. Written for kit.raw_read (issue 45, item 1): the
-tag, the search page and the funnel board answer the same bytes through the raw driver.
+tag, the search page and the funnel board answer the same bytes through the raw driver;
+and the board with its timestamps written by PostgreSQL (``kit.db.api_timestamp``).
 """
 
 from __future__ import annotations
@@ -75,6 +76,22 @@ async def _extras(url: str, world: dict[str, str]) -> None:
                     "WHERE id IN (SELECT id FROM crm_cards ORDER BY id LIMIT 7)"
                 ),
                 {"f": json.dumps(FIELDS)},
+            )
+            # timestamps at a whole second and a microsecond short of the next one (the
+            # board's are written by PostgreSQL: milliseconds truncated, as isoformat does)
+            await c.execute(
+                text(
+                    "UPDATE crm_cards SET created_at = '2026-01-02 03:04:05+00', "
+                    "updated_at = '2026-12-31 23:59:59.999999+00' "
+                    "WHERE id IN (SELECT id FROM crm_cards ORDER BY id DESC LIMIT 5)"
+                )
+            )
+            await c.execute(
+                text(
+                    "UPDATE contacts SET created_at = '2026-06-01 09:00:00.000500+00', "
+                    "updated_at = '2026-06-01 09:00:00.999000+00' "
+                    "WHERE id IN (SELECT person_id FROM crm_cards ORDER BY id DESC LIMIT 3)"
+                )
             )
             config = [{"id": "valor", "visible": True}, {"id": "nome", "visible": False}]
             await c.execute(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import httpx
@@ -14,7 +14,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.contacts.models import Contact
 from officehub.crm.models import Card
-from officehub.kit.timeutil import utcnow
+from officehub.crm.schemas import FunnelBoard
+from officehub.kit.timeutil import isoformat, utcnow
 from tests import factories as f
 from tests.crm_world import World, make_world
 from tests.helpers import OfficeFixture, error_of
@@ -79,6 +80,41 @@ async def test_read_funnel_board(
     column = second_page.json()["columns"][0]
     assert [i["person"]["name"] for i in column["items"]] == ["Pessoa 0"]
     assert column["page"] == 2 and column["hasMore"] is False and column["total"] == 3
+
+
+async def test_the_board_writes_its_timestamps_as_every_answer_does(
+    client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    """The cards' and their people's timestamps come written by PostgreSQL
+    (``kit.db.api_timestamp``; on SQLite by ``isoformat``) and the answer is written through
+    ``FunnelBoardWritten``: the bytes ``FunnelBoard`` writes, milliseconds truncated."""
+    world = await make_world(session, office_a.id)
+    moments = [
+        datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC),
+        datetime(2026, 12, 31, 23, 59, 59, 999999, tzinfo=UTC),
+        datetime(2026, 6, 1, 9, 0, 0, 123456, tzinfo=timezone(timedelta(hours=-3))),
+    ]
+    for n, moment in enumerate(moments):
+        contact = await f.make_contact(session, office_a.id, name=f"Pessoa {n}", phone=None)
+        contact.created_at, contact.updated_at = moment, moments[n - 1]
+        card = await f.make_card(session, world.columns[0], contact.id)
+        card.created_at, card.updated_at = moments[n - 1], moment
+    await session.commit()
+    response = await client.get(f"/funnel/{world.funnel.id}", headers=office_a.headers)
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"] == "application/json"
+    board = FunnelBoard.model_validate_json(response.content)
+    assert board.model_dump_json(by_alias=True).encode() == response.content
+    items = response.json()["columns"][0]["items"]
+    written = {
+        (i["person"]["createdAt"], i["person"]["updatedAt"], i["createdAt"], i["updatedAt"])
+        for i in items
+    }
+    assert written == {
+        (isoformat(m), isoformat(moments[n - 1]), isoformat(moments[n - 1]), isoformat(m))
+        for n, m in enumerate(moments)
+    }
+    assert "2026-12-31T23:59:59.999Z" in {i["updatedAt"] for i in items}
 
 
 async def test_read_funnel_board_filters_by_owner(

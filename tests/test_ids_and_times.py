@@ -8,7 +8,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.kit.ids import ID_RE, new_id
 from officehub.kit.pagination import MAX_PAGE, Page, PageParams
-from officehub.kit.timeutil import isoformat
+from officehub.kit.schemas import ApiModel
+from officehub.kit.timeutil import Timestamp, isoformat, written_timestamps
 from tests import factories as f
 from tests.helpers import OfficeFixture, error_of
 
@@ -33,6 +34,64 @@ def test_timestamps_are_utc_with_milliseconds_and_z() -> None:
     assert isoformat(local) == "2026-03-04T05:06:07.891Z"
     assert isoformat(moment.replace(tzinfo=None)) == "2026-03-04T05:06:07.891Z"
     assert isoformat(datetime(1, 1, 1, tzinfo=UTC)) == "0001-01-01T00:00:00.000Z"  # 4-digit year
+
+
+class _Mark(ApiModel):
+    at: Timestamp
+    note_text: str
+
+
+class _Plain(ApiModel):
+    score: float
+
+
+class _Record(ApiModel):
+    record_id: str
+    created_at: Timestamp
+    marks: list[_Mark]
+    best_mark: _Mark | None
+    plain: _Plain
+    plain_list: list[_Plain]
+
+
+def test_a_twin_with_written_timestamps_writes_the_same_bytes_as_its_model() -> None:
+    """``written_timestamps``: the model's answer, each ``Timestamp`` already written by
+    ``isoformat`` (or by PostgreSQL's ``api_timestamp``, tests/test_crm_board.py)."""
+    moments = [
+        datetime(2026, 3, 4, 5, 6, 7, tzinfo=UTC),  # no fraction
+        datetime(2026, 3, 4, 5, 6, 7, 999999, tzinfo=UTC),  # truncated, never rounded up
+        datetime(2026, 3, 4, 5, 6, 7, 500, tzinfo=timezone(timedelta(hours=-3))),
+    ]
+    values = {
+        "record_id": "r1",
+        "created_at": moments[0],
+        "marks": [{"at": m, "note_text": 'ü "x"'} for m in moments],
+        "best_mark": {"at": moments[1], "note_text": ""},
+        "plain": {"score": 1.5},
+        "plain_list": [{"score": 2.0}],
+    }
+    twin = written_timestamps(_Record)
+
+    def written(value: object) -> object:
+        if isinstance(value, datetime):
+            return isoformat(value)
+        if isinstance(value, dict):
+            return {k: written(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [written(v) for v in value]
+        return value
+
+    expected = _Record.model_validate(values).model_dump_json(by_alias=True)
+    assert twin.model_validate(written(values)).model_dump_json(by_alias=True) == expected
+    assert twin.model_validate(written({**values, "best_mark": None})).model_dump_json(
+        by_alias=True
+    ) == _Record.model_validate({**values, "best_mark": None}).model_dump_json(by_alias=True)
+    assert [(n, f.alias) for n, f in twin.model_fields.items()] == [
+        (n, f.alias) for n, f in _Record.model_fields.items()
+    ]
+    # nested models holding no timestamp are kept as they are; the twin is made once
+    assert twin.model_fields["plain"].annotation is _Plain
+    assert written_timestamps(_Record) is twin
 
 
 def test_page_envelope_counts_pages() -> None:

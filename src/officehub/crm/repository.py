@@ -10,7 +10,6 @@ from typing import Any
 from sqlalchemy import (
     ColumnElement,
     Integer,
-    RowMapping,
     Select,
     String,
     bindparam,
@@ -25,7 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.contacts.models import Contact
 from officehub.crm.models import Card, ColumnCount, Funnel, FunnelColumn
-from officehub.kit.db import column_values
+from officehub.kit.db import api_timestamp, column_values
 from officehub.kit.pagination import PageParams, paginate
 from officehub.kit.queue import take
 from officehub.kit.raw_read import RawSelect, Row, on_raw_driver
@@ -37,6 +36,7 @@ from officehub.kit.repository import (
     lock_rows,
     scoped,
 )
+from officehub.kit.timeutil import isoformat
 
 
 async def get_funnel(
@@ -296,6 +296,23 @@ BOARD_ITEM_COLUMNS = (
     Contact.email.label("person_email"),
     Contact.phone.label("person_phone"),
 )
+BOARD_ITEM_TIMES = ("created_at", "updated_at", "person_created_at", "person_updated_at")
+"""The board rows' timestamps: ``board_page`` hands them back as the API writes them."""
+
+
+def _board_item_columns(*, written: bool) -> tuple[Any, ...]:
+    """``BOARD_ITEM_COLUMNS``, the timestamps written by PostgreSQL when ``written``."""
+    if not written:
+        return BOARD_ITEM_COLUMNS
+    times = {
+        "created_at": Card.created_at,
+        "updated_at": Card.updated_at,
+        "person_created_at": Contact.created_at,
+        "person_updated_at": Contact.updated_at,
+    }
+    return tuple(
+        api_timestamp(times[c.key], c.key) if c.key in times else c for c in BOARD_ITEM_COLUMNS
+    )
 
 
 async def board_page(
@@ -304,8 +321,10 @@ async def board_page(
     column_ids: Sequence[str],
     user_ids: Sequence[str] | None,
     params: PageParams,
-) -> list[RowMapping] | list[Row]:
-    """One page of cards of every column, newest arrival first, in a single query.
+) -> list[Row]:
+    """One page of cards of every column, newest arrival first, in a single query; the
+    rows' timestamps (``BOARD_ITEM_TIMES``) as the API writes them (``isoformat``): on
+    PostgreSQL written by the database (``api_timestamp``), elsewhere here.
 
     Each column contributes its own ``ORDER BY column_changed_at DESC, id DESC LIMIT
     OFFSET`` branch, served by the ``(office_id, column_id, column_changed_at, id)`` index,
@@ -326,16 +345,19 @@ async def board_page(
             session, values
         )
     stmt = _board_page(len(column_ids), by_owner=user_ids is not None)
-    return list((await session.execute(stmt, values)).mappings().all())
+    rows = [dict(row) for row in (await session.execute(stmt, values)).mappings()]
+    for row in rows:
+        row.update((key, isoformat(row[key])) for key in BOARD_ITEM_TIMES)
+    return rows
 
 
 @lru_cache(maxsize=256)
 def _raw_board_page(columns: int, *, by_owner: bool) -> RawSelect:
-    return RawSelect(_board_page(columns, by_owner=by_owner))
+    return RawSelect(_board_page(columns, by_owner=by_owner, written=True))
 
 
 @lru_cache(maxsize=256)
-def _board_page(columns: int, *, by_owner: bool) -> Select[Any]:
+def _board_page(columns: int, *, by_owner: bool, written: bool = False) -> Select[Any]:
     """The board's statement for a funnel of ``columns`` columns, built once; every value
     (office, column ids ``column_0``…, owners, page) is bound."""
     office_id = bindparam("office_id", type_=String)
@@ -354,7 +376,7 @@ def _board_page(columns: int, *, by_owner: bool) -> Select[Any]:
         branches.append(select(page.c.id))
     page_ids = union_all(*branches).subquery() if len(branches) > 1 else branches[0].subquery()
     return (
-        select(*BOARD_ITEM_COLUMNS)
+        select(*_board_item_columns(written=written))
         .select_from(Card)
         .join(page_ids, page_ids.c.id == Card.id)
         .join(Contact, Contact.id == Card.person_id)

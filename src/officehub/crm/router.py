@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import Depends, Query
+from fastapi import Depends, Query, Response
 
 from officehub.contacts.visibility import require_visible_contact
 from officehub.conversations.visibility import require_own_inbox, visible_conversation
@@ -132,8 +132,10 @@ async def read_funnel(
     office: OfficeDep,
     session: SessionDep,
     query: BoardQueryDep,
-) -> FunnelBoard:
-    return await service.funnel_board(session, office.office_id, id, query)
+) -> Response:
+    # Written here (FastAPI's own writing skipped): the same bytes, see funnel_board.
+    board = await service.funnel_board(session, office.office_id, id, query)
+    return Response(board, media_type="application/json")
 
 
 @router.patch(

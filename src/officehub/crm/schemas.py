@@ -16,7 +16,7 @@ from officehub.kit.schemas import (
     LongText,
     non_blank_schema,
 )
-from officehub.kit.timeutil import Timestamp
+from officehub.kit.timeutil import Timestamp, written_timestamps
 
 ColumnKind = TypeAliasType("ColumnKind", Literal["NORMAL", "WON", "LOST"])
 Name = Annotated[
@@ -256,3 +256,8 @@ class CardDetail(ApiModel):
     legal_area: CardLegalArea | None
     created_at: Timestamp
     updated_at: Timestamp
+
+
+FunnelBoardWritten = written_timestamps(FunnelBoard)
+"""``FunnelBoard`` with its timestamps already written (``kit.timeutil.written_timestamps``):
+what ``GET /funnel/{id}`` writes its answer with; the document shows ``FunnelBoard``."""

@@ -22,7 +22,7 @@ from officehub.crm.schemas import (
     ColumnIn,
     ColumnOut,
     ColumnUpdate,
-    FunnelBoard,
+    FunnelBoardWritten,
     FunnelCreate,
     FunnelOut,
     FunnelUpdate,
@@ -34,7 +34,7 @@ from officehub.kit.errors import Conflict, NotFound, ValidationFailed
 from officehub.kit.pagination import PageParams
 from officehub.kit.raw_read import Row
 from officehub.kit.repository import flush_or_conflict, read_scoped
-from officehub.kit.timeutil import utcnow
+from officehub.kit.timeutil import isoformat, utcnow
 from officehub.legal_areas import service as legal_areas
 from officehub.users import service as users
 
@@ -176,8 +176,11 @@ class BoardQuery:
 
 async def funnel_board(
     session: AsyncSession, office_id: str, ident: str, query: BoardQuery
-) -> FunnelBoard:
-    """The funnel with one page of cards per column: four queries whatever its size."""
+) -> bytes:
+    """The funnel with one page of cards per column, as ``FunnelBoard`` JSON: four queries
+    whatever its size. Its timestamps come written (the cards' by the database,
+    ``repository.board_page``) and the answer through ``FunnelBoardWritten``: the same
+    bytes as ``FunnelBoard`` writes, without a Python call per timestamp."""
     funnel = await read_scoped(session, Funnel, office_id, ident)
     if funnel is None:
         raise NotFound.of("Funnel", ident)
@@ -215,14 +218,22 @@ async def funnel_board(
         total = totals.get(column["id"], 0)
         board_columns.append(
             {
-                **_column_fields(column),
+                **_written(_column_fields(column)),
                 "items": items[column["id"]],
                 "total": total,
                 "page": page.page,
                 "has_more": page.page * page.limit < total,
             }
         )
-    return FunnelBoard.model_validate({**_funnel_fields(funnel), "columns": board_columns})
+    board = {**_written(_funnel_fields(funnel)), "columns": board_columns}
+    return FunnelBoardWritten.model_validate(board).model_dump_json(by_alias=True).encode()
+
+
+def _written(fields: dict[str, Any]) -> dict[str, Any]:
+    """A record's fields with its two timestamps written as the API writes them."""
+    fields["created_at"] = isoformat(fields["created_at"])
+    fields["updated_at"] = isoformat(fields["updated_at"])
+    return fields
 
 
 # Columns

@@ -27,6 +27,7 @@ from sqlalchemy import (
     TypeDecorator,
     event,
     func,
+    literal_column,
     select,
     text,
 )
@@ -40,8 +41,16 @@ from sqlalchemy.ext.asyncio import (
     async_sessionmaker,
     create_async_engine,
 )
-from sqlalchemy.orm import DeclarativeBase, Mapped, ORMExecuteState, Session, mapped_column
+from sqlalchemy.orm import (
+    DeclarativeBase,
+    InstrumentedAttribute,
+    Mapped,
+    ORMExecuteState,
+    Session,
+    mapped_column,
+)
 from sqlalchemy.pool import ConnectionPoolEntry, PoolProxiedConnection, PoolResetState
+from sqlalchemy.sql.elements import ColumnElement
 
 from officehub.kit.ids import new_id
 from officehub.kit.sqlite_driver import one_hop_dbapi
@@ -77,6 +86,22 @@ class UTCDateTime(TypeDecorator[datetime]):
 
     def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
         return None if value is None else as_utc(value)
+
+
+API_TIMESTAMP_FORMAT = 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'
+"""``to_char``'s pattern for ``timeutil.isoformat``'s text: UTC, milliseconds truncated."""
+
+
+def api_timestamp(
+    column: ColumnElement[datetime] | InstrumentedAttribute[datetime], name: str
+) -> ColumnElement[str]:
+    """A timestamp column as the API writes it (``2026-03-04T05:06:07.891Z``, what
+    ``timeutil.isoformat`` makes of it), written by PostgreSQL's ``to_char`` of its UTC time
+    (truncated to milliseconds, as ``isoformat``): read as text, no datetime to decode, no
+    result processor, nothing to format per value in Python. PostgreSQL only; ``NULL``
+    stays ``NULL``."""
+    utc = func.timezone(literal_column("'UTC'"), column)
+    return func.to_char(utc, literal_column(f"'{API_TIMESTAMP_FORMAT}'"), type_=String).label(name)
 
 
 JSONType = JSON().with_variant(JSONB(), "postgresql")

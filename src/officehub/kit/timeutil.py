@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Annotated
+from functools import cache
+from types import UnionType
+from typing import Annotated, Any, get_args, get_origin
 
-from pydantic import PlainSerializer, WithJsonSchema
+from pydantic import BaseModel, PlainSerializer, WithJsonSchema, create_model
+from pydantic.fields import FieldInfo
 
 
 def utcnow() -> datetime:
@@ -32,3 +35,56 @@ Timestamp = Annotated[
     PlainSerializer(isoformat, return_type=str, when_used="json"),
     WithJsonSchema({"type": "string", "format": "date-time"}),
 ]
+
+
+def is_timestamp(field: FieldInfo) -> bool:
+    """Whether a model's field is a ``Timestamp``."""
+    return field.annotation is datetime and any(
+        isinstance(m, PlainSerializer) and m.func is isoformat for m in field.metadata
+    )
+
+
+@cache
+def written_timestamps(model: type[BaseModel]) -> type[BaseModel]:
+    """``model``'s twin for writing an answer whose timestamps come already written as
+    ``isoformat`` writes them (by the database: ``kit.db.api_timestamp``): each
+    ``Timestamp`` field a ``str``, each nested model holding one (alone, in a list or
+    optional) its own twin, every other field as it is (name, alias, order, serializer).
+
+    It only writes: the document and the route keep ``model``. 240 timestamps through
+    ``Timestamp``'s serializer (a Python call each) were a funnel board's largest cost
+    (docs/performance.md); a ``str`` is written by pydantic-core itself."""
+    fields: dict[str, Any] = {}
+    for name, field in model.model_fields.items():
+        if is_timestamp(field):
+            fields[name] = (str, FieldInfo(alias=field.alias))
+            continue
+        annotation = _written(field.annotation)
+        if annotation is field.annotation:
+            fields[name] = (field.annotation, field)
+        else:
+            fields[name] = (annotation, FieldInfo(alias=field.alias))
+    return create_model(f"{model.__name__}Written", __config__=model.model_config, **fields)
+
+
+def _written(annotation: Any) -> Any:
+    """``annotation`` with the models in it that hold a ``Timestamp`` (a model, a list of
+    them, or either or None) replaced by their ``written_timestamps`` twins."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return written_timestamps(annotation) if _holds_timestamps(annotation) else annotation
+    args = get_args(annotation)
+    if get_origin(annotation) is list and len(args) == 1:
+        inner = _written(args[0])
+        return annotation if inner is args[0] else list[inner]  # type: ignore[valid-type]
+    if isinstance(annotation, UnionType) and len(args) == 2 and type(None) in args:
+        [inner] = [a for a in args if a is not type(None)]
+        written = _written(inner)
+        return annotation if written is inner else written | None
+    return annotation
+
+
+def _holds_timestamps(model: type[BaseModel]) -> bool:
+    return any(
+        is_timestamp(f) or _written(f.annotation) is not f.annotation
+        for f in model.model_fields.values()
+    )
