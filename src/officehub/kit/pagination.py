@@ -62,12 +62,23 @@ class ListQuery:
     every other value bound too, a request then neither builds nor hashes a statement:
     SQLAlchemy finds the compiled forms by the statements' memoised cache keys."""
 
-    def __init__(self, stmt: Select[Any], count: Select[Any] | None = None) -> None:
+    def __init__(
+        self,
+        stmt: Select[Any],
+        count: Select[Any] | None = None,
+        page: Select[Any] | None = None,
+    ) -> None:
         """``count``: a statement of the same bound values answering the total another way
-        (kept counts summed); by default ``count(*)`` of ``stmt``'s rows."""
+        (kept counts summed); by default ``count(*)`` of ``stmt``'s rows. ``page``: another
+        form of ``stmt``'s page (the same rows in the same order, ``page_limit`` and
+        ``page_offset`` bound in it); by default ``stmt`` with ``LIMIT`` and ``OFFSET``."""
         self.stmt = stmt
-        self.page = stmt.limit(bindparam("page_limit", type_=Integer)).offset(
-            bindparam("page_offset", type_=Integer)
+        self.page = (
+            page
+            if page is not None
+            else stmt.limit(bindparam("page_limit", type_=Integer)).offset(
+                bindparam("page_offset", type_=Integer)
+            )
         )
         self.count = (
             select(func.count()).select_from(stmt.order_by(None).subquery())
