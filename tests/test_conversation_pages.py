@@ -1,5 +1,6 @@
-"""GET /conversation's page read by ids (0039, issue 45): every page, deep ones included,
-is the plain ``LIMIT … OFFSET`` answer of the list's statement, row for row, ties and all."""
+"""GET /conversation's pages past the first read by ids (0039, issue 45): every page, deep
+ones included, is the plain ``LIMIT … OFFSET`` answer of the list's statement, row for row,
+ties and all."""
 
 from __future__ import annotations
 
@@ -85,7 +86,7 @@ async def test_every_page_is_the_plain_offset_page_of_the_list(
         paged: list[tuple[Any, ...]] = []
         for offset in range(0, len(plain) + LIMIT, LIMIT):
             bound = {**values, "page_limit": LIMIT, "page_offset": offset}
-            rows = (await session.execute(query.page, bound)).all()
+            rows = (await session.execute(query.deep, bound)).all()
             old = (await session.execute(query.stmt.limit(LIMIT).offset(offset), values)).all()
             assert [tuple(r) for r in rows] == [tuple(r) for r in old], (arguments, offset)
             if rows:  # the same columns, by the same names

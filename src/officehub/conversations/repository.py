@@ -201,7 +201,7 @@ def conversations_list(
     ]
     if added:
         stmt = query.stmt.where(*added)
-        query = ListQuery(stmt, page=_page_by_ids(stmt))
+        query = ListQuery(stmt, deep=_page_by_ids(stmt))
     values = {
         "office_id": office_id,
         "inbox_id": inbox_id,
@@ -289,13 +289,15 @@ def _listed(
 
 
 def _page_by_ids(stmt: Select[Any]) -> Select[Any]:
-    """The page of the list ``stmt`` (filtered and in the list's order) in two steps: its
-    ids alone skip the offset, then its rows are read by id and put in the same order
-    again (the order ends with the unique id: the same rows, ties and all, as ``stmt``'s
-    ``LIMIT … OFFSET``). On PostgreSQL the ids' step is an index-only scan of
+    """A page past the first of the list ``stmt`` (filtered and in the list's order) in
+    two steps: its ids alone skip the offset, then its rows are read by id and put in the
+    same order again (the order ends with the unique id: the same rows, ties and all, as
+    ``stmt``'s ``LIMIT … OFFSET``). On PostgreSQL the ids' step is an index-only scan of
     ``ix_conversations_office_id[_inbox_id]_listed``, whose entries include the kept
     filters' columns (0039): page 100 reads 2,000 index entries, not 2,000 rows scattered
-    over the table to check a status or an assignee; only the page's 20 rows are read."""
+    over the table to check a status or an assignee; only the page's 20 rows are read.
+    The first page stays ``stmt``'s own: it skips nothing, and the join costs it about
+    0.25 ms of planning and lookups by id at any size."""
     listed = Conversation.__table__.alias("listed")
     ids = (
         stmt.with_only_columns(Conversation.id)
