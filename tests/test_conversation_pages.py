@@ -12,7 +12,7 @@ from sqlalchemy import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.conversations import repository
-from officehub.conversations.models import Conversation
+from officehub.conversations.models import Conversation, ConversationTag
 from officehub.kit.ids import new_id
 from officehub.kit.timeutil import utcnow
 from tests import factories as f
@@ -29,10 +29,12 @@ async def _seed(session: AsyncSession, office_id: str) -> dict[str, str]:
     inboxes = [await f.make_inbox(session, office_id, name) for name in ("Um", "Dois")]
     integrations = [await f.make_integration(session, office_id, i.id) for i in inboxes]
     user = await f.make_user(session, office_id)
+    tag = await f.make_tag(session, office_id, inboxes[0].id, name="urgente")
     base = utcnow().replace(microsecond=0)
     rows: list[dict[str, Any]] = []
     for n in range(ROWS):
-        person = await f.make_contact(session, office_id, phone=f"+551199{n:07d}")
+        name = f"Ana Vasconcelos {n}" if n % 4 == 2 else f"Maria Souza {n}"
+        person = await f.make_contact(session, office_id, name, phone=f"+551199{n:07d}")
         rows.append(
             {
                 "id": new_id(),
@@ -51,8 +53,14 @@ async def _seed(session: AsyncSession, office_id: str) -> dict[str, str]:
             }
         )
     await session.execute(insert(Conversation), rows)
+    tagged = [
+        {"office_id": office_id, "conversation_id": r["id"], "tag_id": tag.id}
+        for n, r in enumerate(rows)
+        if n % 3 == 1
+    ]
+    await session.execute(insert(ConversationTag), tagged)
     await session.commit()
-    return {"inbox_id": inboxes[0].id, "user_id": user.id}
+    return {"inbox_id": inboxes[0].id, "user_id": user.id, "tag_id": tag.id}
 
 
 def _filters(seeded: dict[str, str]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
@@ -68,6 +76,11 @@ def _filters(seeded: dict[str, str]) -> list[tuple[dict[str, Any], dict[str, Any
             {"inbox_id": seeded["inbox_id"], "status": "CLOSED", "is_archived": False},
         ),
         ({"assigneeId": seeded["user_id"]}, {"assigned_user_id": seeded["user_id"]}),
+        ({"tagId": seeded["tag_id"]}, {"tag_id": seeded["tag_id"]}),
+        (
+            {"q": "vasconcelos", "status": "OPEN"},
+            {"search": repository.Search(name="vasconcelos", text="vasconcelos"), "status": "OPEN"},
+        ),
     ]
 
 
@@ -76,7 +89,11 @@ async def test_every_page_is_the_plain_offset_page_of_the_list(
 ) -> None:
     await _seed(session, office_b.id)
     seeded = await _seed(session, office_a.id)
-    for _, arguments in _filters(seeded):
+    seen = [
+        {"seen": repository.Seen((seeded["inbox_id"],))},
+        {"seen": repository.Seen((seeded["inbox_id"],), seeded["user_id"]), "status": "OPEN"},
+    ]
+    for arguments in [a for _, a in _filters(seeded)] + seen:
         query, values = repository.conversations_list(office_a.id, **arguments)
         plain = [tuple(r) for r in (await session.execute(query.stmt, values)).all()]
         assert plain, arguments
