@@ -89,7 +89,7 @@ async def test_every_page_is_the_plain_offset_page_of_the_list(
 ) -> None:
     await _seed(session, office_b.id)
     seeded = await _seed(session, office_a.id)
-    seen = [
+    seen: list[dict[str, Any]] = [
         {"seen": repository.Seen((seeded["inbox_id"],))},
         {"seen": repository.Seen((seeded["inbox_id"],), seeded["user_id"]), "status": "OPEN"},
     ]
