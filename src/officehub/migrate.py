@@ -21,7 +21,7 @@ _ADVISORY_LOCK = 7_450_118
 # The newest revision. A database already there is not handed to Alembic at all (reading
 # the migration scripts costs a CLI command half a second); tests/test_migrations.py checks
 # that this is Alembic's single head.
-HEAD = "0038_conversation_counts"
+HEAD = "0039_conversation_pages"
 
 
 def alembic_config() -> Config:

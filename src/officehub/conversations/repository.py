@@ -200,7 +200,8 @@ def conversations_list(
         if clause is not None
     ]
     if added:
-        query = ListQuery(query.stmt.where(*added))
+        stmt = query.stmt.where(*added)
+        query = ListQuery(stmt, deep=_page_by_ids(stmt))
     values = {
         "office_id": office_id,
         "inbox_id": inbox_id,
@@ -267,10 +268,11 @@ def _listed(
             )
         )
     kept = not (by_person or by_tag or by_legal_area)
+    stmt = stmt.order_by(
+        Conversation.is_fixed.desc(), Conversation.sorted_at.desc(), Conversation.id.desc()
+    )
     return ListQuery(
-        stmt.order_by(
-            Conversation.is_fixed.desc(), Conversation.sorted_at.desc(), Conversation.id.desc()
-        ),
+        stmt,
         _kept_total(
             by_inbox=by_inbox,
             by_status=by_status,
@@ -282,6 +284,31 @@ def _listed(
         )
         if kept
         else None,
+        _page_by_ids(stmt),
+    )
+
+
+def _page_by_ids(stmt: Select[Any]) -> Select[Any]:
+    """A page past the first of the list ``stmt`` (filtered and in the list's order) in
+    two steps: its ids alone skip the offset, then its rows are read by id and put in the
+    same order again (the order ends with the unique id: the same rows, ties and all, as
+    ``stmt``'s ``LIMIT … OFFSET``). On PostgreSQL the ids' step is an index-only scan of
+    ``ix_conversations_office_id[_inbox_id]_listed``, whose entries include the kept
+    filters' columns (0039): page 100 of 50 open conversations walks 25,000 index entries
+    (one in five open), not 25,000 rows scattered over the table to check their status;
+    only the page's 50 rows are read.
+    The first page stays ``stmt``'s own: it skips nothing, and the join costs it about
+    0.25 ms of planning and lookups by id at any size."""
+    listed = Conversation.__table__.alias("listed")
+    ids = (
+        stmt.with_only_columns(Conversation.id)
+        .limit(bindparam("page_limit", type_=Integer))
+        .offset(bindparam("page_offset", type_=Integer))
+    )
+    return (
+        select(*listed.c)
+        .where(listed.c.id.in_(ids))
+        .order_by(listed.c.is_fixed.desc(), listed.c.sorted_at.desc(), listed.c.id.desc())
     )
 
 

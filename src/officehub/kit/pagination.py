@@ -62,13 +62,22 @@ class ListQuery:
     every other value bound too, a request then neither builds nor hashes a statement:
     SQLAlchemy finds the compiled forms by the statements' memoised cache keys."""
 
-    def __init__(self, stmt: Select[Any], count: Select[Any] | None = None) -> None:
+    def __init__(
+        self,
+        stmt: Select[Any],
+        count: Select[Any] | None = None,
+        deep: Select[Any] | None = None,
+    ) -> None:
         """``count``: a statement of the same bound values answering the total another way
-        (kept counts summed); by default ``count(*)`` of ``stmt``'s rows."""
+        (kept counts summed); by default ``count(*)`` of ``stmt``'s rows. ``deep``: the
+        pages past the first read another way (the same rows in the same order,
+        ``page_limit`` and ``page_offset`` bound in it), e.g. their keys skipping the
+        offset in an index alone; by default every page is ``stmt``'s ``LIMIT … OFFSET``."""
         self.stmt = stmt
         self.page = stmt.limit(bindparam("page_limit", type_=Integer)).offset(
             bindparam("page_offset", type_=Integer)
         )
+        self.deep = self.page if deep is None else deep
         self.count = (
             select(func.count()).select_from(stmt.order_by(None).subquery())
             if count is None
@@ -93,7 +102,7 @@ async def paginate(
     bound = dict(values or {})
     total = await session.scalar(query.count, bound)
     page = {**bound, "page_limit": params.limit, "page_offset": params.offset}
-    rows = await session.scalars(query.page, page)
+    rows = await session.scalars(query.page if params.offset == 0 else query.deep, page)
     return list(rows), int(total or 0)
 
 
@@ -108,5 +117,5 @@ async def paginate_rows(
     bound = dict(values or {})
     total = await session.scalar(query.count, bound)
     page = {**bound, "page_limit": params.limit, "page_offset": params.offset}
-    rows = await session.execute(query.page, page)
+    rows = await session.execute(query.page if params.offset == 0 else query.deep, page)
     return list(rows), int(total or 0)

@@ -1,0 +1,154 @@
+"""GET /conversation's pages past the first read by ids (0039, issue 45): every page, deep
+ones included, is the plain ``LIMIT … OFFSET`` answer of the list's statement, row for row,
+ties and all."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import httpx
+from sqlalchemy import insert
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from officehub.conversations import repository
+from officehub.conversations.models import Conversation, ConversationTag
+from officehub.kit.ids import new_id
+from officehub.kit.timeutil import utcnow
+from tests import factories as f
+from tests.helpers import OfficeFixture
+
+ROWS = 61
+LIMIT = 7
+
+
+async def _seed(session: AsyncSession, office_id: str) -> dict[str, str]:
+    """``ROWS`` conversations over two inboxes whose sort keys tie often: five distinct
+    last-message times (and some with none), one in nine pinned; statuses, assignees and
+    the archived flag varied."""
+    inboxes = [await f.make_inbox(session, office_id, name) for name in ("Um", "Dois")]
+    integrations = [await f.make_integration(session, office_id, i.id) for i in inboxes]
+    user = await f.make_user(session, office_id)
+    tag = await f.make_tag(session, office_id, inboxes[0].id, name="urgente")
+    base = utcnow().replace(microsecond=0)
+    rows: list[dict[str, Any]] = []
+    for n in range(ROWS):
+        name = f"Ana Vasconcelos {n}" if n % 4 == 2 else f"Maria Souza {n}"
+        person = await f.make_contact(session, office_id, name, phone=f"+551199{n:07d}")
+        rows.append(
+            {
+                "id": new_id(),
+                "office_id": office_id,
+                "person_id": person.id,
+                "inbox_id": integrations[n % 2].inbox_id,
+                "integration_id": integrations[n % 2].id,
+                "status": "CLOSED" if n % 3 == 2 else "OPEN",
+                "priority": "MEDIUM",
+                "assigned_user_id": user.id if n % 4 == 1 else None,
+                "created_at": base - timedelta(minutes=n),
+                "updated_at": base,
+                "sorted_at": None if n % 13 == 5 else base - timedelta(hours=n % 5),
+                "is_fixed": n % 9 == 0,
+                "is_archived": n % 10 == 3,
+            }
+        )
+    await session.execute(insert(Conversation), rows)
+    tagged = [
+        {"office_id": office_id, "conversation_id": r["id"], "tag_id": tag.id}
+        for n, r in enumerate(rows)
+        if n % 3 == 1
+    ]
+    await session.execute(insert(ConversationTag), tagged)
+    await session.commit()
+    return {"inbox_id": inboxes[0].id, "user_id": user.id, "tag_id": tag.id}
+
+
+def _filters(seeded: dict[str, str]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """(the route's query, ``conversations_list``'s arguments) for each list."""
+    return [
+        ({}, {}),
+        ({"status": "OPEN"}, {"status": "OPEN"}),
+        ({"unassigned": "true"}, {"unassigned": True}),
+        ({"isArchived": "false"}, {"is_archived": False}),
+        ({"inboxId": seeded["inbox_id"]}, {"inbox_id": seeded["inbox_id"]}),
+        (
+            {"inboxId": seeded["inbox_id"], "status": "CLOSED", "isArchived": "false"},
+            {"inbox_id": seeded["inbox_id"], "status": "CLOSED", "is_archived": False},
+        ),
+        ({"assigneeId": seeded["user_id"]}, {"assigned_user_id": seeded["user_id"]}),
+        ({"tagId": seeded["tag_id"]}, {"tag_id": seeded["tag_id"]}),
+        (
+            {"q": "vasconcelos", "status": "OPEN"},
+            {"search": repository.Search(name="vasconcelos", text="vasconcelos"), "status": "OPEN"},
+        ),
+    ]
+
+
+async def test_every_page_is_the_plain_offset_page_of_the_list(
+    session: AsyncSession, office_a: OfficeFixture, office_b: OfficeFixture
+) -> None:
+    await _seed(session, office_b.id)
+    seeded = await _seed(session, office_a.id)
+    seen: list[dict[str, Any]] = [
+        {"seen": repository.Seen((seeded["inbox_id"],))},
+        {"seen": repository.Seen((seeded["inbox_id"],), seeded["user_id"]), "status": "OPEN"},
+    ]
+    for arguments in [a for _, a in _filters(seeded)] + seen:
+        query, values = repository.conversations_list(office_a.id, **arguments)
+        plain = [tuple(r) for r in (await session.execute(query.stmt, values)).all()]
+        assert plain, arguments
+        assert {r._mapping["office_id"] for r in await session.execute(query.stmt, values)} == {
+            office_a.id
+        }
+        paged: list[tuple[Any, ...]] = []
+        for offset in range(0, len(plain) + LIMIT, LIMIT):
+            bound = {**values, "page_limit": LIMIT, "page_offset": offset}
+            rows = (await session.execute(query.deep, bound)).all()
+            old = (await session.execute(query.stmt.limit(LIMIT).offset(offset), values)).all()
+            assert [tuple(r) for r in rows] == [tuple(r) for r in old], (arguments, offset)
+            if rows:  # the same columns, by the same names
+                assert list(rows[0]._mapping) == list(old[0]._mapping)
+            paged += [tuple(r) for r in rows]
+        assert paged == plain, arguments
+
+
+async def test_the_routes_pages_follow_the_list_order_ties_by_id(
+    client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    """Through the route: pinned first, then the newest last message, then (ties) the
+    greater id first; the pages together are the whole list, each once, and every page
+    answers the same total."""
+    seeded = await _seed(session, office_a.id)
+    stored = {
+        c.id: c
+        for c in (
+            await session.execute(
+                Conversation.__table__.select().where(Conversation.office_id == office_a.id)
+            )
+        ).all()
+    }
+    for params, arguments in _filters(seeded):
+        query, values = repository.conversations_list(office_a.id, **arguments)
+        expected = [r._mapping["id"] for r in await session.execute(query.stmt, values)]
+        seen: list[str] = []
+        page = 1
+        while True:
+            r = await client.get(
+                "/conversation",
+                params={**params, "page": page, "limit": LIMIT},
+                headers=office_a.headers,
+            )
+            assert r.status_code == 200, r.text
+            body = r.json()
+            assert body["totalResults"] == len(expected), params
+            if not body["data"]:
+                break
+            seen += [c["id"] for c in body["data"]]
+            page += 1
+        assert seen == expected, params
+        assert page - 1 == body["totalPages"], params
+        timed = [stored[i] for i in seen if stored[i].sorted_at is not None]
+        keys = [(c.is_fixed, c.sorted_at, c.id) for c in timed]
+        assert keys == sorted(keys, reverse=True), params
+        # ties exist, and are broken by the id
+        assert len({k[:2] for k in keys}) < len(keys), params
