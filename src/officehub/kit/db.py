@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import math
 import socket
+import sqlite3
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -481,6 +482,29 @@ def database_unreachable(exc: BaseException) -> bool:
         if isinstance(current, DBAPIError) and current.connection_invalidated:
             return True
         if isinstance(current, _UNREACHABLE) and _raised_by_the_driver(current):
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
+_CONTENDED = (
+    asyncpg.exceptions.DeadlockDetectedError,  # 40P01: PostgreSQL rolled this one back
+    asyncpg.exceptions.SerializationError,  # 40001
+)
+
+
+def database_contended(exc: BaseException) -> bool:
+    """True when ``exc`` (or what caused it) says the transaction lost a race for rows
+    another one held (a deadlock PostgreSQL broke by rolling this one back, a serialization
+    failure; on SQLite the write lock not had within the busy timeout): nothing of it was
+    kept, and the same request may succeed at once (503, a retry), not a fault (500)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, _CONTENDED):
+            return True
+        if isinstance(current, sqlite3.OperationalError) and "database is locked" in str(current):
             return True
         current = current.__cause__ or current.__context__
     return False

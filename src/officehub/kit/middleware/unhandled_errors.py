@@ -10,7 +10,7 @@ import logging
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from officehub.kit.db import DatabaseTimeouts, database_unreachable
+from officehub.kit.db import DatabaseTimeouts, database_contended, database_unreachable
 from officehub.kit.errors import DatabaseUnavailable, error_payload
 from officehub.kit.middleware.body_limit import BodyTooLarge
 from officehub.kit.middleware.responses import send_json
@@ -26,8 +26,11 @@ def retry_after_of(scope: Scope) -> int:
     return DatabaseTimeouts.of(settings).retry_after
 
 
-async def _send_unavailable(send: Send, wait: int) -> None:
-    """503 with ``Retry-After``: the database is unreachable, the request may be retried."""
+async def _send_unavailable(
+    send: Send, wait: int, details: str = "The database cannot be reached right now"
+) -> None:
+    """503 with ``Retry-After``: the database is unreachable (or the change lost a race and
+    was rolled back), the request may be retried."""
     await send_json(
         send,
         503,
@@ -35,10 +38,14 @@ async def _send_unavailable(send: Send, wait: int) -> None:
             503,
             DatabaseUnavailable.code,
             DatabaseUnavailable.message,
-            f"The database cannot be reached right now; retry in {wait} s.",
+            f"{details}; retry in {wait} s.",
         ),
         [(b"retry-after", str(wait).encode())],
     )
+
+
+CONTENDED_RETRY_SECONDS = 1
+"""``Retry-After`` of a change rolled back by a deadlock: the other transaction goes on."""
 
 
 class UnhandledErrorMiddleware:
@@ -71,6 +78,20 @@ class UnhandledErrorMiddleware:
                 )
                 if not response_started:
                     await _send_unavailable(send_seen, retry_after_of(scope))
+                return
+            if database_contended(exc):
+                logger.warning(
+                    "change rolled back by the database's contention: %s",
+                    type(exc).__name__,
+                    extra={"request_id": request_id, "path": scope["path"]},
+                )
+                if not response_started:
+                    await _send_unavailable(
+                        send_seen,
+                        CONTENDED_RETRY_SECONDS,
+                        "Another change held the records this one needed, and nothing of it "
+                        "was kept",
+                    )
                 return
             logger.exception(
                 "unhandled error", extra={"request_id": request_id, "path": scope["path"]}
