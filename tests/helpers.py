@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -90,3 +92,15 @@ def delete_from_elsewhere(database_url: str, table: str, ident: str) -> list[thr
         connection.execute("PRAGMA foreign_keys=ON")
         connection.execute(f"DELETE FROM {table} WHERE id = ?", (ident,))  # noqa: S608
     return []
+
+
+@asynccontextmanager
+async def app_writers_paused(app: FastAPI) -> AsyncIterator[None]:
+    """The app's own background writer (the audit trail's flush) flushed and stopped while a
+    test migrates the database under it, then started again: a flush meeting a migration's
+    DDL (``ALTER TABLE audit_entries``) deadlocked with it (stop 52's pre-check)."""
+    await app.state.audit.stop()
+    try:
+        yield
+    finally:
+        app.state.audit.start()

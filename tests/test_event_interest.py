@@ -24,7 +24,7 @@ from officehub.webhooks.delivery import fan_out
 from tests import factories as f
 from tests.automation_helpers import create_rule
 from tests.crm_world import make_world
-from tests.helpers import OfficeFixture
+from tests.helpers import OfficeFixture, app_writers_paused
 from tests.receiver import running_receiver
 from tests.webhook_helpers import create_webhook, deliveries, delivery_worker, emit_event
 
@@ -284,7 +284,7 @@ async def test_an_event_recorded_before_the_migration_is_delivered_after_it(
         hook = await create_webhook(client, office_a, receiver.url)
         engine = create_engine(database_url)
         try:
-            async with engine.begin() as conn:
+            async with app_writers_paused(app), engine.begin() as conn:
                 await conn.run_sync(_migrate, "0006_flows", down=True)
                 now = datetime.now(UTC)
                 for ident, dispatched in (("cbeforemigration01", None), ("cdonebefore000001", now)):
@@ -302,7 +302,7 @@ async def test_an_event_recorded_before_the_migration_is_delivered_after_it(
                             "d": dispatched,
                         },
                     )
-            async with engine.begin() as conn:
+            async with app_writers_paused(app), engine.begin() as conn:
                 await conn.run_sync(_migrate, "head")
                 rows = (
                     await conn.execute(
@@ -325,14 +325,14 @@ async def test_the_fanout_migration_downgrades_with_undelivered_events_undispatc
     nobody = await _emit(app, office_a.id, "contact.deleted")
     engine = create_engine(database_url)
     try:
-        async with engine.begin() as conn:
+        async with app_writers_paused(app), engine.begin() as conn:
             await conn.run_sync(_migrate, "0006_flows", down=True)
             result = await conn.execute(text("SELECT id, dispatched_at FROM outbox_events"))
             flags: dict[str, Any] = {row[0]: row[1] for row in result}
             left = await conn.scalar(
                 text("SELECT count(*) FROM outbox_consumer_events WHERE consumer = 'webhooks'")
             )
-        async with engine.begin() as conn:
+        async with app_writers_paused(app), engine.begin() as conn:
             await conn.run_sync(_migrate, "head")
             again = (
                 await conn.execute(text("SELECT consumer, event_id FROM outbox_consumer_events"))
