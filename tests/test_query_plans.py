@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import httpx
@@ -310,6 +310,30 @@ async def test_the_funnel_page_reads_each_column_through_its_index(
     assert uses(found, "ix_crm_cards_office_id_column_id_column_changed_at_id"), found
 
 
+def _listed_rows(
+    office_id: str, people: list[str], integrations: list[Any], now: datetime
+) -> list[dict[str, Any]]:
+    """A conversation per person, spread over ``integrations``: a third closed, one in ten
+    archived, one in 500 pinned, ``sorted_at`` in ties of several rows."""
+    return [
+        {
+            "id": new_id(),
+            "office_id": office_id,
+            "person_id": person,
+            "inbox_id": integrations[n % len(integrations)].inbox_id,
+            "integration_id": integrations[n % len(integrations)].id,
+            "status": "OPEN" if n % 3 else "CLOSED",
+            "priority": "MEDIUM",
+            "created_at": now - timedelta(minutes=n),
+            "updated_at": now,
+            "sorted_at": now - timedelta(seconds=n * 7 % 5000),
+            "is_fixed": n % 500 == 0,
+            "is_archived": n % 10 == 3,
+        }
+        for n, person in enumerate(people)
+    ]
+
+
 async def test_the_conversation_list_of_an_inbox_reads_its_index(
     client: httpx.AsyncClient,
     app: FastAPI,
@@ -323,24 +347,7 @@ async def test_the_conversation_list_of_an_inbox_reads_its_index(
         inboxes = [await f.make_inbox(session, office.id, name) for name in ("Um", "Dois")]
         integrations = [await f.make_integration(session, office.id, i.id) for i in inboxes]
         people = await seed_contacts(session, office.id, ROWS)
-        rows = [
-            {
-                "id": new_id(),
-                "office_id": office.id,
-                "person_id": person,
-                "inbox_id": integrations[n % 2].inbox_id,
-                "integration_id": integrations[n % 2].id,
-                "status": "OPEN" if n % 3 else "CLOSED",
-                "priority": "MEDIUM",
-                "created_at": now - timedelta(minutes=n),
-                "updated_at": now,
-                "sorted_at": now - timedelta(seconds=n * 7 % 5000),
-                "is_fixed": n % 500 == 0,
-                "is_archived": n % 10 == 3,
-            }
-            for n, person in enumerate(people)
-        ]
-        await bulk(session, Conversation, rows)
+        await bulk(session, Conversation, _listed_rows(office.id, people, integrations, now))
         inbox_id = inboxes[0].id
     await session.commit()
     with capturing(app) as sent:
@@ -384,24 +391,9 @@ async def test_a_deep_page_of_a_filtered_list_skips_its_offset_in_the_listed_ind
         integration = await f.make_integration(session, office.id, inbox.id)
         user = await f.make_user(session, office.id)
         people = await seed_contacts(session, office.id, ROWS)
-        rows = [
-            {
-                "id": new_id(),
-                "office_id": office.id,
-                "person_id": person,
-                "inbox_id": inbox.id,
-                "integration_id": integration.id,
-                "status": "OPEN" if n % 3 else "CLOSED",
-                "assigned_user_id": None if n % 2 else user.id,
-                "priority": "MEDIUM",
-                "created_at": now - timedelta(minutes=n),
-                "updated_at": now,
-                "sorted_at": now - timedelta(seconds=n * 7 % 5000),
-                "is_fixed": n % 500 == 0,
-                "is_archived": n % 10 == 3,
-            }
-            for n, person in enumerate(people)
-        ]
+        rows = _listed_rows(office.id, people, [integration], now)
+        for n, row in enumerate(rows):
+            row["assigned_user_id"] = None if n % 2 else user.id
         await bulk(session, Conversation, rows)
     await session.commit()
     for params in ({"status": "OPEN"}, {"unassigned": "true"}):
