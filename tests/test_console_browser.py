@@ -58,6 +58,13 @@ async def log_in_in_portuguese(page: Page, server_url: str, key: str) -> None:
     await expect(page.locator("#logout")).to_be_visible(timeout=TIMEOUT)
 
 
+async def open_conversations_live(page: Page, server_url: str, key: str) -> None:
+    """Signed in with ``key`` (Portuguese), on "Conversas", its live stream on."""
+    await log_in_in_portuguese(page, server_url, key)
+    await page.get_by_role("link", name="Conversas").click()
+    await expect(page.locator("#live")).to_have_attribute("data-state", "on", timeout=TIMEOUT)
+
+
 async def test_console_is_served_without_a_key_with_a_strict_csp_and_only_local_assets(
     app: FastAPI, client: httpx.AsyncClient
 ) -> None:

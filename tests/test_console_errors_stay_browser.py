@@ -14,7 +14,7 @@ from playwright.async_api import Browser, expect
 from tests import factories as f
 from tests.browser import new_page
 from tests.helpers import OfficeFixture
-from tests.test_console_browser import log_in_in_portuguese
+from tests.test_console_browser import open_conversations_live
 
 TIMEOUT = 10_000
 LIVE = 35_000
@@ -37,9 +37,7 @@ async def test_a_client_writing_live_does_not_clear_the_persons_error(
         new_page(browser) as page,
         httpx.AsyncClient(base_url=server_url, timeout=15) as http,
     ):
-        await log_in_in_portuguese(page, server_url, office_a.key)
-        await page.get_by_role("link", name="Conversas").click()
-        await expect(page.locator("#live")).to_have_attribute("data-state", "on", timeout=TIMEOUT)
+        await open_conversations_live(page, server_url, office_a.key)
         await page.get_by_role("button", name=re.compile("^Carla Dias")).click()
         await expect(page.get_by_role("heading", name="Carla Dias")).to_be_visible(timeout=TIMEOUT)
         # No message from Carla yet: outside WhatsApp's 24-hour window the reply is refused.

@@ -16,7 +16,7 @@ from officehub.kit.config import Settings
 from tests.browser import new_page
 from tests.conftest import _test_settings
 from tests.helpers import OfficeFixture
-from tests.test_console_browser import log_in_in_portuguese
+from tests.test_console_browser import open_conversations_live
 from tests.webchat_world import SITE, make_webchat
 
 TIMEOUT = 10_000
@@ -36,9 +36,7 @@ async def test_a_flooded_web_chat_shows_an_alert_in_the_console(
         new_page(browser) as page,
         httpx.AsyncClient(base_url=server_url, timeout=15) as http,
     ):
-        await log_in_in_portuguese(page, server_url, office_a.key)
-        await page.get_by_role("link", name="Conversas").click()
-        await expect(page.locator("#live")).to_have_attribute("data-state", "on", timeout=TIMEOUT)
+        await open_conversations_live(page, server_url, office_a.key)
         chat = await make_webchat(http, office_a)
         codes = [
             (
