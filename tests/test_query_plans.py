@@ -445,23 +445,9 @@ async def test_the_console_list_of_unarchived_conversations_sums_its_kept_counts
         inboxes[office.id] = inbox.id
         integration = await f.make_integration(session, office.id, inbox.id)
         people = await seed_contacts(session, office.id, ROWS)
-        rows = [
-            {
-                "id": new_id(),
-                "office_id": office.id,
-                "person_id": person,
-                "inbox_id": inbox.id,
-                "integration_id": integration.id,
-                "status": "OPEN" if n % 3 else "CLOSED",
-                "priority": "MEDIUM",
-                "created_at": now - timedelta(minutes=n),
-                "updated_at": now,
-                "sorted_at": now - timedelta(seconds=n * 7 % 5000),
-                "is_fixed": n % 500 == 0,
-                "is_archived": n % 2 == 1,
-            }
-            for n, person in enumerate(people)
-        ]
+        rows = _listed_rows(office.id, people, [integration], now)
+        for n, row in enumerate(rows):
+            row["is_archived"] = n % 2 == 1
         await bulk(session, Conversation, rows)
     # Another office's many keys (an office of many users): the counts' rows of office A
     # are a few of the table's, found by its key, not by a scan of every office's.
