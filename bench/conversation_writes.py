@@ -28,7 +28,7 @@ from pathlib import Path
 import asyncpg
 import httpx
 
-from bench.scale import driver_url, drop_database, fresh_database
+from bench.databases import driver_url, drop_database, fresh_database
 from bench.server import served
 from officehub.kit.config import Settings
 from officehub.kit.db import create_engine, create_sessionmaker

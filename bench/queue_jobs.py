@@ -31,21 +31,19 @@ import time
 from datetime import timedelta
 from typing import Any
 
-import asyncpg
 from sqlalchemy import insert
 
 import officehub.models  # noqa: F401 (every table: the ORM resolves foreign keys)
+from bench.databases import BASE, drop_database, fresh_database
 from officehub.kit.config import Settings
 from officehub.kit.db import create_engine, create_sessionmaker
 from officehub.kit.ids import new_id
 from officehub.kit.scheduled_jobs import ScheduledJob, scheduled_runner
 from officehub.kit.timeutil import utcnow
 from officehub.kit.worker import WorkerContext
-from officehub.migrate import migrate_async
 
-ADMIN_DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
 DATABASE = "officehub_bench_queue"
-URL = f"postgresql+asyncpg://postgres@127.0.0.1:5432/{DATABASE}"
+URL = BASE + DATABASE
 KIND = "bench.noop"
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
@@ -74,24 +72,6 @@ async def worker_main(url: str, sample: int) -> None:
     samples.append((done, _rss_mib()))
     await engine.dispose()
     print(json.dumps({"done": done, "rss": samples, "began": began, "ended": time.time()}))
-
-
-async def _fresh_database() -> None:
-    admin = await asyncpg.connect(ADMIN_DSN)
-    try:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{DATABASE}" WITH (FORCE)')
-        await admin.execute(f'CREATE DATABASE "{DATABASE}"')
-    finally:
-        await admin.close()
-    await migrate_async(URL)
-
-
-async def _drop_database() -> None:
-    admin = await asyncpg.connect(ADMIN_DSN)
-    try:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{DATABASE}" WITH (FORCE)')
-    finally:
-        await admin.close()
 
 
 async def _write_jobs(count: int) -> str:
@@ -140,7 +120,7 @@ def _run_workers(workers: int, sample: int) -> tuple[float, list[dict[str, Any]]
 
 
 async def _throughput(jobs: int, workers: int) -> None:
-    await _fresh_database()
+    await fresh_database(DATABASE)
     await _write_jobs(jobs)
     seconds, outputs = _run_workers(workers, 0)
     done = sum(o["done"] for o in outputs)
@@ -152,7 +132,7 @@ async def _throughput(jobs: int, workers: int) -> None:
 
 
 async def _memory(jobs: int, sample: int) -> None:
-    await _fresh_database()
+    await fresh_database(DATABASE)
     await _write_jobs(jobs)
     seconds, [output] = _run_workers(1, sample)
     rss = output["rss"]
@@ -178,7 +158,7 @@ async def main(args: argparse.Namespace) -> None:
         if args.memory_jobs:
             await _memory(args.memory_jobs, args.sample)
     finally:
-        await _drop_database()
+        await drop_database(DATABASE)
 
 
 if __name__ == "__main__":

@@ -36,41 +36,11 @@ from typing import Any
 import asyncpg
 import httpx
 
+from bench.databases import BASE, driver_url, drop_database, fresh_database
 from officehub.app import create_app
 from officehub.kit.config import Settings
 from officehub.kit.timeutil import utcnow
-from officehub.migrate import migrate_async
 from officehub.offices import service as offices
-
-ADMIN = "postgresql://postgres@127.0.0.1:5432/postgres"
-BASE = "postgresql+asyncpg://postgres@127.0.0.1:5432/"
-
-
-def driver_url(database: str) -> str:
-    """``database``'s URL for asyncpg itself (the app's is ``BASE + database``)."""
-    return ADMIN.rsplit("/", 1)[0] + "/" + database
-
-
-async def drop_database(database: str) -> None:
-    admin = await asyncpg.connect(ADMIN)
-    try:
-        await admin.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
-    finally:
-        await admin.close()
-
-
-async def fresh_database(database: str) -> str:
-    """``database`` made anew (dropped if it was there) and migrated: the app's URL of it."""
-    await drop_database(database)
-    admin = await asyncpg.connect(ADMIN)
-    try:
-        await admin.execute(f'CREATE DATABASE "{database}"')
-    finally:
-        await admin.close()
-    url = BASE + database
-    await migrate_async(url)
-    return url
-
 
 FULL = 1_000_000
 SIZES = {"full": FULL, "tenth": FULL // 10, "hundredth": FULL // 100}
