@@ -11,6 +11,7 @@ afterwards; ``fresh_database_url`` is such a database besides the test's own.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import os
 import shutil
@@ -18,6 +19,7 @@ import sqlite3
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import asyncpg
@@ -46,6 +48,61 @@ def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: objec
     """Marks every coroutine test for anyio before anyio's own hook parametrizes it."""
     if name.startswith("test") and inspect.iscoroutinefunction(obj):
         pytest.mark.anyio(obj)
+
+
+DATABASE_FIXTURES = frozenset(
+    {"database_url", "fresh_database_url", "template_database", "_session_database"}
+)
+"""The fixtures through which a test reaches the test database: a test that asks for none of
+them (directly or through another fixture) runs the same on either database."""
+_MODULE_CHOOSES_DATABASE = ("PG_URL", "_pg_url", "_pg_dsn", "OFFICEHUB_TEST_DATABASE_URL")
+"""Names through which a test module reaches PostgreSQL without those fixtures."""
+
+
+def needs_the_test_database(item: pytest.Item) -> bool:
+    """Whether a test can tell the SQLite leg from the PostgreSQL one: it asks for the test
+    database, or its module reads the PostgreSQL URL itself (a fixture of its own, a skip)."""
+    if DATABASE_FIXTURES & set(getattr(item, "fixturenames", ())):
+        return True
+    module = getattr(item, "module", None)
+    return module is not None and _module_chooses_database(module)
+
+
+@functools.cache
+def _module_chooses_database(module: ModuleType) -> bool:
+    source = inspect.getsource(module)
+    return any(name in source for name in _MODULE_CHOOSES_DATABASE)
+
+
+SECOND_LEG = bool(PG_URL) and os.environ.get("OFFICEHUB_TEST_SECOND_LEG") == "1"
+"""``.ci/run``'s PostgreSQL leg, run beside ``make test`` (the SQLite leg) on a 2-core machine."""
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The second leg (``OFFICEHUB_TEST_SECOND_LEG=1`` on PostgreSQL) leaves out the tests that
+    never reach the test database (deselected, not skipped: the first leg ran them, and they
+    would run the same here), and starts halfway through the test files, wrapping around:
+    the two legs then wait on browsers and processes at different times instead of both at
+    once (each test stands alone, so the order is free)."""
+    if not SECOND_LEG:
+        return
+    kept = [item for item in items if needs_the_test_database(item)]
+    if len(kept) < len(items):
+        left = {id(item) for item in kept}
+        config.hook.pytest_deselected(items=[item for item in items if id(item) not in left])
+    items[:] = halfway_round(kept)
+
+
+def halfway_round(items: list[pytest.Item]) -> list[pytest.Item]:
+    """``items`` from the first test of the file at or after the middle, then the start; the
+    tests of a file stay together and in order."""
+    if not items:
+        return items
+    middle = len(items) // 2
+    path = items[middle].path
+    while middle > 0 and items[middle - 1].path == path:
+        middle -= 1
+    return items[middle:] + items[:middle]
 
 
 def pytest_configure(config: pytest.Config) -> None:
