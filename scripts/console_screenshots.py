@@ -229,24 +229,32 @@ async def enter_with_key(page: Page, base: str, key: str) -> None:
     await page.get_by_role("button", name="Entrar com a chave").click()
 
 
+async def go_to(page: Page, name: str) -> None:
+    """Opens a page of the navigation; on a phone it is behind the "Menu" button."""
+    link = page.get_by_role("link", name=name, exact=True)
+    if not await link.is_visible():
+        await page.get_by_role("button", name="Menu").click()
+    await link.click()
+
+
 async def shoot(page: Page, base: str, key: str, out: Path) -> None:
     await enter_with_key(page, base, key)
     await page.locator(".card .tag").first.wait_for()
     await page.locator(".badge.danger").first.wait_for()
     await page.screenshot(path=out / "console-board.png", full_page=True)
 
-    await page.get_by_role("link", name="Conversas").click()
+    await go_to(page, "Conversas")
     await page.locator(".conversation-item", has_text="Maria Souza").click()
     await page.locator(".note").first.wait_for()
     await page.evaluate("window.scrollTo(0, 0)")
     await page.screenshot(path=out / "console-conversation.png", full_page=True)
 
-    await page.get_by_role("link", name="Mapa de clientes").click()
+    await go_to(page, "Mapa de clientes")
     await page.locator('path[data-uf="SP"]').hover()
     await page.locator("#map-detail .state-total").wait_for()
     await page.screenshot(path=out / "console-map.png", full_page=True)
 
-    await page.get_by_role("link", name="Webhooks").click()
+    await go_to(page, "Webhooks")
     await page.get_by_role("button", name="Entregas de ERP do escritório").click()
     await page.locator("#delivery-table tbody tr[data-delivery-id]").first.wait_for()
     await page.locator("#delivery-table details").first.locator("summary").click()
@@ -262,7 +270,7 @@ async def shoot_signed_in(page: Page, base: str, office: Office, out: Path) -> N
     await page.get_by_label("Senha").fill(PASSWORD)
     await page.get_by_role("button", name="Entrar com e-mail").click()
     await page.locator("#who").wait_for()
-    await page.get_by_role("link", name="Conversas").click()
+    await go_to(page, "Conversas")
     await page.locator('#live[data-state="on"]').wait_for()
     listed = await office.call("GET", "/conversation", params={"limit": 20})
     writer = listed["data"][-1]  # a client further down the list writes; it rises to the top
@@ -285,7 +293,7 @@ async def shoot_workspace(page: Page, base: str, out: Path, suffix: str = "") ->
     await page.get_by_label("Senha").fill(PASSWORD)
     await page.get_by_role("button", name="Entrar com e-mail").click()
     await page.locator("#who").wait_for()
-    await page.get_by_role("link", name="Conversas").click()
+    await go_to(page, "Conversas")
     await page.locator(".conversation-item", has_text="Maria Souza").click()
     await page.locator("#message-list .note").wait_for()
     await page.locator(".inbox-file .file-card").wait_for(state="attached")
@@ -298,7 +306,7 @@ async def shoot_workspace(page: Page, base: str, out: Path, suffix: str = "") ->
         await page.locator(".inbox-file .file-card").wait_for()
         await page.screenshot(path=out / f"console-client-file{suffix}.png")
         return
-    await page.get_by_role("link", name="Clientes", exact=True).click()
+    await go_to(page, "Clientes")
     await page.locator(".contact-item", has_text="Maria Souza").click()
     await page.locator(".clients-file .file-card").wait_for()
     await page.screenshot(path=out / "console-client-file.png")
