@@ -17,8 +17,8 @@ from tests.helpers import OfficeFixture
 from tests.test_console_browser import open_conversations_live
 
 TIMEOUT = 10_000
-LIVE = 35_000
-"""As in tests/test_console_live_browser.py: at the latest the hub's safety read (30 s)."""
+LIVE = 15_000
+"""As in tests/test_console_live_browser.py: half the hub's safety read (30 s)."""
 
 
 async def test_a_client_writing_live_does_not_clear_the_persons_error(

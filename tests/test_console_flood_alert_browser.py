@@ -20,8 +20,8 @@ from tests.test_console_browser import open_conversations_live
 from tests.webchat_world import SITE, make_webchat
 
 TIMEOUT = 10_000
-LIVE = 35_000
-"""As in tests/test_console_live_browser.py: at the latest the hub's safety read (30 s)."""
+LIVE = 15_000
+"""As in tests/test_console_live_browser.py: half the hub's safety read (30 s)."""
 
 
 @pytest.fixture

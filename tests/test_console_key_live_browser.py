@@ -19,8 +19,8 @@ from tests.helpers import OfficeFixture
 from tests.test_console_browser import log_in_in_portuguese
 
 TIMEOUT = 10_000
-LIVE = 35_000
-"""As in tests/test_console_live_browser.py: at the latest the hub's safety read (30 s)."""
+LIVE = 15_000
+"""As in tests/test_console_live_browser.py: half the hub's safety read (30 s)."""
 STREAM_SECONDS = 3.0
 
 

@@ -37,9 +37,9 @@ from tests.server_process import clean_env
 from tests.server_process import running_server as running_process
 
 WAIT = 15.0
-LIVE = 35.0
-"""What a session's stream waits for: on SQLite an event was seen, rarely, to wait for the
-hub's 30 s safety read (docs/decisions.md, the console's live inbox)."""
+LIVE = 15.0
+"""What a session's stream waits for: half the hub's 30 s safety read, so an event left to
+that read fails here (tests/test_wakeup.py)."""
 
 
 @dataclass

@@ -71,6 +71,11 @@ def wake_all() -> None:
 
 @event.listens_for(Session, "after_commit")
 def _after_commit(session: Session) -> None:
+    if session.in_nested_transaction():
+        # A savepoint released: nothing is committed yet. Waking here sent readers to look
+        # before the commit, and none was woken after it (on SQLite, and for visitor
+        # streams on PostgreSQL, the event then waited for a safety read: 30 s).
+        return
     offices: set[str] = session.info.pop(_OFFICES, set())
     if session.info.pop(_EMITTED, False):
         wake_all()
@@ -81,6 +86,8 @@ def _after_commit(session: Session) -> None:
 
 @event.listens_for(Session, "after_rollback")
 def _after_rollback(session: Session) -> None:
+    if session.in_nested_transaction():
+        return  # a savepoint rolled back: what the transaction emitted before it still commits
     session.info.pop(_EMITTED, None)
     session.info.pop(_OFFICES, None)
 
