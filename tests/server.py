@@ -22,6 +22,8 @@ import httpx
 import uvicorn
 from fastapi import FastAPI
 
+from officehub.kit.http_protocol import EndsEventStreamsAtShutdown
+
 
 @asynccontextmanager
 async def serving(
@@ -44,6 +46,9 @@ async def serving(
         access_log=False,
         proxy_headers=False,  # as `officehub serve`: the app's OFFICEHUB_TRUSTED_PROXIES decide
         timeout_graceful_shutdown=graceful_seconds,
+        # as `officehub serve`'s: an open event stream (a console's) is closed at shutdown
+        # instead of holding it for the graceful seconds
+        http=EndsEventStreamsAtShutdown,
     )
     server = uvicorn.Server(config)
     server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]

@@ -8,6 +8,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
+import signal
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
@@ -444,3 +446,35 @@ async def test_an_event_stamped_after_the_first_stream_subscribed_is_sent_howeve
     async with served(database_url, tmp_path) as (_, http), opened(http, office_a) as stream:
         got = await stream.next(wait=4.0)  # before the 30 s safety read could
         assert got.id == ahead.id and got.event == "contact.updated"
+
+
+def _exited(pid: int) -> bool:
+    """Whether the child ``pid`` has exited (gone, or a zombie not waited for yet)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1].startswith("Z")
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+
+
+async def test_a_server_told_to_stop_closes_its_open_streams_and_exits_at_once(
+    database_url: str, tmp_path: Path, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    """A restart or a deploy (SIGTERM) is not held by a console's open stream: uvicorn
+    waited for the stream to end, its whole lifetime (10 minutes)."""
+    await _world(session, office_a)
+    env = clean_env(OFFICEHUB_DATABASE_URL=database_url, OFFICEHUB_LOG_LEVEL="WARNING")
+    async with (
+        running_process(tmp_path, "--no-worker", env=env) as server,
+        httpx.AsyncClient(base_url=server.url, timeout=WAIT) as http,
+        http.stream("GET", "/stream", headers=office_a.headers) as response,
+    ):
+        assert response.status_code == 200
+        lines = response.aiter_lines()
+        assert (await anext(lines)).startswith("retry:")  # open and answering
+        os.kill(server.pid, signal.SIGTERM)
+        async with asyncio.timeout(WAIT):
+            with contextlib.suppress(httpx.RemoteProtocolError):  # closed mid-stream
+                async for _line in lines:
+                    pass
+            while not _exited(server.pid):  # noqa: ASYNC110 (a process's state, polled)
+                await asyncio.sleep(0.1)

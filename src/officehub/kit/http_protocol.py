@@ -32,6 +32,7 @@ from uvicorn.server import ServerState
 
 from officehub.kit.config import get_settings
 from officehub.kit.errors import error_payload
+from officehub.kit.stream_slots import EVENT_STREAM
 
 PROTOCOL = "officehub.kit.http_protocol:BoundedHttpToolsProtocol"
 """What ``officehub serve`` passes uvicorn as ``http``: a name each worker process imports."""
@@ -75,8 +76,24 @@ _BUSY = _asgi_answer(
 )
 
 
-class BoundedHttpToolsProtocol(HttpToolsProtocol):
-    """uvicorn's httptools protocol with a bound on header size and header time."""
+class EndsEventStreamsAtShutdown(HttpToolsProtocol):
+    """At a server's shutdown, an open server-sent event stream (a request marked
+    ``EVENT_STREAM``) is closed at once: uvicorn would wait for its response to end, which
+    for a live stream is its whole lifetime (``stream_max_seconds``, 10 minutes), holding a
+    restart or a deploy that long. The client reconnects, with ``Last-Event-ID``, to the
+    server that replaces this one; other requests finish as uvicorn lets them."""
+
+    def shutdown(self) -> None:
+        cycle = self.cycle
+        if cycle is not None and not cycle.response_complete and cycle.scope.get(EVENT_STREAM):
+            self.transport.close()  # the app sees the client gone; the stream ends
+            return
+        super().shutdown()
+
+
+class BoundedHttpToolsProtocol(EndsEventStreamsAtShutdown):
+    """uvicorn's httptools protocol with a bound on header size and header time, which
+    closes event streams at shutdown."""
 
     def __init__(
         self,

@@ -8,7 +8,7 @@ from fastapi.responses import StreamingResponse
 from officehub.kit.auth import OfficeDep
 from officehub.kit.errors import RateLimited, error_responses
 from officehub.kit.indexed_router import Router
-from officehub.kit.stream_slots import StreamSlots, held
+from officehub.kit.stream_slots import StreamSlots, event_stream
 from officehub.live import stream
 from officehub.live.hub import StreamHub
 from officehub.live.presence import PresenceTracker
@@ -73,8 +73,4 @@ async def open_stream(
             slots.give_back(keys)
             raise
         body = tracker.tracked(connection, body)
-    return StreamingResponse(
-        held(slots, keys, body),
-        media_type="text/event-stream",
-        headers={"cache-control": "no-store", "x-accel-buffering": "no"},
-    )
+    return event_stream(request, slots, keys, body)

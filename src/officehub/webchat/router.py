@@ -25,7 +25,7 @@ from officehub.kit.ids import ID_PATTERN
 from officehub.kit.indexed_router import Router
 from officehub.kit.middleware import body_limit
 from officehub.kit.ratelimit import RateLimiter
-from officehub.kit.stream_slots import StreamSlots, held
+from officehub.kit.stream_slots import StreamSlots, event_stream
 from officehub.webchat import live, service, verification
 from officehub.webchat.events import FLOODED, WebchatFloodedPayload
 from officehub.webchat.models import WebchatVisitor
@@ -242,11 +242,7 @@ async def events(
         raise RateLimited(
             details="Too many live streams open for this visitor or address; close one first"
         )
-    return StreamingResponse(
-        held(slots, keys, live.stream(request, visitor.id)),
-        media_type="text/event-stream",
-        headers={"cache-control": "no-store", "x-accel-buffering": "no"},
-    )
+    return event_stream(request, slots, keys, live.stream(request, visitor.id))
 
 
 async def _visitor_apart(
