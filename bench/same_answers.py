@@ -9,7 +9,9 @@
 URL is a PostgreSQL (``postgresql+asyncpg://…``, created or emptied here) or SQLite
 (``sqlite+aiosqlite:///…``) database. Written for kit.raw_read (issue 45, item 1): the
 tag, the search page and the funnel board answer the same bytes through the raw driver;
-and the board with its timestamps written by PostgreSQL (``kit.db.api_timestamp``).
+and the board with its timestamps written by PostgreSQL (``kit.db.api_timestamp``); the
+conversation list (its kept shapes through the raw driver), read with the API key and by
+a signed-in AGENT and SUPERVISOR.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import os
 import subprocess
 import sys
 import time
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -101,6 +104,181 @@ async def _extras(url: str, world: dict[str, str]) -> None:
         await engine.dispose()
 
 
+PASSWORD = "Ipê-amarelo no quintal 42"  # noqa: S105 (the bench's own users)
+"""The signed-in users' (an AGENT who sees only theirs, a SUPERVISOR of one inbox)."""
+
+
+async def _conversation_extras(url: str, world: dict[str, str]) -> dict[str, str]:
+    """The conversation list's variety: a second inbox with conversations of its own; an
+    AGENT (assigned and unassigned conversations of their inbox only, read marks of their
+    own) and a SUPERVISOR of the first inbox, both with a password; conversations pinned,
+    archived, closed, assigned, with a last message (an operator's, a caption-less
+    medium's), an SLA (due times, breaches), unread messages, one or two tags; ties in
+    the list's order. Returns what the paths name."""
+    from sqlalchemy import select, update
+
+    from officehub.accounts.passwords import hash_password
+    from officehub.conversations.models import Conversation, ConversationRead, ConversationTag
+    from officehub.kit.db import create_sessionmaker
+    from officehub.users.models import User, UserInbox
+    from tests import factories
+
+    engine = create_engine(url)
+    try:
+        async with create_sessionmaker(engine)() as session:
+            office = await session.scalar(
+                text("SELECT office_id FROM tags WHERE id = :t"), {"t": world["tag_id"]}
+            )
+            first = await session.get(Conversation, world["conversation_id"])
+            assert first is not None
+            inbox = await factories.make_inbox(session, office, "Segunda")
+            integration = await factories.make_integration(session, office, inbox.id)
+            people = list(
+                await session.scalars(
+                    text(
+                        "SELECT id FROM contacts WHERE office_id = :o AND id NOT IN "
+                        "(SELECT person_id FROM conversations) ORDER BY name LIMIT 9"
+                    ),
+                    {"o": office},
+                )
+            )
+            for person in people:
+                await factories.make_conversation(session, office, person, integration)
+            hashed = await hash_password(PASSWORD)
+            users = {}
+            for role, name in (("AGENT", "Ágata Lins"), ("SUPERVISOR", "Sérgio Dias")):
+                email = f"{role.lower()}@bench.example"
+                user = await factories.make_user(session, office, name, email)
+                user.role, user.password_hash = role, hashed
+                user.only_assigned_conversations = role == "AGENT"
+                session.add(UserInbox(office_id=office, user_id=user.id, inbox_id=first.inbox_id))
+                users[role] = user
+            await session.flush()
+            listed = list(
+                await session.scalars(
+                    select(Conversation.id)
+                    .where(Conversation.office_id == office)
+                    .order_by(Conversation.id)
+                )
+            )
+            agent, supervisor = users["AGENT"].id, users["SUPERVISOR"].id
+
+            def stamp(d: int, h: int, m: int, sec: int, us: int) -> datetime:
+                return datetime(2026, 5, d, h, m, sec, us, tzinfo=UTC)
+
+            for n, ident in enumerate(listed):
+                change: dict[str, Any] = {
+                    # a tie of sorted_at every fifth (the id orders them)
+                    "sorted_at": stamp(d=6, h=6, m=6, sec=6, us=0)
+                    if n % 5 == 0
+                    else stamp(d=1 + n % 7, h=n % 10, m=n % 6, sec=n % 10, us=n * 7919),
+                    "is_fixed": n % 17 == 3,
+                    "is_archived": n % 6 == 1,
+                    "inbound_count": n % 4,
+                    "inbound_read": n % 3 if n % 4 else 0,
+                }
+                if n % 3 == 2:
+                    change["status"] = "CLOSED"
+                    change["closed_at"] = stamp(d=8, h=1, m=1, sec=1, us=n)
+                if n % 4 == 1:
+                    change["assigned_user_id"] = agent if n % 8 == 1 else supervisor
+                if n % 2 == 0:
+                    change.update(
+                        last_message_id=f"c0msg{n:021d}",
+                        last_message_text=None if n % 10 == 4 else f'Olá «{n}» "ok"\n',
+                        last_message_type="MEDIA" if n % 10 == 4 else "TEXT",
+                        last_message_user_id=agent if n % 6 == 0 else None,
+                        last_message_at=stamp(d=2, h=n % 10, m=3, sec=4, us=n),
+                        first_inbound_at=stamp(d=1, h=1, m=1, sec=1, us=500),
+                    )
+                if n % 7 == 5:
+                    change.update(
+                        sla_policy_id="c0slapolicy00000000000000",
+                        first_response_due_at=stamp(d=3, h=1, m=2, sec=3, us=0),
+                        resolution_due_at=stamp(d=4, h=1, m=2, sec=3, us=999999),
+                        next_response_breached_at=stamp(d=3, h=5, m=0, sec=0, us=1)
+                        if n % 2
+                        else None,
+                        resolution_breached_at=stamp(d=3, h=4, m=0, sec=0, us=0) if n % 2 else None,
+                    )
+                await session.execute(
+                    update(Conversation).where(Conversation.id == ident).values(**change)
+                )
+                tags = [world["tag_id"]] if n % 5 == 2 else []
+                if n % 10 == 2:
+                    tags.append(EXTRA_TAG)
+                for tag in tags:
+                    session.add(
+                        ConversationTag(office_id=office, conversation_id=ident, tag_id=tag)
+                    )
+                if n % 4 == 2:
+                    session.add(
+                        ConversationRead(
+                            office_id=office,
+                            conversation_id=ident,
+                            user_id=agent,
+                            inbound_read=1,
+                            read_at=stamp(d=9, h=1, m=1, sec=1, us=0),
+                        )
+                    )
+            await session.execute(update(User).where(User.id == agent).values(name='Ágata "Lins"'))
+            emails = {u.role: u.email for u in users.values()}
+            made = {
+                "office_id": office,
+                "inbox_id": first.inbox_id,
+                "second_inbox_id": inbox.id,
+                "person_id": first.person_id,
+                "agent_id": agent,
+                "agent_email": emails["AGENT"],
+                "supervisor_email": emails["SUPERVISOR"],
+            }
+            await session.commit()
+            return made
+    finally:
+        await engine.dispose()
+
+
+def conversation_paths(world: dict[str, str]) -> list[str]:
+    """The conversation list, read with the API key: kept shapes (first and deep pages,
+    past the last), the count of a tag or a person, a search, refusals."""
+    tag, inbox, second = world["tag_id"], world["inbox_id"], world["second_inbox_id"]
+    return [
+        "/conversation?limit=20",
+        "/conversation",
+        "/conversation?limit=20&page=2",
+        "/conversation?limit=20&page=4",
+        "/conversation?limit=20&page=9",
+        "/conversation?status=OPEN&limit=7&page=2",
+        "/conversation?status=CLOSED",
+        "/conversation?isArchived=false&limit=20&page=2",
+        "/conversation?isArchived=true",
+        "/conversation?unassigned=true&limit=10&page=3",
+        f"/conversation?assigneeId={world['agent_id']}",
+        f"/conversation?inboxId={second}",
+        f"/conversation?inboxId={inbox}&status=OPEN&isArchived=false&page=2&limit=5",
+        f"/conversation?tagId={tag}",
+        f"/conversation?tagId={tag}&limit=2&page=2",
+        f"/conversation?tagId={EXTRA_TAG}&isArchived=false",
+        f"/conversation?personId={world['person_id']}",
+        "/conversation?q=maria%2049",
+        "/conversation?q=ol%C3%A1&limit=3&page=2",
+        "/conversation?tagId=c0doesnotexist000000000000",
+        "/conversation?mine=true",
+        "/conversation?limit=0",
+    ]
+
+
+SIGNED_IN_PATHS = [
+    "/conversation?limit=20",
+    "/conversation?limit=5&page=3",
+    "/conversation?mine=true",
+    "/conversation?unassigned=true&status=OPEN",
+    "/conversation?isArchived=false&limit=20&page=2",
+    "/conversation?status=CLOSED&limit=3&page=2",
+]
+"""Read by the AGENT and the SUPERVISOR, signed in (their inboxes, their read marks)."""
+
+
 def paths(world: dict[str, str]) -> list[str]:
     tag, funnel, missing = (
         world["tag_id"],
@@ -128,6 +306,7 @@ def paths(world: dict[str, str]) -> list[str]:
         f"/funnel/{missing}",
         f"{funnel}?userIds={missing}",
         funnel + "?limit=1",
+        *(conversation_paths(world) if "second_inbox_id" in world else []),
         "/openapi.json",
     ]
 
@@ -142,6 +321,7 @@ def seed(url: str, world_file: str) -> None:
     migrate(url)
     world = asyncio.run(stack_ratio.seed(url)).__dict__
     asyncio.run(_extras(url, world))
+    world.update(asyncio.run(_conversation_extras(url, world)))
     with open(world_file, "w") as handle:
         json.dump(world, handle)
 
@@ -179,6 +359,17 @@ def dump(url: str, world_file: str, tree: str, out: str) -> None:
                 r = httpx.get(base + path, headers=headers)
                 line = f"== {path} {r.status_code} {r.headers.get('content-type')}\n"
                 handle.write(line.encode() + r.content + b"\n")
+            for role in ("agent", "supervisor"):
+                email = world.get(f"{role}_email")
+                if email is None:
+                    continue
+                with httpx.Client(base_url=base) as user:
+                    login = user.post("/auth/login", json={"email": email, "password": PASSWORD})
+                    login.raise_for_status()
+                    for path in SIGNED_IN_PATHS:
+                        r = user.get(path)
+                        line = f"== {role} {path} {r.status_code} {r.headers.get('content-type')}\n"
+                        handle.write(line.encode() + r.content + b"\n")
     finally:
         proc.terminate()
         proc.wait(10)

@@ -5,15 +5,17 @@ ties and all."""
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
+from typing import Any, cast
 
 import httpx
-from sqlalchemy import insert
+from sqlalchemy import Row, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.conversations import repository
-from officehub.conversations.models import Conversation, ConversationTag
+from officehub.conversations import repository, service
+from officehub.conversations.models import Conversation, ConversationRead, ConversationTag
 from officehub.kit.ids import new_id
+from officehub.kit.pagination import ListQuery, PageParams, paginate_rows
+from officehub.kit.raw_read import on_raw_driver
 from officehub.kit.timeutil import utcnow
 from tests import factories as f
 from tests.helpers import OfficeFixture
@@ -152,3 +154,97 @@ async def test_the_routes_pages_follow_the_list_order_ties_by_id(
         assert keys == sorted(keys, reverse=True), params
         # ties exist, and are broken by the id
         assert len({k[:2] for k in keys}) < len(keys), params
+
+
+async def test_a_kept_list_reads_through_the_raw_driver_as_through_sqlalchemy(
+    session: AsyncSession, office_a: OfficeFixture, office_b: OfficeFixture
+) -> None:
+    """The list's kept shapes (built once, ``raw``) are read on PostgreSQL through the raw
+    driver (``kit.raw_read``): page, deep page, past the last, and the total, the page's
+    rows as dicts of the same columns and values as SQLAlchemy's rows, answered the same
+    (tags, names, read marks, last message, SLA) by ``present_rows`` as by ``present``.
+    SQLite, and a list built per request (a search), read through SQLAlchemy."""
+    await _seed(session, office_b.id)
+    seeded = await _seed(session, office_a.id)
+    extra = await f.make_tag(session, office_a.id, seeded["inbox_id"], name="Ábaco")
+    ids = list(
+        await session.scalars(
+            select(Conversation.id)
+            .where(Conversation.office_id == office_a.id)
+            .order_by(Conversation.id)
+        )
+    )
+    at = utcnow().replace(microsecond=123456)
+    for n, ident in enumerate(ids[::4]):
+        await session.execute(
+            update(Conversation)
+            .where(Conversation.id == ident)
+            .values(
+                last_message_id=new_id(),
+                last_message_text=None if n % 3 == 0 else f"Olá {n}",
+                last_message_type="MEDIA" if n % 3 == 0 else "TEXT",
+                last_message_at=at - timedelta(minutes=n),
+                last_message_user_id=seeded["user_id"] if n % 2 else None,
+                inbound_count=n % 4,
+                inbound_read=n % 2,
+                sla_policy_id=new_id() if n % 5 == 1 else None,
+                first_response_due_at=at,
+                resolution_breached_at=at + timedelta(seconds=n) if n % 2 else None,
+                next_response_breached_at=at - timedelta(seconds=n),
+            )
+        )
+    await session.execute(
+        insert(ConversationTag),
+        [{"office_id": office_a.id, "conversation_id": i, "tag_id": extra.id} for i in ids[1::6]],
+    )
+    await session.execute(
+        insert(ConversationRead),
+        [
+            {"office_id": office_a.id, "conversation_id": i, "user_id": seeded["user_id"]}
+            | {"inbound_read": 1, "read_at": at}
+            for i in ids[::8]
+        ],
+    )
+    await session.commit()
+    raw_driver = on_raw_driver(session)
+    varied = dict.fromkeys(("tags", "sender", "breach", "unread"), False)
+    seen: list[dict[str, Any]] = [
+        {"seen": repository.Seen((seeded["inbox_id"],))},
+        {"seen": repository.Seen((seeded["inbox_id"],), seeded["user_id"]), "status": "OPEN"},
+    ]
+    for arguments in [a for _, a in _filters(seeded)] + seen:
+        query, values = repository.conversations_list(office_a.id, **arguments)
+        kept = "search" not in arguments
+        assert (query.raw is not None) == kept, arguments
+        orm = ListQuery(query.stmt, query.count, query.deep)  # the same list, not raw
+        for page in (1, 2, 5, 20):
+            params = PageParams(page, LIMIT)
+            rows, total = await paginate_rows(session, query, params, values)
+            found, expected_total = await paginate_rows(session, orm, params, values)
+            records = cast(list[Row[Any]], found)
+            assert total == expected_total, (arguments, page)
+            assert all(isinstance(r, Row) for r in records)
+            assert [r if isinstance(r, dict) else r._asdict() for r in rows] == [
+                r._asdict() for r in records
+            ], (arguments, page)
+            if not rows:
+                continue
+            assert isinstance(rows[0], dict) == (raw_driver and kept), arguments
+            for user_id in (None, seeded["user_id"]):
+                expected = await service.present(session, office_a.id, records, user_id)
+                answered = (
+                    await service.present_rows(session, office_a.id, cast(Any, rows), user_id)
+                    if isinstance(rows[0], dict)
+                    else await service.present(session, office_a.id, cast(Any, rows), user_id)
+                )
+                assert [a.model_dump_json() for a in answered] == [
+                    e.model_dump_json() for e in expected
+                ], (arguments, page, user_id)
+                for a in answered:
+                    varied["tags"] |= len(a.tags) > 1
+                    varied["sender"] |= bool(a.last_message and a.last_message.user_name)
+                    varied["breach"] |= bool(a.sla and a.sla.breached_at)
+                    varied["unread"] |= a.unread_count > 0
+    # the answers compared held each part: tags, a last message (an operator's), an SLA
+    # with a breach, unread messages
+    assert all(varied.values()), varied

@@ -57,6 +57,7 @@ from officehub.inboxes.models import Inbox, Integration
 from officehub.kit.integrity import violates
 from officehub.kit.pagination import ListQuery
 from officehub.kit.queue import lock_skipping, take
+from officehub.kit.raw_read import RawSelect, Row, on_raw_driver
 from officehub.kit.repository import (
     Keyset,
     get_scoped,
@@ -233,7 +234,9 @@ def _listed(
     """The conversation list of one shape of filter, every value bound: built once, a
     request neither builds nor hashes it (``ListQuery``). It selects the table's columns,
     not the mapped class: a page is answered from its rows (``service.conversation_out``
-    takes either), without loading 20 ORM objects into the session."""
+    takes either), without loading 20 ORM objects into the session. Kept, it is read
+    through the raw driver on PostgreSQL (``raw``: page, deep page and count compiled
+    once; the page's rows as dicts, ``service.conversation_row_out``)."""
     office_id = bindparam("office_id", type_=String)
     stmt = select(*Conversation.__table__.c).where(Conversation.office_id == office_id)
     if by_inbox:
@@ -285,6 +288,7 @@ def _listed(
         if kept
         else None,
         _page_by_ids(stmt),
+        raw=True,
     )
 
 
@@ -515,6 +519,25 @@ _TAGS_OF_CONVERSATIONS = (
     .order_by(Tag.name, Tag.id)
 )
 """Built once: a request binds its values and SQLAlchemy finds the compiled form at once."""
+_RAW_TAGS_OF_CONVERSATIONS = RawSelect(
+    _TAGS_OF_CONVERSATIONS.with_only_columns(
+        ConversationTag.conversation_id, Tag.id, Tag.name, Tag.color
+    )
+)
+
+
+async def tag_refs_by_conversation(
+    session: AsyncSession, office_id: str, conversation_ids: Sequence[str]
+) -> dict[str, list[Tag]] | dict[str, list[Row]]:
+    """``tags_by_conversation`` for answers' tag references: on PostgreSQL each tag's id,
+    name and colour as a dict, through the raw driver (the same rows in the same order)."""
+    if not conversation_ids or not on_raw_driver(session):
+        return await tags_by_conversation(session, office_id, conversation_ids)
+    found: dict[str, list[Row]] = defaultdict(list)
+    values = {"office_id": office_id, "conversation_ids": list(conversation_ids)}
+    for row in await _RAW_TAGS_OF_CONVERSATIONS.rows(session, values):
+        found[row["conversation_id"]].append(row)
+    return found
 
 
 async def tags_of(session: AsyncSession, office_id: str, conversation_id: str) -> list[Tag]:

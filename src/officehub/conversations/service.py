@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from sqlalchemy import ColumnElement, Row
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -82,61 +82,77 @@ def conversation_out(
     names: Mapping[str, str] | None = None,
     read: int | None = None,
     *,
-    values: dict[str, Any] | None = None,
+    values: Mapping[str, Any] | None = None,
 ) -> ConversationOut:
     """The conversation as the API answers it. ``names``: the users it names (assigned,
     last message's sender); ``read``: the reader's read mark (inbound messages read), the
     office's when None (an API key, an event); ``values``: its columns' values, when the
     caller has them (``present``, for a page of rows)."""
+    return conversation_row_out(
+        _values(conversation) if values is None else values, conversation_tags, names, read
+    )
+
+
+def conversation_row_out(
+    values: Mapping[str, Any],
+    conversation_tags: Sequence[Tag] | Sequence[Mapping[str, Any]],
+    names: Mapping[str, str] | None = None,
+    read: int | None = None,
+) -> ConversationOut:
+    """``conversation_out`` of a conversation's column values by name (a record's, a
+    row's, or a dict the raw driver read); its tags as records or as dicts of their id,
+    name and colour."""
     names = names or {}
     last = None
-    if conversation.last_message_id is not None and conversation.last_message_at is not None:
+    last_id, last_at = values["last_message_id"], values["last_message_at"]
+    if last_id is not None and last_at is not None:
+        sender = values["last_message_user_id"]
         last = LastMessage(
-            id=conversation.last_message_id,
-            content=conversation.last_message_text,
-            type=conversation.last_message_type or "TEXT",
-            message_at=conversation.last_message_at,
-            user_id=conversation.last_message_user_id,
-            user_name=names.get(conversation.last_message_user_id or ""),
+            id=last_id,
+            content=values["last_message_text"],
+            type=values["last_message_type"] or "TEXT",
+            message_at=last_at,
+            user_id=sender,
+            user_name=names.get(sender or ""),
         )
-    assigned = conversation.assigned_user_id
+    assigned = values["assigned_user_id"]
     responsables = [Responsable(id=assigned, name=names.get(assigned, ""))] if assigned else []
-    marked = conversation.inbound_read if read is None else read
+    marked = values["inbound_read"] if read is None else read
     return ConversationOut.model_validate(
         {
-            **(_values(conversation) if values is None else values),
+            **values,
             "tags": [TagRef.model_validate(t) for t in conversation_tags],
-            "unread_count": max(conversation.inbound_count - marked, 0),
+            "unread_count": max(values["inbound_count"] - marked, 0),
             "last_message": last,
             "responsables": responsables,
-            "sla": sla_out(conversation),
+            "sla": sla_out(values),
         }
     )
 
 
-def _values(record: Record) -> dict[str, Any]:
+def _values(record: Record) -> Mapping[str, Any]:
     return record._asdict() if isinstance(record, Row) else column_values(record)
 
 
-def sla_out(conversation: Record) -> SlaOut | None:
-    """The conversation's service level (null when no policy applies); ``breachedAt``: the
-    earliest breach stamp it holds."""
-    if conversation.sla_policy_id is None:
+def sla_out(values: Mapping[str, Any]) -> SlaOut | None:
+    """The conversation's service level (null when no policy applies), of its column
+    values by name; ``breachedAt``: the earliest breach stamp it holds."""
+    if values["sla_policy_id"] is None:
         return None
     stamps = [
         t
         for t in (
-            conversation.first_response_breached_at,
-            conversation.next_response_breached_at,
-            conversation.resolution_breached_at,
+            values["first_response_breached_at"],
+            values["next_response_breached_at"],
+            values["resolution_breached_at"],
         )
         if t is not None
     ]
     return SlaOut(
-        policy_id=conversation.sla_policy_id,
-        first_response_due_at=conversation.first_response_due_at,
-        next_response_due_at=conversation.next_response_due_at,
-        resolution_due_at=conversation.resolution_due_at,
+        policy_id=values["sla_policy_id"],
+        first_response_due_at=values["first_response_due_at"],
+        next_response_due_at=values["next_response_due_at"],
+        resolution_due_at=values["resolution_due_at"],
         breached_at=min(as_utc(t) for t in stamps) if stamps else None,
     )
 
@@ -167,6 +183,27 @@ async def present(
             names,
             reads.get(c.id, 0) if user_id else None,
             values=dict(zip(fields, c, strict=True)) if fields and isinstance(c, Row) else None,
+        )
+        for c in rows
+    ]
+
+
+async def present_rows(
+    session: AsyncSession,
+    office_id: str,
+    rows: Sequence[Mapping[str, Any]],
+    user_id: str | None = None,
+) -> list[ConversationOut]:
+    """``present`` for rows read as dicts of their columns (the list's page through the
+    raw driver, PostgreSQL): the same statements in the same order, the tags as dicts."""
+    ids = [c["id"] for c in rows]
+    refs = await repository.tag_refs_by_conversation(session, office_id, ids)
+    named = [u for c in rows for u in (c["assigned_user_id"], c["last_message_user_id"]) if u]
+    names = await repository.user_names(session, office_id, named)
+    reads = await repository.reads_of(session, office_id, user_id, ids) if user_id else {}
+    return [
+        conversation_row_out(
+            c, refs.get(c["id"], []), names, reads.get(c["id"], 0) if user_id else None
         )
         for c in rows
     ]
@@ -242,7 +279,9 @@ async def list_conversations(
         seen=seen,
     )
     rows, total = await paginate_rows(session, query, params, values)
-    return await present(session, office_id, rows, user_id), total
+    if rows and isinstance(rows[0], dict):  # PostgreSQL's kept lists, through the raw driver
+        return await present_rows(session, office_id, rows, user_id), total
+    return await present(session, office_id, cast("list[Row[Any]]", rows), user_id), total
 
 
 def _phone_like(text: str) -> bool:
