@@ -57,6 +57,7 @@ from officehub.inboxes.models import Inbox, Integration
 from officehub.kit.integrity import violates
 from officehub.kit.pagination import ListQuery
 from officehub.kit.queue import lock_skipping, take
+from officehub.kit.raw_read import RawSelect, Row, on_raw_driver
 from officehub.kit.repository import (
     Keyset,
     get_scoped,
@@ -521,6 +522,24 @@ async def tags_of(session: AsyncSession, office_id: str, conversation_id: str) -
     return (await tags_by_conversation(session, office_id, [conversation_id])).get(
         conversation_id, []
     )
+
+
+_RAW_TAG_REFS_OF_CONVERSATION = RawSelect(
+    _TAGS_OF_CONVERSATIONS.with_only_columns(
+        ConversationTag.conversation_id, Tag.id, Tag.name, Tag.color
+    )
+)
+
+
+async def tag_refs_of(
+    session: AsyncSession, office_id: str, conversation_id: str
+) -> list[Tag] | list[Row]:
+    """``tags_of`` for an answer's tag references: on PostgreSQL each tag's id, name and
+    colour as a dict, through the raw driver (the same tags in the same order)."""
+    if not on_raw_driver(session):
+        return await tags_of(session, office_id, conversation_id)
+    values = {"office_id": office_id, "conversation_ids": [conversation_id]}
+    return await _RAW_TAG_REFS_OF_CONVERSATION.rows(session, values)
 
 
 async def add_tags(
