@@ -35,6 +35,7 @@ from officehub.mounted_routers import domain_routers
 from officehub.offices import service as offices
 from officehub.tags.models import Tag
 from tests import factories as f
+from tests.conftest import PG_URL
 from tests.crm_world import make_world
 from tests.helpers import OfficeFixture, error_of, make_office, quiet_writers
 from tests.server_process import running_server
@@ -449,6 +450,55 @@ async def test_creating_a_person_writes_it_its_event_and_its_counter_in_one_stat
     else:
         first = next(i for i, s in enumerate(written) if "INTO contacts" in s)
         assert first < next(i for i, s in enumerate(written) if "INTO outbox_events" in s)
+
+
+@contextmanager
+def executed_by_sqlalchemy(app: FastAPI) -> Iterator[list[str]]:
+    """The statements SQLAlchemy's own execution runs while the block runs (its
+    ``before_execute``: a session's or connection's ``execute``), as text."""
+    statements: list[str] = []
+
+    def seen(_conn: Any, clause: Any, *_: Any) -> None:
+        statements.append(" ".join(str(clause).split()))
+
+    engine = app.state.engine.sync_engine
+    event.listen(engine, "before_execute", seen)
+    try:
+        yield statements
+    finally:
+        event.remove(engine, "before_execute", seen)
+
+
+@pytest.mark.skipif(not PG_URL, reason="PostgreSQL only: the raw driver's path")
+async def test_the_writes_events_and_tags_are_sent_through_the_raw_driver_on_pg(
+    app: FastAPI, client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    """On PostgreSQL the event's statement (``POST /people``'s one: the contact, its event,
+    its counter), a conversation's tags read by ``PATCH`` and its event's numbering at
+    commit are sent on the session's asyncpg connection (``kit.raw_read``): the statement
+    listeners see each, SQLAlchemy's execution none of them."""
+    world = await make_world(session, office_a.id)
+    await session.commit()
+    headers = office_a.headers
+    await client.get("/people", headers=headers)
+    await quiet_writers(app)  # the audit trail's entries written before, apart from these
+    with executed_by_sqlalchemy(app) as executed:
+        sent = await statements_of(
+            app, client, "POST", "/people", json={"name": "Ana"}, headers=headers
+        )
+    assert any("INSERT INTO outbox_events" in s for s in sent), sent
+    assert not [s for s in executed if "api_keys" not in s], executed
+    url = f"/conversation/{world.conversation.id}"
+    await quiet_writers(app)
+    with executed_by_sqlalchemy(app) as executed:
+        sent = await statements_of(
+            app, client, "PATCH", url, json={"priority": "HIGH"}, headers=headers
+        )
+    sent_text = [" ".join(s.split()) for s in sent]
+    for part in ("FROM conversation_tags", "INSERT INTO outbox_events", "UPDATE outbox_events"):
+        assert any(part in s for s in sent_text), (part, sent_text)
+        assert not any(part in s for s in executed), (part, executed)
+    assert any("FOR UPDATE" in s for s in executed), executed  # the lock: the ORM's read
 
 
 async def test_updating_a_conversation_costs_the_same_statements_for_1_and_4_tags(

@@ -1,7 +1,8 @@
 """``kit.raw_read``: a Core select read through the session's asyncpg connection on
 PostgreSQL reads what SQLAlchemy reads, inside the session's transaction (its writes seen,
 its locks held), with SQLAlchemy's errors and statement events. SQLite runs the same
-statement through the session."""
+statement through the session. A ``RawStatement`` (a write) is sent the same way: it
+commits and rolls back with the session, from its async or its synchronous side."""
 
 from __future__ import annotations
 
@@ -12,10 +13,10 @@ import pytest
 from fastapi import FastAPI
 from sqlalchemy import Integer, String, TypeDecorator, bindparam, cast, event, select, text
 from sqlalchemy.engine import Dialect
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.kit.raw_read import RawSelect, on_raw_driver
+from officehub.kit.raw_read import RawSelect, RawStatement, on_raw_driver
 from officehub.tags.models import Tag
 from tests import factories as f
 from tests.conftest import PG_URL
@@ -176,3 +177,66 @@ async def test_a_driver_error_is_sqlalchemys_and_the_session_goes_on(app: FastAP
             await bad.rows(reader, {"n": "not a number"})
         await reader.rollback()
         assert await bad.rows(reader, {"n": "12"}) == [{"anon_1": 12}]
+
+
+_RENAME = RawStatement(text("UPDATE tags SET name = :name WHERE id = :id"))
+_COPY = RawStatement(text("INSERT INTO tags SELECT * FROM tags WHERE id = :id"))
+
+
+async def _names(app: FastAPI, tags: list[Tag]) -> list[str]:
+    async with app.state.read_sessionmaker() as reader:
+        stmt = select(Tag.name).where(Tag.id.in_([t.id for t in tags])).order_by(Tag.id)
+        return list((await reader.scalars(stmt)).all())
+
+
+async def test_a_raw_write_commits_and_rolls_back_with_its_session(
+    app: FastAPI, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    made = sorted(await _tags(session, office_a.id, 2), key=lambda t: t.id)
+    sent: list[str] = []
+
+    def record(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        sent.append(statement)
+
+    engine = app.state.engine.sync_engine
+    event.listen(engine, "before_cursor_execute", record)
+    try:
+        async with app.state.sessionmaker() as writer:
+            await _RENAME.execute(writer, {"id": made[0].id, "name": "Desfeita"})
+            await writer.rollback()
+        async with app.state.sessionmaker() as writer:
+            await _RENAME.execute(writer, {"id": made[1].id, "name": "Renomeada"})
+            async with app.state.read_sessionmaker() as other:  # not committed yet
+                assert (await other.scalar(select(Tag.name).where(Tag.id == made[1].id))) == (
+                    made[1].name
+                )
+            await writer.commit()
+    finally:
+        event.remove(engine, "before_cursor_execute", record)
+    assert await _names(app, made) == [made[0].name, "Renomeada"]
+    assert len([s for s in sent if s.startswith("UPDATE tags")]) == 2
+
+
+async def test_a_raw_write_runs_from_the_sessions_synchronous_side(
+    app: FastAPI, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    """``execute_sync``: from a session event (``before_commit``), in the commit's greenlet."""
+    (tag, *_) = await _tags(session, office_a.id, 2)
+    async with app.state.sessionmaker() as writer:
+        params = {"id": tag.id, "name": "Síncrona"}
+        await writer.run_sync(lambda s: _RENAME.execute_sync(s.connection(), params))
+        await writer.commit()
+    assert await _names(app, [tag]) == ["Síncrona"]
+
+
+async def test_a_refused_raw_write_is_sqlalchemys_integrity_error(
+    app: FastAPI, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    (tag, *_) = await _tags(session, office_a.id, 2)
+    async with app.state.sessionmaker() as writer:
+        with pytest.raises(IntegrityError):
+            await _COPY.execute(writer, {"id": tag.id})
+        await writer.rollback()
+        await _RENAME.execute(writer, {"id": tag.id, "name": "Depois"})
+        await writer.commit()
+    assert await _names(app, [tag]) == ["Depois"]

@@ -21,13 +21,13 @@ from collections import defaultdict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import insert, select, text
+from sqlalchemy import Table, bindparam, insert, select, text
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from officehub.audit.chain import GENESIS, entry_hash
+from officehub.audit.chain import GENESIS, hash_of
 from officehub.audit.models import AuditEntry
 from officehub.kit import transaction_hooks
 from officehub.kit.actor import Actor
@@ -185,39 +185,44 @@ async def append_now(session: AsyncSession, entry: Pending) -> None:
             await asyncio.sleep(0.01 * (attempt + 1))
 
 
+_HEAD = (
+    select(AuditEntry.seq, AuditEntry.hash)
+    .where(AuditEntry.office_id == bindparam("office_id"))
+    .order_by(AuditEntry.seq.desc())
+    .limit(1)
+)
+"""The office's chain head; built once (SQLAlchemy finds its compiled form at once)."""
+_INSERT = insert(cast(Table, AuditEntry.__table__))
+"""The entries as rows of the table: no ORM object per entry, the same columns and values."""
+
+
 async def _append_entries(session: AsyncSession, office_id: str, entries: list[Pending]) -> None:
     persons = await _persons(session, office_id, entries)
-    head = (
-        await session.execute(
-            select(AuditEntry.seq, AuditEntry.hash)
-            .where(AuditEntry.office_id == office_id)
-            .order_by(AuditEntry.seq.desc())
-            .limit(1)
-        )
-    ).first()
+    head = (await session.execute(_HEAD, {"office_id": office_id})).first()
     seq, previous = (0, GENESIS) if head is None else (head.seq, head.hash)
     rows = []
     for entry in entries:
         seq += 1
-        person_id = entry.person_id or persons.get((entry.record_type, entry.record_id))
-        row = AuditEntry(
-            id=new_id(),
-            office_id=office_id,
-            seq=seq,
-            at=entry.at,
-            actor_kind=entry.actor.kind,
-            actor_id=entry.actor.id,
-            actor_address=entry.actor.address[:64],
-            action=entry.action,
-            record_type=entry.record_type,
-            record_id=entry.record_id,
-            person_id=person_id,
-            details=entry.details,
-            previous_hash=previous,
-        )
-        row.hash = previous = entry_hash(row)
-        rows.append({c.key: getattr(row, c.key) for c in AuditEntry.__table__.columns})
-    await session.execute(insert(AuditEntry), rows)
+        actor = entry.actor
+        row: dict[str, Any] = {
+            "office_id": office_id,
+            "seq": seq,
+            "at": entry.at,
+            "actor_kind": actor.kind,
+            "actor_id": actor.id,
+            "actor_address": actor.address[:64],
+            "action": entry.action,
+            "record_type": entry.record_type,
+            "record_id": entry.record_id,
+            "person_id": entry.person_id or persons.get((entry.record_type, entry.record_id)),
+            "details": entry.details,
+            "previous_hash": previous,
+        }
+        digest = hash_of(**row)
+        row["id"], row["hash"] = new_id(), digest
+        previous = digest
+        rows.append(row)
+    await session.execute(_INSERT, rows)
 
 
 async def _persons(

@@ -546,6 +546,17 @@ async def tags_of(session: AsyncSession, office_id: str, conversation_id: str) -
     )
 
 
+async def tag_refs_of(
+    session: AsyncSession, office_id: str, conversation_id: str
+) -> list[Tag] | list[Row]:
+    """``tags_of`` for an answer's tag references: on PostgreSQL each tag's id, name and
+    colour as a dict, through the raw driver (the same tags in the same order)."""
+    if not on_raw_driver(session):
+        return await tags_of(session, office_id, conversation_id)
+    values = {"office_id": office_id, "conversation_ids": [conversation_id]}
+    return await _RAW_TAGS_OF_CONVERSATIONS.rows(session, values)
+
+
 async def add_tags(
     session: AsyncSession, office_id: str, conversation_id: str, tag_ids: Sequence[str]
 ) -> int:

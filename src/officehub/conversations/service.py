@@ -46,7 +46,13 @@ from officehub.tags import service as tags
 from officehub.users import service as users
 
 if TYPE_CHECKING:
+    from typing import TypeAlias
+
     from officehub.tags.models import Tag
+
+    TagRefs: TypeAlias = Sequence[Tag] | Sequence[dict[str, Any]]
+    """A conversation's tags for its answer: records, or their id, name and colour as
+    dicts (``repository.tag_refs_of``)."""
 
 _UNSET: Any = object()
 Record = Conversation | Row[Any]
@@ -78,7 +84,7 @@ async def tags_of(session: AsyncSession, office_id: str, conversation_id: str) -
 
 def conversation_out(
     conversation: Record,
-    conversation_tags: Sequence[Tag],
+    conversation_tags: TagRefs,
     names: Mapping[str, str] | None = None,
     read: int | None = None,
     *,
@@ -163,7 +169,7 @@ async def present(
     rows: Sequence[Record],
     user_id: str | None = None,
     *,
-    tags_of_rows: Mapping[str, Sequence[Tag]] | None = None,
+    tags_of_rows: Mapping[str, TagRefs] | None = None,
 ) -> list[ConversationOut]:
     """The answers for ``rows`` as ``user_id`` reads them (None: an API key), in a fixed
     number of statements whatever their count: tags, the users they name, the read marks."""
@@ -609,7 +615,7 @@ async def _change(
     if may_route:
         await lock_office(session, office_id)
     conversation = await get_conversation(session, office_id, ident, for_change=True)
-    before_tags = await tags_of(session, office_id, ident)
+    before_tags = await repository.tag_refs_of(session, office_id, ident)
     previous_user, previous_department = conversation.assigned_user_id, conversation.department_id
     diff = _Diff()
     if status is not _UNSET and status != conversation.status:
@@ -653,7 +659,7 @@ async def _change(
         diff.updated = True
     if tag_ids is not _UNSET:
         wanted = {t.id for t in await _checked_tags(session, office_id, tag_ids)}
-        held = {t.id for t in before_tags}
+        held = {_tag_id(t) for t in before_tags}
         tags_added, tags_removed = sorted(wanted - held), sorted(held - wanted)
     removed = await repository.remove_tags(session, office_id, ident, tags_removed)
     added = await repository.add_tags(session, office_id, ident, tags_added)
@@ -672,7 +678,7 @@ async def _change(
         else:
             await sla.refresh(session, conversation)
     await flush_or_conflict(session, _already_open(""))
-    new_tags = await tags_of(session, office_id, ident) if diff.tags else before_tags
+    new_tags = await repository.tag_refs_of(session, office_id, ident) if diff.tags else before_tags
     # The events carry the conversation as an API key reads it (the office's read mark).
     out = (await present(session, office_id, [conversation], tags_of_rows={ident: new_tags}))[0]
     if diff.updated:
@@ -733,6 +739,10 @@ def _already_open(other_id: str) -> Conflict:
         details=details,
         code="CONVERSATION_ALREADY_OPEN",
     )
+
+
+def _tag_id(tag: Tag | dict[str, Any]) -> str:
+    return tag["id"] if isinstance(tag, dict) else tag.id
 
 
 async def _checked_tags(session: AsyncSession, office_id: str, tag_ids: Sequence[str]) -> list[Tag]:

@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any, cast, overload
 
 from pydantic import BaseModel
-from sqlalchemy import BindParameter, Table, TextClause, bindparam, insert, text
+from sqlalchemy import BindParameter, Table, bindparam, insert, text
 from sqlalchemy import event as orm_event
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
@@ -21,6 +21,7 @@ from officehub.events.models import ConsumerEvent, OutboxEvent
 from officehub.kit import transaction_hooks
 from officehub.kit.db import Base
 from officehub.kit.ids import new_id
+from officehub.kit.raw_read import RawStatement
 from officehub.kit.timeutil import utcnow
 from officehub.kit.wakeup import NOTIFY_CHANNEL, mark_emitted
 
@@ -206,7 +207,7 @@ async def emit(
         if written is not None:
             params.update({f"row_{c.name}": getattr(inserting, c.key) for c in written.columns})
         statement = _emit_pg_statement(first, written, dialect.identifier_preparer.quote)
-        await session.execute(statement, params)
+        await statement.execute(session, params)
         if subject is not None and not first:
             _number_at_commit(session, [event.id])
         return event
@@ -283,6 +284,8 @@ message's row, then a counter; a counter, then the message's row) deadlocked: th
 path at 20 notifications/s did, several times a minute (``bench.inbound_path``). Events a
 rolled-back savepoint took away are not found, so they leave no gap."""
 
+_RAW_NUMBER_PG = RawStatement(_NUMBER_PG)
+
 
 def _number_at_commit(session: AsyncSession, ids: Sequence[str]) -> None:
     session.info.setdefault(_NUMBERED, []).extend(ids)
@@ -294,7 +297,7 @@ def _number_pending(session: Session) -> None:
         return  # a savepoint: the outer transaction numbers them when it commits
     ids = session.info.pop(_NUMBERED, None)
     if ids:
-        session.execute(_NUMBER_PG, {"ids": ids})
+        _RAW_NUMBER_PG.execute_sync(session.connection(), {"ids": ids})
 
 
 @orm_event.listens_for(Session, "after_rollback")
@@ -333,7 +336,7 @@ _FIRST_OF_SUBJECT = """counter AS (
     VALUES (:office_id, :subject, 1)
 ), """
 
-_emit_pg: dict[tuple[bool, Table | None], tuple[int, TextClause]] = {}
+_emit_pg: dict[tuple[bool, Table | None], tuple[int, RawStatement]] = {}
 
 
 def _written_pg(table: Table, quote: Callable[[str], str]) -> tuple[str, list[BindParameter[Any]]]:
@@ -351,8 +354,10 @@ def _emit_pg_statement(
     first_of_subject: bool = False,
     written: Table | None = None,
     quote: Callable[[str], str] = str,
-) -> TextClause:
-    """The statement for the consumers registered now (rebuilt when they change)."""
+) -> RawStatement:
+    """The statement for the consumers registered now (rebuilt when they change), compiled
+    once and sent through the raw driver (``kit.raw_read.RawStatement``): SQLAlchemy's
+    execution of a ``text()`` of some forty values cost more than the driver's own work."""
     transaction_hooks.wire_now()
     built = _emit_pg.get((first_of_subject, written))
     if built is not None and built[0] == registry.version():
@@ -371,17 +376,19 @@ def _emit_pg_statement(
         for c in consumers
     )
     row_cte, row_params = _written_pg(written, quote) if written is not None else ("", [])
-    statement = text(
-        _EMIT_PG_TEMPLATE.format(
-            wanted=wanted,
-            counter=row_cte + (_FIRST_OF_SUBJECT if first_of_subject else ""),
-            seq=", sequence" if first_of_subject else "",
-            seq_value=", 1" if first_of_subject else "",
+    statement = RawStatement(
+        text(
+            _EMIT_PG_TEMPLATE.format(
+                wanted=wanted,
+                counter=row_cte + (_FIRST_OF_SUBJECT if first_of_subject else ""),
+                seq=", sequence" if first_of_subject else "",
+                seq_value=", 1" if first_of_subject else "",
+            )
+        ).bindparams(
+            bindparam("data", type_=OutboxEvent.__table__.c.data.type),
+            bindparam("created_at", type_=OutboxEvent.__table__.c.created_at.type),
+            *row_params,
         )
-    ).bindparams(
-        bindparam("data", type_=OutboxEvent.__table__.c.data.type),
-        bindparam("created_at", type_=OutboxEvent.__table__.c.created_at.type),
-        *row_params,
     )
     _emit_pg[(first_of_subject, written)] = (registry.version(), statement)
     return statement

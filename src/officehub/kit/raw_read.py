@@ -29,6 +29,9 @@ What it keeps of SQLAlchemy's execution, so a row reads as it would through it:
   and its parameters (the tests that count or explain statements).
 
 SQLite (and any other dialect) runs the same statement through the session, rows as dicts.
+
+``RawStatement`` sends a write the same way (the outbox's event statement and its numbering
+at commit, ``events.service``): what it answers is not read.
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ from typing import Any
 from sqlalchemy import Select
 from sqlalchemy.engine import Connection, Dialect
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.util import greenlet_spawn
+from sqlalchemy.util import await_only, greenlet_spawn
 
 Row = dict[str, Any]
 
@@ -138,30 +141,7 @@ class RawSelect:
     async def _raw(self, sync: Connection, dialect: Any, params: Mapping[str, Any]) -> list[Row]:
         entry = self._compiled(dialect)
         shape = self._shape(entry, params)
-        binds = entry.compiled.binds
-        args: list[Any] = []
-        for name, index, process in shape.values:
-            value = params[name] if name in params else binds[name].effective_value
-            if index is not None:
-                value = value[index]
-            args.append(value if process is None else process(value))
-        dispatch = sync.dispatch
-        if dispatch.before_cursor_execute:
-            dispatch.before_cursor_execute(sync, None, shape.sql, tuple(args), None, False)
-        adapter: Any = sync.connection.dbapi_connection
-        try:
-            async with adapter._execute_mutex:
-                if adapter._transaction is None:
-                    await adapter._start_transaction()  # nothing in AUTOCOMMIT
-                prepared, attributes = await adapter._prepare(
-                    shape.sql, dialect._invalidate_schema_cache_asof
-                )
-                records = await prepared.fetch(*args)
-        except Exception as error:
-            await greenlet_spawn(_raise_as_sqlalchemy, sync, adapter, error, shape.sql, args)
-            raise  # pragma: no cover (_raise_as_sqlalchemy always raises)
-        if dispatch.after_cursor_execute:
-            dispatch.after_cursor_execute(sync, None, shape.sql, tuple(args), None, False)
+        records, attributes = await _send(sync, dialect, entry, shape, params)
         processors = entry.result_processors
         if processors is None:
             found = (
@@ -181,6 +161,73 @@ class RawSelect:
                 values[i] = process(values[i])
             rows.append(dict(zip(keys, values, strict=True)))
         return rows
+
+
+class RawStatement(RawSelect):
+    """A statement that writes (a Core insert or a ``text()``, its values bound by name),
+    run as ``RawSelect`` runs its select: compiled once per dialect, on PostgreSQL sent on
+    the session's own asyncpg connection in its transaction, each value through its type's
+    bind processor, errors and statement listeners as SQLAlchemy's. What it answers, if
+    anything, is not read (a ``text()`` names no columns to read it by).
+
+    ``execute`` from a coroutine; ``execute_sync`` from SQLAlchemy's synchronous side (a
+    session event such as ``before_commit``, which runs in the greenlet of the async call)."""
+
+    __slots__ = ()
+
+    def __init__(self, statement: Any) -> None:
+        super().__init__(statement)
+
+    async def execute(self, session: AsyncSession, params: Mapping[str, Any]) -> None:
+        connection = await session.connection()
+        sync: Any = connection.sync_connection
+        if sync.dialect.driver != "asyncpg":
+            await connection.execute(self.statement, dict(params))
+            return
+        await self._execute(sync, params)
+
+    def execute_sync(self, connection: Connection, params: Mapping[str, Any]) -> None:
+        if connection.dialect.driver != "asyncpg":
+            connection.execute(self.statement, dict(params))
+            return
+        await_only(self._execute(connection, params))
+
+    async def _execute(self, sync: Connection, params: Mapping[str, Any]) -> None:
+        dialect: Any = sync.dialect
+        entry = self._compiled(dialect)
+        await _send(sync, dialect, entry, self._shape(entry, params), params)
+
+
+async def _send(
+    sync: Connection, dialect: Any, entry: _Compiled, shape: _Shape, params: Mapping[str, Any]
+) -> tuple[Any, Any]:
+    """Sends ``shape`` with ``params`` on ``sync``'s asyncpg connection: (records, their
+    attributes)."""
+    binds = entry.compiled.binds
+    args: list[Any] = []
+    for name, index, process in shape.values:
+        value = params[name] if name in params else binds[name].effective_value
+        if index is not None:
+            value = value[index]
+        args.append(value if process is None else process(value))
+    dispatch = sync.dispatch
+    if dispatch.before_cursor_execute:
+        dispatch.before_cursor_execute(sync, None, shape.sql, tuple(args), None, False)
+    adapter: Any = sync.connection.dbapi_connection
+    try:
+        async with adapter._execute_mutex:
+            if adapter._transaction is None:
+                await adapter._start_transaction()  # nothing in AUTOCOMMIT
+            prepared, attributes = await adapter._prepare(
+                shape.sql, dialect._invalidate_schema_cache_asof
+            )
+            records = await prepared.fetch(*args)
+    except Exception as error:
+        await greenlet_spawn(_raise_as_sqlalchemy, sync, adapter, error, shape.sql, args)
+        raise  # pragma: no cover (_raise_as_sqlalchemy always raises)
+    if dispatch.after_cursor_execute:
+        dispatch.after_cursor_execute(sync, None, shape.sql, tuple(args), None, False)
+    return records, attributes
 
 
 def _raise_as_sqlalchemy(

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.kit.pagination import PageParams, paginate
@@ -28,12 +29,19 @@ async def policies_of_inbox(
     session: AsyncSession, office_id: str, inbox_id: str
 ) -> Sequence[SlaPolicy]:
     """The inbox's policies, oldest first (ties between equally specific ones: the oldest)."""
-    stmt = (
-        scoped(SlaPolicy, office_id)
-        .where(SlaPolicy.inbox_id == inbox_id)
-        .order_by(SlaPolicy.created_at, SlaPolicy.id)
+    params = {"office_id": office_id, "inbox_id": inbox_id}
+    return (await session.scalars(_POLICIES_OF_INBOX, params)).all()
+
+
+_POLICIES_OF_INBOX = (
+    select(SlaPolicy)
+    .where(
+        SlaPolicy.office_id == bindparam("office_id"), SlaPolicy.inbox_id == bindparam("inbox_id")
     )
-    return (await session.scalars(stmt)).all()
+    .order_by(SlaPolicy.created_at, SlaPolicy.id)
+)
+"""Built once (every change of a conversation's priority, area or status reads it): a
+request binds its values and SQLAlchemy finds the compiled form at once."""
 
 
 async def add(session: AsyncSession, policy: SlaPolicy) -> None:
