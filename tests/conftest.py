@@ -80,29 +80,15 @@ SECOND_LEG = bool(PG_URL) and os.environ.get("OFFICEHUB_TEST_SECOND_LEG") == "1"
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """The second leg (``OFFICEHUB_TEST_SECOND_LEG=1`` on PostgreSQL) leaves out the tests that
-    never reach the test database (deselected, not skipped: the first leg ran them, and they
-    would run the same here), and starts halfway through the test files, wrapping around:
-    the two legs then wait on browsers and processes at different times instead of both at
-    once (each test stands alone, so the order is free)."""
+    never reach the test database (deselected, not skipped): the first leg ran them, and they
+    would run the same here."""
     if not SECOND_LEG:
         return
     kept = [item for item in items if needs_the_test_database(item)]
     if len(kept) < len(items):
         left = {id(item) for item in kept}
         config.hook.pytest_deselected(items=[item for item in items if id(item) not in left])
-    items[:] = halfway_round(kept)
-
-
-def halfway_round(items: list[pytest.Item]) -> list[pytest.Item]:
-    """``items`` from the first test of the file at or after the middle, then the start; the
-    tests of a file stay together and in order."""
-    if not items:
-        return items
-    middle = len(items) // 2
-    path = items[middle].path
-    while middle > 0 and items[middle - 1].path == path:
-        middle -= 1
-    return items[middle:] + items[:middle]
+        items[:] = kept
 
 
 def pytest_configure(config: pytest.Config) -> None:

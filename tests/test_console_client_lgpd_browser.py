@@ -133,6 +133,8 @@ async def test_the_reports_page_downloads_its_csv_through_the_shared_download(
     async with new_page(browser, 1366, 768) as page:
         await sign_in(page, server_url, email)
         await page.goto(f"{server_url}/console/#reports")
+        # as a person does: the page's report shown, then its CSV asked for
+        await expect(page.locator("#reports-summary")).not_to_be_empty(timeout=TIMEOUT)
         async with page.expect_download() as waiting:
             await page.get_by_role("button", name="Baixar CSV").click()
         download = await waiting.value

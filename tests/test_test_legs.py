@@ -5,14 +5,13 @@ never reach the test database. They run on the SQLite leg."""
 from __future__ import annotations
 
 from types import SimpleNamespace
-from typing import Any
 
 import httpx
 import pytest
 
 import tests.test_faults
 import tests.test_kit_outbound
-from tests.conftest import halfway_round, needs_the_test_database
+from tests.conftest import needs_the_test_database
 
 
 def test_a_test_asking_for_no_database_is_left_to_one_leg(request: pytest.FixtureRequest) -> None:
@@ -38,10 +37,3 @@ def test_a_module_that_reads_the_postgresql_url_itself_runs_on_both_legs() -> No
     none = SimpleNamespace(fixturenames=["tmp_path"], module=tests.test_kit_outbound)
     assert needs_the_test_database(own_choice)  # type: ignore[arg-type]
     assert not needs_the_test_database(none)  # type: ignore[arg-type]
-
-
-def test_the_second_leg_starts_at_the_file_holding_the_middle_and_keeps_files_whole() -> None:
-    items = [SimpleNamespace(path=name, n=i) for i, name in enumerate("aabbbbbcc")]
-    ordered: list[Any] = halfway_round(items)  # type: ignore[arg-type]
-    assert [item.n for item in ordered] == [2, 3, 4, 5, 6, 7, 8, 0, 1]
-    assert halfway_round([]) == []
