@@ -6,13 +6,14 @@ a phone (390x844, one pane at a time); no serious accessibility violation."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 from pathlib import Path
 from typing import Any
 
 import httpx
 from fastapi import FastAPI
-from playwright.async_api import Browser, Page, expect
+from playwright.async_api import Browser, Page, Route, expect
 
 from officehub.contacts.normalize import fold
 from tests import factories as f
@@ -340,6 +341,51 @@ async def test_search_filters_and_the_keyboard_move_through_the_inbox_write_and_
             )
         closed = await http.get(f"/conversation/{order[0]}", headers=office_a.headers)
         assert closed.json()["status"] == "CLOSED"
+
+
+async def test_a_note_begun_while_the_next_conversation_loads_keeps_the_focus(
+    browser: Browser, server_url: str, app: FastAPI, office_a: OfficeFixture
+) -> None:
+    """`j` opens the next conversation and, once it has loaded, puts the focus on it in the
+    list; a person who pressed `n` before the notes came back is writing a note, and the
+    late focus must not take them out of it (CI saw it: the note's field lost its focus)."""
+    world, conversation_ids = await crowded_inbox(app, office_a)
+    async with httpx.AsyncClient(base_url=server_url, timeout=15) as http:
+        for conversation_id in conversation_ids:
+            await inbound(http, office_a, conversation_id, LONG_PREVIEW)
+        _, email = await make_account(http, office_a, "SUPERVISOR", inbox_ids=[world.inbox.id])
+
+    held = asyncio.Event()
+    released = asyncio.Event()
+
+    async def slow(route: Route) -> None:
+        # the notes of the conversation being opened come back only once `n` was pressed
+        held.set()
+        await released.wait()
+        await route.continue_()
+
+    async with new_page(browser, 1366, 768) as page:
+        await sign_in(page, server_url, email)
+        await nav_to(page, "Conversas")
+        items = page.locator(".conversation-item")
+        await expect(items).to_have_count(3, timeout=TIMEOUT)
+        first = await items.nth(0).get_attribute("data-conversation-id")
+        await page.route("**/conversation/notes?*", slow)
+        await page.evaluate("document.activeElement?.blur()")
+        await page.keyboard.press("j")
+        current = page.locator('.conversation-item[aria-current="true"]')
+        await expect(current).to_have_attribute("data-conversation-id", str(first), timeout=TIMEOUT)
+        await asyncio.wait_for(held.wait(), TIMEOUT / 1000)
+        await page.keyboard.press("n")
+        note = page.get_by_label("Adicionar uma nota (só a equipe vê)")
+        await expect(note).to_be_focused()
+        await note.press_sequentially("Cliente ligou")
+        released.set()
+        # the notes arrive and the conversation has loaded: the focus is still the note's
+        await expect(page.locator("#message-list .message")).to_have_count(1, timeout=TIMEOUT)
+        await page.wait_for_load_state("networkidle")
+        await expect(note).to_be_focused()
+        await expect(note).to_have_value("Cliente ligou")
 
 
 async def test_the_clients_page_finds_a_client_and_opens_their_file(

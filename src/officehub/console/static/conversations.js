@@ -411,8 +411,7 @@ async function openConversation(conversationId, { focus = true } = {}) {
   fastMessagesOf(loaded.conversation.inboxId).catch(() => null);
   await Promise.all([loadMessages(1), loadNotes()]);
   // someone already writing keeps their place
-  const writing = editable(document.activeElement) && S.root.contains(document.activeElement);
-  if (focus && !writing) document.getElementById("conversation-title")?.focus();
+  if (focus && !writingNow()) document.getElementById("conversation-title")?.focus();
 }
 
 const conversationPath = () => `/conversation/${enc(S.selected.id)}`;
@@ -1004,6 +1003,11 @@ function editable(target) {
     && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName));
 }
 
+/** Whether the person is writing in a field of the inbox (focus there is theirs to move). */
+function writingNow() {
+  return editable(document.activeElement) && S.root.contains(document.activeElement);
+}
+
 function step(by) {
   const shown = S.items;
   if (!shown.length) return;
@@ -1011,6 +1015,8 @@ function step(by) {
   const next = shown[Math.min(shown.length - 1, Math.max(0, at < 0 ? 0 : at + by))];
   if (next && next.id !== S.selectedId) {
     openConversation(next.id, { focus: false }).then(() => {
+      // a key pressed while it loaded (n, r) already took the person to a field: it stays there
+      if (writingNow()) return;
       document.querySelector(`.conversation-item[data-conversation-id="${CSS.escape(next.id)}"]`)?.focus();
     });
   }
