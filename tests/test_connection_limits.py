@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
+import signal
 import socket
 import time
 from collections.abc import AsyncIterator
@@ -28,6 +30,14 @@ async def serving(folder: Path, **settings: str) -> AsyncIterator[Server]:
     env = clean_env(**{f"OFFICEHUB_{k.upper()}": v for k, v in settings.items()})
     async with running_server(folder, "--no-worker", env=env) as server:
         yield server
+
+
+def exited(pid: int) -> bool:
+    """Whether the child is gone (or a zombie: exited, not yet reaped by the test)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1].startswith("Z")
+    except (FileNotFoundError, ProcessLookupError):
+        return True
 
 
 def rss_mib(pid: int) -> float:
@@ -273,3 +283,44 @@ async def test_the_431_reaches_a_client_that_sends_its_whole_header_before_readi
             *(huge_header(server, 16 * MIB, read_while_sending=False) for _ in range(4))
         )
         assert statuses == [431] * 4
+
+
+async def test_a_request_running_at_shutdown_is_cancelled_after_the_grace_and_the_server_exits(
+    tmp_path: Path,
+) -> None:
+    """SIGTERM lets the requests in progress finish for ``shutdown_grace_seconds``; one still
+    running then (a client dripping its body) is cancelled and the process exits, where it
+    used to wait for it for ever (a deploy held until the orchestrator's kill -9)."""
+    grace = 3.0
+    async with serving(tmp_path, shutdown_grace_seconds=str(grace)) as server:
+        key = server.demo_key
+        body = json.dumps({"name": "Ana Lúcia"}).encode()
+
+        def head(length: int) -> bytes:
+            return (
+                f"POST /people HTTP/1.1\r\nHost: 127.0.0.1\r\nx-service-api-key: {key}\r\n"
+                f"content-type: application/json\r\ncontent-length: {length}\r\n\r\n"
+            ).encode()
+
+        # One client never finishes its body; another finishes it just after the SIGTERM.
+        _stuck_reader, stuck = await connect(server)
+        stuck.write(head(10_000) + b'{"name": "')
+        await stuck.drain()
+        late_reader, late = await connect(server)
+        late.write(head(len(body)) + body[:5])
+        await late.drain()
+        await asyncio.sleep(0.3)  # both requests are in the app, reading their bodies
+        started = time.monotonic()
+        os.kill(server.pid, signal.SIGTERM)
+        await asyncio.sleep(0.5)
+        late.write(body[5:])
+        await late.drain()
+        status, _headers, answer = await asyncio.wait_for(read_response(late_reader), 5)
+        assert status == 201, answer  # within the grace: finished and answered
+        async with asyncio.timeout(grace + 10):
+            while not exited(server.pid):  # noqa: ASYNC110 (a process's state, polled)
+                await asyncio.sleep(0.1)
+        took = time.monotonic() - started
+        assert grace - 0.5 <= took < grace + 10, took  # waited its grace for the stuck one
+        stuck.close()
+        late.close()

@@ -545,6 +545,9 @@ def _connection_limits(settings: Settings) -> dict[str, Any]:
         "http": PROTOCOL,
         "limit_concurrency": settings.max_connections,
         "timeout_keep_alive": settings.keepalive_timeout_seconds,
+        # a request still running this long after SIGTERM (a client dripping its body, say)
+        # is cancelled: a deploy is never held past the orchestrator's own deadline
+        "timeout_graceful_shutdown": settings.shutdown_grace_seconds,
     }
 
 

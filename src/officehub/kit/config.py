@@ -205,6 +205,13 @@ class Settings(BaseSettings):
     keepalive_timeout_seconds: int = Field(
         5, ge=1, description="An idle keep-alive connection is closed after this long"
     )
+    shutdown_grace_seconds: float = Field(
+        20.0,
+        gt=0,
+        le=3600,
+        description="On SIGTERM, requests still in progress this long after it are cancelled "
+        "(their changes roll back) so the process exits; live streams close at once",
+    )
     max_connections: int = Field(
         1000,
         ge=1,
