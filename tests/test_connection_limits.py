@@ -324,3 +324,49 @@ async def test_a_request_running_at_shutdown_is_cancelled_after_the_grace_and_th
         assert grace - 0.5 <= took < grace + 10, took  # waited its grace for the stuck one
         stuck.close()
         late.close()
+
+
+async def test_a_body_that_pauses_past_the_body_timeout_is_408_and_a_slow_steady_one_is_served(
+    tmp_path: Path,
+) -> None:
+    """A client that sends its head and part of its body, then nothing (or a byte now and
+    then, slower than the bound), held a connection and a request of the process for as
+    long as it liked; a body arriving slowly but steadily is still served."""
+    async with serving(tmp_path, body_timeout_seconds="1") as server:
+        key = server.demo_key
+
+        def head(length: int) -> bytes:
+            return (
+                f"POST /people HTTP/1.1\r\nHost: 127.0.0.1\r\nx-service-api-key: {key}\r\n"
+                f"content-type: application/json\r\ncontent-length: {length}\r\n\r\n"
+            ).encode()
+
+        # Part of the body, then silence.
+        reader, writer = await connect(server)
+        writer.write(head(100) + b'{"name": "Ana')
+        await writer.drain()
+        started = time.monotonic()
+        sent = await closed_within(reader, 6)
+        writer.close()
+        assert time.monotonic() - started < 4
+        parsed = parse_response(sent)
+        assert parsed is not None, sent
+        status, _headers, body = parsed
+        assert status == 408
+        assert json.loads(body)["code"] == "REQUEST_TIMEOUT"
+        # A part every 0.4 s: never a pause of a second, so it is served in full.
+        body_bytes = json.dumps({"name": "Ana Lúcia Ferreira"}).encode()
+        reader, writer = await connect(server)
+        writer.write(head(len(body_bytes)))
+        for i in range(0, len(body_bytes), 4):
+            await asyncio.sleep(0.4)
+            writer.write(body_bytes[i : i + 4])
+            await writer.drain()
+        status, _headers, answer = await asyncio.wait_for(read_response(reader), 5)
+        writer.close()
+        assert status == 201, answer
+        async with httpx.AsyncClient(base_url=server.url) as client:
+            people = await client.get("/people", headers={"x-service-api-key": key})
+        names = [p["name"] for p in people.json()["data"]]
+        assert names.count("Ana Lúcia Ferreira") == 1 and "Ana" not in names
+    assert "Traceback" not in server.stderr, server.stderr

@@ -202,6 +202,12 @@ class Settings(BaseSettings):
         description="Time a client has to send a request's line and headers (also a new "
         "connection's first request); then the connection is closed",
     )
+    body_timeout_seconds: float = Field(
+        30.0,
+        gt=0,
+        description="Longest pause while a request's body arrives (between two of its "
+        "reads); then 408 and the connection is closed",
+    )
     keepalive_timeout_seconds: int = Field(
         5, ge=1, description="An idle keep-alive connection is closed after this long"
     )

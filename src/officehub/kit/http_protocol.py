@@ -12,6 +12,10 @@ adds, per the settings:
 - ``header_timeout_seconds``: a request's line and headers (and a new connection's first
   request) must arrive within this; else the connection is closed (408 when some of the
   request had come);
+- ``body_timeout_seconds``: a request's body may pause at most this long between two
+  reads of it (nginx's ``client_body_timeout``), or it is answered 408 (when no answer had
+  begun) and the connection is closed; a pause that is ours (reading paused while the app
+  has not taken what came, a ``100 Continue`` not yet sent) does not count;
 - ``max_connections``: uvicorn's ``limit_concurrency``, answered as our other errors are
   (503 ``SERVER_BUSY`` with ``Retry-After``, JSON) instead of uvicorn's plain text.
 
@@ -123,6 +127,9 @@ class BoundedHttpToolsProtocol(EndsEventStreamsAtShutdown):
         self._refused = False
         self.body_discard = settings.body_discard_bytes
         self._discard_left = 0
+        self.body_timeout = settings.body_timeout_seconds
+        self._body_at = 0.0  # when the incomplete body last received something
+        self._body_timer: asyncio.TimerHandle | None = None
 
     # Connection
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -131,6 +138,9 @@ class BoundedHttpToolsProtocol(EndsEventStreamsAtShutdown):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm_head_timer()
+        if self._body_timer is not None:
+            self._body_timer.cancel()
+            self._body_timer = None
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
@@ -144,6 +154,11 @@ class BoundedHttpToolsProtocol(EndsEventStreamsAtShutdown):
             self._head_seen += len(data)
             if self._head_seen > self.max_header_bytes:
                 self._refuse_head()
+        elif self.cycle is not None and self.cycle.more_body and not self._refused:
+            # a body still incomplete: it has this long until its next part
+            self._body_at = self.loop.time()
+            if self._body_timer is None:
+                self._body_timer = self.loop.call_later(self.body_timeout, self._body_paused)
 
     # Parser callbacks
     def on_message_begin(self) -> None:
@@ -228,3 +243,27 @@ class BoundedHttpToolsProtocol(EndsEventStreamsAtShutdown):
             )
         self._refused = True
         self.transport.close()
+
+    def _body_paused(self) -> None:
+        self._body_timer = None
+        cycle = self.cycle
+        if self.transport.is_closing() or self._refused or cycle is None or not cycle.more_body:
+            return
+        now = self.loop.time()
+        if self.flow.read_paused or cycle.waiting_for_100_continue:
+            self._body_at = now  # the pause is ours: the app has not asked for more yet
+        left = self._body_at + self.body_timeout - now
+        if left > 0:
+            self._body_timer = self.loop.call_later(left, self._body_paused)
+            return
+        if not cycle.response_started:
+            self.transport.write(
+                _response(
+                    408,
+                    "REQUEST_TIMEOUT",
+                    "Request timeout",
+                    f"The request's body paused for more than {self.body_timeout} s.",
+                )
+            )
+        self._refused = True
+        self.transport.close()  # the app reading the body sees the client gone
