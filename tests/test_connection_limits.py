@@ -20,7 +20,7 @@ from pathlib import Path
 
 import httpx
 
-from tests.server_process import Server, clean_env, running_server
+from tests.server_process import PNG_1X1, Server, clean_env, running_server
 
 MIB = 1024 * 1024
 
@@ -370,3 +370,80 @@ async def test_a_body_that_pauses_past_the_body_timeout_is_408_and_a_slow_steady
         names = [p["name"] for p in people.json()["data"]]
         assert names.count("Ana Lúcia Ferreira") == 1 and "Ana" not in names
     assert "Traceback" not in server.stderr, server.stderr
+
+
+async def test_a_client_that_stops_reading_its_answer_is_cut_off_after_the_send_timeout(
+    tmp_path: Path,
+) -> None:
+    """A client that asks for a large file and reads none of it held the request (waiting
+    to write), the stored file open and its connection for as long as it liked; one that
+    reads slowly but steadily gets all of it. The file is larger than what the kernel's
+    buffers take (up to 4 MiB for a socket here), so the server's own writes stall."""
+    async with serving(tmp_path, send_timeout_seconds="1") as server:
+        headers = {"x-service-api-key": server.demo_key}
+        async with httpx.AsyncClient(base_url=server.url) as client:
+            user = await client.post(
+                "/user", json={"name": "Ana Lima", "email": "ana@example.com"}, headers=headers
+            )
+            assert user.status_code == 201, user.text
+            avatar = await client.put(
+                f"/user/{user.json()['id']}/avatar",
+                files={"file": ("a.png", PNG_1X1, "image/png")},
+                headers=headers,
+            )
+            assert avatar.status_code == 200, avatar.text
+        link = avatar.json()["imageUrl"].removeprefix(server.url)
+        size = 12 * MIB
+        # a large file under the same link (the test's own folder, written before any read)
+        stored = next(tmp_path.rglob(link.split("?", 1)[0].rsplit("/", 1)[1]))  # noqa: ASYNC240
+        stored.write_bytes(PNG_1X1 + bytes(size - len(PNG_1X1)))
+        port = int(server.url.rsplit(":", 1)[1])
+        request = f"GET {link} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode()
+
+        def small_window(window: int) -> socket.socket:
+            sock = socket.socket()
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, window)  # before connecting
+            sock.connect(("127.0.0.1", port))
+            sock.setblocking(False)
+            return sock
+
+        # Asks, then reads nothing for four times the bound.
+        reader, writer = await asyncio.open_connection(sock=small_window(4096))
+        writer.write(request)
+        await writer.drain()
+        await asyncio.sleep(4)
+        received = b""
+        with contextlib.suppress(ConnectionError):
+            async with asyncio.timeout(10):
+                while chunk := await reader.read(MIB):
+                    received += chunk
+        writer.close()
+        assert received.startswith(b"HTTP/1.1 200"), received[:200]
+        assert len(received) < size  # cut off: the rest was never sent
+        # Reads a part every 0.1 s: never stalled for a second, so it gets the whole file.
+        reader, writer = await asyncio.open_connection(sock=small_window(256 * 1024))
+        writer.write(request)
+        await writer.drain()
+        whole = await asyncio.wait_for(read_chunked_slowly(reader), 60)
+        writer.close()
+        assert len(whole) == size
+
+
+async def read_chunked_slowly(reader: asyncio.StreamReader) -> bytes:
+    """The body of one chunked 200 response, read a part every 0.1 s."""
+    received = b""
+    while not received.endswith(b"\r\n0\r\n\r\n"):
+        await asyncio.sleep(0.1)
+        chunk = await reader.read(MIB)
+        assert chunk, "closed before the whole answer"
+        received += chunk
+    head, _, rest = received.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200"), head
+    body = bytearray()
+    while True:
+        line, _, rest = rest.partition(b"\r\n")
+        length = int(line, 16)
+        if not length:
+            return bytes(body)
+        body += rest[:length]
+        rest = rest[length + 2 :]

@@ -208,6 +208,12 @@ class Settings(BaseSettings):
         description="Longest pause while a request's body arrives (between two of its "
         "reads); then 408 and the connection is closed",
     )
+    send_timeout_seconds: float = Field(
+        60.0,
+        gt=0,
+        description="Longest time a client may take no part of an answer waiting for it "
+        "(its reading stalled); then the connection is closed",
+    )
     keepalive_timeout_seconds: int = Field(
         5, ge=1, description="An idle keep-alive connection is closed after this long"
     )

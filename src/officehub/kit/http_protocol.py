@@ -16,6 +16,10 @@ adds, per the settings:
   reads of it (nginx's ``client_body_timeout``), or it is answered 408 (when no answer had
   begun) and the connection is closed; a pause that is ours (reading paused while the app
   has not taken what came, a ``100 Continue`` not yet sent) does not count;
+- ``send_timeout_seconds``: a client that takes nothing of an answer waiting for it
+  (uvicorn's write buffer over its high-water mark, and not shrinking) for this long is
+  cut off (nginx's ``send_timeout``): the answer held in memory for it goes, and so does a
+  request waiting to write more;
 - ``max_connections``: uvicorn's ``limit_concurrency``, answered as our other errors are
   (503 ``SERVER_BUSY`` with ``Retry-After``, JSON) instead of uvicorn's plain text.
 
@@ -130,6 +134,9 @@ class BoundedHttpToolsProtocol(EndsEventStreamsAtShutdown):
         self.body_timeout = settings.body_timeout_seconds
         self._body_at = 0.0  # when the incomplete body last received something
         self._body_timer: asyncio.TimerHandle | None = None
+        self.send_timeout = settings.send_timeout_seconds
+        self._unsent = 0  # what the write buffer held at the last check of a stalled reader
+        self._send_timer: asyncio.TimerHandle | None = None
 
     # Connection
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -141,7 +148,19 @@ class BoundedHttpToolsProtocol(EndsEventStreamsAtShutdown):
         if self._body_timer is not None:
             self._body_timer.cancel()
             self._body_timer = None
+        self._disarm_send_timer()
         super().connection_lost(exc)
+
+    # Flow control: the transport's write buffer over its high-water mark, then under it
+    def pause_writing(self) -> None:
+        super().pause_writing()
+        if self._send_timer is None:
+            self._unsent = self.transport.get_write_buffer_size()
+            self._send_timer = self.loop.call_later(self.send_timeout, self._reader_stalled)
+
+    def resume_writing(self) -> None:
+        self._disarm_send_timer()
+        super().resume_writing()
 
     def data_received(self, data: bytes) -> None:
         if self._refused:  # answered: nothing more is parsed or held
@@ -267,3 +286,20 @@ class BoundedHttpToolsProtocol(EndsEventStreamsAtShutdown):
             )
         self._refused = True
         self.transport.close()  # the app reading the body sees the client gone
+
+    def _disarm_send_timer(self) -> None:
+        if self._send_timer is not None:
+            self._send_timer.cancel()
+            self._send_timer = None
+
+    def _reader_stalled(self) -> None:
+        self._send_timer = None
+        if self.transport.is_closing() and not self.transport.get_write_buffer_size():
+            return
+        unsent = self.transport.get_write_buffer_size()
+        if unsent < self._unsent:  # the client took some of it since: still reading
+            self._unsent = unsent
+            self._send_timer = self.loop.call_later(self.send_timeout, self._reader_stalled)
+            return
+        self._refused = True
+        self.transport.abort()  # close() would wait for the client to take the rest
