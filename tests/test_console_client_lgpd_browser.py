@@ -14,6 +14,7 @@ from pathlib import Path
 import httpx
 from fastapi import FastAPI
 from playwright.async_api import Browser, Page, expect
+from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 from tests.accessibility import serious_violations
 from tests.accounts_helpers import make_account
@@ -135,9 +136,18 @@ async def test_the_reports_page_downloads_its_csv_through_the_shared_download(
         await page.goto(f"{server_url}/console/#reports")
         # as a person does: the page's report shown, then its CSV asked for
         await expect(page.locator("#reports-summary")).not_to_be_empty(timeout=TIMEOUT)
-        async with page.expect_download() as waiting:
-            await page.get_by_role("button", name="Baixar CSV").click()
-        download = await waiting.value
+        answers: list[str] = []  # what the CSV's request was answered, said if no file comes
+        page.on(
+            "response",
+            lambda r: answers.append(f"{r.status} {r.url}") if "format=csv" in r.url else None,
+        )
+        try:
+            async with page.expect_download() as waiting:
+                await page.get_by_role("button", name="Baixar CSV").click()
+            download = await waiting.value
+        except PlaywrightTimeout as error:
+            shown = await page.locator("[role=alert], .error").all_inner_texts()
+            raise AssertionError(f"no file: answers {answers}, page says {shown}") from error
         assert download.suggested_filename.startswith("relatorio-conversas-")
         saved = tmp_path / "report.csv"
         await download.save_as(saved)
