@@ -16,22 +16,6 @@ REQUESTS = Counter("officehub_http_requests_total", "HTTP requests", ["method", 
 LATENCY = Histogram("officehub_http_request_seconds", "HTTP request duration", ["route"])
 
 
-_Metered = tuple[Any, Any]
-_metered: dict[tuple[str, str, int], _Metered] = {}
-"""The counter's and the histogram's children of each (method, route template, status):
-``labels()`` checks and looks its labels up under a lock on every call; the children it
-hands back for the same labels are the same objects, so they are looked up once. A handful
-of entries per route (templates, not paths; ``<unmatched>`` for every other path)."""
-
-
-def _metrics_of(method: str, route: str, status: int) -> _Metered:
-    key = (method, route, status)
-    found = _metered.get(key)
-    if found is None:
-        found = _metered[key] = (REQUESTS.labels(method, route, str(status)), LATENCY.labels(route))
-    return found
-
-
 def _route_template(scope: Scope) -> str:
     route = scope.get("route")
     template = getattr(route, "path", None)
@@ -77,6 +61,5 @@ class AccessLogMiddleware:
                     ),
                 },
             )
-            requests, latency = _metrics_of(scope["method"], route, status)
-            requests.inc()
-            latency.observe(elapsed)
+            REQUESTS.labels(scope["method"], route, str(status)).inc()
+            LATENCY.labels(route).observe(elapsed)
