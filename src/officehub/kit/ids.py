@@ -31,21 +31,11 @@ _last_ms = 0
 _counter = 0
 
 
-_PAIRS = tuple(a + b for a in ALPHABET for b in ALPHABET)
-"""Every two-character base-36 string, by value (0 → "00", 1295 → "zz")."""
-_COUNTER_AND_RANDOM = 36**15
-"""The weight of an id's milliseconds in its 24 characters (four counter, eleven random)."""
-
-
 def _base36(value: int, width: int) -> str:
-    """``value`` (below ``36**width``) as ``width`` base-36 characters, zero-padded: two
-    characters a division (an id's 24 are 12 divisions, not 24)."""
     chars = []
-    for _ in range(width // 2):
-        value, rem = divmod(value, 1296)
-        chars.append(_PAIRS[rem])
-    if width % 2:
-        chars.append(ALPHABET[value % 36])
+    for _ in range(width):
+        value, rem = divmod(value, 36)
+        chars.append(ALPHABET[rem])
     return "".join(reversed(chars))
 
 
@@ -64,10 +54,8 @@ def new_id() -> str:
             _counter = secrets.randbelow(36**3)
         counter = _counter
     # One draw below 36**11 is the same as eleven uniform base-36 characters, at a tenth of
-    # the cost (ids are made on every request, for its request id). The three parts are
-    # written as one 24-character number: the same characters as each part at its width.
-    random = secrets.randbelow(_RANDOM)
-    return "c" + _base36(now * _COUNTER_AND_RANDOM + counter * _RANDOM + random, 24)
+    # the cost (ids are made on every request, for its request id).
+    return "c" + _base36(now, 9) + _base36(counter, 4) + _base36(secrets.randbelow(_RANDOM), 11)
 
 
 def is_valid_id(value: str) -> bool:
