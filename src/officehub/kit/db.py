@@ -428,27 +428,14 @@ async def get_session(request: Request) -> AsyncIterator[AsyncSession]:
     the write lock up front. A deferred transaction that reads and then writes fails at once
     with "database is locked" in WAL mode when another writer committed in between; no
     timeout helps there.
-
-    The session is closed with ``close()``, not ``async with``: SQLAlchemy's ``__aexit__``
-    runs the close in a task of its own (``_run_to_completion``, so that a cancelled caller
-    cannot abandon it halfway), a task and a trip through the event loop per request (about
-    0.015 ms). Here the close has nothing left to wait for: a read session's connection is
-    in autocommit and a write session's transaction has been committed or rolled back just
-    before, so returning the connection to the pool sends nothing and awaits nothing (no
-    point where a cancellation could land), and FastAPI runs this exit in its shielded
-    cleanup scope.
     """
     state = request.app.state
     if request.method in READ_METHODS:
-        session = state.read_sessionmaker()
-        try:
+        async with state.read_sessionmaker() as session:
             yield session
-        finally:
-            await session.close()
         return
     sessionmaker: async_sessionmaker[AsyncSession] = state.sessionmaker
-    session = sessionmaker()
-    try:
+    async with sessionmaker() as session:
         try:
             if _takes_write_lock_first(request) and session.get_bind().dialect.name == "sqlite":
                 await session.execute(text("BEGIN IMMEDIATE"))
@@ -465,8 +452,6 @@ async def get_session(request: Request) -> AsyncIterator[AsyncSession]:
             await _undo(session)
             raise
         session.info.pop(_ON_ROLLBACK, None)
-    finally:
-        await session.close()
 
 
 SessionDep = Annotated[AsyncSession, Depends(get_session, scope="function")]
