@@ -4,6 +4,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 from sqlalchemy import (
     ColumnElement,
@@ -25,6 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.contacts.models import ConsentRecord, Contact, ContactTag, PartnerLink
 from officehub.contacts.normalize import phone_forms
+from officehub.kit.db import api_timestamp
 from officehub.kit.pagination import ListQuery, PageParams, paginate
 from officehub.kit.raw_read import RawSelect, Row, on_raw_driver
 from officehub.kit.repository import get_scoped, insert_ignoring_duplicates, scoped
@@ -109,7 +111,7 @@ async def contacts_page(
     bound = {**values, "page_limit": params.limit, "page_offset": params.offset}
     if scope is None and on_raw_driver(session):
         # the cached shapes (no caller's scope) through the raw driver: each contact a dict
-        # of its columns, ``total`` beside them
+        # of its columns (its ``SEARCH_TIMES`` written), ``total`` beside them
         found = await query.raw_page.rows(session, bound)
         if found:
             return found, int(found[0]["total"])
@@ -217,9 +219,19 @@ def _build_query(
     return _Search(
         page=page_of,
         count=count,
-        raw_page=RawSelect(page_of.with_only_columns(*Contact.__table__.c, page.c.total)),
+        raw_page=RawSelect(page_of.with_only_columns(*_written_columns(), page.c.total)),
         raw_count=RawSelect(count),
     )
+
+
+SEARCH_TIMES = ("created_at", "updated_at")
+"""The raw search page's timestamps, handed back as the API writes them."""
+
+
+def _written_columns() -> list[ColumnElement[Any]]:
+    """The contact's columns, its ``SEARCH_TIMES`` written by PostgreSQL (``api_timestamp``:
+    as ``timeutil.isoformat`` writes them, under the same names)."""
+    return [api_timestamp(c, c.key) if c.key in SEARCH_TIMES else c for c in Contact.__table__.c]
 
 
 @dataclass(frozen=True)
@@ -231,7 +243,8 @@ class _Search:
     page: Select[Contact, int]
     count: Select[int]
     raw_page: RawSelect
-    """``page`` with the contact's columns for its entity, through the raw driver."""
+    """``page`` with the contact's columns for its entity, through the raw driver; its
+    ``SEARCH_TIMES`` come written (text), not as datetimes."""
     raw_count: RawSelect
 
 
