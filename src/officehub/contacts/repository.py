@@ -19,9 +19,11 @@ from sqlalchemy import (
     not_,
     or_,
     select,
+    true,
     union_all,
     update,
 )
+from sqlalchemy.dialects.postgresql import aggregate_order_by
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.contacts.models import ConsentRecord, Contact, ContactTag, PartnerLink
@@ -219,7 +221,7 @@ def _build_query(
     return _Search(
         page=page_of,
         count=count,
-        raw_page=RawSelect(page_of.with_only_columns(*_written_columns(), page.c.total)),
+        raw_page=RawSelect(_raw_page(page, office_id)),
         raw_count=RawSelect(count),
     )
 
@@ -234,6 +236,43 @@ def _written_columns() -> list[ColumnElement[Any]]:
     return [api_timestamp(c, c.key) if c.key in SEARCH_TIMES else c for c in Contact.__table__.c]
 
 
+SEARCH_TAGS = ("tag_ids", "tag_names", "tag_colors")
+"""The raw search page's tag references of each contact: three arrays in ``tags_by_contact``'s
+order (by name, then id), NULL for none."""
+
+
+def _raw_page(page: Any, office_id: Any) -> Select[Any]:
+    """The search's page for the raw driver: the contacts' columns (``SEARCH_TIMES``
+    written), the total, and each contact's tag references (``SEARCH_TAGS``, a ``LATERAL``
+    of ``tags_by_contact``'s select per contact): the page and its tags in one statement."""
+    order = (Tag.name, Tag.id)
+    tags = (
+        select(
+            func.array_agg(aggregate_order_by(Tag.id, *order)).label("tag_ids"),
+            func.array_agg(aggregate_order_by(Tag.name, *order)).label("tag_names"),
+            func.array_agg(aggregate_order_by(Tag.color, *order)).label("tag_colors"),
+        )
+        .select_from(ContactTag)
+        .join(Tag, Tag.id == ContactTag.tag_id)
+        .where(
+            ContactTag.office_id == office_id,
+            Tag.office_id == office_id,
+            ContactTag.contact_id == Contact.id,
+        )
+        .lateral("tags")
+    )
+    return (
+        select(
+            *_written_columns(), page.c.total, tags.c.tag_ids, tags.c.tag_names, tags.c.tag_colors
+        )
+        .select_from(Contact)
+        .join(page, page.c.id == Contact.id)
+        .join(tags, true())
+        .where(Contact.office_id == office_id)
+        .order_by(page.c.search_name, page.c.id)
+    )
+
+
 @dataclass(frozen=True)
 class _Search:
     """A search's statements (PostgreSQL): the page of contacts with the total beside each
@@ -244,7 +283,8 @@ class _Search:
     count: Select[int]
     raw_page: RawSelect
     """``page`` with the contact's columns for its entity, through the raw driver; its
-    ``SEARCH_TIMES`` come written (text), not as datetimes."""
+    ``SEARCH_TIMES`` come written (text), not as datetimes, and its ``SEARCH_TAGS``
+    beside them."""
     raw_count: RawSelect
 
 
@@ -270,23 +310,6 @@ _TAGS_OF_CONTACTS = (
     )
     .order_by(Tag.name, Tag.id)
 )
-_RAW_TAGS_OF_CONTACTS = RawSelect(
-    _TAGS_OF_CONTACTS.with_only_columns(ContactTag.contact_id, Tag.id, Tag.name, Tag.color)
-)
-
-
-async def tag_refs_by_contact(
-    session: AsyncSession, office_id: str, contact_ids: Sequence[str]
-) -> dict[str, list[Tag]] | dict[str, list[Row]]:
-    """``tags_by_contact`` for answers' tag references: on PostgreSQL each tag's id, name
-    and colour as a dict, through the raw driver (the same rows in the same order)."""
-    if not contact_ids or not on_raw_driver(session):
-        return await tags_by_contact(session, office_id, contact_ids)
-    found: dict[str, list[Row]] = defaultdict(list)
-    values = {"office_id": office_id, "contact_ids": list(contact_ids)}
-    for row in await _RAW_TAGS_OF_CONTACTS.rows(session, values):
-        found[row["contact_id"]].append(row)
-    return found
 
 
 async def add_tags(

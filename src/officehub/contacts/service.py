@@ -102,7 +102,8 @@ async def list_contacts(
     it). ``scope``: the contacts the caller may see (``contacts.visibility``); None: all.
 
     PostgreSQL's search page (read through the raw driver) comes with its timestamps
-    written by the database (``repository.SEARCH_TIMES``) and is written through
+    written by the database (``repository.SEARCH_TIMES``) and its contacts' tag
+    references beside them (``repository.SEARCH_TAGS``: one statement), written through
     ``ContactPageWritten``, validated once as a whole page: no ``ContactOut`` made per
     contact first, no Python call per timestamp."""
     if inbox_id is not None:
@@ -121,12 +122,14 @@ async def list_contacts(
     )
     pages = math.ceil(total / params.limit)
     if rows and isinstance(rows[0], dict):  # PostgreSQL's search, through the raw driver
-        refs = await repository.tag_refs_by_contact(session, office_id, [c["id"] for c in rows])
         for contact in rows:  # the rows are this request's own: completed in place
             contact["username"] = contact["whatsapp_username"]
             contact["marketing_opt_out"] = bool(contact["marketing_opt_out"])
             contact["legal_hold"] = bool(contact["legal_hold"])
-            contact["tags"] = refs.get(contact["id"], [])
+            ids, names, colors = (contact[key] or () for key in repository.SEARCH_TAGS)
+            contact["tags"] = [
+                {"id": i, "name": n, "color": c} for i, n, c in zip(ids, names, colors, strict=True)
+            ]
         page = {"data": rows, "total_results": total, "total_pages": pages}
         return ContactPageWritten.model_validate(page).model_dump_json(by_alias=True).encode()
     records = cast("list[Contact]", rows)
