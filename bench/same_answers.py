@@ -106,6 +106,19 @@ async def _extras(url: str, world: dict[str, str]) -> None:
                     "WHERE id IN (SELECT person_id FROM crm_cards ORDER BY id DESC LIMIT 3)"
                 )
             )
+            # the search's too (written by PostgreSQL on the raw search page since s70)
+            await c.execute(
+                text(
+                    "UPDATE contacts SET created_at = '2026-01-02 03:04:05+00', "
+                    "updated_at = '2026-12-31 23:59:59.999999+00' WHERE name = 'Maria 123'"
+                )
+            )
+            await c.execute(
+                text(
+                    "UPDATE contacts SET created_at = '2026-06-01 09:00:00.000500+00', "
+                    "updated_at = '2026-06-01 09:00:00.999000+00' WHERE name = 'Maria 127'"
+                )
+            )
             config = [{"id": "valor", "visible": True}, {"id": "nome", "visible": False}]
             await c.execute(
                 text("UPDATE crm_funnels SET card_config = :f"), {"f": json.dumps(config)}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import httpx
@@ -9,7 +10,11 @@ import pytest
 from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from officehub.contacts.models import ContactTag
+from officehub.contacts.schemas import ContactOut
 from officehub.conversations import repository as conversations
+from officehub.kit.pagination import Page
+from officehub.kit.timeutil import isoformat
 from tests import factories as f
 from tests.helpers import OfficeFixture, error_of, outbox
 
@@ -129,6 +134,40 @@ async def test_same_contact_phone_in_any_brazilian_format(
 
 
 # GET /people
+
+
+async def test_the_search_writes_its_answer_as_the_page_model_does(
+    client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    """The search page's timestamps come written by PostgreSQL (``kit.db.api_timestamp``;
+    on SQLite the records' are written by ``isoformat``) and the page is written through
+    ``ContactPageWritten``: the bytes ``Page[ContactOut]`` writes, milliseconds truncated."""
+    inbox = await f.make_inbox(session, office_a.id)
+    vip = await f.make_tag(session, office_a.id, inbox.id, name="vip")
+    moments = [
+        datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC),
+        datetime(2026, 12, 31, 23, 59, 59, 999999, tzinfo=UTC),
+        datetime(2026, 6, 1, 9, 0, 0, 500, tzinfo=timezone(timedelta(hours=-3))),
+    ]
+    for n, moment in enumerate(moments):
+        contact = await f.make_contact(session, office_a.id, name=f"Zélia {n}", phone=None)
+        contact.created_at, contact.updated_at = moment, moments[n - 1]
+        if n:
+            session.add(ContactTag(office_id=office_a.id, contact_id=contact.id, tag_id=vip.id))
+    await session.commit()
+    r = await client.get("/people", params={"search": "zelia"}, headers=office_a.headers)
+    assert r.status_code == 200, r.text
+    assert r.headers["content-type"] == "application/json"
+    assert (
+        Page[ContactOut].model_validate_json(r.content).model_dump_json(by_alias=True).encode()
+        == r.content
+    )
+    found = r.json()
+    assert [(c["createdAt"], c["updatedAt"]) for c in found["data"]] == [
+        (isoformat(m), isoformat(moments[n - 1])) for n, m in enumerate(moments)
+    ]
+    assert [[t["name"] for t in c["tags"]] for c in found["data"]] == [[], ["vip"], ["vip"]]
+    assert (found["totalResults"], found["totalPages"]) == (3, 1)
 
 
 async def test_list_contacts_filters(

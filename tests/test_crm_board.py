@@ -117,6 +117,28 @@ async def test_the_board_writes_its_timestamps_as_every_answer_does(
     assert "2026-12-31T23:59:59.999Z" in {i["updatedAt"] for i in items}
 
 
+async def test_a_funnel_without_columns_answers_its_board_empty(
+    client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    """On PostgreSQL the funnel, its columns and their totals are one outer-joined read
+    (``repository.board_head``): a funnel with no columns is still found, with none."""
+    inbox = await f.make_inbox(session, office_a.id)
+    funnel, _ = await f.make_funnel(session, office_a.id, inbox.id, 0)
+    await session.commit()
+    response = await client.get(f"/funnel/{funnel.id}", headers=office_a.headers)
+    assert response.status_code == 200, response.text
+    board = response.json()
+    assert (board["id"], board["name"], board["columns"]) == (funnel.id, "Vendas", [])
+    assert board["createdAt"] == isoformat(funnel.created_at)
+    assert (
+        FunnelBoard.model_validate_json(response.content).model_dump_json(by_alias=True).encode()
+        == response.content
+    )
+    owners = {"userIds": "c" + "0" * 24}
+    unknown = await client.get(f"/funnel/{funnel.id}", params=owners, headers=office_a.headers)
+    assert unknown.status_code == 404, unknown.text
+
+
 async def test_read_funnel_board_filters_by_owner(
     client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
 ) -> None:

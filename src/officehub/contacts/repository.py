@@ -4,6 +4,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 from sqlalchemy import (
     ColumnElement,
@@ -18,13 +19,16 @@ from sqlalchemy import (
     not_,
     or_,
     select,
+    true,
     union_all,
     update,
 )
+from sqlalchemy.dialects.postgresql import aggregate_order_by
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.contacts.models import ConsentRecord, Contact, ContactTag, PartnerLink
 from officehub.contacts.normalize import phone_forms
+from officehub.kit.db import api_timestamp
 from officehub.kit.pagination import ListQuery, PageParams, paginate
 from officehub.kit.raw_read import RawSelect, Row, on_raw_driver
 from officehub.kit.repository import get_scoped, insert_ignoring_duplicates, scoped
@@ -109,7 +113,7 @@ async def contacts_page(
     bound = {**values, "page_limit": params.limit, "page_offset": params.offset}
     if scope is None and on_raw_driver(session):
         # the cached shapes (no caller's scope) through the raw driver: each contact a dict
-        # of its columns, ``total`` beside them
+        # of its columns (its ``SEARCH_TIMES`` written), ``total`` beside them
         found = await query.raw_page.rows(session, bound)
         if found:
             return found, int(found[0]["total"])
@@ -217,8 +221,55 @@ def _build_query(
     return _Search(
         page=page_of,
         count=count,
-        raw_page=RawSelect(page_of.with_only_columns(*Contact.__table__.c, page.c.total)),
+        raw_page=RawSelect(_raw_page(page, office_id)),
         raw_count=RawSelect(count),
+    )
+
+
+SEARCH_TIMES = ("created_at", "updated_at")
+"""The raw search page's timestamps, handed back as the API writes them."""
+
+
+def _written_columns() -> list[ColumnElement[Any]]:
+    """The contact's columns, its ``SEARCH_TIMES`` written by PostgreSQL (``api_timestamp``:
+    as ``timeutil.isoformat`` writes them, under the same names)."""
+    return [api_timestamp(c, c.key) if c.key in SEARCH_TIMES else c for c in Contact.__table__.c]
+
+
+SEARCH_TAGS = ("tag_ids", "tag_names", "tag_colors")
+"""The raw search page's tag references of each contact: three arrays in ``tags_by_contact``'s
+order (by name, then id), NULL for none."""
+
+
+def _raw_page(page: Any, office_id: Any) -> Select[Any]:
+    """The search's page for the raw driver: the contacts' columns (``SEARCH_TIMES``
+    written), the total, and each contact's tag references (``SEARCH_TAGS``, a ``LATERAL``
+    of ``tags_by_contact``'s select per contact): the page and its tags in one statement."""
+    order = (Tag.name, Tag.id)
+    tags = (
+        select(
+            func.array_agg(aggregate_order_by(Tag.id, *order)).label("tag_ids"),
+            func.array_agg(aggregate_order_by(Tag.name, *order)).label("tag_names"),
+            func.array_agg(aggregate_order_by(Tag.color, *order)).label("tag_colors"),
+        )
+        .select_from(ContactTag)
+        .join(Tag, Tag.id == ContactTag.tag_id)
+        .where(
+            ContactTag.office_id == office_id,
+            Tag.office_id == office_id,
+            ContactTag.contact_id == Contact.id,
+        )
+        .lateral("tags")
+    )
+    return (
+        select(
+            *_written_columns(), page.c.total, tags.c.tag_ids, tags.c.tag_names, tags.c.tag_colors
+        )
+        .select_from(Contact)
+        .join(page, page.c.id == Contact.id)
+        .join(tags, true())
+        .where(Contact.office_id == office_id)
+        .order_by(page.c.search_name, page.c.id)
     )
 
 
@@ -231,7 +282,9 @@ class _Search:
     page: Select[Contact, int]
     count: Select[int]
     raw_page: RawSelect
-    """``page`` with the contact's columns for its entity, through the raw driver."""
+    """``page`` with the contact's columns for its entity, through the raw driver; its
+    ``SEARCH_TIMES`` come written (text), not as datetimes, and its ``SEARCH_TAGS``
+    beside them."""
     raw_count: RawSelect
 
 
@@ -257,23 +310,6 @@ _TAGS_OF_CONTACTS = (
     )
     .order_by(Tag.name, Tag.id)
 )
-_RAW_TAGS_OF_CONTACTS = RawSelect(
-    _TAGS_OF_CONTACTS.with_only_columns(ContactTag.contact_id, Tag.id, Tag.name, Tag.color)
-)
-
-
-async def tag_refs_by_contact(
-    session: AsyncSession, office_id: str, contact_ids: Sequence[str]
-) -> dict[str, list[Tag]] | dict[str, list[Row]]:
-    """``tags_by_contact`` for answers' tag references: on PostgreSQL each tag's id, name
-    and colour as a dict, through the raw driver (the same rows in the same order)."""
-    if not contact_ids or not on_raw_driver(session):
-        return await tags_by_contact(session, office_id, contact_ids)
-    found: dict[str, list[Row]] = defaultdict(list)
-    values = {"office_id": office_id, "contact_ids": list(contact_ids)}
-    for row in await _RAW_TAGS_OF_CONTACTS.rows(session, values):
-        found[row["contact_id"]].append(row)
-    return found
 
 
 async def add_tags(

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import BackgroundTasks, Query, Request
+from fastapi import BackgroundTasks, Query, Request, Response
 
 from officehub.contacts import consent, erasure, merge, service
 from officehub.contacts.schemas import (
@@ -71,11 +71,12 @@ async def list_contacts(
         list[str] | None,
         Query(alias="tagIds", description="Contacts with any of these tags (repeat or a,b)"),
     ] = None,
-) -> Page[ContactOut]:
+) -> Response:
     ids = [part for value in tag_ids or [] for part in value.split(",") if part]
     if len(ids) > MAX_TAG_FILTER:
         raise ValidationFailed.field("query.tagIds", f"at most {MAX_TAG_FILTER} tag ids")
-    items, total = await service.list_contacts(
+    # Written by the service (FastAPI's own writing skipped): the bytes it would write.
+    answer = await service.list_contacts(
         session,
         office.office_id,
         params,
@@ -84,7 +85,7 @@ async def list_contacts(
         tag_ids=ids,
         scope=await contacts_seen(session, office.who),
     )
-    return Page[ContactOut].of(items, total, params)
+    return Response(answer, media_type="application/json")
 
 
 @router.get(

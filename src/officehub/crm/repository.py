@@ -92,16 +92,99 @@ _COLUMNS_OF = (
 )
 
 
-_RAW_COLUMNS_OF = RawSelect(_COLUMNS_OF.with_only_columns(*FunnelColumn.__table__.c))
-
-
 async def board_columns(session: AsyncSession, office_id: str, funnel_id: str) -> list[Row]:
     """The funnel's columns in order, each a dict of its column values (for the board's
-    answer): on PostgreSQL through the raw driver, elsewhere from ``columns_of``."""
-    if not on_raw_driver(session):
-        return [column_values(c) for c in await columns_of(session, office_id, [funnel_id])]
-    values = {"office_id": office_id, "funnel_ids": [funnel_id]}
-    return await _RAW_COLUMNS_OF.rows(session, values)
+    answer, where ``board_head`` does not read them: SQLite)."""
+    return [column_values(c) for c in await columns_of(session, office_id, [funnel_id])]
+
+
+BOARD_FUNNEL_FIELDS = ("id", "name", "card_config", "inbox_id", "created_at", "updated_at")
+BOARD_COLUMN_FIELDS = {
+    "id": "id",
+    "funnel_id": "funnel_id",
+    "name": "name",
+    "color": "color",
+    "index": "position",
+    "kind": "kind",
+    "time_limit_days": "time_limit_days",
+    "show_badge_progress": "show_badge_progress",
+    "created_at": "created_at",
+    "updated_at": "updated_at",
+}
+"""A board column's answer fields (``service._column_fields``) and the columns they are."""
+_TIMES = ("created_at", "updated_at")
+
+
+def _board_head(*, by_owner: bool) -> Select[Any]:
+    """The funnel, its columns in order and each column's total (of the given owners), in
+    one statement: a row per column (one with the column's fields NULL for a funnel
+    without columns, none for a funnel of another office or none at all). The funnel's
+    answer fields are labelled ``funnel_*``, the column's ``column_*`` (``BOARD_*_FIELDS``),
+    the timestamps written by
+    PostgreSQL (``api_timestamp``). The totals are ``board_totals``' sums, one per column
+    through the counts' primary key."""
+    office_id = bindparam("office_id", type_=String)
+    total = select(func.sum(ColumnCount.cards)).where(
+        ColumnCount.office_id == office_id, ColumnCount.column_id == FunnelColumn.id
+    )
+    if by_owner:
+        total = total.where(ColumnCount.owner_key.in_(bindparam("user_ids", expanding=True)))
+
+    def fields(model: Any, names: dict[str, str], prefix: str) -> list[Any]:
+        table = model.__table__
+        return [
+            api_timestamp(table.c[n], f"{prefix}{a}")
+            if n in _TIMES
+            else table.c[n].label(f"{prefix}{a}")
+            for a, n in names.items()
+        ]
+
+    return (
+        select(
+            *fields(Funnel, {n: n for n in BOARD_FUNNEL_FIELDS}, "funnel_"),
+            *fields(FunnelColumn, BOARD_COLUMN_FIELDS, "column_"),
+            total.scalar_subquery().label("total"),
+        )
+        .select_from(Funnel)
+        .outerjoin(
+            FunnelColumn,
+            (FunnelColumn.office_id == office_id) & (FunnelColumn.funnel_id == Funnel.id),
+        )
+        .where(Funnel.office_id == office_id, Funnel.id == bindparam("funnel_id"))
+        .order_by(FunnelColumn.position, FunnelColumn.created_at)
+    )
+
+
+_RAW_BOARD_HEAD = RawSelect(_board_head(by_owner=False))
+_RAW_BOARD_HEAD_OF_OWNERS = RawSelect(_board_head(by_owner=True))
+
+
+async def board_head(
+    session: AsyncSession, office_id: str, funnel_id: str, user_ids: Sequence[str] | None
+) -> tuple[Row, list[Row], dict[str, int]] | None:
+    """PostgreSQL (the raw driver): the board's funnel, its columns (each its answer's
+    fields) and their totals (of the given owners) in one round trip, their timestamps
+    written as the API writes them;
+    None when the office has no such funnel. What ``read_scoped``, ``board_columns`` and
+    ``board_totals`` answer in three."""
+    raw = _RAW_BOARD_HEAD if user_ids is None else _RAW_BOARD_HEAD_OF_OWNERS
+    values = {"office_id": office_id, "funnel_id": funnel_id, "user_ids": list(user_ids or ())}
+    rows = await raw.rows(session, values)
+    if not rows:
+        return None
+    first = rows[0]
+    funnel = {n: first[f"funnel_{n}"] for n in BOARD_FUNNEL_FIELDS}
+    columns = [
+        {n: row[f"column_{n}"] for n in BOARD_COLUMN_FIELDS}
+        for row in rows
+        if row["column_id"] is not None
+    ]
+    totals = {
+        row["column_id"]: int(row["total"])
+        for row in rows
+        if row["column_id"] is not None and row["total"] is not None
+    }
+    return funnel, columns, totals
 
 
 async def lock_funnel(session: AsyncSession, office_id: str, funnel_id: str) -> None:
@@ -391,7 +474,8 @@ async def board_totals(
     column_ids: Sequence[str],
     user_ids: Sequence[str] | None,
 ) -> dict[str, int]:
-    """Cards per column (of the given owners): a sum over the few per-owner count rows."""
+    """Cards per column (of the given owners): a sum over the few per-owner count rows
+    (where ``board_head`` does not read them: SQLite)."""
     if not column_ids:
         return {}
     stmt = _BOARD_TOTALS_OF_OWNERS if user_ids is not None else _BOARD_TOTALS
@@ -400,12 +484,6 @@ async def board_totals(
         "column_ids": list(column_ids),
         "user_ids": list(user_ids or ()),
     }
-    if on_raw_driver(session):
-        raw = _RAW_BOARD_TOTALS_OF_OWNERS if user_ids is not None else _RAW_BOARD_TOTALS
-        return {
-            column_id: int(count)
-            for column_id, count in (row.values() for row in await raw.rows(session, values))
-        }
     return {column_id: int(count) for column_id, count in (await session.execute(stmt, values))}
 
 
@@ -420,10 +498,6 @@ _BOARD_TOTALS = (
 _BOARD_TOTALS_OF_OWNERS = _BOARD_TOTALS.where(
     ColumnCount.owner_key.in_(bindparam("user_ids", expanding=True))
 )
-
-
-_RAW_BOARD_TOTALS = RawSelect(_BOARD_TOTALS)
-_RAW_BOARD_TOTALS_OF_OWNERS = RawSelect(_BOARD_TOTALS_OF_OWNERS)
 
 
 def due_cards(now: datetime, batch: int) -> Select[str]:
