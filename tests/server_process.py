@@ -107,3 +107,21 @@ async def running_server(
                 proc.kill()
                 await proc.wait()
         await reader
+
+
+async def avatar_link(server: Server) -> str:
+    """A new user's avatar (``PNG_1X1``) uploaded with the demo key: its signed link."""
+    headers = {"x-service-api-key": server.demo_key}
+    async with httpx.AsyncClient(base_url=server.url) as client:
+        user = await client.post(
+            "/user", json={"name": "Ana Lima", "email": "ana@example.com"}, headers=headers
+        )
+        assert user.status_code == 201, user.text
+        avatar = await client.put(
+            f"/user/{user.json()['id']}/avatar",
+            files={"file": ("a.png", PNG_1X1, "image/png")},
+            headers=headers,
+        )
+        assert avatar.status_code == 200, avatar.text
+    link: str = avatar.json()["imageUrl"]
+    return link

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import httpx
 
-from tests.server_process import PNG_1X1, Server, clean_env, running_server
+from tests.server_process import PNG_1X1, Server, avatar_link, clean_env, running_server
 
 MIB = 1024 * 1024
 
@@ -30,6 +30,14 @@ async def serving(folder: Path, **settings: str) -> AsyncIterator[Server]:
     env = clean_env(**{f"OFFICEHUB_{k.upper()}": v for k, v in settings.items()})
     async with running_server(folder, "--no-worker", env=env) as server:
         yield server
+
+
+def people_post_head(server: Server, length: int) -> bytes:
+    """The request line and headers of a ``POST /people`` with the demo key, its body to come."""
+    return (
+        f"POST /people HTTP/1.1\r\nHost: 127.0.0.1\r\nx-service-api-key: {server.demo_key}\r\n"
+        f"content-type: application/json\r\ncontent-length: {length}\r\n\r\n"
+    ).encode()
 
 
 def exited(pid: int) -> bool:
@@ -293,21 +301,14 @@ async def test_a_request_running_at_shutdown_is_cancelled_after_the_grace_and_th
     used to wait for it for ever (a deploy held until the orchestrator's kill -9)."""
     grace = 3.0
     async with serving(tmp_path, shutdown_grace_seconds=str(grace)) as server:
-        key = server.demo_key
         body = json.dumps({"name": "Ana Lúcia"}).encode()
-
-        def head(length: int) -> bytes:
-            return (
-                f"POST /people HTTP/1.1\r\nHost: 127.0.0.1\r\nx-service-api-key: {key}\r\n"
-                f"content-type: application/json\r\ncontent-length: {length}\r\n\r\n"
-            ).encode()
 
         # One client never finishes its body; another finishes it just after the SIGTERM.
         _stuck_reader, stuck = await connect(server)
-        stuck.write(head(10_000) + b'{"name": "')
+        stuck.write(people_post_head(server, 10_000) + b'{"name": "')
         await stuck.drain()
         late_reader, late = await connect(server)
-        late.write(head(len(body)) + body[:5])
+        late.write(people_post_head(server, len(body)) + body[:5])
         await late.drain()
         await asyncio.sleep(0.3)  # both requests are in the app, reading their bodies
         started = time.monotonic()
@@ -335,15 +336,9 @@ async def test_a_body_that_pauses_past_the_body_timeout_is_408_and_a_slow_steady
     async with serving(tmp_path, body_timeout_seconds="1") as server:
         key = server.demo_key
 
-        def head(length: int) -> bytes:
-            return (
-                f"POST /people HTTP/1.1\r\nHost: 127.0.0.1\r\nx-service-api-key: {key}\r\n"
-                f"content-type: application/json\r\ncontent-length: {length}\r\n\r\n"
-            ).encode()
-
         # Part of the body, then silence.
         reader, writer = await connect(server)
-        writer.write(head(100) + b'{"name": "Ana')
+        writer.write(people_post_head(server, 100) + b'{"name": "Ana')
         await writer.drain()
         started = time.monotonic()
         sent = await closed_within(reader, 6)
@@ -357,7 +352,7 @@ async def test_a_body_that_pauses_past_the_body_timeout_is_408_and_a_slow_steady
         # A part every 0.4 s: never a pause of a second, so it is served in full.
         body_bytes = json.dumps({"name": "Ana Lúcia Ferreira"}).encode()
         reader, writer = await connect(server)
-        writer.write(head(len(body_bytes)))
+        writer.write(people_post_head(server, len(body_bytes)))
         for i in range(0, len(body_bytes), 4):
             await asyncio.sleep(0.4)
             writer.write(body_bytes[i : i + 4])
@@ -380,19 +375,7 @@ async def test_a_client_that_stops_reading_its_answer_is_cut_off_after_the_send_
     reads slowly but steadily gets all of it. The file is larger than what the kernel's
     buffers take (up to 4 MiB for a socket here), so the server's own writes stall."""
     async with serving(tmp_path, send_timeout_seconds="1") as server:
-        headers = {"x-service-api-key": server.demo_key}
-        async with httpx.AsyncClient(base_url=server.url) as client:
-            user = await client.post(
-                "/user", json={"name": "Ana Lima", "email": "ana@example.com"}, headers=headers
-            )
-            assert user.status_code == 201, user.text
-            avatar = await client.put(
-                f"/user/{user.json()['id']}/avatar",
-                files={"file": ("a.png", PNG_1X1, "image/png")},
-                headers=headers,
-            )
-            assert avatar.status_code == 200, avatar.text
-        link = avatar.json()["imageUrl"].removeprefix(server.url)
+        link = (await avatar_link(server)).removeprefix(server.url)
         size = 12 * MIB
         # a large file under the same link (the test's own folder, written before any read)
         stored = next(tmp_path.rglob(link.split("?", 1)[0].rsplit("/", 1)[1]))  # noqa: ASYNC240

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import httpx
 
-from tests.server_process import PNG_1X1, clean_env, free_port, running_server
+from tests.server_process import PNG_1X1, avatar_link, clean_env, free_port, running_server
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -39,20 +39,7 @@ async def test_first_start_prints_the_demo_office_in_a_frame_before_the_logs(
 
 async def test_public_url_follows_the_served_port_so_avatar_links_work(tmp_path: Path) -> None:
     async with running_server(tmp_path) as server, httpx.AsyncClient() as client:
-        headers = {"x-service-api-key": server.demo_key}
-        r = await client.post(
-            f"{server.url}/user",
-            json={"name": "Ana Lima", "email": "ana@example.com"},
-            headers=headers,
-        )
-        assert r.status_code == 201, r.text
-        r = await client.put(
-            f"{server.url}/user/{r.json()['id']}/avatar",
-            files={"file": ("a.png", PNG_1X1, "image/png")},
-            headers=headers,
-        )
-        assert r.status_code == 200, r.text
-        link = r.json()["imageUrl"]
+        link = await avatar_link(server)
         assert link.startswith(f"{server.url}/media/")
         fetched = await client.get(link)
         assert fetched.status_code == 200 and fetched.content == PNG_1X1

@@ -252,13 +252,8 @@ class BoundedHttpToolsProtocol(EndsEventStreamsAtShutdown):
         if self.transport.is_closing() or not self._in_head:
             return
         if self._head_seen or self._head_size:  # part of a request came: say why
-            self.transport.write(
-                _response(
-                    408,
-                    "REQUEST_TIMEOUT",
-                    "Request timeout",
-                    f"The request line and headers must arrive within {self.header_timeout} s.",
-                )
+            self._time_out(
+                f"The request line and headers must arrive within {self.header_timeout} s."
             )
         self._refused = True
         self.transport.close()
@@ -276,14 +271,7 @@ class BoundedHttpToolsProtocol(EndsEventStreamsAtShutdown):
             self._body_timer = self.loop.call_later(left, self._body_paused)
             return
         if not cycle.response_started:
-            self.transport.write(
-                _response(
-                    408,
-                    "REQUEST_TIMEOUT",
-                    "Request timeout",
-                    f"The request's body paused for more than {self.body_timeout} s.",
-                )
-            )
+            self._time_out(f"The request's body paused for more than {self.body_timeout} s.")
         self._refused = True
         self.transport.close()  # the app reading the body sees the client gone
 
@@ -303,3 +291,7 @@ class BoundedHttpToolsProtocol(EndsEventStreamsAtShutdown):
             return
         self._refused = True
         self.transport.abort()  # close() would wait for the client to take the rest
+
+    def _time_out(self, details: str) -> None:
+        """A 408 ``REQUEST_TIMEOUT`` written to the client (the connection then closed)."""
+        self.transport.write(_response(408, "REQUEST_TIMEOUT", "Request timeout", details))
