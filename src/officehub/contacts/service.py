@@ -62,15 +62,20 @@ def contact_row_out(
     contact: Mapping[str, Any], contact_tags: Sequence[Tag] | Sequence[Mapping[str, Any]]
 ) -> ContactOut:
     """``contact_out`` of a contact's column values by name (a record's or a row's)."""
-    return ContactOut.model_validate(
-        {
-            **contact,
-            "username": contact["whatsapp_username"],
-            "marketing_opt_out": bool(contact["marketing_opt_out"]),
-            "legal_hold": bool(contact["legal_hold"]),
-            "tags": [TagRef.model_validate(t) for t in contact_tags],
-        }
-    )
+    tag_refs = [TagRef.model_validate(t) for t in contact_tags]
+    return ContactOut.model_validate(contact_fields(contact, tag_refs))
+
+
+def contact_fields(contact: Mapping[str, Any], tag_refs: Sequence[Any]) -> dict[str, Any]:
+    """A contact's answer fields (what ``ContactOut`` takes) from its column values by name
+    and its tag references."""
+    return {
+        **contact,
+        "username": contact["whatsapp_username"],
+        "marketing_opt_out": bool(contact["marketing_opt_out"]),
+        "legal_hold": bool(contact["legal_hold"]),
+        "tags": tag_refs,
+    }
 
 
 async def read_contact(session: AsyncSession, office_id: str, ident: str) -> ContactOut:
@@ -122,15 +127,14 @@ async def list_contacts(
     )
     pages = math.ceil(total / params.limit)
     if rows and isinstance(rows[0], dict):  # PostgreSQL's search, through the raw driver
-        for contact in rows:  # the rows are this request's own: completed in place
-            contact["username"] = contact["whatsapp_username"]
-            contact["marketing_opt_out"] = bool(contact["marketing_opt_out"])
-            contact["legal_hold"] = bool(contact["legal_hold"])
+        contacts = []
+        for contact in rows:
             ids, names, colors = (contact[key] or () for key in repository.SEARCH_TAGS)
-            contact["tags"] = [
+            refs = [
                 {"id": i, "name": n, "color": c} for i, n, c in zip(ids, names, colors, strict=True)
             ]
-        page = {"data": rows, "total_results": total, "total_pages": pages}
+            contacts.append(contact_fields(contact, refs))
+        page = {"data": contacts, "total_results": total, "total_pages": pages}
         return ContactPageWritten.model_validate(page).model_dump_json(by_alias=True).encode()
     records = cast("list[Contact]", rows)
     found = await repository.tags_by_contact(session, office_id, [c.id for c in records])
