@@ -38,7 +38,6 @@ from sqlalchemy import (
 from sqlalchemy import (
     column as sql_column,
 )
-from sqlalchemy.dialects.postgresql import JSON, aggregate_order_by
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
@@ -67,8 +66,6 @@ from officehub.kit.repository import (
     scoped,
 )
 from officehub.kit.timeutil import utcnow
-from officehub.sla.models import SlaPolicy
-from officehub.sla.rules import PolicyTerms
 from officehub.tags.models import Tag
 from officehub.users.models import User, UserInbox, UserLegalArea
 
@@ -558,141 +555,6 @@ async def tag_refs_of(
         return await tags_of(session, office_id, conversation_id)
     values = {"office_id": office_id, "conversation_ids": [conversation_id]}
     return await _RAW_TAGS_OF_CONVERSATIONS.rows(session, values)
-
-
-@dataclass(frozen=True)
-class LockedForChange:
-    """``locked_for_change``'s answer: the locked conversation, its tag references (as
-    ``tag_refs_of`` answers them) and, when asked for, its inbox's SLA policies (oldest
-    first; ``None``: not read here)."""
-
-    conversation: Conversation
-    tags: list[Tag] | list[Row]
-    policies: list[PolicyTerms] | None
-
-
-async def locked_for_change(
-    session: AsyncSession, office_id: str, ident: str, *, with_policies: bool
-) -> LockedForChange | None:
-    """The conversation read for a change (``get_scoped``'s ``for_change``: its row locked
-    first, read afresh into the identity map) with its tags, or None. On PostgreSQL the
-    tags come in the locked read's statement, and the policies (``with_policies``) in one
-    more: two round trips where there were three (the lock, its tags, the policies).
-
-    One statement reads the other tables with the snapshot it took when it began, which
-    is older than the row it locks when a transaction that held the row committed while
-    this one waited. Every change of a conversation's tags holds its row and writes it
-    (``updated_at``), so the row then locked is a newer version than the snapshot's
-    (``fresh``, its ``xmin`` compared, is false) and the tags are read again after the
-    lock, with the policies. The policies are always read after the lock: a policy's
-    change holds the conversations it applies to without writing a row whose due times do
-    not move (``recompute_sla``), which ``fresh`` cannot see. SQLite: today's reads."""
-    if session.get_bind().dialect.name != "postgresql":
-        found = await get_scoped(session, Conversation, office_id, ident, for_change=True)
-        if found is None:
-            return None
-        return LockedForChange(found, await tag_refs_of(session, office_id, ident), None)
-    params = {"office_id": office_id, "ident": ident}
-    row = (await session.execute(_LOCKED_WITH_TAGS, params)).first()
-    if row is None:
-        return None
-    conversation: Conversation = row[0]
-    tags: list[Tag] | list[Row] = _tag_refs(ident, row.tags)
-    policies: list[PolicyTerms] | None = None
-    if not row.fresh or with_policies:
-        refs = _REFS_AFTER_LOCK[(not row.fresh, with_policies)]
-        after = (await refs.rows(session, params))[0]
-        if not row.fresh:
-            tags = _tag_refs(ident, after["tags"])
-        if with_policies:
-            policies = [PolicyTerms(**p) for p in after["policies"] or []]
-    return LockedForChange(conversation, tags, policies)
-
-
-def _tag_refs(ident: str, found: list[dict[str, Any]] | None) -> list[Row]:
-    return [{"conversation_id": ident, **tag} for tag in found or []]
-
-
-def _keyed(*pairs: tuple[str, Any]) -> list[Any]:
-    """``json_build_object``'s arguments: each key a literal (our own names), then its value."""
-    found: list[Any] = []
-    for key, value in pairs:
-        found += [literal_column(f"'{key}'"), value]
-    return found
-
-
-def _tags_json(office_id: Any, conversation_id: Any) -> Any:
-    """A conversation's tag references as one JSON array (``tag_refs_of``'s order)."""
-    tag = func.json_build_object(*_keyed(("id", Tag.id), ("name", Tag.name), ("color", Tag.color)))
-    found = (
-        select(func.json_agg(aggregate_order_by(tag, Tag.name, Tag.id)))
-        .select_from(ConversationTag)
-        .join(Tag, Tag.id == ConversationTag.tag_id)
-        .where(
-            ConversationTag.office_id == office_id,
-            Tag.office_id == office_id,
-            ConversationTag.conversation_id == conversation_id,
-        )
-        .scalar_subquery()
-    )
-    return type_coerce(found, JSON).label("tags")
-
-
-def _locked_with_tags() -> Select[Any]:
-    seen = Conversation.__table__.alias("conversation_seen")
-    fresh = literal_column("conversations.xmin", type_=String) == (
-        select(literal_column("conversation_seen.xmin", type_=String))
-        .where(seen.c.office_id == Conversation.office_id, seen.c.id == Conversation.id)
-        .scalar_subquery()
-    )
-    return (
-        select(
-            Conversation,
-            fresh.label("fresh"),
-            _tags_json(Conversation.office_id, Conversation.id),
-        )
-        .where(
-            Conversation.office_id == bindparam("office_id"), Conversation.id == bindparam("ident")
-        )
-        .with_for_update(of=Conversation)
-        .execution_options(populate_existing=True)
-    )
-
-
-def _refs_after_lock(tags: bool, policies: bool) -> RawSelect:
-    """The tags (read again) and/or the inbox's policies, in one statement after the lock."""
-    columns: list[Any] = []
-    if tags:
-        columns.append(_tags_json(bindparam("office_id"), bindparam("ident")))
-    if policies:
-        terms = func.json_build_object(
-            *_keyed(*((name, getattr(SlaPolicy, name)) for name in PolicyTerms.__slots__))
-        )
-        inbox = (
-            select(Conversation.inbox_id)
-            .where(
-                Conversation.office_id == bindparam("office_id"),
-                Conversation.id == bindparam("ident"),
-            )
-            .scalar_subquery()
-        )
-        found = (
-            select(func.json_agg(aggregate_order_by(terms, SlaPolicy.created_at, SlaPolicy.id)))
-            .where(SlaPolicy.office_id == bindparam("office_id"), SlaPolicy.inbox_id == inbox)
-            .scalar_subquery()
-        )
-        columns.append(type_coerce(found, JSON).label("policies"))
-    return RawSelect(select(*columns))
-
-
-_LOCKED_WITH_TAGS = _locked_with_tags()
-_REFS_AFTER_LOCK = {
-    (tags, policies): _refs_after_lock(tags, policies)
-    for tags in (False, True)
-    for policies in (False, True)
-    if tags or policies
-}
-"""Built once (a request binds its values and SQLAlchemy finds the compiled form)."""
 
 
 async def add_tags(

@@ -614,12 +614,8 @@ async def _change(
     may_route = route and any(v is not _UNSET for v in (status, assigned_user_id, legal_area_id))
     if may_route:
         await lock_office(session, office_id)
-    # The SLA policies are read with the conversation when a field they depend on is sent.
-    sla_sent = any(v is not _UNSET for v in (status, priority, legal_area_id))
-    locked = await repository.locked_for_change(session, office_id, ident, with_policies=sla_sent)
-    if locked is None:
-        raise NotFound.of("Conversation", ident)
-    conversation, before_tags, read_policies = locked.conversation, locked.tags, locked.policies
+    conversation = await get_conversation(session, office_id, ident, for_change=True)
+    before_tags = await repository.tag_refs_of(session, office_id, ident)
     previous_user, previous_department = conversation.assigned_user_id, conversation.department_id
     diff = _Diff()
     if status is not _UNSET and status != conversation.status:
@@ -678,11 +674,9 @@ async def _change(
     conversation.updated_at = utcnow()
     if diff.sla:
         if diff.status:
-            await sla.on_status(
-                session, conversation, status, conversation.updated_at, read_policies
-            )
+            await sla.on_status(session, conversation, status, conversation.updated_at)
         else:
-            await sla.refresh(session, conversation, read_policies)
+            await sla.refresh(session, conversation)
     await flush_or_conflict(session, _already_open(""))
     new_tags = await repository.tag_refs_of(session, office_id, ident) if diff.tags else before_tags
     # The events carry the conversation as an API key reads it (the office's read mark).

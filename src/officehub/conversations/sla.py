@@ -15,7 +15,6 @@ the times reports count from, kept on the conversation as messages come and go.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import datetime
 from typing import Literal
 
@@ -25,10 +24,7 @@ from officehub.conversations.models import Conversation
 from officehub.inboxes import service as inboxes
 from officehub.inboxes.business_hours import add_business_days, add_business_minutes
 from officehub.kit.timeutil import as_utc
-from officehub.sla import rules
 from officehub.sla import service as policies
-from officehub.sla.models import SlaPolicy
-from officehub.sla.rules import PolicyTerms
 
 BreachKind = Literal["FIRST_RESPONSE", "NEXT_RESPONSE", "RESOLUTION"]
 
@@ -63,23 +59,13 @@ def reschedule(conversation: Conversation) -> None:
     conversation.sla_check_at = min(dues) if dues else None
 
 
-async def refresh(
-    session: AsyncSession,
-    conversation: Conversation,
-    inbox_policies: Sequence[PolicyTerms] | None = None,
-) -> None:
+async def refresh(session: AsyncSession, conversation: Conversation) -> None:
     """The policy that applies now and the due times from the kept anchors (on every
-    change of priority, legal area, status, policy, and on each message that moves one).
-    ``inbox_policies``: the inbox's policies (oldest first) when the caller read them in
-    this transaction (with the conversation's locked row); else they are read here."""
+    change of priority, legal area, status, policy, and on each message that moves one)."""
     c = conversation
-    policy: SlaPolicy | PolicyTerms | None
-    if inbox_policies is None:
-        policy = await policies.applicable_policy(
-            session, c.office_id, c.inbox_id, c.priority, c.legal_area_id
-        )
-    else:
-        policy = rules.applicable(inbox_policies, c.priority, c.legal_area_id)
+    policy = await policies.applicable_policy(
+        session, c.office_id, c.inbox_id, c.priority, c.legal_area_id
+    )
     if policy is None:
         c.sla_policy_id = None
         c.first_response_due_at = c.next_response_due_at = c.resolution_due_at = None
@@ -138,11 +124,7 @@ async def on_response(session: AsyncSession, conversation: Conversation, at: dat
 
 
 async def on_status(
-    session: AsyncSession,
-    conversation: Conversation,
-    status: str,
-    at: datetime,
-    inbox_policies: Sequence[PolicyTerms] | None = None,
+    session: AsyncSession, conversation: Conversation, status: str, at: datetime
 ) -> None:
     """Closed: resolved now (nothing more is due). Reopened: a new resolution clock starts
     now, and a client message unanswered before the close is not awaited any more."""
@@ -154,4 +136,4 @@ async def on_status(
         c.closed_at = None
         if c.first_inbound_at is not None:
             c.resolution_started_at = at
-    await refresh(session, c, inbox_policies)
+    await refresh(session, c)

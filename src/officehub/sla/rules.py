@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Literal, Protocol, TypeVar
 
 from typing_extensions import TypeAliasType
@@ -36,16 +35,3 @@ def applicable(policies: Sequence[P], priority: str, legal_area_id: str | None) 
         if score > best_score:
             best, best_score = policy, score
     return best
-
-
-@dataclass(frozen=True, slots=True)
-class PolicyTerms:
-    """What a conversation's service levels need of a policy, read with the conversation
-    itself (``conversations.repository.locked_for_change`` on PostgreSQL)."""
-
-    id: str
-    priority: str | None
-    legal_area_id: str | None
-    first_response_minutes: int
-    next_response_minutes: int
-    resolution_business_days: int
