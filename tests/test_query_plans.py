@@ -497,7 +497,10 @@ async def test_the_console_list_of_unarchived_conversations_sums_its_kept_counts
             "/conversation", params={**unarchived, "tagId": tag.id}, headers=office_a.headers
         )
         assert response.json()["totalResults"] == 0
-    the_one(sent, "count(*)", "FROM conversations")
+    # the count of its conversations (on PostgreSQL also inside the page's statement, as
+    # its total: an empty page has no row to carry it, so it is counted again alone)
+    [counted] = [s for s, _ in sent if s.startswith("SELECT count(*)")]
+    assert "FROM conversations" in counted, counted
     assert not [s for s, _ in sent if "conversation_counts" in s], sent
 
 
