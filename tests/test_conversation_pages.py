@@ -5,7 +5,7 @@ ties and all."""
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any, cast
+from typing import Any
 
 import httpx
 from sqlalchemy import Row, insert, select, update
@@ -159,10 +159,11 @@ async def test_the_routes_pages_follow_the_list_order_ties_by_id(
 async def test_a_kept_list_reads_through_the_raw_driver_as_through_sqlalchemy(
     session: AsyncSession, office_a: OfficeFixture, office_b: OfficeFixture
 ) -> None:
-    """The list's kept shapes (built once, ``raw``) are read on PostgreSQL through the raw
-    driver (``kit.raw_read``): page, deep page, past the last, and the total, the page's
-    rows as dicts of the same columns and values as SQLAlchemy's rows, answered the same
-    (tags, names, read marks, last message, SLA) by ``present_rows`` as by ``present``.
+    """The list's kept shapes (built once, ``KeptList``) are read on PostgreSQL through the
+    raw driver (``kit.raw_read``), each page in one statement: page, deep page, past the
+    last (its exact total), the page's rows as dicts of the same columns and values as
+    SQLAlchemy's rows, answered the same (tags, names, read marks, last message, SLA) by
+    ``listed_out`` from the page's own extras as by ``present`` from its reads.
     SQLite, and a list built per request (a search), read through SQLAlchemy."""
     await _seed(session, office_b.id)
     seeded = await _seed(session, office_a.id)
@@ -207,7 +208,7 @@ async def test_a_kept_list_reads_through_the_raw_driver_as_through_sqlalchemy(
     )
     await session.commit()
     raw_driver = on_raw_driver(session)
-    varied = dict.fromkeys(("tags", "sender", "breach", "unread"), False)
+    varied = dict.fromkeys(("tags", "sender", "breach", "unread", "past"), False)
     seen: list[dict[str, Any]] = [
         {"seen": repository.Seen((seeded["inbox_id"],))},
         {"seen": repository.Seen((seeded["inbox_id"],), seeded["user_id"]), "status": "OPEN"},
@@ -215,28 +216,27 @@ async def test_a_kept_list_reads_through_the_raw_driver_as_through_sqlalchemy(
     for arguments in [a for _, a in _filters(seeded)] + seen:
         query, values = repository.conversations_list(office_a.id, **arguments)
         kept = "search" not in arguments
-        assert (query.raw is not None) == kept, arguments
-        orm = ListQuery(query.stmt, query.count, query.deep)  # the same list, not raw
+        assert isinstance(query, repository.KeptList) == kept, arguments
+        orm = ListQuery(query.stmt, query.count, query.deep)  # the same list, through SQLAlchemy
         for page in (1, 2, 5, 20):
             params = PageParams(page, LIMIT)
-            rows, total = await paginate_rows(session, query, params, values)
-            found, expected_total = await paginate_rows(session, orm, params, values)
-            records = cast(list[Row[Any]], found)
-            assert total == expected_total, (arguments, page)
+            records, expected_total = await paginate_rows(session, orm, params, values)
             assert all(isinstance(r, Row) for r in records)
-            assert [r if isinstance(r, dict) else r._asdict() for r in rows] == [
-                r._asdict() for r in records
-            ], (arguments, page)
-            if not rows:
-                continue
-            assert isinstance(rows[0], dict) == (raw_driver and kept), arguments
             for user_id in (None, seeded["user_id"]):
                 expected = await service.present(session, office_a.id, records, user_id)
-                answered = (
-                    await service.present_rows(session, office_a.id, cast(Any, rows), user_id)
-                    if isinstance(rows[0], dict)
-                    else await service.present(session, office_a.id, cast(Any, rows), user_id)
-                )
+                if raw_driver and isinstance(query, repository.KeptList):
+                    # one statement: the page, its tags, names, read marks and total
+                    rows, total = await repository.raw_page(session, query, params, values, user_id)
+                    assert [
+                        {k: v for k, v in r.items() if k not in repository.LIST_EXTRAS}
+                        for r in rows
+                    ] == [r._asdict() for r in records], (arguments, page)
+                    answered = [service.listed_out(r, user_id is not None) for r in rows]
+                else:
+                    found, total = await paginate_rows(session, query, params, values)
+                    answered = await service.present(session, office_a.id, found, user_id)
+                assert total == expected_total, (arguments, page)
+                varied["past"] |= not records and total > 0
                 assert [a.model_dump_json() for a in answered] == [
                     e.model_dump_json() for e in expected
                 ], (arguments, page, user_id)

@@ -527,6 +527,48 @@ async def test_updating_a_conversation_costs_the_same_statements_for_1_and_4_tag
     assert len(one) == len(five), (one, five)
 
 
+async def test_a_page_of_conversations_is_one_statement_on_pg_with_tags_and_names(
+    app: FastAPI, client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    """``GET /conversation`` on PostgreSQL: the page, its conversations' tags, the names of
+    the users they name and the total in one statement, whether the page holds tags and
+    assignees or none; a page past the last (no row to carry the total) counts apart, exact.
+    SQLite reads them in statements of their own, as many for 2 conversations as for 20."""
+    world = await make_world(session, office_a.id)  # one conversation, one tag
+    more = [await f.make_tag(session, office_a.id, world.inbox.id, f"t{i}") for i in range(2)]
+    for i in range(21):
+        contact = await f.make_contact(session, office_a.id, f"Ana {i}", phone=None)
+        await f.make_conversation(
+            session,
+            office_a.id,
+            contact.id,
+            world.integration,
+            tags=[world.tag, *more][: i % 4],
+            assigned_user_id=world.user.id if i % 2 else None,
+        )
+    await session.commit()
+    headers = office_a.headers
+    pg = app.state.engine.dialect.name == "postgresql"
+    await client.get("/conversation", headers=headers)
+    # the first page (20 and 2 conversations) and a deep one (read by ids)
+    for url in ("/conversation?limit=20", "/conversation?limit=2", "/conversation?limit=5&page=3"):
+        sent = await statements_of(app, client, "GET", url, headers=headers)
+        answer = (await client.get(url, headers=headers)).json()
+        assert answer["totalResults"] == 22
+        assert any(c["tags"] for c in answer["data"]), answer
+        if pg:
+            [page] = sent
+            for part in ("FROM conversation_tags", "FROM users", "FROM conversation_counts"):
+                assert part in page, page
+        else:  # the total, the page, its tags, its users' names
+            assert len(sent) <= 4, sent
+    past = "/conversation?limit=20&page=3"
+    sent = await statements_of(app, client, "GET", past, headers=headers)
+    answer = (await client.get(past, headers=headers)).json()
+    assert answer == {"data": [], "totalResults": 22, "totalPages": 2}
+    assert len(sent) == 2, sent  # the empty page, then its total
+
+
 # -- serve --workers -------------------------------------------------------------------------
 
 

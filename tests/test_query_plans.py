@@ -484,12 +484,15 @@ async def test_the_console_list_of_unarchived_conversations_sums_its_kept_counts
             assert response.json()["totalResults"] == total, other
         kept = the_one(sent, "FROM conversation_counts")
         assert "sum(" in kept[0], kept
-        await plan(session, kept, "conversation_counts")
         assert not [s for s, _ in sent if "count(" in s and "FROM conversations" in s], other
         if not other:
+            # first: on PostgreSQL the page carries the kept sum, and explained first for
+            # conversation_counts (before the conversations' ANALYZE) the same text was
+            # explained again with the plan of a table without statistics
             page = the_one(sent, "FROM conversations", "ORDER BY", "LIMIT")
             found = await plan(session, page, "conversations")
             assert uses(found, "ix_conversations_office_id_listed"), found
+        await plan(session, kept, "conversation_counts")
     tag = await f.make_tag(session, office_a.id, inboxes[office_a.id])
     await session.commit()
     with capturing(app) as sent:
@@ -497,7 +500,10 @@ async def test_the_console_list_of_unarchived_conversations_sums_its_kept_counts
             "/conversation", params={**unarchived, "tagId": tag.id}, headers=office_a.headers
         )
         assert response.json()["totalResults"] == 0
-    the_one(sent, "count(*)", "FROM conversations")
+    # the count of its conversations (on PostgreSQL also inside the page's statement, as
+    # its total: an empty page has no row to carry it, so it is counted again alone)
+    [counted] = [s for s, _ in sent if s.startswith("SELECT count(*)")]
+    assert "FROM conversations" in counted, counted
     assert not [s for s, _ in sent if "conversation_counts" in s], sent
 
 

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
@@ -38,6 +38,7 @@ from sqlalchemy import (
 from sqlalchemy import (
     column as sql_column,
 )
+from sqlalchemy.dialects.postgresql import aggregate_order_by
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
@@ -55,7 +56,7 @@ from officehub.conversations.models import (
 from officehub.events.models import OutboxEvent
 from officehub.inboxes.models import Inbox, Integration
 from officehub.kit.integrity import violates
-from officehub.kit.pagination import ListQuery
+from officehub.kit.pagination import ListQuery, PageParams
 from officehub.kit.queue import lock_skipping, take
 from officehub.kit.raw_read import RawSelect, Row, on_raw_driver
 from officehub.kit.repository import (
@@ -235,8 +236,8 @@ def _listed(
     request neither builds nor hashes it (``ListQuery``). It selects the table's columns,
     not the mapped class: a page is answered from its rows (``service.conversation_out``
     takes either), without loading 20 ORM objects into the session. Kept, it is read
-    through the raw driver on PostgreSQL (``raw``: page, deep page and count compiled
-    once; the page's rows as dicts, ``service.conversation_row_out``)."""
+    through the raw driver on PostgreSQL (``KeptList.raw``, ``raw_page``): each page one
+    statement carrying its tags, names, read marks and total, its rows as dicts."""
     office_id = bindparam("office_id", type_=String)
     stmt = select(*Conversation.__table__.c).where(Conversation.office_id == office_id)
     if by_inbox:
@@ -274,7 +275,7 @@ def _listed(
     stmt = stmt.order_by(
         Conversation.is_fixed.desc(), Conversation.sorted_at.desc(), Conversation.id.desc()
     )
-    return ListQuery(
+    return KeptList(
         stmt,
         _kept_total(
             by_inbox=by_inbox,
@@ -288,8 +289,121 @@ def _listed(
         if kept
         else None,
         _page_by_ids(stmt),
-        raw=True,
     )
+
+
+LIST_EXTRAS = (
+    "tag_ids",
+    "tag_names",
+    "tag_colors",
+    "assigned_user_name",
+    "last_message_user_name",
+    "reader_read",
+    "total",
+)
+"""What a kept list's raw page carries beside each conversation's columns (PostgreSQL): its
+tag references as three arrays in ``tags_by_conversation``'s order (by name, then id; NULL
+for none), the names of the users it names (``user_names``: NULL for none or another
+office's), the reader's read mark (``reads_of``: NULL for none; only in the reader's
+statements) and the list's total."""
+
+
+@dataclass(frozen=True, slots=True)
+class RawList:
+    """A kept list's statements for one kind of reader, through the raw driver: the page
+    and the deep page each with ``LIST_EXTRAS`` beside the columns (one statement a page),
+    and the count alone, for a page past the last (no row to carry the total)."""
+
+    page: RawSelect
+    deep: RawSelect
+    count: RawSelect
+
+
+class KeptList(ListQuery):
+    """A list of one shape of filter, built once (``_listed``): its statements for
+    SQLAlchemy (``ListQuery``: SQLite), and on PostgreSQL ``raw``, the same pages with each
+    page's follow-up reads (tags, users' names, read marks) and its total in its one
+    statement: ``raw[False]`` for an API key (the office's read mark), ``raw[True]`` for a
+    signed-in user (theirs, ``reader`` bound)."""
+
+    def __init__(self, stmt: Select[Any], count: Select[Any] | None, deep: Select[Any]) -> None:
+        super().__init__(stmt, count, deep)
+        listed = deep.get_final_froms()[0]
+        self.raw = {
+            reads: RawList(
+                RawSelect(_with_extras(self.page, Conversation.__table__, self.count, reads)),
+                RawSelect(_with_extras(self.deep, listed, self.count, reads)),
+                RawSelect(self.count),
+            )
+            for reads in (False, True)
+        }
+
+
+async def raw_page(
+    session: AsyncSession,
+    query: KeptList,
+    params: PageParams,
+    values: Mapping[str, Any],
+    reader: str | None,
+) -> tuple[list[Row], int]:
+    """A kept list's page through the raw driver (PostgreSQL): the conversations as dicts
+    of their columns and ``LIST_EXTRAS`` (``reader_read`` with a ``reader``, the user who
+    reads), and the total; one statement, two for a page past the last."""
+    raw = query.raw[reader is not None]
+    page = {**values, "page_limit": params.limit, "page_offset": params.offset}
+    if reader is not None:
+        page["reader"] = reader
+    found = await (raw.page if params.offset == 0 else raw.deep).rows(session, page)
+    if found:
+        return found, int(found[0]["total"])
+    [counted] = await raw.count.rows(session, values)  # one row of one column
+    [total] = counted.values()
+    return [], int(total or 0)
+
+
+def _with_extras(page: Select[Any], table: Any, count: Select[Any], reads: bool) -> Select[Any]:
+    """``page`` (rows of ``table``, the conversations or an alias of them) with
+    ``LIST_EXTRAS``: the tags a ``LATERAL`` of ``tags_by_conversation``'s select per row,
+    each name and the read mark a lookup by key per row, the total the count once (an
+    uncorrelated subquery: PostgreSQL runs it once, as its own statement ran)."""
+    office_id = bindparam("office_id", type_=String)
+    order = (Tag.name, Tag.id)
+    tags = (
+        select(
+            func.array_agg(aggregate_order_by(Tag.id, *order)).label("tag_ids"),
+            func.array_agg(aggregate_order_by(Tag.name, *order)).label("tag_names"),
+            func.array_agg(aggregate_order_by(Tag.color, *order)).label("tag_colors"),
+        )
+        .select_from(ConversationTag)
+        .join(Tag, Tag.id == ConversationTag.tag_id)
+        .where(
+            ConversationTag.office_id == office_id,
+            Tag.office_id == office_id,
+            ConversationTag.conversation_id == table.c.id,
+        )
+        .lateral("tags")
+    )
+
+    def name_of(user_id: Any, label: str) -> Any:
+        named = select(User.name).where(User.office_id == office_id, User.id == user_id)
+        return named.scalar_subquery().label(label)
+
+    extras = [
+        tags.c.tag_ids,
+        tags.c.tag_names,
+        tags.c.tag_colors,
+        name_of(table.c.assigned_user_id, "assigned_user_name"),
+        name_of(table.c.last_message_user_id, "last_message_user_name"),
+    ]
+    if reads:
+        read = select(ConversationRead.inbound_read).where(
+            ConversationRead.office_id == office_id,
+            ConversationRead.user_id == bindparam("reader", type_=String),
+            ConversationRead.conversation_id == table.c.id,
+        )
+        extras.append(read.scalar_subquery().label("reader_read"))
+    total = count.correlate(None).scalar_subquery().label("total")
+    return page.add_columns(*extras, total).join_from(table, tags, true())
 
 
 def _page_by_ids(stmt: Select[Any]) -> Select[Any]:
@@ -524,20 +638,6 @@ _RAW_TAGS_OF_CONVERSATIONS = RawSelect(
         ConversationTag.conversation_id, Tag.id, Tag.name, Tag.color
     )
 )
-
-
-async def tag_refs_by_conversation(
-    session: AsyncSession, office_id: str, conversation_ids: Sequence[str]
-) -> dict[str, list[Tag]] | dict[str, list[Row]]:
-    """``tags_by_conversation`` for answers' tag references: on PostgreSQL each tag's id,
-    name and colour as a dict, through the raw driver (the same rows in the same order)."""
-    if not conversation_ids or not on_raw_driver(session):
-        return await tags_by_conversation(session, office_id, conversation_ids)
-    found: dict[str, list[Row]] = defaultdict(list)
-    values = {"office_id": office_id, "conversation_ids": list(conversation_ids)}
-    for row in await _RAW_TAGS_OF_CONVERSATIONS.rows(session, values):
-        found[row["conversation_id"]].append(row)
-    return found
 
 
 async def tags_of(session: AsyncSession, office_id: str, conversation_id: str) -> list[Tag]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from sqlalchemy import ColumnElement, Row
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -39,6 +39,7 @@ from officehub.kit.auth import Actor, OfficeContext
 from officehub.kit.db import column_values
 from officehub.kit.errors import Conflict, NotFound, ValidationFailed
 from officehub.kit.pagination import PageParams, paginate, paginate_rows
+from officehub.kit.raw_read import on_raw_driver
 from officehub.kit.repository import flush_or_conflict, lock_office
 from officehub.kit.timeutil import as_utc, utcnow
 from officehub.legal_areas import service as legal_areas
@@ -194,25 +195,25 @@ async def present(
     ]
 
 
-async def present_rows(
-    session: AsyncSession,
-    office_id: str,
-    rows: Sequence[Mapping[str, Any]],
-    user_id: str | None = None,
-) -> list[ConversationOut]:
-    """``present`` for rows read as dicts of their columns (the list's page through the
-    raw driver, PostgreSQL): the same statements in the same order, the tags as dicts."""
-    ids = [c["id"] for c in rows]
-    refs = await repository.tag_refs_by_conversation(session, office_id, ids)
-    named = [u for c in rows for u in (c["assigned_user_id"], c["last_message_user_id"]) if u]
-    names = await repository.user_names(session, office_id, named)
-    reads = await repository.reads_of(session, office_id, user_id, ids) if user_id else {}
-    return [
-        conversation_row_out(
-            c, refs.get(c["id"], []), names, reads.get(c["id"], 0) if user_id else None
-        )
-        for c in rows
+def listed_out(row: Mapping[str, Any], by_user: bool) -> ConversationOut:
+    """The answer for a kept list's row read through the raw driver (PostgreSQL,
+    ``repository.raw_page``): its columns and ``repository.LIST_EXTRAS``, the tags, names
+    and read mark ``present`` reads in statements of their own; ``by_user``: read by a
+    signed-in user (their read mark, none read: 0), else by an API key (the office's)."""
+    ids, tag_names, colors = (row[key] or () for key in repository.LIST_EXTRAS[:3])
+    refs = [
+        {"id": i, "name": n, "color": c} for i, n, c in zip(ids, tag_names, colors, strict=True)
     ]
+    names = {
+        user: name
+        for user, name in (
+            (row["assigned_user_id"], row["assigned_user_name"]),
+            (row["last_message_user_id"], row["last_message_user_name"]),
+        )
+        if user is not None and name is not None
+    }
+    read = (row["reader_read"] or 0) if by_user else None
+    return conversation_row_out(row, refs, names, read)
 
 
 async def read_conversation(
@@ -284,10 +285,11 @@ async def list_conversations(
         visible=visible,
         seen=seen,
     )
+    if isinstance(query, repository.KeptList) and on_raw_driver(session):
+        listed, total = await repository.raw_page(session, query, params, values, user_id)
+        return [listed_out(c, user_id is not None) for c in listed], total
     rows, total = await paginate_rows(session, query, params, values)
-    if rows and isinstance(rows[0], dict):  # PostgreSQL's kept lists, through the raw driver
-        return await present_rows(session, office_id, rows, user_id), total
-    return await present(session, office_id, cast("list[Row[Any]]", rows), user_id), total
+    return await present(session, office_id, rows, user_id), total
 
 
 def _phone_like(text: str) -> bool:

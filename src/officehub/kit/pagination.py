@@ -11,7 +11,6 @@ from fastapi import Depends, Query
 from sqlalchemy import Integer, Row, Select, bindparam, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from officehub.kit.raw_read import RawSelect, on_raw_driver
 from officehub.kit.schemas import ApiModel
 
 DEFAULT_LIMIT = 50
@@ -68,17 +67,12 @@ class ListQuery:
         stmt: Select[Any],
         count: Select[Any] | None = None,
         deep: Select[Any] | None = None,
-        *,
-        raw: bool = False,
     ) -> None:
         """``count``: a statement of the same bound values answering the total another way
         (kept counts summed); by default ``count(*)`` of ``stmt``'s rows. ``deep``: the
         pages past the first read another way (the same rows in the same order,
         ``page_limit`` and ``page_offset`` bound in it), e.g. their keys skipping the
-        offset in an index alone; by default every page is ``stmt``'s ``LIMIT … OFFSET``.
-        ``raw``: ``paginate_rows`` reads this list through the raw driver on PostgreSQL
-        (``kit.raw_read``; its rows as dicts): for a list built once and kept (each of
-        its statements is compiled once per dialect), not one built per request."""
+        offset in an index alone; by default every page is ``stmt``'s ``LIMIT … OFFSET``."""
         self.stmt = stmt
         self.page = stmt.limit(bindparam("page_limit", type_=Integer)).offset(
             bindparam("page_offset", type_=Integer)
@@ -89,20 +83,6 @@ class ListQuery:
             if count is None
             else count
         )
-        self.raw = (
-            _RawList(RawSelect(self.page), RawSelect(self.deep), RawSelect(self.count))
-            if raw
-            else None
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class _RawList:
-    """A kept list's page, deep page and count as ``RawSelect``s (compiled once each)."""
-
-    page: RawSelect
-    deep: RawSelect
-    count: RawSelect
 
 
 async def paginate(
@@ -131,19 +111,11 @@ async def paginate_rows(
     query: ListQuery,
     params: PageParams,
     values: Mapping[str, Any] | None = None,
-) -> tuple[list[Row[Any]] | list[dict[str, Any]], int]:
+) -> tuple[list[Row[Any]], int]:
     """``paginate`` for a statement of columns (not of a mapped class): the page as rows,
-    with no ORM object loaded (nor put in the session's identity map) per row. A list
-    made with ``raw`` on PostgreSQL: the same statements through the raw driver, the
-    page's rows as dicts of the same keys and values (``kit.raw_read``)."""
+    with no ORM object loaded (nor put in the session's identity map) per row."""
     bound = dict(values or {})
     page = {**bound, "page_limit": params.limit, "page_offset": params.offset}
-    raw = query.raw
-    if raw is not None and on_raw_driver(session):
-        [counted] = await raw.count.rows(session, bound)  # one row of one column
-        [total] = counted.values()
-        found = await (raw.page if params.offset == 0 else raw.deep).rows(session, page)
-        return found, int(total or 0)
     total = await session.scalar(query.count, bound)
     rows = await session.execute(query.page if params.offset == 0 else query.deep, page)
     return list(rows), int(total or 0)
