@@ -11,9 +11,11 @@ import math
 import socket
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
@@ -414,14 +416,25 @@ def _takes_write_lock_first(request: Request) -> bool:
     return not request.headers.get("content-type", "").startswith("multipart/")
 
 
-async def get_session(request: Request) -> AsyncIterator[AsyncSession]:
+_FUNCTION_STACK = "fastapi_function_astack"
+"""FastAPI's exit stack of a request's endpoint call (a ``scope="function"`` dependency's):
+left when the endpoint has returned or raised and its answer is made, before it is sent."""
+
+
+async def get_session(request: Request) -> AsyncSession:
     """One session per request: committed when the handler returns, rolled back on error.
 
     A GET or HEAD gets a read-only session without a transaction of its own (see
     ``create_read_sessionmaker``): nothing to commit, no round trip spent on it.
 
-    Used with ``scope="function"`` so the commit happens before the response is sent: a
-    client never sees a success for a change that did not commit.
+    The session is finished on the endpoint call's exit stack (``_end_read``,
+    ``_end_write``), which FastAPI leaves when the answer is made, before it is sent: a
+    client never sees a success for a change that did not commit. The exit stack sees
+    the endpoint's exception, if any (rolled back, then passed on to the error handlers).
+    The same as a ``scope="function"`` generator dependency, without FastAPI's machinery
+    for one (a context manager around a generator, its anyio cancel scope): about a tenth
+    of a short request's CPU (docs/decisions.md, "The request's session ends on the
+    endpoint's exit stack").
 
     On SQLite a request that may write (any method but GET, HEAD, OPTIONS; not a multipart
     upload) opens its transaction with ``BEGIN IMMEDIATE``: it waits (``busy_timeout``) for
@@ -430,21 +443,35 @@ async def get_session(request: Request) -> AsyncIterator[AsyncSession]:
     timeout helps there.
     """
     state = request.app.state
+    stack: AsyncExitStack = request.scope[_FUNCTION_STACK]
     if request.method in READ_METHODS:
-        async with state.read_sessionmaker() as session:
-            yield session
-        return
-    sessionmaker: async_sessionmaker[AsyncSession] = state.sessionmaker
-    async with sessionmaker() as session:
-        try:
-            if _takes_write_lock_first(request) and session.get_bind().dialect.name == "sqlite":
-                await session.execute(text("BEGIN IMMEDIATE"))
-                session.info[_WRITE_LOCKED] = True
-            yield session
-        except BaseException:
+        session: AsyncSession = state.read_sessionmaker()
+        stack.push_async_exit(partial(_end_read, session))
+        return session
+    session = state.sessionmaker()
+    stack.push_async_exit(partial(_end_write, session))
+    if _takes_write_lock_first(request) and session.get_bind().dialect.name == "sqlite":
+        await session.execute(text("BEGIN IMMEDIATE"))
+        session.info[_WRITE_LOCKED] = True
+    return session
+
+
+async def _end_read(session: AsyncSession, *_exc_info: object) -> bool:
+    """Closes a read's session; the exception, if any, goes on (``False``)."""
+    async with session:  # its close runs in a task of its own, shielded
+        return False
+
+
+async def _end_write(session: AsyncSession, exc_type: object, *_exc_info: object) -> bool:
+    """Commits a write's session if the endpoint returned, else rolls it back; undoes its
+    side effects (``on_rollback``) when it did not commit; a failed commit raises (the
+    error handlers answer it, 503 for a lost race or an unreachable database). Closed
+    either way; the endpoint's exception, if any, goes on (``False``)."""
+    async with session:
+        if exc_type is not None:
             await session.rollback()
             await _undo(session)
-            raise
+            return False
         try:
             await session.commit()
         except BaseException:
@@ -452,9 +479,10 @@ async def get_session(request: Request) -> AsyncIterator[AsyncSession]:
             await _undo(session)
             raise
         session.info.pop(_ON_ROLLBACK, None)
+    return False
 
 
-SessionDep = Annotated[AsyncSession, Depends(get_session, scope="function")]
+SessionDep = Annotated[AsyncSession, Depends(get_session)]
 
 
 _UNREACHABLE = (
