@@ -4,13 +4,16 @@ of a request shares one session."""
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from typing import Any
 
 import httpx
+import pytest
 from fastapi import Depends, FastAPI
 from sqlalchemy import event, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.util import await_only
 from starlette.types import Message, Receive, Scope, Send
 
 from officehub.kit.auth import OfficeDep
@@ -79,10 +82,28 @@ def _probes() -> Router:
         event.listen(session.sync_session, "before_commit", refuse)
         return {"ok": "yes"}
 
+    @router.post("/_session/commit-cancelled")
+    async def commit_cancelled(office: OfficeDep, session: SessionDep) -> dict[str, str]:
+        undone.append("registered")
+        session.add(Tag(office_id=office.office_id, inbox_id=inbox_of[0], name="Talvez"))
+
+        async def undo() -> None:
+            undone.append("undone")
+
+        on_rollback(session, undo)
+
+        def slow(_session: Any) -> None:  # the commit waits: the request is cancelled then
+            committing.set()
+            await_only(asyncio.sleep(30))
+
+        event.listen(session.sync_session, "before_commit", slow)
+        return {"ok": "yes"}
+
     return router
 
 
 undone: list[str] = []
+committing = asyncio.Event()
 inbox_of: list[str] = []
 
 
@@ -107,3 +128,24 @@ async def test_a_commit_that_fails_is_rolled_back_undone_and_answered(
     assert error_of(answer)["code"] == "DATABASE_UNAVAILABLE"
     assert undone == ["registered", "undone"]
     assert await _tags_named(app, "Perdida") == 0
+
+
+async def test_a_request_cancelled_in_its_commit_keeps_its_side_effects(
+    app: FastAPI, client: httpx.AsyncClient, office_a: OfficeFixture
+) -> None:
+    """The shutdown's grace cancels what still runs; one cancelled in its commit may have
+    committed, so what it did outside the database (a file) is not undone."""
+    inbox = (await client.post("/inbox", json={"name": "Geral"}, headers=office_a.headers)).json()
+    inbox_of[:] = [inbox["id"]]
+    undone.clear()
+    committing.clear()
+    app.include_router(_probes())
+    request = asyncio.create_task(
+        client.post("/_session/commit-cancelled", headers=office_a.headers)
+    )
+    await asyncio.wait_for(committing.wait(), 10)
+    request.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await request
+    assert undone == ["registered"]  # not undone
+    assert await _tags_named(app, "Talvez") == 0  # cancelled before its COMMIT went out

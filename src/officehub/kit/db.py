@@ -6,6 +6,7 @@ through asyncpg with a pool. The request owns the transaction: see ``get_session
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
 import socket
@@ -443,7 +444,9 @@ async def get_session(request: Request) -> AsyncSession:
     timeout helps there.
     """
     state = request.app.state
-    stack: AsyncExitStack = request.scope[_FUNCTION_STACK]
+    stack = request.scope.get(_FUNCTION_STACK)
+    if not isinstance(stack, AsyncExitStack):  # FastAPI sets it from 0.121 on (pyproject)
+        raise RuntimeError(f"FastAPI gave this request no {_FUNCTION_STACK}: see get_session")
     if request.method in READ_METHODS:
         session: AsyncSession = state.read_sessionmaker()
         stack.push_async_exit(partial(_end_read, session))
@@ -474,6 +477,12 @@ async def _end_write(session: AsyncSession, exc_type: object, *_exc_info: object
             return False
         try:
             await session.commit()
+        except asyncio.CancelledError:
+            # Cancelled in the middle of its commit (the shutdown's grace run out): whether
+            # the database committed is unknown, so its side effects stay (a file left with
+            # no row at worst, never a row whose file is gone). Closing rolls back the rest.
+            session.info.pop(_ON_ROLLBACK, None)
+            raise
         except BaseException:
             await session.rollback()
             await _undo(session)
