@@ -23,7 +23,6 @@ from sqlalchemy import (
     union_all,
     update,
 )
-from sqlalchemy.dialects.postgresql import aggregate_order_by
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.contacts.models import ConsentRecord, Contact, ContactTag, PartnerLink
@@ -33,6 +32,7 @@ from officehub.kit.pagination import ListQuery, PageParams, paginate
 from officehub.kit.raw_read import RawSelect, Row, on_raw_driver
 from officehub.kit.repository import get_scoped, insert_ignoring_duplicates, scoped
 from officehub.tags.models import Tag
+from officehub.tags.repository import TAG_REFS, tag_refs_lateral
 
 
 async def get_contact(
@@ -236,35 +236,14 @@ def _written_columns() -> list[ColumnElement[Any]]:
     return [api_timestamp(c, c.key) if c.key in SEARCH_TIMES else c for c in Contact.__table__.c]
 
 
-SEARCH_TAGS = ("tag_ids", "tag_names", "tag_colors")
-"""The raw search page's tag references of each contact: three arrays in ``tags_by_contact``'s
-order (by name, then id), NULL for none."""
-
-
 def _raw_page(page: Any, office_id: Any) -> Select[Any]:
     """The search's page for the raw driver: the contacts' columns (``SEARCH_TIMES``
-    written), the total, and each contact's tag references (``SEARCH_TAGS``, a ``LATERAL``
-    of ``tags_by_contact``'s select per contact): the page and its tags in one statement."""
-    order = (Tag.name, Tag.id)
-    tags = (
-        select(
-            func.array_agg(aggregate_order_by(Tag.id, *order)).label("tag_ids"),
-            func.array_agg(aggregate_order_by(Tag.name, *order)).label("tag_names"),
-            func.array_agg(aggregate_order_by(Tag.color, *order)).label("tag_colors"),
-        )
-        .select_from(ContactTag)
-        .join(Tag, Tag.id == ContactTag.tag_id)
-        .where(
-            ContactTag.office_id == office_id,
-            Tag.office_id == office_id,
-            ContactTag.contact_id == Contact.id,
-        )
-        .lateral("tags")
-    )
+    written), the total, and each contact's tag references (``tags.repository.TAG_REFS``,
+    a ``LATERAL`` of ``tags_by_contact``'s select per contact): the page and its tags in
+    one statement."""
+    tags = tag_refs_lateral(ContactTag, ContactTag.contact_id, Contact.id, office_id)
     return (
-        select(
-            *_written_columns(), page.c.total, tags.c.tag_ids, tags.c.tag_names, tags.c.tag_colors
-        )
+        select(*_written_columns(), page.c.total, *(tags.c[key] for key in TAG_REFS))
         .select_from(Contact)
         .join(page, page.c.id == Contact.id)
         .join(tags, true())
@@ -283,7 +262,7 @@ class _Search:
     count: Select[int]
     raw_page: RawSelect
     """``page`` with the contact's columns for its entity, through the raw driver; its
-    ``SEARCH_TIMES`` come written (text), not as datetimes, and its ``SEARCH_TAGS``
+    ``SEARCH_TIMES`` come written (text), not as datetimes, and its ``TAG_REFS``
     beside them."""
     raw_count: RawSelect
 

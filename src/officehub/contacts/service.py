@@ -33,6 +33,7 @@ from officehub.kit.pagination import Page, PageParams
 from officehub.kit.repository import conflicts_as, flush_or_conflict
 from officehub.kit.timeutil import utcnow, written_timestamps
 from officehub.tags import service as tags
+from officehub.tags.repository import tag_refs
 
 if TYPE_CHECKING:
     from officehub.tags.models import Tag
@@ -108,7 +109,7 @@ async def list_contacts(
 
     PostgreSQL's search page (read through the raw driver) comes with its timestamps
     written by the database (``repository.SEARCH_TIMES``) and its contacts' tag
-    references beside them (``repository.SEARCH_TAGS``: one statement), written through
+    references beside them (``tags.repository.TAG_REFS``: one statement), written through
     ``ContactPageWritten``, validated once as a whole page: no ``ContactOut`` made per
     contact first, no Python call per timestamp."""
     if inbox_id is not None:
@@ -129,11 +130,7 @@ async def list_contacts(
     if rows and isinstance(rows[0], dict):  # PostgreSQL's search, through the raw driver
         contacts = []
         for contact in rows:
-            ids, names, colors = (contact[key] or () for key in repository.SEARCH_TAGS)
-            refs = [
-                {"id": i, "name": n, "color": c} for i, n, c in zip(ids, names, colors, strict=True)
-            ]
-            contacts.append(contact_fields(contact, refs))
+            contacts.append(contact_fields(contact, tag_refs(contact)))
         page = {"data": contacts, "total_results": total, "total_pages": pages}
         return ContactPageWritten.model_validate(page).model_dump_json(by_alias=True).encode()
     records = cast("list[Contact]", rows)

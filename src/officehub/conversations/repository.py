@@ -38,7 +38,6 @@ from sqlalchemy import (
 from sqlalchemy import (
     column as sql_column,
 )
-from sqlalchemy.dialects.postgresql import aggregate_order_by
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
@@ -68,6 +67,7 @@ from officehub.kit.repository import (
 )
 from officehub.kit.timeutil import utcnow
 from officehub.tags.models import Tag
+from officehub.tags.repository import TAG_REFS, tag_refs_lateral
 from officehub.users.models import User, UserInbox, UserLegalArea
 
 OPEN_CONVERSATION_INDEX = "ux_conversations_office_id_person_id_integration_id_open"
@@ -293,9 +293,7 @@ def _listed(
 
 
 LIST_EXTRAS = (
-    "tag_ids",
-    "tag_names",
-    "tag_colors",
+    *TAG_REFS,
     "assigned_user_name",
     "last_message_user_name",
     "reader_read",
@@ -367,31 +365,14 @@ def _with_extras(page: Select[Any], table: Any, count: Select[Any], reads: bool)
     each name and the read mark a lookup by key per row, the total the count once (an
     uncorrelated subquery: PostgreSQL runs it once, as its own statement ran)."""
     office_id = bindparam("office_id", type_=String)
-    order = (Tag.name, Tag.id)
-    tags = (
-        select(
-            func.array_agg(aggregate_order_by(Tag.id, *order)).label("tag_ids"),
-            func.array_agg(aggregate_order_by(Tag.name, *order)).label("tag_names"),
-            func.array_agg(aggregate_order_by(Tag.color, *order)).label("tag_colors"),
-        )
-        .select_from(ConversationTag)
-        .join(Tag, Tag.id == ConversationTag.tag_id)
-        .where(
-            ConversationTag.office_id == office_id,
-            Tag.office_id == office_id,
-            ConversationTag.conversation_id == table.c.id,
-        )
-        .lateral("tags")
-    )
+    tags = tag_refs_lateral(ConversationTag, ConversationTag.conversation_id, table.c.id, office_id)
 
     def name_of(user_id: Any, label: str) -> Any:
         named = select(User.name).where(User.office_id == office_id, User.id == user_id)
         return named.scalar_subquery().label(label)
 
     extras = [
-        tags.c.tag_ids,
-        tags.c.tag_names,
-        tags.c.tag_colors,
+        *(tags.c[key] for key in TAG_REFS),
         name_of(table.c.assigned_user_id, "assigned_user_name"),
         name_of(table.c.last_message_user_id, "last_message_user_name"),
     ]

@@ -44,6 +44,7 @@ from officehub.kit.repository import flush_or_conflict, lock_office
 from officehub.kit.timeutil import as_utc, utcnow
 from officehub.legal_areas import service as legal_areas
 from officehub.tags import service as tags
+from officehub.tags.repository import tag_refs
 from officehub.users import service as users
 
 if TYPE_CHECKING:
@@ -200,10 +201,7 @@ def listed_out(row: Mapping[str, Any], by_user: bool) -> ConversationOut:
     ``repository.raw_page``): its columns and ``repository.LIST_EXTRAS``, the tags, names
     and read mark ``present`` reads in statements of their own; ``by_user``: read by a
     signed-in user (their read mark, none read: 0), else by an API key (the office's)."""
-    ids, tag_names, colors = (row[key] or () for key in repository.LIST_EXTRAS[:3])
-    refs = [
-        {"id": i, "name": n, "color": c} for i, n, c in zip(ids, tag_names, colors, strict=True)
-    ]
+    refs = tag_refs(row)
     names = {
         user: name
         for user, name in (

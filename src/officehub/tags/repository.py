@@ -1,7 +1,12 @@
 from __future__ import annotations
 
-from sqlalchemy import String, cast
+from collections.abc import Mapping
+from typing import Any
+
+from sqlalchemy import String, cast, func, select
+from sqlalchemy.dialects.postgresql import aggregate_order_by
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.sql.selectable import LateralFromClause
 
 from officehub.kit.pagination import PageParams, paginate
 from officehub.kit.repository import get_scoped, scoped
@@ -50,3 +55,36 @@ async def delete(session: AsyncSession, record: Tag) -> None:
     """Conversations and contacts lose the tag (foreign keys cascade)."""
     await session.delete(record)
     await session.flush()
+
+
+TAG_REFS = ("tag_ids", "tag_names", "tag_colors")
+"""The columns of ``tag_refs_lateral``: each row's tags' ids, names and colours, three
+arrays in the order of the tags' own reads (by name, then id), NULL for none."""
+
+
+def tag_refs_lateral(
+    link: Any, link_subject: Any, subject_id: Any, office_id: Any
+) -> LateralFromClause:
+    """The tag references of each row of a page, as a ``LATERAL`` (PostgreSQL): ``link`` is
+    the subject's link table (``ContactTag``, ``ConversationTag``), ``link_subject`` its
+    column naming the subject, matched to the page's ``subject_id``; both tables scoped to
+    ``office_id``. A row's references: ``tag_refs``."""
+    order = (Tag.name, Tag.id)
+    return (
+        select(
+            *(
+                func.array_agg(aggregate_order_by(column, *order)).label(label)
+                for column, label in zip((Tag.id, Tag.name, Tag.color), TAG_REFS, strict=True)
+            )
+        )
+        .select_from(link)
+        .join(Tag, Tag.id == link.tag_id)
+        .where(link.office_id == office_id, Tag.office_id == office_id, link_subject == subject_id)
+        .lateral("tags")
+    )
+
+
+def tag_refs(row: Mapping[str, Any]) -> list[dict[str, str]]:
+    """A row's tag references from ``tag_refs_lateral``'s columns, in their order."""
+    ids, names, colors = (row[key] or () for key in TAG_REFS)
+    return [{"id": i, "name": n, "color": c} for i, n, c in zip(ids, names, colors, strict=True)]
