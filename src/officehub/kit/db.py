@@ -433,8 +433,8 @@ async def get_session(request: Request) -> AsyncSession:
     client never sees a success for a change that did not commit. The exit stack sees
     the endpoint's exception, if any (rolled back, then passed on to the error handlers).
     The same as a ``scope="function"`` generator dependency, without FastAPI's machinery
-    for one (a context manager around a generator, its anyio cancel scope): about a tenth
-    of a short request's CPU (docs/decisions.md, "The request's session ends on the
+    for one (a context manager around a generator, its anyio cancel scope): 4-5 % of a
+    short request's Python calls (docs/decisions.md, "The request's session ends on the
     endpoint's exit stack").
 
     On SQLite a request that may write (any method but GET, HEAD, OPTIONS; not a multipart
