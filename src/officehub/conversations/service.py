@@ -7,6 +7,7 @@ answers it: ``chat.conversation.updated`` for status, priority or tags,
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -38,10 +39,10 @@ from officehub.inboxes import service as inboxes
 from officehub.kit.auth import Actor, OfficeContext
 from officehub.kit.db import column_values
 from officehub.kit.errors import Conflict, NotFound, ValidationFailed
-from officehub.kit.pagination import PageParams, paginate, paginate_rows
+from officehub.kit.pagination import Page, PageParams, paginate, paginate_rows
 from officehub.kit.raw_read import on_raw_driver
 from officehub.kit.repository import flush_or_conflict, lock_office
-from officehub.kit.timeutil import as_utc, utcnow
+from officehub.kit.timeutil import as_utc, utcnow, written_timestamps
 from officehub.legal_areas import service as legal_areas
 from officehub.tags import service as tags
 from officehub.tags.repository import tag_refs
@@ -196,12 +197,18 @@ async def present(
     ]
 
 
-def listed_out(row: Mapping[str, Any], by_user: bool) -> ConversationOut:
-    """The answer for a kept list's row read through the raw driver (PostgreSQL,
-    ``repository.raw_page``): its columns and ``repository.LIST_EXTRAS``, the tags, names
-    and read mark ``present`` reads in statements of their own; ``by_user``: read by a
-    signed-in user (their read mark, none read: 0), else by an API key (the office's)."""
-    refs = tag_refs(row)
+ConversationPageWritten = written_timestamps(Page[ConversationOut])
+"""``Page[ConversationOut]`` with its timestamps already written
+(``kit.timeutil.written_timestamps``): what a kept list's raw page is written with."""
+
+
+def listed_fields(row: Mapping[str, Any], by_user: bool) -> dict[str, Any]:
+    """``ConversationPageWritten``'s conversation of a kept list's row read through the raw
+    driver (PostgreSQL, ``repository.raw_page``): ``repository.LIST_COLUMNS``, its
+    ``LIST_TIMES`` as the API writes them, and ``LIST_EXTRAS``, the tags, names and read
+    mark ``present`` reads in statements of their own; ``by_user``: read by a signed-in user
+    (their read mark, none read: 0), else by an API key (the office's). The same answer as
+    ``conversation_row_out``, as plain values: no model made per conversation."""
     names = {
         user: name
         for user, name in (
@@ -210,8 +217,37 @@ def listed_out(row: Mapping[str, Any], by_user: bool) -> ConversationOut:
         )
         if user is not None and name is not None
     }
-    read = (row["reader_read"] or 0) if by_user else None
-    return conversation_row_out(row, refs, names, read)
+    last = None
+    last_id, last_at = row["last_message_id"], row["last_message_at"]
+    if last_id is not None and last_at is not None:
+        sender = row["last_message_user_id"]
+        last = {
+            "id": last_id,
+            "content": row["last_message_text"],
+            "type": row["last_message_type"] or "TEXT",
+            "message_at": last_at,
+            "user_id": sender,
+            "user_name": names.get(sender or ""),
+        }
+    assigned = row["assigned_user_id"]
+    sla = None
+    if row["sla_policy_id"] is not None:
+        sla = {
+            "policy_id": row["sla_policy_id"],
+            "first_response_due_at": row["first_response_due_at"],
+            "next_response_due_at": row["next_response_due_at"],
+            "resolution_due_at": row["resolution_due_at"],
+            "breached_at": row["sla_breached_at"],
+        }
+    marked = (row["reader_read"] or 0) if by_user else row["inbound_read"]
+    return {
+        **row,
+        "tags": tag_refs(row),
+        "unread_count": max(row["inbound_count"] - marked, 0),
+        "last_message": last,
+        "responsables": [{"id": assigned, "name": names.get(assigned, "")}] if assigned else [],
+        "sla": sla,
+    }
 
 
 async def read_conversation(
@@ -239,8 +275,12 @@ async def list_conversations(
     user_id: str | None = None,
     visible: ColumnElement[bool] | None = None,
     seen: repository.Seen | None = None,
-) -> tuple[list[ConversationOut], int]:
-    """``mine``: assigned to the signed-in user (an API key is no user: 400);
+) -> bytes:
+    """A page of conversations as ``Page[ConversationOut]`` JSON (the bytes FastAPI would
+    write of it); a kept list's page on PostgreSQL written through
+    ``ConversationPageWritten`` from its raw rows (``listed_fields``).
+
+    ``mine``: assigned to the signed-in user (an API key is no user: 400);
     ``unassigned``: assigned to nobody; ``visible``: the caller's visibility clause, or
     ``seen`` the same as keys (the total then sums the kept counts);
     ``search``: a fragment of the contact's name, phone, WhatsApp username or of a message."""
@@ -285,9 +325,15 @@ async def list_conversations(
     )
     if isinstance(query, repository.KeptList) and on_raw_driver(session):
         listed, total = await repository.raw_page(session, query, params, values, user_id)
-        return [listed_out(c, user_id is not None) for c in listed], total
+        page = {
+            "data": [listed_fields(c, user_id is not None) for c in listed],
+            "total_results": total,
+            "total_pages": math.ceil(total / params.limit),
+        }
+        return ConversationPageWritten.model_validate(page).model_dump_json(by_alias=True).encode()
     rows, total = await paginate_rows(session, query, params, values)
-    return await present(session, office_id, rows, user_id), total
+    items = await present(session, office_id, rows, user_id)
+    return Page[ConversationOut].of(items, total, params).model_dump_json(by_alias=True).encode()
 
 
 def _phone_like(text: str) -> bool:
