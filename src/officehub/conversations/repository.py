@@ -307,7 +307,7 @@ LIST_TIMES = (
 )
 """The timestamps a conversation's answer holds, which a kept list's raw page reads as the
 API writes them (``kit.db.api_timestamp``), with ``sla_breached_at``: the earliest of its
-three breach stamps (``service.sla_out``'s ``breachedAt``)."""
+three breach stamps (``service._earliest_breach``: ``breachedAt``)."""
 
 LIST_COLUMNS = (
     "id",

@@ -26,11 +26,8 @@ from officehub.conversations.schemas import (
     ConversationIn,
     ConversationOut,
     ConversationPatch,
-    LastMessage,
     NoteIn,
     NoteOut,
-    Responsable,
-    SlaOut,
 )
 from officehub.departments import service as departments
 from officehub.events.catalogue import Event
@@ -111,43 +108,64 @@ def conversation_row_out(
     """``conversation_out`` of a conversation's column values by name (a record's, a
     row's, or a dict the raw driver read); its tags as records or as dicts of their id,
     name and colour."""
+    tags = [TagRef.model_validate(t) for t in conversation_tags]
+    fields = conversation_fields(values, tags, names, read, _earliest_breach(values))
+    return ConversationOut.model_validate(fields)
+
+
+def conversation_fields(
+    values: Mapping[str, Any],
+    tags: Sequence[TagRef] | Sequence[Mapping[str, Any]],
+    names: Mapping[str, str] | None,
+    read: int | None,
+    breached_at: Any,
+) -> dict[str, Any]:
+    """A conversation's answer as plain values, for ``ConversationOut`` or its written twin
+    (``ConversationPageWritten``): its column values by name, its ``tags``, the ``names``
+    of the users it names (assigned, last message's sender), the reader's ``read`` mark
+    (inbound messages read; the office's when None: an API key, an event) and its SLA's
+    earliest breach (``breachedAt``)."""
     names = names or {}
     last = None
     last_id, last_at = values["last_message_id"], values["last_message_at"]
     if last_id is not None and last_at is not None:
         sender = values["last_message_user_id"]
-        last = LastMessage(
-            id=last_id,
-            content=values["last_message_text"],
-            type=values["last_message_type"] or "TEXT",
-            message_at=last_at,
-            user_id=sender,
-            user_name=names.get(sender or ""),
-        )
-    assigned = values["assigned_user_id"]
-    responsables = [Responsable(id=assigned, name=names.get(assigned, ""))] if assigned else []
-    marked = values["inbound_read"] if read is None else read
-    return ConversationOut.model_validate(
-        {
-            **values,
-            "tags": [TagRef.model_validate(t) for t in conversation_tags],
-            "unread_count": max(values["inbound_count"] - marked, 0),
-            "last_message": last,
-            "responsables": responsables,
-            "sla": sla_out(values),
+        last = {
+            "id": last_id,
+            "content": values["last_message_text"],
+            "type": values["last_message_type"] or "TEXT",
+            "message_at": last_at,
+            "user_id": sender,
+            "user_name": names.get(sender or ""),
         }
-    )
+    assigned = values["assigned_user_id"]
+    sla = None
+    if values["sla_policy_id"] is not None:
+        sla = {
+            "policy_id": values["sla_policy_id"],
+            "first_response_due_at": values["first_response_due_at"],
+            "next_response_due_at": values["next_response_due_at"],
+            "resolution_due_at": values["resolution_due_at"],
+            "breached_at": breached_at,
+        }
+    marked = values["inbound_read"] if read is None else read
+    return {
+        **values,
+        "tags": tags,
+        "unread_count": max(values["inbound_count"] - marked, 0),
+        "last_message": last,
+        "responsables": [{"id": assigned, "name": names.get(assigned, "")}] if assigned else [],
+        "sla": sla,
+    }
 
 
 def _values(record: Record) -> Mapping[str, Any]:
     return record._asdict() if isinstance(record, Row) else column_values(record)
 
 
-def sla_out(values: Mapping[str, Any]) -> SlaOut | None:
-    """The conversation's service level (null when no policy applies), of its column
-    values by name; ``breachedAt``: the earliest breach stamp it holds."""
-    if values["sla_policy_id"] is None:
-        return None
+def _earliest_breach(values: Mapping[str, Any]) -> datetime | None:
+    """The earliest breach stamp of a conversation's column values (its SLA's
+    ``breachedAt``), None for none."""
     stamps = [
         t
         for t in (
@@ -157,13 +175,7 @@ def sla_out(values: Mapping[str, Any]) -> SlaOut | None:
         )
         if t is not None
     ]
-    return SlaOut(
-        policy_id=values["sla_policy_id"],
-        first_response_due_at=values["first_response_due_at"],
-        next_response_due_at=values["next_response_due_at"],
-        resolution_due_at=values["resolution_due_at"],
-        breached_at=min(as_utc(t) for t in stamps) if stamps else None,
-    )
+    return min(as_utc(t) for t in stamps) if stamps else None
 
 
 async def present(
@@ -203,12 +215,11 @@ ConversationPageWritten = written_timestamps(Page[ConversationOut])
 
 
 def listed_fields(row: Mapping[str, Any], by_user: bool) -> dict[str, Any]:
-    """``ConversationPageWritten``'s conversation of a kept list's row read through the raw
-    driver (PostgreSQL, ``repository.raw_page``): ``repository.LIST_COLUMNS``, its
-    ``LIST_TIMES`` as the API writes them, and ``LIST_EXTRAS``, the tags, names and read
-    mark ``present`` reads in statements of their own; ``by_user``: read by a signed-in user
-    (their read mark, none read: 0), else by an API key (the office's). The same answer as
-    ``conversation_row_out``, as plain values: no model made per conversation."""
+    """``conversation_fields`` of a kept list's row read through the raw driver
+    (PostgreSQL, ``repository.raw_page``): ``repository.LIST_COLUMNS``, its ``LIST_TIMES``
+    and ``sla_breached_at`` as the API writes them, and ``LIST_EXTRAS``, the tags, names
+    and read mark ``present`` reads in statements of their own; ``by_user``: read by a
+    signed-in user (their read mark, none read: 0), else by an API key (the office's)."""
     names = {
         user: name
         for user, name in (
@@ -217,37 +228,8 @@ def listed_fields(row: Mapping[str, Any], by_user: bool) -> dict[str, Any]:
         )
         if user is not None and name is not None
     }
-    last = None
-    last_id, last_at = row["last_message_id"], row["last_message_at"]
-    if last_id is not None and last_at is not None:
-        sender = row["last_message_user_id"]
-        last = {
-            "id": last_id,
-            "content": row["last_message_text"],
-            "type": row["last_message_type"] or "TEXT",
-            "message_at": last_at,
-            "user_id": sender,
-            "user_name": names.get(sender or ""),
-        }
-    assigned = row["assigned_user_id"]
-    sla = None
-    if row["sla_policy_id"] is not None:
-        sla = {
-            "policy_id": row["sla_policy_id"],
-            "first_response_due_at": row["first_response_due_at"],
-            "next_response_due_at": row["next_response_due_at"],
-            "resolution_due_at": row["resolution_due_at"],
-            "breached_at": row["sla_breached_at"],
-        }
-    marked = (row["reader_read"] or 0) if by_user else row["inbound_read"]
-    return {
-        **row,
-        "tags": tag_refs(row),
-        "unread_count": max(row["inbound_count"] - marked, 0),
-        "last_message": last,
-        "responsables": [{"id": assigned, "name": names.get(assigned, "")}] if assigned else [],
-        "sla": sla,
-    }
+    read = (row["reader_read"] or 0) if by_user else None
+    return conversation_fields(row, tag_refs(row), names, read, row["sla_breached_at"])
 
 
 async def read_conversation(
