@@ -188,9 +188,12 @@ async def emit(
         causation_id, depth = cause.event_id, cause.depth + 1
     now = utcnow()
     subject = _subject_of(conversation_id, data)
-    # The event's row by column (``sequence`` None until numbered), then the record made
-    # of it (``_event_record``): reading each column back through the record's
-    # instrumented attributes cost more than writing them.
+    dialect = session.get_bind().dialect
+    first = dialect.name == "postgresql" and new_subject and subject is not None
+    # The event's row by column (``sequence`` None until numbered, 1 for the first event of
+    # a new subject on PostgreSQL), then the record made of it (``_event_record``): reading
+    # each column back through the record's instrumented attributes, or setting one after,
+    # cost more than writing them.
     values: dict[str, Any] = {
         "id": new_id(),
         "office_id": office_id,
@@ -203,7 +206,7 @@ async def emit(
         "integration_id": integration_id,
         "target_webhook_id": target_webhook_id,
         "subject": subject,
-        "sequence": None,
+        "sequence": 1 if first else None,
     }
     event = _event_record(values)
     # What the request changed before is written first (events keep their order), then the
@@ -221,11 +224,7 @@ async def emit(
     elif inserting is not None:
         written = cast(Table, inserting.__table__)
         row = {c.key: getattr(inserting, c.key) for c in written.columns}
-    dialect = session.get_bind().dialect
     if dialect.name == "postgresql":
-        first = new_subject and subject is not None
-        if first:
-            event.sequence = values["sequence"] = 1
         params = _emit_pg_params(event, values, mark_emitted(session, office_id))
         if written is not None:
             params.update({param: row[key] for param, key in _row_params(written)})
@@ -261,7 +260,7 @@ def _event_record(values: dict[str, Any]) -> OutboxEvent:
     nothing reads of a record outside a session. Until the mappers are configured (the
     first record made configures them), made by the constructor."""
     if not _EVENT_MAPPER.configured:
-        return OutboxEvent(**{c: v for c, v in values.items() if c != "sequence"})
+        return OutboxEvent(**values)
     event: OutboxEvent = _EVENT_MAPPER.class_manager.new_instance()
     event.__dict__.update(values)
     return event
