@@ -4,6 +4,9 @@ shared request layer in instructions")."""
 
 from __future__ import annotations
 
+import secrets
+import time
+
 import httpx
 import pytest
 from fastapi.routing import APIRoute
@@ -31,8 +34,8 @@ def test_new_id_writes_its_three_parts_in_base_36(monkeypatch: pytest.MonkeyPatc
     for now_ms, counter, draw in cases:
         monkeypatch.setattr(ids, "_last_ms", now_ms + 1)  # the same millisecond: counter + 1
         monkeypatch.setattr(ids, "_counter", counter - 1 if counter else 36**4 - 1)
-        monkeypatch.setattr(ids.time, "time_ns", lambda now=now_ms: now * 1_000_000)
-        monkeypatch.setattr(ids.secrets, "randbelow", lambda bound, draw=draw: draw % bound)
+        monkeypatch.setattr(time, "time_ns", lambda now=now_ms: now * 1_000_000)
+        monkeypatch.setattr(secrets, "randbelow", lambda bound, draw=draw: draw % bound)
         made = ids.new_id()
         counter_used, ms_used = ids._counter, ids._last_ms
         expected = (
