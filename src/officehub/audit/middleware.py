@@ -51,6 +51,19 @@ def record_type_of(path: str) -> str:
     return RECORD_TYPES.get(first, first or "service")
 
 
+_ROUTE_FACTS = "_officehub_audit"
+
+
+def _route_facts(route: APIRoute) -> tuple[str, str]:
+    """The route's record type and ``operationId``, worked out on its first request and kept
+    on the route (neither changes once the app is built)."""
+    facts: tuple[str, str] | None = route.__dict__.get(_ROUTE_FACTS)
+    if facts is None:
+        facts = (record_type_of(route.path_format), operation_id(route))
+        route.__dict__[_ROUTE_FACTS] = facts
+    return facts
+
+
 def _record_id(route: APIRoute, params: dict[str, Any]) -> str | None:
     for name in ("id", "contactId", "conversationId", "personId", "webhookId", "integrationId"):
         value = params.get(name)
@@ -101,10 +114,10 @@ class AuditMiddleware:
         route = scope.get("route")
         if not isinstance(route, APIRoute) or not 200 <= status < 400:
             return
-        record_type = record_type_of(route.path_format)
+        record_type, action = _route_facts(route)
         if method in READS and record_type not in AUDITED_READS:
             return
-        if operation_id(route) in CHANGES_NOTHING:
+        if action in CHANGES_NOTHING:
             return
         recorder: AuditRecorder | None = getattr(scope["app"].state, "audit", None)
         office_id = scope.get("state", {}).get("office_id")
@@ -118,7 +131,7 @@ class AuditMiddleware:
                 office_id=office_id,
                 at=utcnow(),
                 actor=actor,
-                action=operation_id(route),
+                action=action,
                 record_type=record_type,
                 record_id=record_id,
                 person_id=_person_id(record_type, record_id, scope),

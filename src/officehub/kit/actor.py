@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from contextvars import ContextVar
 from dataclasses import replace
+from functools import lru_cache
 from typing import Any
 
 from officehub.kit.auth import Actor
@@ -47,8 +48,15 @@ def actor_of(scope: Mapping[str, Any]) -> Actor | None:
     ``request.state.actor``), else None."""
     caller = scope.get("state", {}).get("actor")
     if isinstance(caller, Actor):
-        return replace(caller, address=client_address(scope))
+        return _at_address(caller, client_address(scope))
     return None
+
+
+@lru_cache(maxsize=4096)
+def _at_address(caller: Actor, address: str) -> Actor:
+    """``caller`` with ``address``: one frozen actor for the requests of one key (or
+    session) from one address, instead of a ``dataclasses.replace`` per request."""
+    return replace(caller, address=address)
 
 
 def acting() -> str | None:

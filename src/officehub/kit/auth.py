@@ -14,6 +14,7 @@ import hashlib
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Annotated, Any, Literal
 
 from fastapi import Depends, Request
@@ -187,6 +188,20 @@ def allowed_roles(route: APIRoute) -> frozenset[str]:
     return ADMINS if found is None else found
 
 
+_ROUTE_RULES = "_officehub_rules"
+
+
+def route_rules(route: APIRoute) -> tuple[str, frozenset[str]]:
+    """``required_scope(route)`` and ``allowed_roles(route)``, worked out on the route's first
+    request and kept on the route (a route's methods, tags and extras do not change once the
+    app is built): the request path asks for them on every request."""
+    rules: tuple[str, frozenset[str]] | None = route.__dict__.get(_ROUTE_RULES)
+    if rules is None:
+        rules = (required_scope(route), allowed_roles(route))
+        route.__dict__[_ROUTE_RULES] = rules
+    return rules
+
+
 @dataclass(frozen=True)
 class Actor:
     """Who acts, as the audit names them: a signed-in user (``kind`` ``user``, ``id`` the
@@ -248,9 +263,10 @@ class OfficeContext:
                 details=f"The role {role} holds scopes the caller lacks: {', '.join(missing)}",
             )
 
-    @property
+    @cached_property
     def who(self) -> Actor:
-        """The user of a session, else the key (``kind`` ``apikey``)."""
+        """The user of a session, else the key (``kind`` ``apikey``); made once per context
+        (a cached key's context serves many requests)."""
         if self.actor is not None:
             return self.actor
         return Actor("apikey", self.key_id, None, self.office_id)
@@ -421,8 +437,9 @@ async def current_office(request: Request) -> OfficeContext:
     route = request.scope.get("route")
     if isinstance(route, APIRoute):
         # A user is told about their role (which holds its scopes); a key, its scope.
-        outcome.office.who.require_role(allowed_roles(route))
-        outcome.office.require(required_scope(route))
+        scope, roles = route_rules(route)
+        outcome.office.who.require_role(roles)
+        outcome.office.require(scope)
     return outcome.office
 
 

@@ -16,6 +16,22 @@ REQUESTS = Counter("officehub_http_requests_total", "HTTP requests", ["method", 
 LATENCY = Histogram("officehub_http_request_seconds", "HTTP request duration", ["route"])
 
 
+_CHILDREN: dict[tuple[str, str, int], tuple[Any, Any]] = {}
+"""The metrics' children by (method, route template, status): ``labels()`` takes a lock and
+checks its labels on every call; the children never change once made."""
+
+
+def _children(method: str, route: str, status: int) -> tuple[Any, Any]:
+    key = (method, route, status)
+    found = _CHILDREN.get(key)
+    if found is None:
+        if len(_CHILDREN) >= 10_000:  # a client's made-up methods: stay bounded
+            _CHILDREN.clear()
+        found = (REQUESTS.labels(method, route, str(status)), LATENCY.labels(route))
+        _CHILDREN[key] = found
+    return found
+
+
 def _route_template(scope: Scope) -> str:
     route = scope.get("route")
     template = getattr(route, "path", None)
@@ -45,21 +61,18 @@ class AccessLogMiddleware:
         finally:
             elapsed = time.perf_counter() - started
             route = _route_template(scope)
-            logger.info(
-                "request",
-                extra={
-                    "request_id": state.get("request_id"),
-                    "office_id": state.get("office_id"),
-                    "method": scope["method"],
-                    "route": route,
-                    "status": status,
-                    "duration_ms": round(elapsed * 1000, 2),
-                    **(
-                        {"refused_origin": state["refused_origin"]}
-                        if "refused_origin" in state
-                        else {}
-                    ),
-                },
-            )
-            REQUESTS.labels(scope["method"], route, str(status)).inc()
-            LATENCY.labels(route).observe(elapsed)
+            method = scope["method"]
+            extra = {
+                "request_id": state.get("request_id"),
+                "office_id": state.get("office_id"),
+                "method": method,
+                "route": route,
+                "status": status,
+                "duration_ms": round(elapsed * 1000, 2),
+            }
+            if "refused_origin" in state:
+                extra["refused_origin"] = state["refused_origin"]
+            logger.info("request", extra=extra)
+            requests, latency = _children(method, route, status)
+            requests.inc()
+            latency.observe(elapsed)

@@ -27,15 +27,15 @@ from officehub.kit.auth import (
     MISSING_ROLE,
     SESSION_COOKIE,
     KeyOutcome,
-    allowed_roles,
     hash_key,
     is_keyless,
     lookup_key,
     lookup_session,
     needs,
-    required_scope,
+    route_rules,
 )
 from officehub.kit.errors import error_payload
+from officehub.kit.middleware.headers import first_header
 from officehub.kit.middleware.responses import send_json
 from officehub.kit.ratelimit import RateLimiter, Refusal
 
@@ -66,6 +66,7 @@ class BodyWithoutRole(HTTPException):
         super().__init__(403, "This operation needs another role")
 
 
+_API_KEY_NAME = API_KEY_HEADER.lower().encode("latin-1")
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 CSRF_PROBLEM = f"A signed-in session must send its CSRF token in the {CSRF_HEADER} header"
 
@@ -88,11 +89,10 @@ async def _resolve(scope: Scope) -> KeyOutcome:
     """The office of the request's key: from the process's key cache, else one lookup by
     the key's hash in a read-only session of its own. Without a key, the session cookie's
     (looked up every request: a revoked session or deactivated user ends at once)."""
-    headers = Headers(scope=scope)
-    key = headers.get(API_KEY_HEADER)
+    key = first_header(scope, _API_KEY_NAME)
     state = scope["app"].state
     if not key:
-        token = session_cookie(headers)
+        token = session_cookie(Headers(scope=scope))
         if token:
             return await lookup_session(state, token)
         return KeyOutcome(None, MISSING_KEY)
@@ -124,9 +124,9 @@ def _key_checked(key: KeyOutcome | None, scope: Scope, receive: Receive) -> Rece
                 raise BodyWithoutKey(key.problem)
             if key is not None and key.office is not None and isinstance(route, APIRoute):
                 actor = key.office.who
-                if actor.is_user and actor.role not in allowed_roles(route):
+                scope_needed, roles = route_rules(route)
+                if actor.is_user and actor.role not in roles:
                     raise BodyWithoutRole()  # before the scope: a role holds its scopes
-                scope_needed = required_scope(route)
                 if scope_needed not in key.office.permissions:
                     raise BodyWithoutScope(scope_needed)
             checked = True

@@ -14,11 +14,11 @@ import contextlib
 from dataclasses import dataclass
 from typing import Any
 
-from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from officehub.kit.errors import error_payload
+from officehub.kit.middleware.headers import first_header, has_header
 from officehub.kit.middleware.responses import send_json
 
 BODY_LIMIT_EXTRA = "x-max-body-bytes"
@@ -51,9 +51,9 @@ class _Body:
     received: int = 0
 
 
-def _declares_body(headers: Headers) -> bool:
-    length = headers.get("content-length", "")
-    return "transfer-encoding" in headers or (length.isdigit() and int(length) > 0)
+def _declares_body(scope: Scope, length: str) -> bool:
+    """Whether the request sends a body: chunked, or a ``Content-Length`` above 0."""
+    return has_header(scope, b"transfer-encoding") or (length.isdigit() and int(length) > 0)
 
 
 class BodyLimitMiddleware:
@@ -73,22 +73,23 @@ class BodyLimitMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        headers = Headers(scope=scope)
-        body = _Body(pending=_declares_body(headers))
+        # The declared length, read once (the first ``Content-Length``, as ``Headers`` reads it).
+        length = first_header(scope, b"content-length") or ""
+        body = _Body(pending=_declares_body(scope, length))
         response_started = False
 
         async def send_closing(message: Message) -> None:
             nonlocal response_started
             if message["type"] == "http.response.start":
                 if message["status"] == 413 and body.pending:
-                    await self._discard_rest(headers, body, receive)
+                    await self._discard_rest(length, body, receive)
                 response_started = True
                 if body.pending:  # answered before the body was read: it never will be
                     message["headers"] = [*message.get("headers", []), (b"connection", b"close")]
             await send(message)
 
         try:
-            await self.app(scope, self._limited(scope, headers, body, receive), send_closing)
+            await self.app(scope, self._limited(scope, length, body, receive), send_closing)
         except BodyTooLarge as exc:
             if not response_started:
                 await send_json(
@@ -99,7 +100,7 @@ class BodyLimitMiddleware:
                     ),
                 )
 
-    def _limited(self, scope: Scope, headers: Headers, body: _Body, receive: Receive) -> Receive:
+    def _limited(self, scope: Scope, length: str, body: _Body, receive: Receive) -> Receive:
         """``receive`` that reads no body past the route's limit.
 
         Runs after routing (the app reads bodies in the route), so ``scope["route"]`` says
@@ -112,7 +113,6 @@ class BodyLimitMiddleware:
             nonlocal seen, limit
             if limit < 0:
                 limit = route_body_limit(scope, self.max_json_body)
-                length = headers.get("content-length", "")
                 if length.isdigit() and int(length) > limit:
                     raise BodyTooLarge(limit)
             message = await receive()
@@ -126,7 +126,7 @@ class BodyLimitMiddleware:
 
         return limited
 
-    async def _discard_rest(self, headers: Headers, body: _Body, receive: Receive) -> None:
+    async def _discard_rest(self, length: str, body: _Body, receive: Receive) -> None:
         """Reads and drops the rest of an over-limit body, up to ``body_discard`` bytes and
         ``discard_seconds``, before the 413 goes out.
 
@@ -135,7 +135,6 @@ class BodyLimitMiddleware:
         still writing, never reading the 413. A body whose declared rest is beyond the
         bound is not waited for (the 413 goes out at once, the connection closed).
         """
-        length = headers.get("content-length", "")
         if length.isdigit() and int(length) - body.received > self.body_discard:
             return
         dropped = 0

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import re
 
-from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from officehub.kit.ids import new_id
+from officehub.kit.middleware.headers import first_header
 
 _REQUEST_ID_RE = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 
@@ -22,7 +22,7 @@ class RequestIdMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        incoming = Headers(scope=scope).get("x-request-id", "")
+        incoming = first_header(scope, b"x-request-id") or ""
         request_id = incoming if _REQUEST_ID_RE.match(incoming) else new_id()
         scope.setdefault("state", {})["request_id"] = request_id
 

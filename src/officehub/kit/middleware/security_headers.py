@@ -41,14 +41,21 @@ class SecurityHeadersMiddleware:
         async def send_hardened(message: Message) -> None:
             if message["type"] == "http.response.start":
                 headers = list(message.get("headers", []))
-                present = {name.lower() for name, _ in headers}
-                wanted = list(ALWAYS)
-                content_type = next((v for k, v in headers if k.lower() == b"content-type"), b"")
-                if _api_answer(content_type):
-                    wanted.append(NO_STORE)
-                if https:
-                    wanted.append(HSTS)
-                headers += [(name, value) for name, value in wanted if name not in present]
+                present = set()
+                content_type = None  # the first Content-Type's value
+                for name, value in headers:
+                    lower = name.lower()
+                    present.add(lower)
+                    if content_type is None and lower == b"content-type":
+                        content_type = value
+                for header in ALWAYS:
+                    if header[0] not in present:
+                        headers.append(header)
+                if content_type is not None and _api_answer(content_type):
+                    if NO_STORE[0] not in present:
+                        headers.append(NO_STORE)
+                if https and HSTS[0] not in present:
+                    headers.append(HSTS)
                 message = {**message, "headers": headers}
             await send(message)
 
