@@ -509,9 +509,10 @@ async def test_a_priority_change_is_written_and_numbered_by_its_events_statement
     app: FastAPI, client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
 ) -> None:
     """``PATCH /conversation/{id}`` changing the priority on PostgreSQL: the locking read,
-    the tags, the SLA policies, then one statement writing the conversation's change, its
-    ``chat.conversation.updated`` and its number (no flush of its own, no numbering at
-    commit). The events are numbered 1, 2, 3 and the row holds each answer's values."""
+    the tags with the inbox's SLA policies, then one statement writing the conversation's
+    change, its ``chat.conversation.updated`` and its number (no flush of its own, no
+    numbering at commit). The events are numbered in a row and the row holds each
+    answer's values."""
     world = await make_world(session, office_a.id)
     await session.commit()
     url = f"/conversation/{world.conversation.id}"
@@ -523,8 +524,9 @@ async def test_a_priority_change_is_written_and_numbered_by_its_events_statement
             app, client, "PATCH", url, json={"priority": priority}, headers=headers
         )
         text_of = [" ".join(s.split()) for s in sent]
-        assert len(text_of) == 4, text_of
+        assert len(text_of) == 3, text_of
         assert "FOR UPDATE" in text_of[0], text_of
+        assert "conversation_tags" in text_of[1] and "sla_policies" in text_of[1], text_of
         [event] = [s for s in text_of if "INSERT INTO outbox_events" in s]
         assert "UPDATE conversations SET" in event and "event_subjects" in event, event
         assert not any("UPDATE outbox_events" in s for s in text_of), text_of

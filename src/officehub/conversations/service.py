@@ -50,6 +50,7 @@ from officehub.users import service as users
 if TYPE_CHECKING:
     from typing import TypeAlias
 
+    from officehub.sla.repository import PolicyTerms
     from officehub.tags.models import Tag
 
     TagRefs: TypeAlias = Sequence[Tag] | Sequence[dict[str, Any]]
@@ -624,7 +625,19 @@ async def _change(
     if may_route:
         await lock_office(session, office_id)
     conversation = await get_conversation(session, office_id, ident, for_change=True)
-    before_tags = await repository.tag_refs_of(session, office_id, ident)
+    # Under the lock (a statement after it: its snapshot is the lock's). A change that may
+    # move the service levels reads the inbox's policies with the tags on PostgreSQL.
+    inbox_policies: list[PolicyTerms] | None = None
+    before_tags: TagRefs
+    read = None
+    if any(v is not _UNSET for v in (status, priority, legal_area_id)):
+        read = await repository.tag_refs_and_policies(
+            session, office_id, ident, conversation.inbox_id
+        )
+    if read is not None:
+        before_tags, inbox_policies = read
+    else:
+        before_tags = await repository.tag_refs_of(session, office_id, ident)
     previous_user, previous_department = conversation.assigned_user_id, conversation.department_id
     diff = _Diff()
     if status is not _UNSET and status != conversation.status:
@@ -683,9 +696,11 @@ async def _change(
     conversation.updated_at = utcnow()
     if diff.sla:
         if diff.status:
-            await sla.on_status(session, conversation, status, conversation.updated_at)
+            await sla.on_status(
+                session, conversation, status, conversation.updated_at, inbox_policies
+            )
         else:
-            await sla.refresh(session, conversation)
+            await sla.refresh(session, conversation, inbox_policies)
     # The change is written by its ``chat.conversation.updated`` event's statement on
     # PostgreSQL (``emit``'s ``updating``; the row is locked above), else flushed here. A
     # change of status is flushed first: the reopen's unique index answers there.
