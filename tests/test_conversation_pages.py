@@ -4,6 +4,7 @@ ties and all."""
 
 from __future__ import annotations
 
+import math
 from datetime import timedelta
 from typing import Any
 
@@ -13,10 +14,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.conversations import repository, service
 from officehub.conversations.models import Conversation, ConversationRead, ConversationTag
+from officehub.conversations.schemas import ConversationOut
 from officehub.kit.ids import new_id
-from officehub.kit.pagination import ListQuery, PageParams, paginate_rows
+from officehub.kit.pagination import ListQuery, Page, PageParams, paginate_rows
 from officehub.kit.raw_read import on_raw_driver
-from officehub.kit.timeutil import utcnow
+from officehub.kit.timeutil import isoformat, utcnow
 from tests import factories as f
 from tests.helpers import OfficeFixture
 
@@ -161,9 +163,11 @@ async def test_a_kept_list_reads_through_the_raw_driver_as_through_sqlalchemy(
 ) -> None:
     """The list's kept shapes (built once, ``KeptList``) are read on PostgreSQL through the
     raw driver (``kit.raw_read``), each page in one statement: page, deep page, past the
-    last (its exact total), the page's rows as dicts of the same columns and values as
-    SQLAlchemy's rows, answered the same (tags, names, read marks, last message, SLA) by
-    ``listed_out`` from the page's own extras as by ``present`` from its reads.
+    last (its exact total), the page's rows as dicts of the answer's columns with the
+    values of SQLAlchemy's rows (its timestamps as the API writes them), written the same,
+    byte for byte (tags, names, read marks, last message, SLA and its earliest breach) by
+    ``listed_fields`` and ``ConversationPageWritten`` from the page's own extras as by
+    ``present`` and ``Page[ConversationOut]`` from its reads.
     SQLite, and a list built per request (a search), read through SQLAlchemy."""
     await _seed(session, office_b.id)
     seeded = await _seed(session, office_a.id)
@@ -227,20 +231,34 @@ async def test_a_kept_list_reads_through_the_raw_driver_as_through_sqlalchemy(
                 if raw_driver and isinstance(query, repository.KeptList):
                     # one statement: the page, its tags, names, read marks and total
                     rows, total = await repository.raw_page(session, query, params, values, user_id)
-                    assert [
-                        {k: v for k, v in r.items() if k not in repository.LIST_EXTRAS}
-                        for r in rows
-                    ] == [r._asdict() for r in records], (arguments, page)
-                    answered = [service.listed_out(r, user_id is not None) for r in rows]
+                    for row, record in zip(rows, records, strict=True):
+                        plain = record._asdict()
+                        assert {k: row[k] for k in repository.LIST_COLUMNS} == {
+                            k: plain[k] for k in repository.LIST_COLUMNS
+                        }, (arguments, page)
+                        # the timestamps as the API writes them, written by PostgreSQL
+                        assert {k: row[k] for k in repository.LIST_TIMES} == {
+                            k: None if plain[k] is None else isoformat(plain[k])
+                            for k in repository.LIST_TIMES
+                        }, (arguments, page)
+                    listed = [service.listed_fields(r, user_id is not None) for r in rows]
+                    page_of = {"data": listed, "total_results": total}
+                    page_of["total_pages"] = math.ceil(total / LIMIT)
+                    written = service.ConversationPageWritten.model_validate(page_of)
+                    answer = written.model_dump_json(by_alias=True)
                 else:
                     found, total = await paginate_rows(session, query, params, values)
                     answered = await service.present(session, office_a.id, found, user_id)
+                    answer = (
+                        Page[ConversationOut]
+                        .of(answered, total, params)
+                        .model_dump_json(by_alias=True)
+                    )
                 assert total == expected_total, (arguments, page)
                 varied["past"] |= not records and total > 0
-                assert [a.model_dump_json() for a in answered] == [
-                    e.model_dump_json() for e in expected
-                ], (arguments, page, user_id)
-                for a in answered:
+                wanted = Page[ConversationOut].of(expected, expected_total, params)
+                assert answer == wanted.model_dump_json(by_alias=True), (arguments, page, user_id)
+                for a in expected:
                     varied["tags"] |= len(a.tags) > 1
                     varied["sender"] |= bool(a.last_message and a.last_message.user_name)
                     varied["breach"] |= bool(a.sla and a.sla.breached_at)

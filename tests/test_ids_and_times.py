@@ -4,6 +4,7 @@ import re
 from datetime import UTC, datetime, timedelta, timezone
 
 import httpx
+from pydantic import AliasChoices, Field
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.kit.ids import ID_RE, new_id
@@ -54,6 +55,17 @@ class _Record(ApiModel):
     plain_list: list[_Plain]
 
 
+def written(value: object) -> object:
+    """``value`` with its datetimes written as ``isoformat`` writes them."""
+    if isinstance(value, datetime):
+        return isoformat(value)
+    if isinstance(value, dict):
+        return {k: written(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [written(v) for v in value]
+    return value
+
+
 def test_a_twin_with_written_timestamps_writes_the_same_bytes_as_its_model() -> None:
     """``written_timestamps``: the model's answer, each ``Timestamp`` already written by
     ``isoformat`` (or by PostgreSQL's ``api_timestamp``, tests/test_crm_board.py)."""
@@ -71,16 +83,6 @@ def test_a_twin_with_written_timestamps_writes_the_same_bytes_as_its_model() -> 
         "plain_list": [{"score": 2.0}],
     }
     twin = written_timestamps(_Record)
-
-    def written(value: object) -> object:
-        if isinstance(value, datetime):
-            return isoformat(value)
-        if isinstance(value, dict):
-            return {k: written(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [written(v) for v in value]
-        return value
-
     expected = _Record.model_validate(values).model_dump_json(by_alias=True)
     assert twin.model_validate(written(values)).model_dump_json(by_alias=True) == expected
     assert twin.model_validate(written({**values, "best_mark": None})).model_dump_json(
@@ -92,6 +94,36 @@ def test_a_twin_with_written_timestamps_writes_the_same_bytes_as_its_model() -> 
     # nested models holding no timestamp are kept as they are; the twin is made once
     assert twin.model_fields["plain"].annotation is _Plain
     assert written_timestamps(_Record) is twin
+
+
+class _Due(ApiModel):
+    due_at: Timestamp | None
+
+
+class _Case(ApiModel):
+    opened_at: Timestamp | None
+    closed_at: Timestamp | None = Field(
+        None, validation_alias=AliasChoices("ended_at", "closed_at")
+    )
+    due: _Due | None = None
+
+
+def test_a_twin_writes_optional_timestamps_keeping_aliases_and_defaults() -> None:
+    """``Timestamp | None`` becomes ``str | None`` in the twin (written by pydantic-core,
+    no serializer called), a field read under another name (``resolvedAt`` from
+    ``closed_at``) is read so in the twin too, and a field's default stays."""
+    moment = datetime(2026, 3, 4, 5, 6, 7, 891234, tzinfo=UTC)
+    twin = written_timestamps(_Case)
+    for values in (
+        {"opened_at": moment, "ended_at": moment, "due": {"due_at": moment}},
+        {"opened_at": None, "due": {"due_at": None}},
+        {"opened_at": moment},
+    ):
+        assert twin.model_validate(written(values)).model_dump_json(by_alias=True) == (
+            _Case.model_validate(values).model_dump_json(by_alias=True)
+        ), values
+    assert twin.model_fields["opened_at"].annotation == str | None
+    assert twin.model_fields["due"].annotation == written_timestamps(_Due) | None
 
 
 def test_page_envelope_counts_pages() -> None:

@@ -5,6 +5,7 @@ the filters ``mine``/``unassigned``/``isArchived`` and the order (pinned, then l
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import httpx
@@ -166,14 +167,14 @@ async def test_a_users_read_mark_is_their_own(
     assert (await unread(ana.id), await unread(bia.id), await unread(None)) == (0, 2, 0)
     async with app.state.sessionmaker() as s:
         page = PageParams(page=1, limit=20)
-        mine, _ = await conversations.list_conversations(
-            s, office_a.id, page, mine=True, user_id=ana.id
-        )
-        not_mine, _ = await conversations.list_conversations(
-            s, office_a.id, page, mine=True, user_id=bia.id
-        )
-    assert [c.id for c in mine] == [ident] and not_mine == []
-    assert mine[0].responsables[0].name == ana.name
+        mine = json.loads(
+            await conversations.list_conversations(s, office_a.id, page, mine=True, user_id=ana.id)
+        )["data"]
+        not_mine = json.loads(
+            await conversations.list_conversations(s, office_a.id, page, mine=True, user_id=bia.id)
+        )["data"]
+    assert [c["id"] for c in mine] == [ident] and not_mine == []
+    assert mine[0]["responsables"][0]["name"] == ana.name
 
 
 async def test_responsables_name_the_assigned_user(

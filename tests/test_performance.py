@@ -669,3 +669,37 @@ def test_a_served_process_keeps_its_startup_heap_out_of_the_collectors_sight(
     frozen, young = map(int, done.stdout.split())
     assert frozen > 50_000  # the app's modules, models and schemas
     assert young == YOUNG_THRESHOLD
+
+
+async def test_creating_a_person_constructs_no_record_object(
+    app: FastAPI, client: httpx.AsyncClient, office_a: OfficeFixture
+) -> None:
+    """``POST /people`` writes its contact from a row and its event from a row: no
+    ``Contact`` nor ``OutboxEvent`` goes through its constructor's per-attribute
+    instrumentation (the contact never enters the session; the event is returned only).
+    The contact and its event are still written (the answer and the outbox)."""
+    await client.get("/people", headers=office_a.headers)
+    built: list[str] = []
+
+    def seen(target: Any, *_: Any) -> None:
+        built.append(type(target).__name__)
+
+    event.listen(Contact, "init", seen)
+    event.listen(OutboxEvent, "init", seen)
+    try:
+        response = await client.post("/people", json={"name": "Ana"}, headers=office_a.headers)
+    finally:
+        event.remove(Contact, "init", seen)
+        event.remove(OutboxEvent, "init", seen)
+    assert response.status_code == 201, response.text
+    assert built == []
+    async with app.state.sessionmaker() as check:
+        names = (
+            await check.execute(
+                select(OutboxEvent.name).where(
+                    OutboxEvent.subject == response.json()["id"],
+                    OutboxEvent.office_id == office_a.id,
+                )
+            )
+        ).scalars()
+        assert list(names) == ["contact.created"]

@@ -12,6 +12,8 @@ DEFAULT_REGION = "BR"
 
 def fold(text: str) -> str:
     """Lower-cased, accents stripped: ``"José Ávila"`` → ``"jose avila"``."""
+    if text.isascii():  # no ASCII character decomposes nor combines: the same, at once
+        return text.casefold()
     decomposed = unicodedata.normalize("NFKD", text)
     return "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
 

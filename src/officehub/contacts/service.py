@@ -5,7 +5,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-from sqlalchemy import ColumnElement
+from sqlalchemy import ColumnElement, Table
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from officehub.contacts import events, repository
@@ -16,7 +16,14 @@ from officehub.contacts.hooks import (
     contact_locking,
 )
 from officehub.contacts.models import Contact
-from officehub.contacts.normalize import digits, fold, phone_forms, search_phone_digits, to_e164
+from officehub.contacts.normalize import (
+    brazilian_ddd,
+    digits,
+    fold,
+    phone_forms,
+    search_phone_digits,
+    to_e164,
+)
 from officehub.contacts.schemas import (
     ContactDeletedPayload,
     ContactIn,
@@ -24,7 +31,7 @@ from officehub.contacts.schemas import (
     ContactPatch,
     TagRef,
 )
-from officehub.events.service import emit
+from officehub.events.service import NewRow, emit
 from officehub.inboxes import service as inboxes
 from officehub.kit.db import column_values
 from officehub.kit.errors import Conflict, NotFound, ValidationFailed
@@ -39,6 +46,10 @@ if TYPE_CHECKING:
     from officehub.tags.models import Tag
 
 logger = logging.getLogger("officehub.contacts")
+
+_CONTACTS = cast("Table", Contact.__table__)
+_CONTACT_BLANK: dict[str, Any] = dict.fromkeys(c.key for c in _CONTACTS.columns)
+"""A new contact's row before its values: every column None."""
 
 
 async def get_contact(
@@ -145,28 +156,40 @@ async def create_contact(session: AsyncSession, office_id: str, body: ContactIn)
         await inboxes.get_inbox(session, office_id, body.inbox_id)
     contact_tags = await _checked_tags(session, office_id, body.tags)
     now = utcnow()
-    contact = Contact(
-        id=new_id(),
-        office_id=office_id,
-        inbox_id=body.inbox_id,
-        name=body.name,
-        search_name=fold(body.name)[:200],
-        phone=phone,
-        email=body.email,
-        document=body.document,
-        description=body.description,
-        is_blocked=body.is_blocked,
-        marketing_opt_out=False,
-        legal_hold=False,
-        verified=True,
-        created_at=now,
-        updated_at=now,
-    )
-    out = contact_out(contact, contact_tags)
+    # The new row as the insert takes it (every column; those not given None, as an unset
+    # attribute of a new ``Contact`` read), no ORM object: it never enters the session.
+    contact_id = new_id()
+    row: dict[str, Any] = {
+        **_CONTACT_BLANK,
+        "id": contact_id,
+        "office_id": office_id,
+        "inbox_id": body.inbox_id,
+        "name": body.name,
+        "search_name": fold(body.name)[:200],
+        "phone": phone,
+        "ddd": brazilian_ddd(phone),  # as ``Contact``'s validator derives it from the phone
+        "email": body.email,
+        "document": body.document,
+        "description": body.description,
+        "is_blocked": body.is_blocked,
+        "marketing_opt_out": False,
+        "legal_hold": False,
+        "verified": True,
+        "created_at": now,
+        "updated_at": now,
+    }
+    out = contact_row_out(row, contact_tags)
     # The contact and its event in one statement (on PostgreSQL), its tags after it.
     with conflicts_as(_phone_taken(f"Another contact has the phone {phone}")):
-        await emit(session, office_id, events.CREATED, out, new_subject=True, inserting=contact)
-    await repository.add_tags(session, office_id, contact.id, [t.id for t in contact_tags])
+        await emit(
+            session,
+            office_id,
+            events.CREATED,
+            out,
+            new_subject=True,
+            inserting=NewRow(_CONTACTS, row),
+        )
+    await repository.add_tags(session, office_id, contact_id, [t.id for t in contact_tags])
     return out
 
 

@@ -54,6 +54,7 @@ from officehub.conversations.models import (
 )
 from officehub.events.models import OutboxEvent
 from officehub.inboxes.models import Inbox, Integration
+from officehub.kit.db import api_timestamp
 from officehub.kit.integrity import violates
 from officehub.kit.pagination import ListQuery, PageParams
 from officehub.kit.queue import lock_skipping, take
@@ -293,6 +294,58 @@ def _listed(
     )
 
 
+LIST_TIMES = (
+    "last_message_at",
+    "first_inbound_at",
+    "first_response_at",
+    "awaiting_since",
+    "closed_at",
+    "created_at",
+    "updated_at",
+    "first_response_due_at",
+    "next_response_due_at",
+    "resolution_due_at",
+)
+"""The timestamps a conversation's answer holds, which a kept list's raw page reads as the
+API writes them (``kit.db.api_timestamp``), with ``sla_breached_at``: the earliest of its
+three breach stamps (``service._earliest_breach``: ``breachedAt``)."""
+
+LIST_COLUMNS = (
+    "id",
+    "person_id",
+    "inbox_id",
+    "integration_id",
+    "status",
+    "priority",
+    "assigned_user_id",
+    "department_id",
+    "legal_area_id",
+    "is_fixed",
+    "is_archived",
+    "sla_policy_id",
+    "last_message_id",
+    "last_message_text",
+    "last_message_type",
+    "last_message_user_id",
+    "inbound_count",
+    "inbound_read",
+)
+"""The other columns a conversation's answer is made of (``service.listed_fields``)."""
+
+_BREACHES = ("first_response_breached_at", "next_response_breached_at", "resolution_breached_at")
+
+
+def _answered(table: Any) -> list[Any]:
+    """A kept list's raw page's columns of ``table`` (the conversations or an alias): only
+    what the answer holds, its timestamps written by PostgreSQL."""
+    breached = func.least(*(table.c[name] for name in _BREACHES))
+    return [
+        *(table.c[name] for name in LIST_COLUMNS),
+        *(api_timestamp(table.c[name], name) for name in LIST_TIMES),
+        api_timestamp(breached, "sla_breached_at"),
+    ]
+
+
 LIST_EXTRAS = (
     *TAG_REFS,
     "assigned_user_name",
@@ -385,7 +438,8 @@ def _with_extras(page: Select[Any], table: Any, count: Select[Any], reads: bool)
         )
         extras.append(read.scalar_subquery().label("reader_read"))
     total = count.correlate(None).scalar_subquery().label("total")
-    return page.add_columns(*extras, total).join_from(table, tags, true())
+    answered = page.with_only_columns(*_answered(table), maintain_column_froms=True)
+    return answered.add_columns(*extras, total).join_from(table, tags, true())
 
 
 def _page_by_ids(stmt: Select[Any]) -> Select[Any]:

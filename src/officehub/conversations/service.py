@@ -7,6 +7,7 @@ answers it: ``chat.conversation.updated`` for status, priority or tags,
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -25,11 +26,8 @@ from officehub.conversations.schemas import (
     ConversationIn,
     ConversationOut,
     ConversationPatch,
-    LastMessage,
     NoteIn,
     NoteOut,
-    Responsable,
-    SlaOut,
 )
 from officehub.departments import service as departments
 from officehub.events.catalogue import Event
@@ -38,10 +36,10 @@ from officehub.inboxes import service as inboxes
 from officehub.kit.auth import Actor, OfficeContext
 from officehub.kit.db import column_values
 from officehub.kit.errors import Conflict, NotFound, ValidationFailed
-from officehub.kit.pagination import PageParams, paginate, paginate_rows
+from officehub.kit.pagination import Page, PageParams, paginate, paginate_rows
 from officehub.kit.raw_read import on_raw_driver
 from officehub.kit.repository import conflicts_as, flush_or_conflict, lock_office
-from officehub.kit.timeutil import as_utc, utcnow
+from officehub.kit.timeutil import as_utc, utcnow, written_timestamps
 from officehub.legal_areas import service as legal_areas
 from officehub.tags import service as tags
 from officehub.tags.repository import tag_refs
@@ -111,43 +109,64 @@ def conversation_row_out(
     """``conversation_out`` of a conversation's column values by name (a record's, a
     row's, or a dict the raw driver read); its tags as records or as dicts of their id,
     name and colour."""
+    tags = [TagRef.model_validate(t) for t in conversation_tags]
+    fields = conversation_fields(values, tags, names, read, _earliest_breach(values))
+    return ConversationOut.model_validate(fields)
+
+
+def conversation_fields(
+    values: Mapping[str, Any],
+    tags: Sequence[TagRef] | Sequence[Mapping[str, Any]],
+    names: Mapping[str, str] | None,
+    read: int | None,
+    breached_at: Any,
+) -> dict[str, Any]:
+    """A conversation's answer as plain values, for ``ConversationOut`` or its written twin
+    (``ConversationPageWritten``): its column values by name, its ``tags``, the ``names``
+    of the users it names (assigned, last message's sender), the reader's ``read`` mark
+    (inbound messages read; the office's when None: an API key, an event) and its SLA's
+    earliest breach (``breachedAt``)."""
     names = names or {}
     last = None
     last_id, last_at = values["last_message_id"], values["last_message_at"]
     if last_id is not None and last_at is not None:
         sender = values["last_message_user_id"]
-        last = LastMessage(
-            id=last_id,
-            content=values["last_message_text"],
-            type=values["last_message_type"] or "TEXT",
-            message_at=last_at,
-            user_id=sender,
-            user_name=names.get(sender or ""),
-        )
-    assigned = values["assigned_user_id"]
-    responsables = [Responsable(id=assigned, name=names.get(assigned, ""))] if assigned else []
-    marked = values["inbound_read"] if read is None else read
-    return ConversationOut.model_validate(
-        {
-            **values,
-            "tags": [TagRef.model_validate(t) for t in conversation_tags],
-            "unread_count": max(values["inbound_count"] - marked, 0),
-            "last_message": last,
-            "responsables": responsables,
-            "sla": sla_out(values),
+        last = {
+            "id": last_id,
+            "content": values["last_message_text"],
+            "type": values["last_message_type"] or "TEXT",
+            "message_at": last_at,
+            "user_id": sender,
+            "user_name": names.get(sender or ""),
         }
-    )
+    assigned = values["assigned_user_id"]
+    sla = None
+    if values["sla_policy_id"] is not None:
+        sla = {
+            "policy_id": values["sla_policy_id"],
+            "first_response_due_at": values["first_response_due_at"],
+            "next_response_due_at": values["next_response_due_at"],
+            "resolution_due_at": values["resolution_due_at"],
+            "breached_at": breached_at,
+        }
+    marked = values["inbound_read"] if read is None else read
+    return {
+        **values,
+        "tags": tags,
+        "unread_count": max(values["inbound_count"] - marked, 0),
+        "last_message": last,
+        "responsables": [{"id": assigned, "name": names.get(assigned, "")}] if assigned else [],
+        "sla": sla,
+    }
 
 
 def _values(record: Record) -> Mapping[str, Any]:
     return record._asdict() if isinstance(record, Row) else column_values(record)
 
 
-def sla_out(values: Mapping[str, Any]) -> SlaOut | None:
-    """The conversation's service level (null when no policy applies), of its column
-    values by name; ``breachedAt``: the earliest breach stamp it holds."""
-    if values["sla_policy_id"] is None:
-        return None
+def _earliest_breach(values: Mapping[str, Any]) -> datetime | None:
+    """The earliest breach stamp of a conversation's column values (its SLA's
+    ``breachedAt``), None for none."""
     stamps = [
         t
         for t in (
@@ -157,13 +176,7 @@ def sla_out(values: Mapping[str, Any]) -> SlaOut | None:
         )
         if t is not None
     ]
-    return SlaOut(
-        policy_id=values["sla_policy_id"],
-        first_response_due_at=values["first_response_due_at"],
-        next_response_due_at=values["next_response_due_at"],
-        resolution_due_at=values["resolution_due_at"],
-        breached_at=min(as_utc(t) for t in stamps) if stamps else None,
-    )
+    return min(as_utc(t) for t in stamps) if stamps else None
 
 
 async def present(
@@ -197,12 +210,17 @@ async def present(
     ]
 
 
-def listed_out(row: Mapping[str, Any], by_user: bool) -> ConversationOut:
-    """The answer for a kept list's row read through the raw driver (PostgreSQL,
-    ``repository.raw_page``): its columns and ``repository.LIST_EXTRAS``, the tags, names
+ConversationPageWritten = written_timestamps(Page[ConversationOut])
+"""``Page[ConversationOut]`` with its timestamps already written
+(``kit.timeutil.written_timestamps``): what a kept list's raw page is written with."""
+
+
+def listed_fields(row: Mapping[str, Any], by_user: bool) -> dict[str, Any]:
+    """``conversation_fields`` of a kept list's row read through the raw driver
+    (PostgreSQL, ``repository.raw_page``): ``repository.LIST_COLUMNS``, its ``LIST_TIMES``
+    and ``sla_breached_at`` as the API writes them, and ``LIST_EXTRAS``, the tags, names
     and read mark ``present`` reads in statements of their own; ``by_user``: read by a
     signed-in user (their read mark, none read: 0), else by an API key (the office's)."""
-    refs = tag_refs(row)
     names = {
         user: name
         for user, name in (
@@ -212,7 +230,7 @@ def listed_out(row: Mapping[str, Any], by_user: bool) -> ConversationOut:
         if user is not None and name is not None
     }
     read = (row["reader_read"] or 0) if by_user else None
-    return conversation_row_out(row, refs, names, read)
+    return conversation_fields(row, tag_refs(row), names, read, row["sla_breached_at"])
 
 
 async def read_conversation(
@@ -240,8 +258,12 @@ async def list_conversations(
     user_id: str | None = None,
     visible: ColumnElement[bool] | None = None,
     seen: repository.Seen | None = None,
-) -> tuple[list[ConversationOut], int]:
-    """``mine``: assigned to the signed-in user (an API key is no user: 400);
+) -> bytes:
+    """A page of conversations as ``Page[ConversationOut]`` JSON (the bytes FastAPI would
+    write of it); a kept list's page on PostgreSQL written through
+    ``ConversationPageWritten`` from its raw rows (``listed_fields``).
+
+    ``mine``: assigned to the signed-in user (an API key is no user: 400);
     ``unassigned``: assigned to nobody; ``visible``: the caller's visibility clause, or
     ``seen`` the same as keys (the total then sums the kept counts);
     ``search``: a fragment of the contact's name, phone, WhatsApp username or of a message."""
@@ -286,9 +308,15 @@ async def list_conversations(
     )
     if isinstance(query, repository.KeptList) and on_raw_driver(session):
         listed, total = await repository.raw_page(session, query, params, values, user_id)
-        return [listed_out(c, user_id is not None) for c in listed], total
+        page = {
+            "data": [listed_fields(c, user_id is not None) for c in listed],
+            "total_results": total,
+            "total_pages": math.ceil(total / params.limit),
+        }
+        return ConversationPageWritten.model_validate(page).model_dump_json(by_alias=True).encode()
     rows, total = await paginate_rows(session, query, params, values)
-    return await present(session, office_id, rows, user_id), total
+    items = await present(session, office_id, rows, user_id)
+    return Page[ConversationOut].of(items, total, params).model_dump_json(by_alias=True).encode()
 
 
 def _phone_like(text: str) -> bool:

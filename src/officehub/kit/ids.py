@@ -31,12 +31,21 @@ _last_ms = 0
 _counter = 0
 
 
+_PAIRS = tuple(a + b for a in ALPHABET for b in ALPHABET)
+"""Every two base-36 digits, by their value (0 to 36**2 - 1)."""
+_TIME_SHIFT = 36**15
+_COUNTER_SHIFT = 36**11
+
+
 def _base36(value: int, width: int) -> str:
-    chars = []
-    for _ in range(width):
-        value, rem = divmod(value, 36)
-        chars.append(ALPHABET[rem])
-    return "".join(reversed(chars))
+    """The ``width`` low base-36 digits of ``value``, two a step."""
+    pairs = []
+    for _ in range(width // 2):
+        value, rem = divmod(value, 1296)
+        pairs.append(_PAIRS[rem])
+    if width % 2:
+        pairs.append(ALPHABET[value % 36])
+    return "".join(reversed(pairs))
 
 
 def new_id() -> str:
@@ -55,7 +64,9 @@ def new_id() -> str:
         counter = _counter
     # One draw below 36**11 is the same as eleven uniform base-36 characters, at a tenth of
     # the cost (ids are made on every request, for its request id).
-    return "c" + _base36(now, 9) + _base36(counter, 4) + _base36(secrets.randbelow(_RANDOM), 11)
+    # The three fields (9, 4 and 11 digits) written as one 24-digit number: the same digits.
+    value = now * _TIME_SHIFT + counter * _COUNTER_SHIFT + secrets.randbelow(_RANDOM)
+    return "c" + _base36(value, 24)
 
 
 def is_valid_id(value: str) -> bool:

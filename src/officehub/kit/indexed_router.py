@@ -32,6 +32,24 @@ def _route_path(scope: Scope) -> str:
     return path
 
 
+_HEAD = "officehub.route_head"
+"""The scope's key for its path's first segment as routing sees it, with the path and
+``root_path`` it was read from: every router asks it, once a request is enough."""
+
+
+def route_head(scope: Scope) -> str:
+    """``first_segment(_route_path(scope))``, read once per path and ``root_path``."""
+    path: str = scope["path"]
+    root: str = scope.get("root_path", "")
+    seen = scope.get(_HEAD)
+    if seen is not None and seen[0] == path and seen[1] == root:
+        head: str = seen[2]
+        return head
+    head = first_segment(_route_path(scope))
+    scope[_HEAD] = (path, root, head)
+    return head
+
+
 class Router(APIRouter):
     """An ``APIRouter`` that turns a request away by its path's first segment."""
 
@@ -55,7 +73,18 @@ class Router(APIRouter):
         return self._heads
 
     def matches(self, scope: Scope) -> tuple[Match, Scope]:
-        heads = self.first_segments()
-        if heads is not None and first_segment(_route_path(scope)) not in heads:
-            return Match.NONE, {}
+        # Both read inline when known (13 routers are asked before some routes are found).
+        heads = self._heads if self._heads_for == len(self.routes) else self.first_segments()
+        if heads is not None:
+            seen = scope.get(_HEAD)
+            if (
+                seen is not None
+                and seen[0] == scope["path"]
+                and seen[1] == scope.get("root_path", "")
+            ):
+                head = seen[2]
+            else:
+                head = route_head(scope)
+            if head not in heads:
+                return Match.NONE, {}
         return super().matches(scope)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from functools import cache
 from types import UnionType
-from typing import Annotated, Any, get_args, get_origin
+from typing import Annotated, Any, Union, get_args, get_origin
 
 from pydantic import BaseModel, PlainSerializer, WithJsonSchema, create_model
 from pydantic.fields import FieldInfo
@@ -44,12 +44,30 @@ def is_timestamp(field: FieldInfo) -> bool:
     )
 
 
+def is_optional_timestamp(field: FieldInfo) -> bool:
+    """Whether a model's field is a ``Timestamp | None``."""
+    args = get_args(field.annotation)
+    return (
+        get_origin(field.annotation) in (Union, UnionType)
+        and len(args) == 2
+        and type(None) in args
+        and any(_is_timestamp_type(a) for a in args)
+    )
+
+
+def _is_timestamp_type(annotation: Any) -> bool:
+    return get_origin(annotation) is Annotated and any(
+        isinstance(m, PlainSerializer) and m.func is isoformat for m in annotation.__metadata__
+    )
+
+
 @cache
 def written_timestamps(model: type[BaseModel]) -> type[BaseModel]:
     """``model``'s twin for writing an answer whose timestamps come already written as
     ``isoformat`` writes them (by the database: ``kit.db.api_timestamp``): each
-    ``Timestamp`` field a ``str``, each nested model holding one (alone, in a list or
-    optional) its own twin, every other field as it is (name, alias, order, serializer).
+    ``Timestamp`` field a ``str`` (``Timestamp | None`` a ``str | None``), each nested model
+    holding one (alone, in a list or optional) its own twin, every other field as it is
+    (name, alias, order, serializer; a twin's field keeps its names and default).
 
     It only writes: the document and the route keep ``model``. 240 timestamps through
     ``Timestamp``'s serializer (a Python call each) were a funnel board's largest cost
@@ -59,12 +77,22 @@ def written_timestamps(model: type[BaseModel]) -> type[BaseModel]:
         if is_timestamp(field):
             fields[name] = (str, FieldInfo(alias=field.alias))
             continue
+        if is_optional_timestamp(field):
+            fields[name] = (str | None, _written_field(field))
+            continue
         annotation = _written(field.annotation)
         if annotation is field.annotation:
             fields[name] = (field.annotation, field)
         else:
-            fields[name] = (annotation, FieldInfo(alias=field.alias))
+            fields[name] = (annotation, _written_field(field))
     return create_model(f"{model.__name__}Written", __config__=model.model_config, **fields)
+
+
+def _written_field(field: FieldInfo) -> FieldInfo:
+    """A twin's field for ``field``: its names and default, not its type's serializer."""
+    return FieldInfo(
+        alias=field.alias, validation_alias=field.validation_alias, default=field.default
+    )
 
 
 def _written(annotation: Any) -> Any:
@@ -85,6 +113,6 @@ def _written(annotation: Any) -> Any:
 
 def _holds_timestamps(model: type[BaseModel]) -> bool:
     return any(
-        is_timestamp(f) or _written(f.annotation) is not f.annotation
+        is_timestamp(f) or is_optional_timestamp(f) or _written(f.annotation) is not f.annotation
         for f in model.model_fields.values()
     )
