@@ -21,6 +21,7 @@ from fastapi import FastAPI
 from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute
 from sqlalchemy import delete, event, select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.util import await_only
 
@@ -28,10 +29,12 @@ from officehub.app import create_app
 from officehub.contacts.models import Contact, ContactTag
 from officehub.conversations.models import Conversation
 from officehub.events.models import OutboxEvent
+from officehub.events.service import emit
 from officehub.kit.auth import KeyCache, OfficeContext
 from officehub.kit.config import Settings
 from officehub.kit.db import WriteInReadOnlySession
 from officehub.kit.gc_tuning import YOUNG_THRESHOLD
+from officehub.kit.ids import new_id
 from officehub.migrate import migrate_async
 from officehub.mounted_routers import domain_routers
 from officehub.offices import service as offices
@@ -548,6 +551,39 @@ async def test_a_priority_change_is_written_and_numbered_by_its_events_statement
     sequences = [n for n, _ in rows]
     assert sequences == list(range(sequences[0], sequences[0] + 3)), sequences
     assert stored is not None and stored.priority == "HIGH"
+
+
+@pytest.mark.skipif(not PG_URL, reason="PostgreSQL only: the event's statement")
+async def test_a_change_whose_events_statement_fails_is_read_again_not_kept_as_written(
+    session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    """``emit(…, updating=record)`` marks the record's changes written before its statement
+    runs; when the statement fails (here a department that does not exist: the foreign key
+    refuses it) inside a savepoint the caller goes on after (an automation's action), the
+    savepoint's rollback expires the record (it was changed in the savepoint), so it is read
+    again from its row, not left holding values the database never took."""
+    world = await make_world(session, office_a.id)
+    await session.commit()
+    conversation = await session.get(Conversation, world.conversation.id)
+    assert conversation is not None
+    ident, before = conversation.id, conversation.priority
+    with pytest.raises(IntegrityError):
+        async with session.begin_nested():
+            conversation.priority = "HIGH" if before != "HIGH" else "LOW"
+            conversation.department_id = new_id()  # no such department
+            await emit(
+                session,
+                office_a.id,
+                "chat.conversation.updated",
+                {"id": ident},
+                conversation_id=ident,
+                updating=conversation,
+            )
+    reread = (
+        await session.execute(select(Conversation).where(Conversation.id == ident))
+    ).scalar_one()
+    assert reread is conversation
+    assert (conversation.priority, conversation.department_id) == (before, None)
 
 
 async def test_updating_a_conversation_costs_the_same_statements_for_1_and_4_tags(
