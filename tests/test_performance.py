@@ -21,16 +21,20 @@ from fastapi import FastAPI
 from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute
 from sqlalchemy import delete, event, select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.util import await_only
 
 from officehub.app import create_app
 from officehub.contacts.models import Contact, ContactTag
+from officehub.conversations.models import Conversation
 from officehub.events.models import OutboxEvent
+from officehub.events.service import emit
 from officehub.kit.auth import KeyCache, OfficeContext
 from officehub.kit.config import Settings
 from officehub.kit.db import WriteInReadOnlySession
 from officehub.kit.gc_tuning import YOUNG_THRESHOLD
+from officehub.kit.ids import new_id
 from officehub.migrate import migrate_async
 from officehub.mounted_routers import domain_routers
 from officehub.offices import service as offices
@@ -475,9 +479,10 @@ async def test_the_writes_events_and_tags_are_sent_through_the_raw_driver_on_pg(
     app: FastAPI, client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
 ) -> None:
     """On PostgreSQL the event's statement (``POST /people``'s one: the contact, its event,
-    its counter), a conversation's tags read by ``PATCH`` and its event's numbering at
-    commit are sent on the session's asyncpg connection (``kit.raw_read``): the statement
-    listeners see each, SQLAlchemy's execution none of them."""
+    its counter; ``PATCH``'s one: the conversation's change, its event, its numbering) and
+    a conversation's tags read by ``PATCH`` are sent on the session's asyncpg connection
+    (``kit.raw_read``): the statement listeners see each, SQLAlchemy's execution none of
+    them."""
     world = await make_world(session, office_a.id)
     await session.commit()
     headers = office_a.headers
@@ -496,10 +501,89 @@ async def test_the_writes_events_and_tags_are_sent_through_the_raw_driver_on_pg(
             app, client, "PATCH", url, json={"priority": "HIGH"}, headers=headers
         )
     sent_text = [" ".join(s.split()) for s in sent]
-    for part in ("FROM conversation_tags", "INSERT INTO outbox_events", "UPDATE outbox_events"):
+    for part in ("FROM conversation_tags", "INSERT INTO outbox_events", "UPDATE conversations"):
         assert any(part in s for s in sent_text), (part, sent_text)
         assert not any(part in s for s in executed), (part, executed)
     assert any("FOR UPDATE" in s for s in executed), executed  # the lock: the ORM's read
+
+
+@pytest.mark.skipif(not PG_URL, reason="PostgreSQL only: the event's statement")
+async def test_a_priority_change_is_written_and_numbered_by_its_events_statement_on_pg(
+    app: FastAPI, client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    """``PATCH /conversation/{id}`` changing the priority on PostgreSQL: the locking read,
+    the tags with the inbox's SLA policies, then one statement writing the conversation's
+    change, its ``chat.conversation.updated`` and its number (no flush of its own, no
+    numbering at commit). The events are numbered in a row and the row holds each
+    answer's values."""
+    world = await make_world(session, office_a.id)
+    await session.commit()
+    url = f"/conversation/{world.conversation.id}"
+    headers = office_a.headers
+    await client.get(url, headers=headers)
+    answers = []
+    for priority in ("HIGH", "LOW", "HIGH"):
+        sent = await statements_of(
+            app, client, "PATCH", url, json={"priority": priority}, headers=headers
+        )
+        text_of = [" ".join(s.split()) for s in sent]
+        assert len(text_of) == 3, text_of
+        assert "FOR UPDATE" in text_of[0], text_of
+        assert "conversation_tags" in text_of[1] and "sla_policies" in text_of[1], text_of
+        [event] = [s for s in text_of if "INSERT INTO outbox_events" in s]
+        assert "UPDATE conversations SET" in event and "event_subjects" in event, event
+        assert not any("UPDATE outbox_events" in s for s in text_of), text_of
+        answers.append((await client.get(url, headers=headers)).json())
+    async with app.state.sessionmaker() as fresh:
+        rows = (
+            await fresh.execute(
+                select(OutboxEvent.sequence, OutboxEvent.data)
+                .where(
+                    OutboxEvent.conversation_id == world.conversation.id,
+                    OutboxEvent.name == "chat.conversation.updated",
+                )
+                .order_by(OutboxEvent.sequence)
+            )
+        ).all()
+        stored = await fresh.get(Conversation, world.conversation.id)
+    assert [d["priority"] for _, d in rows] == ["HIGH", "LOW", "HIGH"]
+    assert [d for _, d in rows] == answers
+    sequences = [n for n, _ in rows]
+    assert sequences == list(range(sequences[0], sequences[0] + 3)), sequences
+    assert stored is not None and stored.priority == "HIGH"
+
+
+@pytest.mark.skipif(not PG_URL, reason="PostgreSQL only: the event's statement")
+async def test_a_change_whose_events_statement_fails_is_read_again_not_kept_as_written(
+    session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    """``emit(…, updating=record)`` marks the record's changes written before its statement
+    runs; when the statement fails (here a department that does not exist: the foreign key
+    refuses it) inside a savepoint the caller goes on after (an automation's action), the
+    savepoint's rollback expires the record (it was changed in the savepoint), so it is read
+    again from its row, not left holding values the database never took."""
+    world = await make_world(session, office_a.id)
+    await session.commit()
+    conversation = await session.get(Conversation, world.conversation.id)
+    assert conversation is not None
+    ident, before = conversation.id, conversation.priority
+    with pytest.raises(IntegrityError):
+        async with session.begin_nested():
+            conversation.priority = "HIGH" if before != "HIGH" else "LOW"
+            conversation.department_id = new_id()  # no such department
+            await emit(
+                session,
+                office_a.id,
+                "chat.conversation.updated",
+                {"id": ident},
+                conversation_id=ident,
+                updating=conversation,
+            )
+    reread = (
+        await session.execute(select(Conversation).where(Conversation.id == ident))
+    ).scalar_one()
+    assert reread is conversation
+    assert (conversation.priority, conversation.department_id) == (before, None)
 
 
 async def test_updating_a_conversation_costs_the_same_statements_for_1_and_4_tags(

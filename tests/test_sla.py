@@ -317,6 +317,33 @@ async def test_changing_priority_or_legal_area_recomputes_the_dues(
     assert r.json()["sla"]["firstResponseDueAt"] == _plus(message["createdAt"], minutes=60)
 
 
+async def test_a_priority_change_takes_the_oldest_of_equally_specific_policies_and_keeps_tags(
+    client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
+) -> None:
+    """``PATCH``'s change reads the inbox's policies with the conversation's tags (one
+    statement on PostgreSQL): the same choice as a read of the policies alone, the same
+    tags in the answer."""
+    world = await _world(session, office_a)
+    tags = [await f.make_tag(session, office_a.id, world.inbox_id, n) for n in ("b", "a")]
+    await session.commit()
+    general = await _policy(client, office_a, world.inbox_id)
+    high = await _policy(client, office_a, world.inbox_id, priority="HIGH", firstResponseMinutes=5)
+    await _policy(client, office_a, world.inbox_id, priority="HIGH")  # younger tie: loses
+    opened = await _open(client, office_a, world)
+    message = await _inbound(client, office_a, opened["id"])
+    h, url = office_a.headers, f"/conversation/{opened['id']}"
+    r = await client.patch(url, json={"tags": [t.id for t in tags]}, headers=h)
+    assert [t["name"] for t in r.json()["tags"]] == ["a", "b"]
+    r = await client.patch(url, json={"priority": "HIGH"}, headers=h)
+    assert r.json()["sla"]["policyId"] == high["id"]
+    assert r.json()["sla"]["firstResponseDueAt"] == _plus(message["createdAt"], minutes=5)
+    assert [t["name"] for t in r.json()["tags"]] == ["a", "b"]
+    assert r.json() == await _read(client, office_a, opened["id"])
+    r = await client.patch(url, json={"priority": "LOW"}, headers=h)
+    assert r.json()["sla"]["policyId"] == general["id"]
+    assert r.json()["sla"]["firstResponseDueAt"] == _plus(message["createdAt"], minutes=10)
+
+
 async def test_creating_changing_or_deleting_a_policy_recomputes_open_conversations(
     client: httpx.AsyncClient, session: AsyncSession, office_a: OfficeFixture
 ) -> None:

@@ -67,8 +67,9 @@ from officehub.kit.repository import (
     scoped,
 )
 from officehub.kit.timeutil import utcnow
+from officehub.sla.repository import PolicyTerms, policy_terms_of, policy_terms_subquery
 from officehub.tags.models import Tag
-from officehub.tags.repository import TAG_REFS, tag_refs_lateral
+from officehub.tags.repository import TAG_REFS, tag_refs, tag_refs_lateral
 from officehub.users.models import User, UserInbox, UserLegalArea
 
 OPEN_CONVERSATION_INDEX = "ux_conversations_office_id_person_id_integration_id_open"
@@ -690,6 +691,36 @@ async def tag_refs_of(
         return await tags_of(session, office_id, conversation_id)
     values = {"office_id": office_id, "conversation_ids": [conversation_id]}
     return await _RAW_TAGS_OF_CONVERSATIONS.rows(session, values)
+
+
+async def tag_refs_and_policies(
+    session: AsyncSession, office_id: str, conversation_id: str, inbox_id: str
+) -> tuple[list[dict[str, str]], list[PolicyTerms]] | None:
+    """``tag_refs_of`` and its inbox's SLA policies (``sla.repository.policies_of_inbox``,
+    as ``PolicyTerms``) in one statement on PostgreSQL, for a change under the
+    conversation's lock that may move its service levels; None elsewhere (the caller reads
+    each apart). The same tags and policies, in the same orders."""
+    if not on_raw_driver(session):
+        return None
+    values = {"office_id": office_id, "conversation_id": conversation_id, "inbox_id": inbox_id}
+    row = await _RAW_TAGS_AND_POLICIES.one_or_none(session, values)
+    if row is None:  # pragma: no cover (two aggregates answer one row)
+        return [], []
+    return tag_refs(row), policy_terms_of(row)
+
+
+def _tags_and_policies() -> Select[Any]:
+    tags = tag_refs_lateral(
+        ConversationTag,
+        ConversationTag.conversation_id,
+        bindparam("conversation_id"),
+        bindparam("office_id"),
+    )
+    policies = policy_terms_subquery(bindparam("office_id"), bindparam("inbox_id"))
+    return select(tags, policies).select_from(tags.join(policies, true()))
+
+
+_RAW_TAGS_AND_POLICIES = RawSelect(_tags_and_policies())
 
 
 async def add_tags(

@@ -202,8 +202,9 @@ async def update_conversation(
     conversation = await visible_conversation(session, actor, id)
     if "assigned_user_id" in body.model_fields_set:
         check_assignment(actor, conversation, body.assigned_user_id)
+    # The request writes nothing after the change (the audit trail is written apart).
     return await service.update_conversation(
-        session, office.office_id, id, body, service.reader_of(office)
+        session, office.office_id, id, body, service.reader_of(office), last_write=True
     )
 
 

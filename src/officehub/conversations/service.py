@@ -38,7 +38,7 @@ from officehub.kit.db import column_values
 from officehub.kit.errors import Conflict, NotFound, ValidationFailed
 from officehub.kit.pagination import Page, PageParams, paginate, paginate_rows
 from officehub.kit.raw_read import on_raw_driver
-from officehub.kit.repository import flush_or_conflict, lock_office
+from officehub.kit.repository import conflicts_as, flush_or_conflict, lock_office
 from officehub.kit.timeutil import as_utc, utcnow, written_timestamps
 from officehub.legal_areas import service as legal_areas
 from officehub.tags import service as tags
@@ -48,6 +48,7 @@ from officehub.users import service as users
 if TYPE_CHECKING:
     from typing import TypeAlias
 
+    from officehub.sla.repository import PolicyTerms
     from officehub.tags.models import Tag
 
     TagRefs: TypeAlias = Sequence[Tag] | Sequence[dict[str, Any]]
@@ -478,7 +479,10 @@ async def update_conversation(
     ident: str,
     body: ConversationPatch,
     user_id: str | None = None,
+    *,
+    last_write: bool = False,
 ) -> ConversationOut:
+    """``last_write``: the caller's transaction writes nothing after it (``_change``)."""
     body.refuse_sent_nulls()
     sent = body.model_fields_set
     return await _change(
@@ -494,6 +498,7 @@ async def update_conversation(
         is_fixed=body.is_fixed if "is_fixed" in sent else _UNSET,
         is_archived=body.is_archived if "is_archived" in sent else _UNSET,
         user_id=user_id,
+        last_write=last_write,
     )
 
 
@@ -623,6 +628,7 @@ async def _change(
     legal_area_id: Any = _UNSET,
     user_id: str | None = None,
     route: bool = True,
+    last_write: bool = False,
 ) -> ConversationOut:
     """Applies what differs from the stored conversation and emits the events it calls for.
 
@@ -632,6 +638,10 @@ async def _change(
 
     ``tag_ids`` replaces the set; only the difference is written, row by row, like
     ``tags_added``/``tags_removed``, so a concurrent change to other tags is kept.
+
+    ``last_write``: the caller writes nothing after this change in its transaction
+    (``PATCH /conversation/{id}``): when the change's event is its last write, the event
+    is numbered in its own statement (``emit``).
     """
     if status == "OPEN":
         # A reopen serialises with opens of the contact (the partial unique index backs
@@ -643,7 +653,19 @@ async def _change(
     if may_route:
         await lock_office(session, office_id)
     conversation = await get_conversation(session, office_id, ident, for_change=True)
-    before_tags = await repository.tag_refs_of(session, office_id, ident)
+    # Under the lock (a statement after it: its snapshot is the lock's). A change that may
+    # move the service levels reads the inbox's policies with the tags on PostgreSQL.
+    inbox_policies: list[PolicyTerms] | None = None
+    before_tags: TagRefs
+    read = None
+    if any(v is not _UNSET for v in (status, priority, legal_area_id)):
+        read = await repository.tag_refs_and_policies(
+            session, office_id, ident, conversation.inbox_id
+        )
+    if read is not None:
+        before_tags, inbox_policies = read
+    else:
+        before_tags = await repository.tag_refs_of(session, office_id, ident)
     previous_user, previous_department = conversation.assigned_user_id, conversation.department_id
     diff = _Diff()
     if status is not _UNSET and status != conversation.status:
@@ -702,15 +724,33 @@ async def _change(
     conversation.updated_at = utcnow()
     if diff.sla:
         if diff.status:
-            await sla.on_status(session, conversation, status, conversation.updated_at)
+            await sla.on_status(
+                session, conversation, status, conversation.updated_at, inbox_policies
+            )
         else:
-            await sla.refresh(session, conversation)
-    await flush_or_conflict(session, _already_open(""))
+            await sla.refresh(session, conversation, inbox_policies)
+    # The change is written by its ``chat.conversation.updated`` event's statement on
+    # PostgreSQL (``emit``'s ``updating``; the row is locked above), else flushed here. A
+    # change of status is flushed first: the reopen's unique index answers there.
+    by_event = diff.updated and not diff.status
+    if not by_event:
+        await flush_or_conflict(session, _already_open(""))
     new_tags = await repository.tag_refs_of(session, office_id, ident) if diff.tags else before_tags
     # The events carry the conversation as an API key reads it (the office's read mark).
     out = (await present(session, office_id, [conversation], tags_of_rows={ident: new_tags}))[0]
     if diff.updated:
-        await _emit(session, office_id, events.UPDATED, out)
+        # Nothing after the event (no hook, no other event, no routing) and the request
+        # writes nothing after this change (``last_write``): it is numbered at once.
+        only = last_write and not diff.tags and not diff.assigned and not may_route
+        with conflicts_as(_already_open("")):
+            await _emit(
+                session,
+                office_id,
+                events.UPDATED,
+                out,
+                updating=conversation if by_event else None,
+                last_write=only,
+            )
     if diff.tags:
         await conversation_tags_changed.fire(ConversationTagsChanged(session, office_id, ident))
     if diff.assigned:
@@ -778,9 +818,24 @@ async def _checked_tags(session: AsyncSession, office_id: str, tag_ids: Sequence
     return sorted(found, key=lambda t: (t.name, t.id))
 
 
-async def _emit(session: AsyncSession, office_id: str, event: Event[C], out: C) -> None:
+async def _emit(
+    session: AsyncSession,
+    office_id: str,
+    event: Event[C],
+    out: C,
+    *,
+    updating: Conversation | None = None,
+    last_write: bool = False,
+) -> None:
     await emit(
-        session, office_id, event, out, conversation_id=out.id, integration_id=out.integration_id
+        session,
+        office_id,
+        event,
+        out,
+        conversation_id=out.id,
+        integration_id=out.integration_id,
+        updating=updating,
+        last_write=last_write,
     )
 
 

@@ -15,6 +15,7 @@ the times reports count from, kept on the conversation as messages come and go.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Literal
 
@@ -25,6 +26,7 @@ from officehub.inboxes import service as inboxes
 from officehub.inboxes.business_hours import add_business_days, add_business_minutes
 from officehub.kit.timeutil import as_utc
 from officehub.sla import service as policies
+from officehub.sla.repository import PolicyTerms
 
 BreachKind = Literal["FIRST_RESPONSE", "NEXT_RESPONSE", "RESOLUTION"]
 
@@ -59,17 +61,26 @@ def reschedule(conversation: Conversation) -> None:
     conversation.sla_check_at = min(dues) if dues else None
 
 
-async def refresh(session: AsyncSession, conversation: Conversation) -> None:
+async def refresh(
+    session: AsyncSession,
+    conversation: Conversation,
+    inbox_policies: Sequence[PolicyTerms] | None = None,
+) -> None:
     """The policy that applies now and the due times from the kept anchors (on every
-    change of priority, legal area, status, policy, and on each message that moves one)."""
+    change of priority, legal area, status, policy, and on each message that moves one).
+    ``inbox_policies``: the conversation's inbox's, when the caller read them (under the
+    conversation's lock), else read here."""
     c = conversation
     policy = await policies.applicable_policy(
-        session, c.office_id, c.inbox_id, c.priority, c.legal_area_id
+        session, c.office_id, c.inbox_id, c.priority, c.legal_area_id, policies=inbox_policies
     )
     if policy is None:
-        c.sla_policy_id = None
-        c.first_response_due_at = c.next_response_due_at = c.resolution_due_at = None
-        c.sla_check_at = None
+        # Set only when one is set (an attribute set to its own value writes nothing either).
+        held = (c.sla_policy_id, c.first_response_due_at, c.next_response_due_at)
+        if held != (None, None, None) or (c.resolution_due_at, c.sla_check_at) != (None, None):
+            c.sla_policy_id = None
+            c.first_response_due_at = c.next_response_due_at = c.resolution_due_at = None
+            c.sla_check_at = None
         return
     found = await inboxes.business_hours_of(session, c.office_id, c.inbox_id)
     hours = found[0] if found is not None else None
@@ -124,7 +135,11 @@ async def on_response(session: AsyncSession, conversation: Conversation, at: dat
 
 
 async def on_status(
-    session: AsyncSession, conversation: Conversation, status: str, at: datetime
+    session: AsyncSession,
+    conversation: Conversation,
+    status: str,
+    at: datetime,
+    inbox_policies: Sequence[PolicyTerms] | None = None,
 ) -> None:
     """Closed: resolved now (nothing more is due). Reopened: a new resolution clock starts
     now, and a client message unanswered before the close is not awaited any more."""
@@ -136,4 +151,4 @@ async def on_status(
         c.closed_at = None
         if c.first_inbound_at is not None:
             c.resolution_started_at = at
-    await refresh(session, c)
+    await refresh(session, c, inbox_policies)

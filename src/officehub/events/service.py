@@ -11,7 +11,7 @@ from functools import cache
 from typing import Any, cast, overload
 
 from pydantic import BaseModel
-from sqlalchemy import BindParameter, Table, bindparam, insert, text
+from sqlalchemy import BindParameter, Table, bindparam, insert, inspect, text
 from sqlalchemy import event as orm_event
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
@@ -128,6 +128,8 @@ async def emit(
     target_webhook_id: str | None = None,
     new_subject: bool = False,
     inserting: Base | NewRow | None = None,
+    updating: Base | None = None,
+    last_write: bool = False,
 ) -> OutboxEvent: ...
 
 
@@ -145,6 +147,8 @@ async def emit(
     target_webhook_id: str | None = None,
     new_subject: bool = False,
     inserting: Base | NewRow | None = None,
+    updating: Base | None = None,
+    last_write: bool = False,
 ) -> OutboxEvent: ...
 
 
@@ -161,6 +165,8 @@ async def emit(
     target_webhook_id: str | None = None,
     new_subject: bool = False,
     inserting: Base | NewRow | None = None,
+    updating: Base | None = None,
+    last_write: bool = False,
 ) -> OutboxEvent:
     """Adds the event to the session; it commits, or rolls back, with the change itself.
 
@@ -181,6 +187,19 @@ async def emit(
     (one round trip for the change and its event; the consumers' conditions read no table
     it writes), on SQLite by a Core insert first. It stays out of the session; a rule's
     refusal of it raises ``IntegrityError`` here (``kit.repository.conflicts_as``).
+
+    ``updating``: a record of the session, its row locked by the caller (``for_change``),
+    whose pending column changes the event's statement writes on PostgreSQL (an ``UPDATE``
+    of its row by primary key, a CTE: one round trip for the change and its event); they
+    are then marked written in the session (the unit of work has nothing left to write
+    for it). On SQLite the flush before the event writes them. A rule's refusal raises
+    ``IntegrityError`` here, as a flush's would.
+
+    ``last_write``: the caller's transaction takes no lock and writes nothing after this
+    event until it commits (the request's last write). On PostgreSQL the event's subject's
+    counter is then taken and the event numbered in its own statement, not at the commit:
+    one round trip fewer, and the counter is still the transaction's last lock (the order
+    ``_NUMBER_PG`` keeps). Only when no earlier event of the transaction waits for its number.
     """
     name, data = _payload(name, data)
     cause = _cause.get()
@@ -214,7 +233,10 @@ async def emit(
     # bookkeeping for two objects cost more than the statements themselves. The returned
     # event is not in the session (nothing reads it back there). A session with nothing
     # to write is not flushed (``Session.flush`` would return at once; the call alone goes
-    # through a greenlet).
+    # through a greenlet). A record the event's statement updates (``updating``) is taken
+    # out of the flush first.
+    pg = dialect.name == "postgresql"
+    update = _pending_update(session, updating) if pg and updating is not None else None
     if session.new or session.dirty or session.deleted:
         await session.flush()
     written: Table | None = None
@@ -224,13 +246,22 @@ async def emit(
     elif inserting is not None:
         written = cast(Table, inserting.__table__)
         row = {c.key: getattr(inserting, c.key) for c in written.columns}
-    if dialect.name == "postgresql":
+    if pg:
+        numbered_now = (
+            last_write and subject is not None and not first and not session.info.get(_NUMBERED)
+        )
         params = _emit_pg_params(event, values, mark_emitted(session, office_id))
         if written is not None:
             params.update({param: row[key] for param, key in _row_params(written)})
-        statement = _emit_pg_statement(first, written, dialect.identifier_preparer.quote)
+        updated: _Update | None = None
+        if update is not None:
+            updated, update_params = update
+            params.update(update_params)
+        statement = _emit_pg_statement(
+            first, written, dialect.identifier_preparer.quote, updated, numbered_now
+        )
         await statement.execute(session, params)
-        if subject is not None and not first:
+        if subject is not None and not first and not numbered_now:
             _number_at_commit(session, [event.id])
         return event
     if written is not None:
@@ -374,7 +405,102 @@ _FIRST_OF_SUBJECT = """counter AS (
     VALUES (:office_id, :subject, 1)
 ), """
 
-_emit_pg: dict[tuple[bool, Table | None], tuple[int, RawStatement]] = {}
+_COUNTED_NOW = """counted AS (
+    INSERT INTO event_subjects (office_id, subject, last_sequence)
+    VALUES (:office_id, :subject, 1)
+    ON CONFLICT (office_id, subject)
+    DO UPDATE SET last_sequence = event_subjects.last_sequence + 1
+    RETURNING last_sequence
+), """
+"""``emit(…, last_write=True)``: the subject's counter taken and the event numbered in the
+event's statement (the counter row stays locked to the commit, the transaction's last lock)."""
+
+
+@dataclass(frozen=True)
+class _Update:
+    """``emit``'s ``updating``: the table and the names of the columns its pending changes
+    set (its row found by its primary key); the statement is built once per shape."""
+
+    table: Table
+    columns: tuple[str, ...]
+
+
+def _pending_update(session: AsyncSession, record: Base) -> tuple[_Update, dict[str, Any]] | None:
+    """The pending column changes of ``record`` (loaded, persistent) as the flush would
+    write them, marked written in the session; None (the flush writes them) when it holds
+    anything else pending (a relationship, a key) or its table has a column the flush
+    would set on its own (``onupdate``) that the change does not set."""
+    state: Any = inspect(record)
+    if state.key is None or not state.modified:
+        return None
+    shape = _updatable(state.mapper)
+    values = state.dict
+    names: list[str] = []
+    params: dict[str, Any] = {}
+    for key, before in state.committed_state.items():
+        found = shape.columns.get(key)
+        if found is None or key not in values:
+            return None
+        name, is_equal = found
+        value = values[key]
+        if is_equal(value, before) is True:
+            continue
+        names.append(name)
+        params[f"upd_{name}"] = value
+    if not names or not shape.set_by_flush.issubset(names):
+        return None
+    for name, value in zip(shape.keys, state.key[1], strict=True):
+        params[f"upd_pk_{name}"] = value
+    # Written by the event's statement: the unit of work has nothing left to write for it.
+    state._commit_all(values, session.sync_session.identity_map)
+    return _Update(shape.table, tuple(names)), params
+
+
+@dataclass(frozen=True)
+class _Updatable:
+    table: Table
+    columns: dict[str, tuple[str, Callable[[Any, Any], Any]]]
+    """Per attribute of one column of the table (not a key): the column's name and the
+    attribute's comparison (the flush's)."""
+    set_by_flush: frozenset[str]
+    """The columns the flush sets on its own when a row changes (``onupdate``)."""
+    keys: tuple[str, ...]
+    """The primary key's columns, in the identity's order."""
+
+
+@cache
+def _updatable(mapper: Any) -> _Updatable:
+    table: Any = mapper.local_table
+    columns = {
+        prop.key: (prop.columns[0].name, mapper.class_manager[prop.key].impl.is_equal)
+        for prop in mapper.column_attrs
+        if len(prop.columns) == 1
+        and prop.columns[0].table is table
+        and not prop.columns[0].primary_key
+    }
+    set_by_flush = frozenset(
+        c.name for c in table.columns if c.onupdate is not None or c.server_onupdate is not None
+    )
+    return _Updatable(table, columns, set_by_flush, tuple(c.name for c in mapper.primary_key))
+
+
+def _updated_pg(
+    update: _Update, quote: Callable[[str], str]
+) -> tuple[str, list[BindParameter[Any]]]:
+    """The CTE writing ``update`` (its row by primary key), each value bound with its
+    column's type; ``quote``: the dialect's, for names."""
+    columns = [update.table.c[name] for name in update.columns]
+    keys = list(update.table.primary_key.columns)
+    sets = ", ".join(f"{quote(c.name)} = :upd_{c.name}" for c in columns)
+    where = " AND ".join(f"{quote(c.name)} = :upd_pk_{c.name}" for c in keys)
+    # Names from the table's metadata (quoted), values bound: nothing a request sends.
+    statement = f"UPDATE {quote(update.table.name)} SET {sets} WHERE {where}"  # noqa: S608
+    binds = [bindparam(f"upd_{c.name}", type_=c.type) for c in columns]
+    binds += [bindparam(f"upd_pk_{c.name}", type_=c.type) for c in keys]
+    return f"updated AS (\n    {statement}\n), ", binds
+
+
+_emit_pg: dict[tuple[bool, Table | None, _Update | None, bool], tuple[int, RawStatement]] = {}
 
 
 @cache
@@ -398,12 +524,16 @@ def _emit_pg_statement(
     first_of_subject: bool = False,
     written: Table | None = None,
     quote: Callable[[str], str] = str,
+    updated: _Update | None = None,
+    counted: bool = False,
 ) -> RawStatement:
     """The statement for the consumers registered now (rebuilt when they change), compiled
     once and sent through the raw driver (``kit.raw_read.RawStatement``): SQLAlchemy's
-    execution of a ``text()`` of some forty values cost more than the driver's own work."""
+    execution of a ``text()`` of some forty values cost more than the driver's own work.
+    ``updated``: ``emit``'s ``updating`` CTE; ``counted``: numbered in it (``last_write``)."""
     transaction_hooks.wire_now()
-    built = _emit_pg.get((first_of_subject, written))
+    shape = (first_of_subject, written, updated, counted)
+    built = _emit_pg.get(shape)
     if built is not None and built[0] == registry.version():
         return built[1]
     consumers = registry.registered()
@@ -420,21 +550,29 @@ def _emit_pg_statement(
         for c in consumers
     )
     row_cte, row_params = _written_pg(written, quote) if written is not None else ("", [])
+    update_cte, update_params = _updated_pg(updated, quote) if updated is not None else ("", [])
+    if first_of_subject:
+        numbering, sequence = _FIRST_OF_SUBJECT, ", 1"
+    elif counted:
+        numbering, sequence = _COUNTED_NOW, ", (SELECT last_sequence FROM counted)"
+    else:
+        numbering, sequence = "", ""
     statement = RawStatement(
         text(
             _EMIT_PG_TEMPLATE.format(
                 wanted=wanted,
-                counter=row_cte + (_FIRST_OF_SUBJECT if first_of_subject else ""),
-                seq=", sequence" if first_of_subject else "",
-                seq_value=", 1" if first_of_subject else "",
+                counter=row_cte + update_cte + numbering,
+                seq=", sequence" if sequence else "",
+                seq_value=sequence,
             )
         ).bindparams(
             bindparam("data", type_=OutboxEvent.__table__.c.data.type),
             bindparam("created_at", type_=OutboxEvent.__table__.c.created_at.type),
             *row_params,
+            *update_params,
         )
     )
-    _emit_pg[(first_of_subject, written)] = (registry.version(), statement)
+    _emit_pg[shape] = (registry.version(), statement)
     return statement
 
 

@@ -13,6 +13,7 @@ from officehub.legal_areas import service as legal_areas
 from officehub.sla import repository, rules
 from officehub.sla.hooks import SlaPoliciesChanged, sla_policies_changed
 from officehub.sla.models import SlaPolicy
+from officehub.sla.repository import PolicyTerms
 from officehub.sla.schemas import SlaPolicyCreate, SlaPolicyUpdate
 
 
@@ -79,9 +80,18 @@ async def delete_policy(session: AsyncSession, office_id: str, ident: str) -> Sl
 
 
 async def applicable_policy(
-    session: AsyncSession, office_id: str, inbox_id: str, priority: str, legal_area_id: str | None
-) -> SlaPolicy | None:
-    """The policy a conversation of the inbox with this priority and area follows, or None."""
+    session: AsyncSession,
+    office_id: str,
+    inbox_id: str,
+    priority: str,
+    legal_area_id: str | None,
+    *,
+    policies: Sequence[PolicyTerms] | None = None,
+) -> SlaPolicy | PolicyTerms | None:
+    """The policy a conversation of the inbox with this priority and area follows, or None;
+    ``policies``: the inbox's, when the caller read them already (``PolicyTerms``)."""
+    if policies is not None:
+        return rules.applicable(policies, priority, legal_area_id)
     found: Sequence[SlaPolicy] = await repository.policies_of_inbox(session, office_id, inbox_id)
     return rules.applicable(found, priority, legal_area_id)
 
