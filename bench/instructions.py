@@ -38,13 +38,21 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 
-from bench.stack_ratio import RAW_NAMES, RouteLoad, World, database, free_port, routes, seed
+from bench.stack_ratio import (
+    RAW_NAMES,
+    RouteLoad,
+    World,
+    await_health,
+    database,
+    free_port,
+    routes,
+    seed,
+)
 
 KINDS = ("officehub", "raw")
 CONNECTIONS = 16
@@ -76,18 +84,7 @@ def counted_server(kind: str, url: str, data_dir: str, out_dir: str) -> Iterator
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 300
-        while True:
-            try:
-                if httpx.get(f"{base}/healthz", timeout=5).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if proc.poll() is not None:
-                raise RuntimeError(f"{kind} under callgrind exited with {proc.returncode}")
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"{kind} under callgrind did not answer within 300 s")
-            time.sleep(0.5)
+        await_health(base, proc, f"{kind} under callgrind", 300)
         yield base, proc.pid
     finally:
         proc.terminate()

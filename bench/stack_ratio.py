@@ -349,6 +349,23 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def await_health(base: str, proc: subprocess.Popen[bytes], name: str, seconds: float) -> None:
+    """Waits until the server ``proc`` at ``base`` answers ``/healthz``; raises if it exits
+    first or ``seconds`` pass."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            if httpx.get(f"{base}/healthz", timeout=5).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        if proc.poll() is not None:
+            raise RuntimeError(f"{name} exited with {proc.returncode} before answering")
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{name} did not answer /healthz within {seconds:g} s")
+        time.sleep(0.1)
+
+
 @contextlib.contextmanager
 def server(kind: str, url: str, data_dir: str) -> Iterator[str]:
     port = free_port()
@@ -356,18 +373,7 @@ def server(kind: str, url: str, data_dir: str) -> Iterator[str]:
     proc = subprocess.Popen(args, stderr=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if proc.poll() is not None:
-                raise RuntimeError(f"{kind} server exited with {proc.returncode} before answering")
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"{kind} server did not answer /healthz within 30 s")
-            time.sleep(0.1)
+        await_health(base, proc, f"{kind} server", 30)
         _PIDS[base] = proc.pid
         yield base
     finally:
