@@ -37,7 +37,6 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -48,10 +47,9 @@ from bench.stack_ratio import (
     RouteLoad,
     World,
     await_health,
-    database,
     free_port,
     routes,
-    seed,
+    seeded_postgresql,
 )
 
 KINDS = ("officehub", "raw")
@@ -161,16 +159,8 @@ def bench(
     kinds: tuple[str, ...], only: str, requests: int, repeat: int, connections: int
 ) -> dict[str, dict[str, list[float]]]:
     """Each route's instructions per request on each server, ``repeat`` runs each."""
-    from officehub.migrate import migrate
-
     results: dict[str, dict[str, list[float]]] = {}
-    with (
-        tempfile.TemporaryDirectory() as tmp,
-        database("postgresql", tmp) as url,
-        contextlib.ExitStack() as stack,
-    ):
-        migrate(url)
-        world = asyncio.run(seed(url))
+    with seeded_postgresql() as (url, tmp, world), contextlib.ExitStack() as stack:
         servers = {kind: stack.enter_context(counted_server(kind, url, tmp, tmp)) for kind in kinds}
         for i, load in enumerate(routes(world)):
             if only and not any(part in load.label for part in only.split(",")):

@@ -120,13 +120,7 @@ def run(url: str, tree: str, out: str) -> None:
             [*args, data], cwd=tree, env=env, stdout=subprocess.DEVNULL, stderr=err
         )
         try:
-            deadline = time.monotonic() + 60
-            while time.monotonic() < deadline:
-                try:
-                    if httpx.get(base + "/healthz", timeout=2).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    time.sleep(0.2)
+            stack_ratio.await_health(base, proc, f"{tree}'s server", 60)
             lines = answers(base, world)
             time.sleep(1)  # the last access log line written
         finally:

@@ -625,20 +625,23 @@ def raw_kinds() -> tuple[str, ...]:
     return RAW_KINDS[:-1]
 
 
+@contextlib.contextmanager
+def seeded_postgresql() -> Iterator[tuple[str, str, World]]:
+    """A PostgreSQL database of this run's own, migrated and seeded (``seed``), with a
+    temporary folder: its URL, the folder and the world seeded; dropped at the end."""
+    from officehub.migrate import migrate
+
+    with tempfile.TemporaryDirectory() as tmp, database("postgresql", tmp) as url:
+        migrate(url)
+        yield url, tmp, asyncio.run(seed(url))
+
+
 def bench_raw(
     seconds: float, only: str = "", kinds: tuple[str, ...] = RAW_KINDS
 ) -> list[tuple[str, dict[str, Result]]]:
     """Each route on the servers of ``kinds`` in turn, in one database."""
-    from officehub.migrate import migrate
-
     rows: list[tuple[str, dict[str, Result]]] = []
-    with (
-        tempfile.TemporaryDirectory() as tmp,
-        database("postgresql", tmp) as url,
-        contextlib.ExitStack() as stack,
-    ):
-        migrate(url)
-        world = asyncio.run(seed(url))
+    with seeded_postgresql() as (url, tmp, world), contextlib.ExitStack() as stack:
         bases = {kind: stack.enter_context(server(kind, url, tmp)) for kind in kinds}
         for i, load in enumerate(routes(world)):
             if only and not any(part in load.label for part in only.split(",")):
