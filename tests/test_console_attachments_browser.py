@@ -6,6 +6,7 @@ on a phone (390x844), with no serious accessibility violation."""
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import struct
 import zlib
@@ -15,7 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 from fastapi import FastAPI
-from playwright.async_api import Browser, FilePayload, Page, expect
+from playwright.async_api import Browser, FilePayload, Page, Route, expect
 
 from officehub.kit.config import Settings
 from tests.accessibility import serious_violations
@@ -97,6 +98,47 @@ async def _open(page: Page, server_url: str, email: str, world: World, messages:
     row = page.locator(f'.conversation-item[data-conversation-id="{world.conversation.id}"]')
     await row.click()
     await expect(page.locator("#message-list .message")).to_have_count(messages, timeout=TIMEOUT)
+
+
+async def test_an_uploads_answer_is_shown_though_the_stream_refreshed_the_conversation(
+    browser: Browser, server_url: str, app: FastAPI, office_a: OfficeFixture
+) -> None:
+    """The answer to an upload is shown for the conversation it was sent in even when the
+    live stream brought a newer copy of that conversation while the upload was under way
+    (a change by someone else, here the API key's). The console compared the copies, not
+    their ids: the upload stayed "Carregando…" for good (seen in CI, under load)."""
+    world = await _world(app, office_a)
+    async with httpx.AsyncClient(base_url=server_url, timeout=15) as http:
+        await inbound(http, office_a, world.conversation.id, "Pode mandar o contrato?")
+        _, email = await make_account(http, office_a, "ADMIN")
+        async with new_page(browser, 1366, 768) as page:
+            await _open(page, server_url, email, world)
+            held, release = asyncio.Event(), asyncio.Event()
+
+            async def hold(route: Route) -> None:
+                held.set()
+                await release.wait()
+                await route.continue_()
+
+            await page.route("**/media", hold)
+            await page.locator("#attach-file").set_input_files(
+                files=[payload("setup.exe", "application/x-msdownload", b"MZ" + b"\x00" * 300)]
+            )
+            await asyncio.wait_for(held.wait(), TIMEOUT / 1000)
+            url = f"/conversation/{world.conversation.id}"
+            async with page.expect_response(
+                lambda r: r.url.endswith(url) and r.request.method == "GET", timeout=TIMEOUT
+            ):
+                changed = await http.patch(url, json={"priority": "HIGH"}, headers=office_a.headers)
+                assert changed.status_code == 200, changed.text
+            release.set()
+            await expect(page.locator("#attach-error")).to_have_text(
+                "Este tipo de arquivo não pode ser enviado. Envie uma imagem JPEG ou PNG, um "
+                "vídeo MP4, um áudio (MP3, M4A, AAC, AMR ou OGG) ou um documento PDF, do "
+                "Office ou de texto.",
+                timeout=TIMEOUT,
+            )
+            await expect(page.locator("#attachment")).to_have_count(0)
 
 
 async def test_attach_a_png_and_a_pdf_and_send_them(

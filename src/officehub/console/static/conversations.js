@@ -247,9 +247,38 @@ function upsert(conversation) {
 
 const integrationOf = (c) => S.integrations.get(c.integrationId);
 
+/** The channels are read when the page opens; a conversation of a channel created since
+ * (a web chat set up while the inbox is open) has them read again, once per unknown id,
+ * before it is called a removed channel. */
+const channelsAsked = new Set();
+let channelsLoading = null;
+let channelsAgain = false;
+
 function channelOf(conversation) {
   const type = integrationOf(conversation)?.type;
+  if (!type && conversation.integrationId && !channelsAsked.has(conversation.integrationId)) {
+    channelsAsked.add(conversation.integrationId);
+    readChannelsAgain();
+  }
   return type ? t(`channel.${type}`) : t("channel.unknown");
+}
+
+function readChannelsAgain() {
+  if (channelsLoading) {
+    channelsAgain = true; // asked while a read is under way: read once more after it
+    return;
+  }
+  channelsLoading = attemptInBackground(t("conversations.inboxes"), async () => {
+    const integrations = await listAll("/integration");
+    S.integrations = new Map(integrations.map((i) => [i.id, i]));
+  }).finally(() => {
+    channelsLoading = null;
+    if (channelsAgain) {
+      channelsAgain = false;
+      readChannelsAgain();
+    }
+    paint();
+  });
 }
 
 /** The SLA mark of a list item: breached (it missed a due time), at risk (a due time
@@ -599,7 +628,7 @@ async function listFast() {
     paint();
   }
   const all = await attempt(t("composer.fastMessages"), () => pending);
-  if (S.selected !== selected) return;
+  if (S.selected?.id !== selected.id) return;
   if (!all) {
     S.fast = null;
     paint();
@@ -722,14 +751,15 @@ async function chooseFile(event) {
   try {
     stored = await api("POST", `${conversationPath()}/media`, { body: form });
   } catch (error) {
-    if (S.selected !== conversation) return;
+    // The same conversation (the stream may have brought a newer copy of it meanwhile).
+    if (S.selected?.id !== conversation?.id) return;
     S.attachment = null;
     S.attachError = attachErrorOf(error);
     paint();
     document.getElementById("attach-button")?.focus();
     return;
   }
-  if (S.selected !== conversation) return;
+  if (S.selected?.id !== conversation?.id) return;
   S.attachment = { ...stored, uploading: false, caption: "" };
   paint();
   document.getElementById(stored.mediaKind === "audio" ? "attach-send" : "attach-caption")?.focus();
